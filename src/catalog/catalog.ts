@@ -1,0 +1,68 @@
+import type { SkillProblem } from '../skills/index.ts';
+import type { Namespace } from './namespace.ts';
+
+/** A source as served: its current commit (listed) and the commits it keeps serving (not listed). */
+export interface ServedSource {
+  id: string;
+  current: Namespace;
+  retained: readonly Namespace[];
+}
+
+/** A source that serves nothing, and why (stable reason code). */
+export interface SourceFailure {
+  id: string;
+  reason: string;
+  detail: string;
+}
+
+export interface CatalogState {
+  /** In configuration order. */
+  sources: readonly ServedSource[];
+  failures: readonly SourceFailure[];
+}
+
+/** The live set of namespaces. State is one immutable value, swapped whole in one assignment. */
+export interface Catalog {
+  readonly state: CatalogState;
+  /** The namespace of `source` at `commit`, current or retained. */
+  namespace(source: string, commit: string): Namespace | undefined;
+  /** Namespaces that are listed: each source's current commit. */
+  listed(): readonly Namespace[];
+  problems(): Array<SkillProblem & { source: string; commit: string }>;
+  swap(next: CatalogState): void;
+  onChange(listener: (previous: CatalogState, next: CatalogState) => void): () => void;
+}
+
+export function createCatalog(initial: CatalogState = { sources: [], failures: [] }): Catalog {
+  let state = initial;
+  let byKey = keyed(state);
+  const listeners = new Set<(previous: CatalogState, next: CatalogState) => void>();
+  return {
+    get state() {
+      return state;
+    },
+    namespace: (source, commit) => byKey.get(`${source}@${commit}`),
+    listed: () => state.sources.map((source) => source.current),
+    problems: () =>
+      state.sources.flatMap((source) =>
+        [source.current, ...source.retained].flatMap((ns) => ns.index.problems.map((p) => ({ ...p, source: ns.source, commit: ns.commit })))),
+    swap(next) {
+      const previous = state;
+      state = next;
+      byKey = keyed(next);
+      for (const listener of listeners) listener(previous, next);
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
+
+function keyed(state: CatalogState): Map<string, Namespace> {
+  const map = new Map<string, Namespace>();
+  for (const source of state.sources) {
+    for (const ns of [source.current, ...source.retained]) map.set(`${ns.source}@${ns.commit}`, ns);
+  }
+  return map;
+}

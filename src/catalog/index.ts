@@ -1,0 +1,3 @@
+export * from './catalog.ts';
+export * from './namespace.ts';
+export * from './uri.ts';

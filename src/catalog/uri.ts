@@ -1,0 +1,56 @@
+/**
+ * skill://<source-id>/<commit-40-hex>/<served path>: one namespace per repo@commit (DESIGN.md §URIs).
+ * Parsing is strict and done on the raw string: no dot segments (written or percent-encoded), no
+ * backslash, NUL, query or fragment, and every segment is percent-decoded exactly once.
+ */
+
+export const SCHEME = 'skill://';
+/** RFC 3986 reg-name as DESIGN.md narrows it: lowercase letters, digits, `-` and `.`. */
+export const SOURCE_ID_PATTERN = /^[a-z0-9](?:[a-z0-9.-]{0,62}[a-z0-9])?$/;
+export const COMMIT_PATTERN = /^[0-9a-f]{40}$/;
+
+// Characters kept as they are in a path segment (as the SDK's skills URIs do); everything else is %-encoded.
+const ENCODED_IN_SEGMENT = /[^\w!$&'()*+,.:;=@[\]|~-]/gu;
+
+export function encodeSegment(segment: string): string {
+  if (segment === '.' || segment === '..') return segment.replaceAll('.', '%2E');
+  return segment.replaceAll(ENCODED_IN_SEGMENT, (char) => encodeURIComponent(char));
+}
+
+export function encodePath(path: string): string {
+  return path.split('/').map(encodeSegment).join('/');
+}
+
+/** The URI of `path` (a served path, '' for the namespace root) in the namespace of `source` at `commit`. */
+export function namespaceUri(source: string, commit: string, path = ''): string {
+  return path === '' ? `${SCHEME}${source}/${commit}` : `${SCHEME}${source}/${commit}/${encodePath(path)}`;
+}
+
+export type ParsedUri = { ok: true; source: string; commit: string; path: string } | { ok: false; problem: string };
+
+const invalid = (problem: string): ParsedUri => ({ ok: false, problem });
+
+/** Parses a request URI. `path` is the decoded served path ('' for the namespace root). */
+export function parseSkillUri(uri: string): ParsedUri {
+  if (!uri.startsWith(SCHEME)) return invalid(`only ${SCHEME} URIs are served`);
+  if (/[?#]/.test(uri)) return invalid('a query or fragment is not allowed');
+  if (uri.includes('\\')) return invalid('a backslash is not allowed');
+  const [source = '', commit, ...segments] = uri.slice(SCHEME.length).split('/');
+  if (!SOURCE_ID_PATTERN.test(source)) return invalid('the authority is not a configured source id');
+  if (commit === undefined) return invalid('the URI names no commit');
+  if (!COMMIT_PATTERN.test(commit)) return invalid('the second segment must be a full 40-hex commit');
+  const decoded: string[] = [];
+  for (const raw of segments) {
+    let segment: string;
+    try {
+      segment = decodeURIComponent(raw);
+    } catch {
+      return invalid('a segment has a malformed percent-escape');
+    }
+    if (segment === '') return invalid('empty path segments are not allowed');
+    if (segment === '.' || segment === '..') return invalid('dot segments are not allowed');
+    if (/[/\\\u0000]/.test(segment)) return invalid('a segment decodes to "/", "\\" or NUL');
+    decoded.push(segment);
+  }
+  return { ok: true, source, commit, path: decoded.join('/') };
+}

@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseDocument } from 'yaml';
+import { configSchema, ENV_REFERENCE } from './schema.ts';
+
+/** A source as the rest of the program sees it: paths absolute, secrets resolved (and never printed). */
+export interface SourceConfig {
+  id: string;
+  location: { kind: 'remote'; url: string; token?: string } | { kind: 'local'; path: string };
+  target: { kind: 'commit'; commit: string } | { kind: 'ref'; ref: string };
+  paths: string[];
+  strictNames: boolean;
+}
+
+export interface Config {
+  file: string;
+  dataDir: string;
+  pageSize: number;
+  cache: { ttlMs: number; cacheScope: 'public' | 'private' };
+  http: { allowedHosts?: string[]; allowedOrigins?: string[] };
+  sources: SourceConfig[];
+}
+
+/** A configuration that cannot be used: the message names the file and the key. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+function keyPath(segments: ReadonlyArray<PropertyKey>): string {
+  return segments.map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`)).join('') || '(top level)';
+}
+
+/** Reads and validates a YAML config file. Throws `ConfigError` with one clear message. */
+export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Config {
+  const absolute = path.resolve(file);
+  let text: string;
+  try {
+    text = readFileSync(absolute, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const doc = parseDocument(text, { version: '1.2', schema: 'core', uniqueKeys: true, prettyErrors: false });
+  const yamlError = doc.errors[0];
+  if (yamlError !== undefined) throw new ConfigError(`${file}: not valid YAML: ${yamlError.message.split('\n', 1)[0]}`);
+  const parsed = configSchema.safeParse(doc.toJS() ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = keyPath(issue.path);
+    const message = issue.code === 'unrecognized_keys' ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}` : issue.message;
+    throw new ConfigError(`${file}: ${key}: ${message}`);
+  }
+  const raw = parsed.data;
+  const base = path.dirname(absolute);
+  const seen = new Set<string>();
+  const sources = raw.sources.map((source, index): SourceConfig => {
+    if (seen.has(source.id)) throw new ConfigError(`${file}: sources[${index}].id: "${source.id}" is used by another source`);
+    seen.add(source.id);
+    let token: string | undefined;
+    if (source.token !== undefined) {
+      const name = ENV_REFERENCE.exec(source.token)![1]!;
+      token = env[name];
+      if (token === undefined || token === '') throw new ConfigError(`${file}: sources[${index}].token: environment variable ${name} is not set`);
+    }
+    return {
+      id: source.id,
+      location: source.url !== undefined ? { kind: 'remote', url: source.url, ...(token === undefined ? {} : { token }) } : { kind: 'local', path: path.resolve(base, source.path!) },
+      target: source.commit !== undefined ? { kind: 'commit', commit: source.commit } : { kind: 'ref', ref: source.ref! },
+      paths: (source.paths ?? []).map((p) => p.replace(/^\.\/|\/+$/g, '')).filter((p) => p !== '' && p !== '.'),
+      strictNames: source.strictNames ?? raw.strictNames,
+    };
+  });
+  return {
+    file: absolute,
+    dataDir: path.resolve(base, raw.dataDir),
+    pageSize: raw.pageSize,
+    cache: { ttlMs: raw.cache.ttlMs, cacheScope: raw.cache.scope },
+    http: raw.http,
+    sources,
+  };
+}

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+
+export const SOURCE_ID = /^[a-z0-9](?:[a-z0-9.-]{0,62}[a-z0-9])?$/;
+const COMMIT = /^[0-9a-f]{40}$/;
+const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+
+const source = z
+  .strictObject({
+    id: z.string().regex(SOURCE_ID, 'must be lowercase letters, digits, "-" and "." (an RFC 3986 reg-name), at most 64 characters'),
+    url: z
+      .string()
+      .refine((value) => /^https?:\/\//.test(value), 'must be an http:// or https:// URL')
+      .refine((value) => URL.canParse(value), 'is not a valid URL')
+      .refine((value) => !URL.canParse(value) || (new URL(value).username === '' && new URL(value).password === ''), 'must not carry credentials; use token: ${ENV_NAME}')
+      .optional(),
+    path: z.string().min(1).optional(),
+    commit: z.string().regex(COMMIT, 'must be a full 40-hex commit SHA (lowercase)').optional(),
+    ref: z.string().min(1).optional(),
+    paths: z.array(z.string().min(1)).optional(),
+    token: z.string().regex(ENV_REFERENCE, 'must be an environment reference like ${MY_TOKEN}; secrets are never written in the config').optional(),
+    strictNames: z.boolean().optional(),
+  })
+  .superRefine((value, ctx) => {
+    if ((value.url === undefined) === (value.path === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of url or path', path: [] });
+    if ((value.commit === undefined) === (value.ref === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of commit or ref', path: [] });
+    if (value.token !== undefined && value.url === undefined) ctx.addIssue({ code: 'custom', message: 'token only applies to a url source', path: ['token'] });
+  });
+
+export const configSchema = z.strictObject({
+  dataDir: z.string().min(1).default('.skillpin'),
+  pageSize: z.number().int().positive().max(10_000).default(100),
+  strictNames: z.boolean().default(false),
+  cache: z
+    .strictObject({
+      ttlMs: z.number().int().nonnegative().default(60_000),
+      scope: z.enum(['public', 'private']).default('private'),
+    })
+    .prefault({}),
+  http: z
+    .strictObject({
+      allowedHosts: z.array(z.string().min(1)).optional(),
+      allowedOrigins: z.array(z.string().min(1)).optional(),
+    })
+    .prefault({}),
+  sources: z.array(source).min(1, 'configure at least one source'),
+});
+
+export type RawConfig = z.infer<typeof configSchema>;
+export { ENV_REFERENCE };

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  createMcpHandler, hostHeaderValidationResponse, isLegacyRequest, localhostAllowedHostnames, localhostAllowedOrigins,
+  originValidationResponse, WebStandardStreamableHTTPServerTransport, type McpServer,
+} from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import type { Catalog } from '../catalog/index.ts';
+import type { Logger } from '../log.ts';
+
+export const MCP_PATH = '/mcp';
+/** Open 2025-11-25 sessions at most; the oldest is closed to make room. */
+export const MAX_LEGACY_SESSIONS = 256;
+
+export interface HttpOptions {
+  host: string;
+  port: number;
+  factory: () => McpServer;
+  catalog: Catalog;
+  logger: Logger;
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
+}
+
+export interface RunningHttpServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const rpcError = (status: number, code: number, message: string) => json(status, { jsonrpc: '2.0', error: { code, message }, id: null });
+
+/**
+ * Streamable HTTP at /mcp: 2026-07-28 requests are served statelessly, 2025-11-25 clients get sessions, on the
+ * same port. Host and Origin are checked first (DNS rebinding protection).
+ */
+export async function startHttpServer(options: HttpOptions): Promise<RunningHttpServer> {
+  const hostname = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
+  const allowedHosts = [...new Set([...localhostAllowedHostnames(), hostname, ...(options.allowedHosts ?? [])])];
+  const allowedOrigins = [...new Set([...localhostAllowedOrigins(), ...(options.allowedOrigins ?? [])])];
+  const onerror = (error: Error) => options.logger.debug({ err: error.message }, 'mcp http');
+  const modern = createMcpHandler(options.factory, { legacy: 'reject', onerror });
+  const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; server: McpServer }>();
+
+  const legacy = async (request: Request): Promise<Response> => {
+    const id = request.headers.get('mcp-session-id');
+    if (id !== null) {
+      const session = sessions.get(id);
+      return session === undefined ? rpcError(404, -32001, 'Session not found') : session.transport.handleRequest(request);
+    }
+    if (sessions.size >= MAX_LEGACY_SESSIONS) {
+      const [oldest] = sessions.values();
+      await oldest?.transport.close();
+    }
+    const server = options.factory();
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sessionId) => void sessions.set(sessionId, { transport, server }),
+      onsessionclosed: (sessionId) => void sessions.delete(sessionId),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    const response = await transport.handleRequest(request);
+    if (transport.sessionId === undefined) await server.close();
+    return response;
+  };
+
+  const route = async (request: Request): Promise<Response> => {
+    const { pathname } = new URL(request.url);
+    const rejected = hostHeaderValidationResponse(request, allowedHosts) ?? originValidationResponse(request, allowedOrigins);
+    if (rejected !== undefined) return rejected;
+    if (pathname === '/healthz') {
+      const state = options.catalog.state;
+      return json(200, { status: state.failures.length === 0 ? 'ok' : 'degraded', sources: state.sources.length, failures: state.failures.map((f) => ({ id: f.id, reason: f.reason })) });
+    }
+    if (pathname !== MCP_PATH) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
+    return (await isLegacyRequest(request)) ? legacy(request) : modern.fetch(request);
+  };
+
+  const unsubscribe = options.catalog.onChange(() => {
+    modern.notify.resourcesChanged();
+    for (const { server } of sessions.values()) void server.server.sendResourceListChanged();
+  });
+
+  const nodeHandler = toNodeHandler({ fetch: route }, { onerror: (error) => options.logger.error({ err: error.message }, 'http handler failed') });
+  const server: Server = createServer((req, res) => void nodeHandler(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${hostname}:${port}${MCP_PATH}`,
+    async close() {
+      unsubscribe();
+      await Promise.all([...sessions.values()].map(({ transport }) => transport.close()));
+      await modern.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { createHash } from 'node:crypto';
+import {
+  discoverSkills, parseSkillMd, publishSkills,
+  type FrontmatterResult, type RepoEntry, type SkillCandidate, type SkillProblem,
+} from '../skills/index.ts';
+import type { BlobFacts, CommitIndex, IndexedSkill } from './types.ts';
+
+/** Facts already known by blob id, shared across the commits of a source so unchanged blobs are not re-hashed. */
+export type DigestCache = Map<string, BlobFacts>;
+
+export interface IndexInput {
+  commit: string;
+  commitTime: string;
+  entries: readonly RepoEntry[];
+  readBlob: (id: string) => Promise<Uint8Array>;
+  /** Folders to search for skills; default the whole repository. */
+  paths?: readonly string[];
+  strictNames?: boolean;
+  cache?: DigestCache;
+}
+
+export function digestOf(bytes: Uint8Array): string {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}
+
+/** Indexes one commit: finds its skills, hashes every blob they serve, applies the rules. */
+export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
+  const cache = input.cache ?? new Map<string, BlobFacts>();
+  const found = discoverSkills(input.entries, input.paths?.length ? input.paths : ['']);
+  const problems: SkillProblem[] = [...found.problems];
+  const facts = async (id: string): Promise<BlobFacts> => {
+    const known = cache.get(id);
+    if (known !== undefined) return known;
+    const bytes = await input.readBlob(id);
+    const computed = { size: bytes.byteLength, digest: digestOf(bytes) };
+    cache.set(id, computed);
+    return computed;
+  };
+  const candidates: SkillCandidate[] = [];
+  for (const skill of found.skills) {
+    const skillMd = await input.readBlob(skill.skillMdId);
+    if (!cache.has(skill.skillMdId)) cache.set(skill.skillMdId, { size: skillMd.byteLength, digest: digestOf(skillMd) });
+    const parsed: FrontmatterResult = parseSkillMd(skillMd);
+    const files = [];
+    for (const member of skill.members) files.push({ ...member, size: (await facts(member.contentId)).size });
+    candidates.push({ dir: skill.dir, parsed, files });
+  }
+  const published = publishSkills(candidates, { strictNames: input.strictNames ?? false });
+  problems.push(...published.problems);
+  const skills: IndexedSkill[] = [];
+  for (const skill of published.skills) {
+    const files = [];
+    for (const file of skill.files) {
+      const { size, digest } = await facts(file.contentId);
+      files.push({ path: file.path, relPath: file.relPath, blob: file.contentId, size, digest });
+    }
+    files.sort((a, b) => (a.relPath < b.relPath ? -1 : a.relPath > b.relPath ? 1 : 0));
+    skills.push({ name: skill.name, dir: skill.dir, servedDir: skill.servedDir, frontmatter: skill.frontmatter, files, bytes: skill.bytes });
+  }
+  problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0));
+  return { version: 1, commit: input.commit, commitTime: input.commitTime, skills, problems };
+}

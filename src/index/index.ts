@@ -1,0 +1,3 @@
+export * from './build.ts';
+export * from './store.ts';
+export * from './types.ts';

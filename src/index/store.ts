@@ -1,0 +1,53 @@
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import type { CommitIndex } from './types.ts';
+
+/** What an index depends on besides the commit: a different setting means a different index. */
+export interface IndexOptions {
+  paths: readonly string[];
+  strictNames: boolean;
+}
+
+interface StoredIndex {
+  options: IndexOptions;
+  index: CommitIndex;
+}
+
+const sameOptions = (a: IndexOptions, b: IndexOptions) => a.strictNames === b.strictNames && JSON.stringify(a.paths) === JSON.stringify(b.paths);
+
+/** Index files of one source: `<dir>/<commit>.json`, written atomically (temp file, fsync, rename). */
+export function indexStore(dir: string) {
+  const fileOf = (commit: string) => path.join(dir, `${commit}.json`);
+  return {
+    async save(index: CommitIndex, options: IndexOptions): Promise<void> {
+      await fsp.mkdir(dir, { recursive: true });
+      const target = fileOf(index.commit);
+      const temp = `${target}.${process.pid}.tmp`;
+      const handle = await fsp.open(temp, 'w');
+      try {
+        await handle.writeFile(JSON.stringify({ options, index } satisfies StoredIndex));
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await fsp.rename(temp, target);
+    },
+    /** The stored index, or `undefined` when it is missing, unreadable, half-written or built with other options. */
+    async load(commit: string, options: IndexOptions): Promise<CommitIndex | undefined> {
+      let stored: StoredIndex;
+      try {
+        stored = JSON.parse(await fsp.readFile(fileOf(commit), 'utf8')) as StoredIndex;
+      } catch {
+        return undefined;
+      }
+      const index = stored?.index;
+      if (index?.version !== 1 || index.commit !== commit || !Array.isArray(index.skills) || !Array.isArray(index.problems)) return undefined;
+      if (stored.options === undefined || !sameOptions(stored.options, options)) return undefined;
+      return index;
+    },
+    async remove(commit: string): Promise<void> {
+      await fsp.rm(fileOf(commit), { force: true });
+    },
+  };
+}
+export type IndexStore = ReturnType<typeof indexStore>;

@@ -1,0 +1,37 @@
+import type { Frontmatter, SkillProblem } from '../skills/index.ts';
+
+/** Size and `sha256:` digest of one blob's raw bytes. Same blob id, same facts: cached by id. */
+export interface BlobFacts {
+  size: number;
+  digest: string;
+}
+
+export interface IndexedFile extends BlobFacts {
+  /** Path in the repository. */
+  path: string;
+  /** Path relative to the skill's folder. */
+  relPath: string;
+  /** The blob whose bytes are served (a symlink's resolved target). */
+  blob: string;
+}
+
+export interface IndexedSkill {
+  name: string;
+  /** The skill's folder in the repository ('' for the root). */
+  dir: string;
+  /** The path it is served under: `dir` with its last segment replaced by `name` (see DESIGN.md). */
+  servedDir: string;
+  frontmatter: Frontmatter;
+  /** Every file, nested skills' included, sorted by `relPath`. */
+  files: IndexedFile[];
+  bytes: number;
+}
+
+/** What one commit serves, as persisted: plain JSON. */
+export interface CommitIndex {
+  version: 1;
+  commit: string;
+  commitTime: string;
+  skills: IndexedSkill[];
+  problems: SkillProblem[];
+}

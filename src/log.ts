@@ -1,0 +1,13 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/** Logs go to stderr: stdout belongs to the MCP stdio transport. */
+export function createLogger(level: string = process.env['SKILLPIN_LOG_LEVEL'] ?? 'info'): Logger {
+  return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination(2));
+}
+
+/** A logger that drops everything: for tests and library use. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}

@@ -1,0 +1,54 @@
+import { McpServer, ProtocolError, ProtocolErrorCode, type CacheHint } from '@modelcontextprotocol/server';
+import { SkillsExtension, type SkillReadResult } from '@modelcontextprotocol/server/ext/skills';
+import type { Catalog } from '../catalog/index.ts';
+import type { Logger } from '../log.ts';
+import { catalogSkillSource } from './source.ts';
+
+export const SERVER_NAME = 'skillpin';
+export const SERVER_VERSION = '0.1.0';
+
+export interface ServerOptions {
+  catalog: Catalog;
+  logger: Logger;
+  pageSize?: number;
+  cache: CacheHint;
+}
+
+function toContents(uri: string, result: SkillReadResult) {
+  const mimeType = result.mimeType === undefined ? {} : { mimeType: result.mimeType };
+  return 'text' in result ? { uri, ...mimeType, text: result.text } : { uri, ...mimeType, blob: Buffer.from(result.bytes).toString('base64') };
+}
+
+/**
+ * Returns a factory of MCP servers (one per stdio connection or HTTP exchange) over one catalog and one
+ * skills extension. Every server instance sees the same live catalog.
+ */
+export function createServerFactory(options: ServerOptions): () => McpServer {
+  const source = catalogSkillSource(options.catalog, { pageSize: options.pageSize, logger: options.logger });
+  const extension = new SkillsExtension({
+    source,
+    cacheHint: options.cache,
+    onWarning: (warning) => options.logger.warn({ path: warning.path }, warning.message),
+  });
+  return () => {
+    const mcp = new McpServer(
+      { name: SERVER_NAME, version: SERVER_VERSION },
+      { capabilities: { resources: { listChanged: true } }, cacheHints: { 'resources/read': options.cache } },
+    );
+    extension.attach(mcp);
+    // The SDK's resources/read parses the URI with WHATWG URL first, which resolves `..` and `%2e%2e`
+    // segments before any handler sees them; skillpin refuses those, so it reads the raw URI itself.
+    mcp.server.removeRequestHandler('resources/read');
+    mcp.server.setRequestHandler('resources/read', async (request) => {
+      const uri = request.params.uri;
+      try {
+        return { contents: [toContents(uri, await source.readVerified(uri))] };
+      } catch (error) {
+        if (error instanceof ProtocolError) throw error;
+        options.logger.error({ uri, err: (error as Error).message }, 'resources/read failed');
+        throw new ProtocolError(ProtocolErrorCode.InternalError, `internal error reading ${uri}`);
+      }
+    });
+    return mcp;
+  };
+}

@@ -1,0 +1,109 @@
+import { MAX_SYMLINK_HOPS } from './limits.ts';
+import { basename, dirname, isWithin, relative, resolveRelative } from './paths.ts';
+import { problem, type Reason, type SkillProblem } from './reasons.ts';
+
+/** One entry of a commit's tree, as data: what git holds, with no I/O behind it. */
+export interface RepoEntry {
+  path: string;
+  type: 'file' | 'symlink' | 'submodule';
+  /** Content id (the blob id for files and symlinks, the commit id for submodules). */
+  id: string;
+  executable?: boolean;
+  /** A symlink's target text. */
+  target?: string;
+}
+
+/** A file of a skill: where it is, and whose bytes it serves (a resolved symlink serves its target's). */
+export interface SkillMember {
+  path: string;
+  /** Path relative to the skill's folder. */
+  relPath: string;
+  contentId: string;
+}
+
+export interface DiscoveredSkill {
+  /** The folder holding SKILL.md ('' for the repository root). */
+  dir: string;
+  skillMdId: string;
+  members: SkillMember[];
+}
+
+export const SKILL_MD = 'SKILL.md';
+
+const BAD_NAME = /[\u0000-\u001f\u007f\\\uFFFD]/u;
+
+/**
+ * Finds every folder holding a SKILL.md (any depth, the root included) under `searchPaths`, and the files of
+ * each: every entry below it, nested skills' files included (spec: nested content is supporting content).
+ */
+export function discoverSkills(entries: readonly RepoEntry[], searchPaths: readonly string[] = ['']): { skills: DiscoveredSkill[]; problems: SkillProblem[] } {
+  const problems: SkillProblem[] = [];
+  const searched = (path: string) => searchPaths.some((dir) => isWithin(dir, path));
+  const byPath = new Map(entries.map((entry) => [entry.path, entry]));
+  const dirs: string[] = [];
+  const reportedFolders = new Set<string>();
+  for (const entry of entries) {
+    if (!searched(entry.path)) continue;
+    const segments = entry.path.split('/');
+    const asFolder = segments.indexOf(SKILL_MD);
+    if (asFolder !== -1 && asFolder < segments.length - 1) {
+      const folder = segments.slice(0, asFolder + 1).join('/');
+      if (!reportedFolders.has(folder)) {
+        reportedFolders.add(folder);
+        problems.push(problem(folder, 'skill-md-not-file', 'SKILL.md is a folder; the skill is not served'));
+      }
+      continue;
+    }
+    if (basename(entry.path) !== SKILL_MD) continue;
+    if (entry.type !== 'file') {
+      problems.push(problem(entry.path, 'skill-md-not-file', `SKILL.md is a ${entry.type}; the skill is not served`));
+      continue;
+    }
+    dirs.push(dirname(entry.path));
+  }
+  const skillDirs = new Set(dirs);
+  const members = new Map<string, SkillMember[]>(dirs.map((dir) => [dir, []]));
+  for (const entry of entries) {
+    const owners = ownersOf(entry.path, skillDirs);
+    if (owners.length === 0) continue;
+    const contentId = memberContent(entry, owners[0]!, byPath, problems);
+    if (contentId === undefined) continue;
+    for (const dir of owners) members.get(dir)!.push({ path: entry.path, relPath: relative(dir, entry.path), contentId });
+  }
+  const skills = dirs.map((dir) => ({ dir, skillMdId: byPath.get(dir === '' ? SKILL_MD : `${dir}/${SKILL_MD}`)!.id, members: members.get(dir)! }));
+  return { skills, problems };
+}
+
+/** The skill folders holding `path`, innermost first. */
+function ownersOf(path: string, skillDirs: ReadonlySet<string>): string[] {
+  const owners: string[] = [];
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    if (skillDirs.has(dir)) owners.push(dir);
+    if (dir === '') return owners;
+  }
+}
+
+/** The content id a member serves, or `undefined` (and a problem) when it cannot be served. */
+function memberContent(entry: RepoEntry, skillDir: string, byPath: Map<string, RepoEntry>, problems: SkillProblem[]): string | undefined {
+  const leaveOut = (reason: Reason, detail: string) => {
+    problems.push(problem(entry.path, reason, detail));
+    return undefined;
+  };
+  if (BAD_NAME.test(entry.path)) return leaveOut('file-name-invalid', 'the path holds a control character, a backslash or bytes that are not UTF-8; left out');
+  if (entry.type === 'submodule') return leaveOut('submodule', `submodule at commit ${entry.id} has no content in this repository; left out`);
+  if (entry.type === 'file') return entry.id;
+  let current = entry;
+  for (let hop = 0; hop < MAX_SYMLINK_HOPS; hop++) {
+    const target = current.target ?? '';
+    if (target.startsWith('/')) return leaveOut('symlink-outside-skill', `symlink to the absolute path ${JSON.stringify(target)}; left out`);
+    const resolved = resolveRelative(dirname(current.path), target);
+    if (resolved === undefined || !isWithin(skillDir, resolved) || resolved === skillDir) {
+      return leaveOut('symlink-outside-skill', `symlink to ${JSON.stringify(target)} leaves its skill; left out`);
+    }
+    const next = byPath.get(resolved);
+    if (next === undefined || next.type === 'submodule') return leaveOut('symlink-dangling', `symlink to ${JSON.stringify(target)}: no file there in this commit; left out`);
+    if (next.type === 'file') return next.id;
+    current = next;
+  }
+  return leaveOut('symlink-loop', `symlink chain longer than ${MAX_SYMLINK_HOPS} hops (a loop); left out`);
+}

@@ -1,0 +1,97 @@
+import { isAlias, isNode, parseDocument, visit } from 'yaml';
+import { MAX_FRONTMATTER_BYTES } from './limits.ts';
+import type { Reason } from './reasons.ts';
+
+export type Frontmatter = Record<string, unknown>;
+export type FrontmatterResult =
+  | { ok: true; frontmatter: Frontmatter; body: string }
+  | { ok: false; reason: Reason; detail: string };
+
+const fail = (reason: Reason, detail: string): FrontmatterResult => ({ ok: false, reason, detail });
+
+/** Decodes UTF-8 only when nothing is lost; `undefined` otherwise. */
+export function decodeUtf8(bytes: Uint8Array): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Splits SKILL.md into frontmatter and body and parses the frontmatter as YAML 1.2 (core schema).
+ * A BOM and CRLF line ends are accepted; anchors, aliases, tags and values JSON cannot carry are refused,
+ * so the entry's frontmatter is exactly what a host re-parsing the file gets.
+ */
+export function parseSkillMd(bytes: Uint8Array): FrontmatterResult {
+  const decoded = decodeUtf8(bytes);
+  if (decoded === undefined) return fail('skill-md-not-utf8', 'SKILL.md is not valid UTF-8');
+  let text = decoded.replaceAll('\r\n', '\n');
+  if (text.startsWith('\uFEFF')) text = text.slice(1);
+  if (!text.startsWith('---\n')) return fail('frontmatter-missing', 'SKILL.md must begin with a "---" line');
+  const rest = text.slice(4);
+  const close = /^---[\t ]*$/m.exec(rest);
+  if (close === null) return fail('frontmatter-unclosed', 'the frontmatter has no closing "---" line');
+  const yaml = rest.slice(0, close.index);
+  const size = Buffer.byteLength(yaml, 'utf8');
+  if (size > MAX_FRONTMATTER_BYTES) {
+    return fail('frontmatter-too-large', `the frontmatter is ${size} bytes; the limit is ${MAX_FRONTMATTER_BYTES}`);
+  }
+  let body = rest.slice(close.index + close[0].length);
+  if (body.startsWith('\n')) body = body.slice(1);
+  const parsed = parseYamlMapping(yaml);
+  return parsed.ok ? { ok: true, frontmatter: parsed.value, body } : fail('frontmatter-invalid', parsed.detail);
+}
+
+function parseYamlMapping(yaml: string): { ok: true; value: Frontmatter } | { ok: false; detail: string } {
+  const doc = parseDocument(yaml, { version: '1.2', schema: 'core', uniqueKeys: true, prettyErrors: false });
+  const error = doc.errors[0] ?? doc.warnings[0];
+  if (error !== undefined) return { ok: false, detail: `YAML: ${firstLine(error.message)}` };
+  let refused: string | undefined;
+  visit(doc, (_key, node) => {
+    if (isAlias(node)) refused = 'aliases are not allowed';
+    else if (isNode(node) && node.anchor !== undefined) refused = 'anchors are not allowed';
+    else if (isNode(node) && node.tag !== undefined && explicitTag(yaml, node)) refused = 'tags are not allowed';
+    return refused === undefined ? undefined : visit.BREAK;
+  });
+  if (refused !== undefined) return { ok: false, detail: refused };
+  if (doc.contents === null) return { ok: true, value: {} };
+  const value: unknown = doc.toJS({ maxAliasCount: 0 });
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof Map) {
+    return { ok: false, detail: 'the frontmatter must be a mapping of keys to values' };
+  }
+  const bad = nonJson(value, '');
+  if (bad !== undefined) return { ok: false, detail: bad };
+  return { ok: true, value: value as Frontmatter };
+}
+
+/** The yaml package sets `tag` on resolved scalars too; only a tag written in the source counts. */
+function explicitTag(source: string, node: { range?: [number, number, number] | null }): boolean {
+  const start = node.range?.[0];
+  return start !== undefined && source[start] === '!';
+}
+
+/** A description of the first value JSON cannot carry, or `undefined`. */
+function nonJson(value: unknown, at: string): string | undefined {
+  if (typeof value === 'number' && !Number.isFinite(value)) return `${at || 'a value'} is not a finite number`;
+  if (typeof value === 'bigint') return `${at} is too large a number`;
+  if (value === null || typeof value !== 'object') return undefined;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const bad = nonJson(item, `${at}[${index}]`);
+      if (bad !== undefined) return bad;
+    }
+    return undefined;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return `${at || 'a value'} is not a plain mapping`;
+  for (const [key, item] of Object.entries(value)) {
+    if (key === '__proto__') return 'the key "__proto__" is not allowed';
+    const bad = nonJson(item, at === '' ? key : `${at}.${key}`);
+    if (bad !== undefined) return bad;
+  }
+  return undefined;
+}
+
+function firstLine(message: string): string {
+  return message.split('\n', 1)[0] ?? message;
+}

@@ -1,0 +1,7 @@
+export * from './discover.ts';
+export * from './frontmatter.ts';
+export * from './limits.ts';
+export * from './paths.ts';
+export * from './publish.ts';
+export * from './reasons.ts';
+export * from './validate.ts';

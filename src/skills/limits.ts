@@ -1,0 +1,16 @@
+import { SKILL_LIMITS } from '@modelcontextprotocol/server/ext/skills';
+
+/** Spec §Limits: at most 512 resources per skill, SKILL.md and nested skills' files included. */
+export const MAX_SKILL_FILES = SKILL_LIMITS.files;
+/** Spec §Limits: at most 16 MiB summed over a skill's resources. */
+export const MAX_SKILL_BYTES = SKILL_LIMITS.bytes;
+/** Frontmatter larger than this is refused before YAML parsing (a bound on parser work). */
+export const MAX_FRONTMATTER_BYTES = 64 * 1024;
+/** Agent Skills: name is 1-64 characters. */
+export const MAX_NAME_LENGTH = 64;
+/** Agent Skills: description is 1-1024 characters. */
+export const MAX_DESCRIPTION_LENGTH = 1024;
+/** Agent Skills: compatibility is at most 500 characters. */
+export const MAX_COMPATIBILITY_LENGTH = 500;
+/** Symlink chains longer than this are reported as loops. */
+export const MAX_SYMLINK_HOPS = 8;

@@ -1,0 +1,133 @@
+import type { Frontmatter, FrontmatterResult } from './frontmatter.ts';
+import { MAX_SKILL_BYTES, MAX_SKILL_FILES } from './limits.ts';
+import { basename, dirname, join, relative } from './paths.ts';
+import { problem, type SkillProblem } from './reasons.ts';
+import { frontmatterViolations, isValidName } from './validate.ts';
+
+export interface CandidateFile {
+  path: string;
+  relPath: string;
+  contentId: string;
+  size: number;
+}
+
+export interface SkillCandidate {
+  dir: string;
+  parsed: FrontmatterResult;
+  files: CandidateFile[];
+}
+
+/** A skill that is served: where it lives in the repository and the folder path it is served under. */
+export interface PublishedSkill {
+  dir: string;
+  servedDir: string;
+  name: string;
+  frontmatter: Frontmatter;
+  files: CandidateFile[];
+  bytes: number;
+}
+
+export interface PublishOptions {
+  /** Refuse skills whose name differs from their folder instead of serving them under their name. */
+  strictNames?: boolean;
+}
+
+const manifestPath = (dir: string) => join(dir, 'SKILL.md');
+
+/**
+ * Decides which skills are served and under which path. The last segment of the served path is the
+ * frontmatter `name` (spec §Resource Mapping); a nested skill keeps its place under its enclosing skill's
+ * served path, so every served file has exactly one served path.
+ */
+export function publishSkills(candidates: readonly SkillCandidate[], options: PublishOptions = {}): { skills: PublishedSkill[]; problems: SkillProblem[] } {
+  const problems: SkillProblem[] = [];
+  const named = new Map<string, string>();
+  for (const candidate of candidates) {
+    const name = candidate.parsed.ok ? candidate.parsed.frontmatter['name'] : undefined;
+    if (isValidName(name)) named.set(candidate.dir, name);
+  }
+  const servedDirs = new Map<string, string>();
+  const servedDirOf = (dir: string): string => {
+    const known = servedDirs.get(dir);
+    if (known !== undefined) return known;
+    let served: string;
+    if (dir === '') served = named.get('') ?? '';
+    else {
+      let parent = dirname(dir);
+      while (parent !== '' && !named.has(parent)) parent = dirname(parent);
+      const folder = dirname(dir);
+      const base = named.has(parent) ? join(servedDirOf(parent), relative(parent, folder)) : folder;
+      served = join(base, named.get(dir) ?? basename(dir));
+    }
+    servedDirs.set(dir, served);
+    return served;
+  };
+
+  const accepted: PublishedSkill[] = [];
+  for (const candidate of candidates) {
+    const where = manifestPath(candidate.dir);
+    if (!candidate.parsed.ok) {
+      problems.push(problem(where, candidate.parsed.reason, candidate.parsed.detail));
+      continue;
+    }
+    const { frontmatter } = candidate.parsed;
+    const violations = frontmatterViolations(frontmatter);
+    for (const violation of violations) problems.push(problem(where, violation.reason, violation.detail));
+    const bytes = candidate.files.reduce((sum, file) => sum + file.size, 0);
+    if (candidate.files.length > MAX_SKILL_FILES) {
+      problems.push(problem(candidate.dir || '.', 'too-many-files', `${candidate.files.length} files; the limit is ${MAX_SKILL_FILES}`));
+    }
+    if (bytes > MAX_SKILL_BYTES) problems.push(problem(candidate.dir || '.', 'too-large', `${bytes} bytes; the limit is ${MAX_SKILL_BYTES}`));
+    if (violations.length > 0 || candidate.files.length > MAX_SKILL_FILES || bytes > MAX_SKILL_BYTES) continue;
+    const name = frontmatter['name'] as string;
+    const folder = basename(candidate.dir);
+    if (candidate.dir !== '' && folder !== name) {
+      if (options.strictNames === true) {
+        problems.push(problem(where, 'name-mismatch-refused', `name "${name}" differs from the folder "${folder}" and strictNames is on`));
+        continue;
+      }
+      problems.push(problem(where, 'name-mismatch', `name "${name}" differs from the folder "${folder}"; served as ${servedDirOf(candidate.dir)}`));
+    }
+    accepted.push({ dir: candidate.dir, servedDir: servedDirOf(candidate.dir), name, frontmatter, files: candidate.files, bytes });
+  }
+
+  const skills = refuseCollisions(accepted, servedDirOf, problems);
+  const byName = new Map<string, PublishedSkill[]>();
+  for (const skill of skills) byName.set(skill.name, [...(byName.get(skill.name) ?? []), skill]);
+  for (const same of byName.values()) {
+    if (same.length < 2) continue;
+    for (const skill of same) {
+      const others = same.filter((other) => other !== skill).map((other) => other.servedDir).join(', ');
+      problems.push(problem(manifestPath(skill.dir), 'duplicate-name', `another skill named "${skill.name}" is served at ${others}; hosts must tell them apart by path`));
+    }
+  }
+  skills.sort((a, b) => (a.servedDir < b.servedDir ? -1 : a.servedDir > b.servedDir ? 1 : 0));
+  return { skills, problems };
+}
+
+/** Two real files that would be served at one path: every skill holding either is refused. */
+function refuseCollisions(skills: PublishedSkill[], servedDirOf: (dir: string) => string, problems: SkillProblem[]): PublishedSkill[] {
+  const servedPathOf = (skill: PublishedSkill, relPath: string) => join(skill.servedDir, relPath);
+  const owner = new Map<string, string>();
+  const clashing = new Set<string>();
+  for (const skill of skills) {
+    for (const file of skill.files) {
+      const served = servedPathOf(skill, file.relPath);
+      const real = owner.get(served);
+      if (real === undefined) owner.set(served, file.path);
+      else if (real !== file.path) clashing.add(served);
+    }
+  }
+  if (clashing.size === 0) return skills;
+  const kept: PublishedSkill[] = [];
+  for (const skill of skills) {
+    const clash = skill.files.map((file) => servedPathOf(skill, file.relPath)).find((served) => clashing.has(served));
+    if (clash === undefined) kept.push(skill);
+    else {
+      const others = skills.filter((other) => other !== skill && other.files.some((file) => servedPathOf(other, file.relPath) === clash));
+      const withWhom = others.map((other) => other.dir || '.').join(', ');
+      problems.push(problem(manifestPath(skill.dir), 'path-collision', `would be served at ${servedDirOf(skill.dir)}, which ${withWhom} also claims; neither is served`));
+    }
+  }
+  return kept;
+}

@@ -1,0 +1,63 @@
+import path from 'node:path';
+import { buildNamespace, type Namespace } from '../catalog/index.ts';
+import type { SourceConfig } from '../config/index.ts';
+import {
+  fetchCommit, openLocalRepository, openStore, readBlob, redactUrl, resolveLocalRef, resolveRemoteRef, walkCommit,
+  type FetchProgress, type Remote, type Repository,
+} from '../git/index.ts';
+import { indexCommit, indexStore, type DigestCache, type IndexOptions } from '../index/index.ts';
+
+export interface SourceContext {
+  dataDir: string;
+  /** Digest caches per source id, kept across syncs so unchanged blobs are never re-hashed. */
+  digestCaches: Map<string, DigestCache>;
+  onProgress?: (source: string, progress: FetchProgress | { phase: 'indexing' }) => void;
+}
+
+export function storeDir(dataDir: string, id: string): string {
+  return path.join(dataDir, 'repos', `${id}.git`);
+}
+
+export function indexDir(dataDir: string, id: string): string {
+  return path.join(dataDir, 'index', id);
+}
+
+async function openSource(source: SourceConfig, dataDir: string): Promise<Repository> {
+  return source.location.kind === 'local' ? openLocalRepository(source.location.path) : openStore(storeDir(dataDir, source.id));
+}
+
+function remoteOf(source: SourceConfig): Remote | undefined {
+  if (source.location.kind !== 'remote') return undefined;
+  return { url: source.location.url, ...(source.location.token === undefined ? {} : { token: source.location.token }) };
+}
+
+/** The commit a source should serve now: its pin, or its ref resolved. */
+export async function targetCommit(source: SourceConfig, repo: Repository): Promise<string> {
+  if (source.target.kind === 'commit') return source.target.commit;
+  const remote = remoteOf(source);
+  return remote === undefined ? resolveLocalRef(repo, source.target.ref) : resolveRemoteRef(remote, source.target.ref);
+}
+
+/**
+ * Brings one source to a served namespace: resolve, fetch (remote), then index (or load the persisted index).
+ * Throws GitError with a stable code when the source cannot be served.
+ */
+export async function loadSource(source: SourceConfig, ctx: SourceContext): Promise<Namespace> {
+  const repo = await openSource(source, ctx.dataDir);
+  const commit = await targetCommit(source, repo);
+  const remote = remoteOf(source);
+  if (remote !== undefined) await fetchCommit(repo, remote, commit, (progress) => ctx.onProgress?.(source.id, progress));
+  const options: IndexOptions = { paths: source.paths, strictNames: source.strictNames };
+  const store = indexStore(indexDir(ctx.dataDir, source.id));
+  let index = await store.load(commit, options);
+  if (index === undefined) {
+    ctx.onProgress?.(source.id, { phase: 'indexing' });
+    const tree = await walkCommit(repo, commit);
+    let cache = ctx.digestCaches.get(source.id);
+    if (cache === undefined) ctx.digestCaches.set(source.id, (cache = new Map()));
+    index = await indexCommit({ ...tree, readBlob: (id) => readBlob(repo, id), paths: source.paths, strictNames: source.strictNames, cache });
+    await store.save(index, options);
+  }
+  const origin = { repository: remote !== undefined ? redactUrl(remote.url) : `local:${path.basename(source.location.kind === 'local' ? source.location.path : '')}` };
+  return buildNamespace(source.id, index, origin, (blob) => readBlob(repo, blob));
+}
