@@ -1,0 +1,223 @@
+import { ProtocolError, type Client } from '@modelcontextprotocol/client';
+import { SkillsClient, SkillVerificationError, type Skill } from '@modelcontextprotocol/client/ext/skills';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { digestOf } from '../../src/index/build.ts';
+import { fixture } from '../helpers/fixtures.ts';
+import { connectHttp, connectStdio, startHttp, writeConfig, type Era, type HttpServerProcess } from '../helpers/server.ts';
+
+const catalog = fixture('catalog');
+const root = fixture('root-skill');
+const links = fixture('symlinks');
+const c1 = catalog.commits['c1']!;
+const c2 = catalog.commits['c2']!;
+const rootCommit = root.commits['c1']!;
+const linksCommit = links.commits['c1']!;
+
+const config = writeConfig({
+  pageSize: 3,
+  sources: [
+    { id: 'catalog', path: catalog.gitdir, commit: c2, paths: ['skills'] },
+    { id: 'catalog-v1', path: catalog.gitdir, ref: 'v1', paths: ['skills'] },
+    { id: 'root', path: root.gitdir, ref: 'HEAD' },
+    { id: 'links', path: links.gitdir, ref: 'main' },
+  ],
+});
+
+const catalogSkills = (source: string, commit: string, extra: string[]) =>
+  ['skills/data-pipeline', 'skills/data-pipeline/stages/validate-rows', 'skills/git-commit-style', 'skills/pdf-forms', 'skills/release-notes', 'skills/vercel-composition-patterns', ...extra]
+    .map((dir) => `skill://${source}/${commit}/${dir}/SKILL.md`);
+
+const EXPECTED_LISTING = [
+  ...catalogSkills('catalog', c2, ['skills/changelog-writer']),
+  ...catalogSkills('catalog-v1', c1, []),
+  `skill://root/${rootCommit}/root-helper/SKILL.md`,
+  `skill://links/${linksCommit}/skills/linked/SKILL.md`,
+].sort();
+
+const INVALID_PARAMS = -32602;
+
+async function errorCode(call: Promise<unknown>): Promise<{ code: number; message: string }> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof ProtocolError) return { code: error.code, message: error.message };
+    throw error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** Every file of every listed skill read and verified, every folder read and compared with the manifest. */
+function behavesAsSpecified(connect: () => Promise<{ client: Client; close(): Promise<void> }>, era: Era) {
+  let client: Client;
+  let skills: SkillsClient;
+  let close: () => Promise<void>;
+  let entries: Skill[];
+
+  beforeAll(async () => {
+    ({ client, close } = await connect());
+    skills = new SkillsClient(client);
+    entries = (await skills.list()).skills;
+  });
+  afterAll(async () => close());
+
+  it('declares the extension with directoryRead', () => {
+    expect(skills.supported).toBe(true);
+    expect(skills.directoryRead).toBe(true);
+  });
+
+  it('lists every served skill of each current commit, across pages', async () => {
+    expect(entries.map((entry) => entry.uri).sort()).toEqual(EXPECTED_LISTING);
+    const first = await skills.list({ cursor: undefined as unknown as string });
+    expect(first.skills.length).toBe(EXPECTED_LISTING.length);
+  });
+
+  it('puts ttlMs and cacheScope on results in the 2026-07-28 era', async () => {
+    const listing = await skills.list();
+    const got = await skills.get(EXPECTED_LISTING[0]!);
+    if (era === 'modern') {
+      expect([listing.ttlMs, listing.cacheScope]).toEqual([60_000, 'private']);
+      expect([got.ttlMs, got.cacheScope]).toEqual([60_000, 'private']);
+    } else expect(listing.ttlMs).toBeUndefined();
+  });
+
+  it('reads and verifies every file of every skill (size, digest, frontmatter)', async () => {
+    let files = 0;
+    for (const entry of entries) {
+      for (const resource of entry.resources as Array<{ uri: string; digest: string; size: number }>) {
+        const file = await skills.read(entry, resource.uri);
+        expect(file.verified).toBe(true);
+        expect(file.bytes.byteLength).toBe(resource.size);
+        expect(digestOf(file.bytes)).toBe(resource.digest);
+        if (resource.uri === entry.uri) expect(file.frontmatter).toEqual(entry.frontmatter);
+        files++;
+      }
+    }
+    expect(files).toBe(entries.reduce((sum, entry) => sum + (entry.resources as unknown[]).length, 0));
+  });
+
+  it('serves the binary PNG as a blob and percent-encoded names decode to their files', async () => {
+    const entry = entries.find((e) => e.uri === `skill://catalog/${c2}/skills/release-notes/SKILL.md`)!;
+    const uris = (entry.resources as Array<{ uri: string }>).map((r) => r.uri);
+    expect(uris).toContain(`skill://catalog/${c2}/skills/release-notes/templates/Q&A%20notes.md`);
+    expect(uris).toContain(`skill://catalog/${c2}/skills/release-notes/templates/r%C3%A9sum%C3%A9%20%231.md`);
+    const png = await skills.read(entry, 'assets/logo.png');
+    expect(png.text).toBeUndefined();
+    expect(png.mimeType).toBe('image/png');
+    expect([...png.bytes.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  });
+
+  it('serves a renamed skill under its name with provenance keeping the real path', async () => {
+    const { skill } = await skills.get(`skill://catalog/${c2}/skills/vercel-composition-patterns/SKILL.md`);
+    expect(skill._meta).toEqual({
+      'dev.skillpin/repository': 'local:catalog.git',
+      'dev.skillpin/commit': c2,
+      'dev.skillpin/path': 'skills/composition-patterns',
+      'dev.skillpin/commitTime': '2024-03-08T16:30:00.000Z',
+    });
+  });
+
+  it('lists the enclosing skill\'s manifest with its nested skill\'s files (complete manifests)', async () => {
+    const outer = entries.find((e) => e.uri === `skill://catalog/${c2}/skills/data-pipeline/SKILL.md`)!;
+    expect((outer.resources as Array<{ uri: string }>).map((r) => r.uri)).toEqual([
+      `skill://catalog/${c2}/skills/data-pipeline/SKILL.md`,
+      `skill://catalog/${c2}/skills/data-pipeline/stages/validate-rows/SKILL.md`,
+      `skill://catalog/${c2}/skills/data-pipeline/stages/validate-rows/rules.md`,
+    ]);
+  });
+
+  it('serves a symlink inside its skill with its target\'s bytes and leaves the escaping one out', async () => {
+    const entry = entries.find((e) => e.uri === `skill://links/${linksCommit}/skills/linked/SKILL.md`)!;
+    const resources = entry.resources as Array<{ uri: string; digest: string }>;
+    const byName = new Map(resources.map((r) => [r.uri.slice(r.uri.lastIndexOf('/') + 1), r.digest]));
+    expect([...byName.keys()].sort()).toEqual(['SKILL.md', 'alias.md', 'guide.md']);
+    expect(byName.get('alias.md')).toBe(byName.get('guide.md'));
+  });
+
+  it('answers directory reads that agree with the manifests', async () => {
+    for (const entry of entries) {
+      const rootUri = entry.uri.slice(0, -'/SKILL.md'.length);
+      const found: string[] = [];
+      const walk = async (dir: string): Promise<void> => {
+        for (const child of (await skills.readDirectory(dir)).resources) {
+          if (child.mimeType === 'inode/directory') await walk(child.uri);
+          else found.push(child.uri);
+        }
+      };
+      await walk(rootUri);
+      expect(found.sort()).toEqual((entry.resources as Array<{ uri: string }>).map((r) => r.uri).sort());
+    }
+  });
+
+  it('keeps v1 and c2 apart: the same file differs between the two pinned namespaces', async () => {
+    const v1 = await skills.get(`skill://catalog-v1/${c1}/skills/pdf-forms/SKILL.md`);
+    const v2 = await skills.get(`skill://catalog/${c2}/skills/pdf-forms/SKILL.md`);
+    const forms = (skill: Skill) => (skill.resources as Array<{ uri: string; digest: string }>).find((r) => r.uri.endsWith('/references/FORMS.md'))!.digest;
+    expect(forms(v1.skill)).not.toBe(forms(v2.skill));
+  });
+
+  it('answers -32602 naming the URI for an unknown skill, file, folder and namespace', async () => {
+    const base = `skill://catalog/${c2}`;
+    const cases: Array<[string, () => Promise<unknown>]> = [
+      [`${base}/skills/no-description/SKILL.md`, () => skills.get(`${base}/skills/no-description/SKILL.md`)],
+      [`${base}/skills/pdf-forms/references/MISSING.md`, () => client.readResource({ uri: `${base}/skills/pdf-forms/references/MISSING.md` })],
+      [`${base}/skills/pdf-forms/nope`, () => skills.readDirectory(`${base}/skills/pdf-forms/nope`)],
+      [`${base}/skills/pdf-forms/SKILL.md`, () => skills.readDirectory(`${base}/skills/pdf-forms/SKILL.md`)],
+      [`skill://catalog/${'0'.repeat(40)}/skills/pdf-forms/SKILL.md`, () => skills.get(`skill://catalog/${'0'.repeat(40)}/skills/pdf-forms/SKILL.md`)],
+      [`skill://nowhere/${c2}/skills/pdf-forms/SKILL.md`, () => client.readResource({ uri: `skill://nowhere/${c2}/skills/pdf-forms/SKILL.md` })],
+    ];
+    for (const [uri, call] of cases) {
+      const error = await errorCode(call());
+      expect(error.code).toBe(INVALID_PARAMS);
+      expect(error.message).toContain(uri);
+    }
+  });
+
+  it('refuses request URIs that try to leave their namespace or are malformed, with -32602', async () => {
+    const base = `skill://catalog/${c2}/skills`;
+    const bad = [
+      `${base}/pdf-forms/../git-commit-style/SKILL.md`,
+      `${base}/pdf-forms/%2e%2e/git-commit-style/SKILL.md`,
+      `skill://catalog/${c2}/../../catalog-v1/${c1}/skills/pdf-forms/SKILL.md`,
+      `${base}/pdf-forms/SKILL.md%00`,
+      `${base}\\pdf-forms\\SKILL.md`,
+      `${base}/pdf-forms/SKILL.md?raw=1`,
+      `${base}/pdf-forms/SKILL.md#top`,
+      'file:///etc/passwd',
+      `skill://catalog/${c2.slice(0, 12)}/skills/pdf-forms/SKILL.md`,
+    ];
+    for (const uri of bad) {
+      const error = await errorCode(client.readResource({ uri }));
+      expect(error.code, uri).toBe(INVALID_PARAMS);
+    }
+  });
+
+  it('lets the client catch a tampered digest', async () => {
+    const entry = entries.find((e) => e.uri.endsWith('/skills/git-commit-style/SKILL.md'))!;
+    const resources = (entry.resources as Array<{ uri: string; digest: string; size: number }>).map((r) => ({ ...r, digest: `sha256:${'0'.repeat(64)}` }));
+    const tampered = { ...entry, resources };
+    const error = await skills.read(tampered, 'SKILL.md').then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(SkillVerificationError);
+    expect((error as SkillVerificationError).reason).toBe('digest');
+  });
+
+  it('lists each listed SKILL.md in resources/list', async () => {
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri).sort()).toEqual(EXPECTED_LISTING);
+    expect(resources.every((r) => r.mimeType === 'text/markdown')).toBe(true);
+  });
+}
+
+describe.each(['modern', 'legacy'] as const)('stdio, %s era', (era) => {
+  behavesAsSpecified(() => connectStdio(config, era), era);
+});
+
+describe('Streamable HTTP', () => {
+  let server: HttpServerProcess;
+  beforeAll(async () => {
+    server = await startHttp(config);
+  });
+  afterAll(async () => server.stop());
+  describe.each(['modern', 'legacy'] as const)('%s era', (era) => {
+    behavesAsSpecified(() => connectHttp(server.url, era), era);
+  });
+});

@@ -1,0 +1,78 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { stringify } from 'yaml';
+import { PROJECT_ROOT } from './fixtures.ts';
+
+export type Era = 'modern' | 'legacy';
+export const MODERN = '2026-07-28';
+
+/** Writes a config file into a fresh temp folder; returns its path. */
+export function writeConfig(config: Record<string, unknown>): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'skillpin-test-'));
+  const file = path.join(dir, 'skillpin.yaml');
+  writeFileSync(file, stringify({ dataDir: path.join(dir, 'data'), ...config }));
+  return file;
+}
+
+export const CLI_ARGS = ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'cli.ts')];
+
+function newClient(era: Era): Client {
+  return new Client({ name: 'skillpin-test', version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN } } } : {});
+}
+
+/** Starts the real server over stdio and connects a client in `era`. */
+export async function connectStdio(configFile: string, era: Era): Promise<{ client: Client; close(): Promise<void> }> {
+  const client = newClient(era);
+  const transport = new StdioClientTransport({ command: process.execPath, args: [...CLI_ARGS, 'serve', '--config', configFile], cwd: PROJECT_ROOT, stderr: 'ignore' });
+  await client.connect(transport);
+  return { client, close: () => client.close() };
+}
+
+export interface HttpServerProcess {
+  url: string;
+  child: ChildProcess;
+  stderr: () => string;
+  stop(): Promise<void>;
+}
+
+/** Starts the real server with --http on a free loopback port; resolves once it says where it serves. */
+export async function startHttp(configFile: string, extraArgs: string[] = []): Promise<HttpServerProcess> {
+  const child = spawn(process.execPath, [...CLI_ARGS, 'serve', '--config', configFile, '--http', '127.0.0.1:0', ...extraArgs], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${stderr}`)), 30_000);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(stderr);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${stderr}`));
+    });
+  });
+  return {
+    url,
+    child,
+    stderr: () => stderr,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export async function connectHttp(url: string, era: Era): Promise<{ client: Client; close(): Promise<void> }> {
+  const client = newClient(era);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return { client, close: () => client.close() };
+}
