@@ -1,4 +1,4 @@
-import { isAlias, isNode, parseDocument, visit } from 'yaml';
+import { parseDocument, Parser } from 'yaml';
 import { MAX_FRONTMATTER_BYTES } from './limits.ts';
 import type { Reason } from './reasons.ts';
 
@@ -47,13 +47,7 @@ function parseYamlMapping(yaml: string): { ok: true; value: Frontmatter } | { ok
   const doc = parseDocument(yaml, { version: '1.2', schema: 'core', uniqueKeys: true, prettyErrors: false });
   const error = doc.errors[0] ?? doc.warnings[0];
   if (error !== undefined) return { ok: false, detail: `YAML: ${firstLine(error.message)}` };
-  let refused: string | undefined;
-  visit(doc, (_key, node) => {
-    if (isAlias(node)) refused = 'aliases are not allowed';
-    else if (isNode(node) && node.anchor !== undefined) refused = 'anchors are not allowed';
-    else if (isNode(node) && node.tag !== undefined && explicitTag(yaml, node)) refused = 'tags are not allowed';
-    return refused === undefined ? undefined : visit.BREAK;
-  });
+  const refused = refusedSyntax(yaml);
   if (refused !== undefined) return { ok: false, detail: refused };
   if (doc.contents === null) return { ok: true, value: {} };
   const value: unknown = doc.toJS({ maxAliasCount: 0 });
@@ -65,10 +59,28 @@ function parseYamlMapping(yaml: string): { ok: true; value: Frontmatter } | { ok
   return { ok: true, value: value as Frontmatter };
 }
 
-/** The yaml package sets `tag` on resolved scalars too; only a tag written in the source counts. */
-function explicitTag(source: string, node: { range?: [number, number, number] | null }): boolean {
-  const start = node.range?.[0];
-  return start !== undefined && source[start] === '!';
+const REFUSED: Record<string, string> = { anchor: 'anchors are not allowed', alias: 'aliases are not allowed', tag: 'tags are not allowed' };
+
+/** Anchors, aliases and tags, found in the concrete syntax tree (what the author wrote, not what it resolves to). */
+function refusedSyntax(yaml: string): string | undefined {
+  const search = (node: unknown): string | undefined => {
+    if (Array.isArray(node)) {
+      for (const item of node) {
+        const found = search(item);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    }
+    if (typeof node !== 'object' || node === null) return undefined;
+    const type = (node as { type?: unknown }).type;
+    if (typeof type === 'string' && REFUSED[type] !== undefined) return REFUSED[type];
+    for (const value of Object.values(node)) {
+      const found = search(value);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return search([...new Parser().parse(yaml)]);
 }
 
 /** A description of the first value JSON cannot carry, or `undefined`. */
