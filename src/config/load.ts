@@ -47,7 +47,8 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   if (yamlError !== undefined) throw new ConfigError(`${file}: not valid YAML: ${yamlError.message.split('\n', 1)[0]}`);
   const parsed = configSchema.safeParse(doc.toJS() ?? {});
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    // A mistyped key explains the other issues it causes (a required key "missing"), so it is named first.
+    const issue = parsed.error.issues.find((i) => i.code === 'unrecognized_keys') ?? parsed.error.issues[0]!;
     const key = keyPath(issue.path);
     const message = issue.code === 'unrecognized_keys' ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}` : issue.message;
     throw new ConfigError(`${file}: ${key}: ${message}`);

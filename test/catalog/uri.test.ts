@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { encodeSegment, namespaceUri, parseSkillUri } from '../../src/catalog/index.ts';
+
+const C = 'a'.repeat(40);
+
+describe('skill URIs', () => {
+  it('builds skill://<source>/<commit>/<path> with names percent-encoded once', () => {
+    expect(namespaceUri('src', C, 'skills/x/templates/Q&A notes.md')).toBe(`skill://src/${C}/skills/x/templates/Q&A%20notes.md`);
+    expect(namespaceUri('src', C, 'skills/x/résumé #1.md')).toBe(`skill://src/${C}/skills/x/r%C3%A9sum%C3%A9%20%231.md`);
+    expect(namespaceUri('src', C)).toBe(`skill://src/${C}`);
+  });
+
+  it('encodes names that look like escapes or dot segments so they decode back exactly', () => {
+    expect(encodeSegment('a%2Fb')).toBe('a%252Fb');
+    expect(encodeSegment('%2e%2e')).toBe('%252e%252e');
+    expect(encodeSegment('..')).toBe('%2E%2E');
+    for (const name of ['a%2Fb', '%2e%2e', 'Q&A notes.md', 'x?y#z', '100%']) {
+      const parsed = parseSkillUri(namespaceUri('src', C, `d/${name}`));
+      expect(parsed).toEqual({ ok: true, source: 'src', commit: C, path: `d/${name}` });
+    }
+  });
+
+  it('decodes exactly once', () => {
+    expect(parseSkillUri(`skill://src/${C}/d/a%252Fb`)).toEqual({ ok: true, source: 'src', commit: C, path: 'd/a%2Fb' });
+  });
+
+  it.each([
+    [`skill://src/${C}/a/../b`, 'dot segments are not allowed'],
+    [`skill://src/${C}/a/%2e%2e/b`, 'dot segments are not allowed'],
+    [`skill://src/${C}/a/%2E/b`, 'dot segments are not allowed'],
+    [`skill://src/${C}/a%2Fb`, 'a segment decodes to "/", "\\" or NUL'],
+    [`skill://src/${C}/a%00`, 'a segment decodes to "/", "\\" or NUL'],
+    [`skill://src/${C}/a%5Cb`, 'a segment decodes to "/", "\\" or NUL'],
+    [`skill://src/${C}/a\\b`, 'a backslash is not allowed'],
+    [`skill://src/${C}/a?x`, 'a query or fragment is not allowed'],
+    [`skill://src/${C}/a#x`, 'a query or fragment is not allowed'],
+    [`skill://src/${C}/a//b`, 'empty path segments are not allowed'],
+    [`skill://src/${C}/a%zz`, 'a segment has a malformed percent-escape'],
+    [`https://src/${C}/a`, 'only skill:// URIs are served'],
+    ['skill://SRC/x', 'the authority is not a configured source id'],
+    ['skill://user@src/x', 'the authority is not a configured source id'],
+    [`skill://src:80/${C}`, 'the authority is not a configured source id'],
+    ['skill://src/abc', 'the second segment must be a full 40-hex commit'],
+    ['skill://src', 'the URI names no commit'],
+  ])('refuses %s', (uri, problem) => {
+    expect(parseSkillUri(uri)).toEqual({ ok: false, problem });
+  });
+});
