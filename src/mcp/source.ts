@@ -9,16 +9,17 @@ import { mimeTypeFor } from './mime.ts';
 
 export const DEFAULT_PAGE_SIZE = 100;
 
-const invalidParams = (message: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, message);
+/** -32602 with the requested URI in `data.uri` (SEP-2164), and a message that names it. */
+const invalidParams = (message: string, uri?: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, message, uri === undefined ? undefined : { uri });
 
 /** Resolves a request URI to its namespace and served path, or throws -32602 naming the URI and why. */
 function locate(catalog: Catalog, uri: string): { ns: Namespace; path: string } {
   const parsed = parseSkillUri(uri);
-  if (!parsed.ok) throw invalidParams(`${uri} is not a URI this server serves: ${parsed.problem}`);
+  if (!parsed.ok) throw invalidParams(`${uri} is not a URI this server serves: ${parsed.problem}`, uri);
   const ns = catalog.namespace(parsed.source, parsed.commit);
   if (ns === undefined) {
     const known = catalog.state.sources.some((source) => source.id === parsed.source);
-    throw invalidParams(known ? `${uri}: source "${parsed.source}" does not serve commit ${parsed.commit}` : `${uri}: no source "${parsed.source}" is configured`);
+    throw invalidParams(known ? `${uri}: source "${parsed.source}" does not serve commit ${parsed.commit}` : `${uri}: no source "${parsed.source}" is configured`, uri);
   }
   return { ns, path: parsed.path };
 }
@@ -77,7 +78,7 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
     const { ns, path } = locate(catalog, uri);
     const served = ns.files.get(path);
     if (served === undefined) {
-      throw invalidParams(ns.dirs.has(path) ? `${uri} is a directory; read it with resources/directory/read` : `${uri}: no such file in ${namespaceUri(ns.source, ns.commit)}`);
+      throw invalidParams(ns.dirs.has(path) ? `${uri} is a directory; read it with resources/directory/read` : `${uri}: no such file in ${namespaceUri(ns.source, ns.commit)}`, uri);
     }
     let bytes: Uint8Array;
     try {
@@ -104,7 +105,7 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
     async get(uri) {
       const { ns, path } = locate(catalog, uri);
       const skill = basename(path) === 'SKILL.md' ? ns.skills.get(dirname(path)) : undefined;
-      if (skill === undefined) throw invalidParams(`No skill is served at ${uri}`);
+      if (skill === undefined) throw invalidParams(`No skill is served at ${uri}`, uri);
       return skillEntry(ns, skill);
     },
     read: readVerified,
@@ -112,7 +113,7 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
     async readDirectory(uri, { cursor }) {
       const { ns, path } = locate(catalog, uri);
       const children = ns.dirs.get(path);
-      if (children === undefined) throw invalidParams(ns.files.has(path) ? `${uri} is not a directory resource` : `${uri}: no such directory in ${namespaceUri(ns.source, ns.commit)}`);
+      if (children === undefined) throw invalidParams(ns.files.has(path) ? `${uri} is not a directory resource` : `${uri}: no such directory in ${namespaceUri(ns.source, ns.commit)}`, uri);
       const resources: Resource[] = children.map((child) => {
         const childUri = namespaceUri(ns.source, ns.commit, join(path, child.name));
         return child.kind === 'directory'

@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { REASONS } from '../src/skills/index.ts';
+import type { GitFailure } from '../src/git/index.ts';
+import { fixture, PROJECT_ROOT } from './helpers/fixtures.ts';
+
+const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+
+describe('documentation', () => {
+  it('the README reason table lists exactly the exported reasons, with their severities', () => {
+    const rows = readme.split('\n').filter((line) => /^\| `[a-z0-9-]+`/.test(line));
+    const documented = new Map<string, string>();
+    for (const row of rows) {
+      const [codes = '', severity = ''] = row.split('|').slice(1, 3).map((cell) => cell.trim());
+      if (severity !== 'error' && severity !== 'warning') continue;
+      for (const code of codes.match(/`([a-z0-9-]+)`/g) ?? []) documented.set(code.slice(1, -1), severity);
+    }
+    expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(Object.entries(REASONS).map(([code, { severity }]) => [code, severity])));
+  });
+
+  it('every git failure code is an exported reason', () => {
+    const codes: Record<GitFailure, true> = {
+      'source-not-a-repository': true, 'source-commit-not-found': true, 'source-ref-not-found': true, 'source-ref-ambiguous': true,
+      'source-incomplete': true, 'source-auth-failed': true, 'source-fetch-failed': true,
+    };
+    for (const code of Object.keys(codes)) expect(REASONS).toHaveProperty(code);
+  });
+
+  it('the example config pins the commit the fixtures build', () => {
+    const example = parse(readFileSync(path.join(PROJECT_ROOT, 'examples', 'skillpin.yaml'), 'utf8')) as { sources: Array<{ id: string; commit?: string }> };
+    expect(example.sources.find((s) => s.id === 'catalog')?.commit).toBe(fixture('catalog').commits['c2']);
+  });
+});
