@@ -33,6 +33,8 @@ export async function openStore(gitdir: string): Promise<Repository> {
   if (!(await isGitdir(gitdir))) {
     await fsp.mkdir(gitdir, { recursive: true });
     await git.init({ fs, gitdir, bare: true, defaultBranch: 'main' });
+    // isomorphic-git's fetch needs a refspec for its remote; the URL is always passed per call, never stored.
+    await git.setConfig({ fs, gitdir, path: 'remote.origin.fetch', value: '+refs/heads/*:refs/remotes/origin/*' });
   }
   return { gitdir, cache: {} };
 }

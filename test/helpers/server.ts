@@ -40,8 +40,8 @@ export interface HttpServerProcess {
 }
 
 /** Starts the real server with --http on a free loopback port; resolves once it says where it serves. */
-export async function startHttp(configFile: string, extraArgs: string[] = []): Promise<HttpServerProcess> {
-  const child = spawn(process.execPath, [...CLI_ARGS, 'serve', '--config', configFile, '--http', '127.0.0.1:0', ...extraArgs], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startHttp(configFile: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<HttpServerProcess> {
+  const child = spawn(process.execPath, [...CLI_ARGS, 'serve', '--config', configFile, '--http', '127.0.0.1:0', ...extraArgs], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let stderr = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${stderr}`)), 30_000);
