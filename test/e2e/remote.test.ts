@@ -48,7 +48,7 @@ describe('remote sources over smart HTTP with a token', () => {
   });
 
   it('reports the refused token as source-auth-failed', async () => {
-    const health = await (await fetch(server.url.replace('/mcp', '/healthz'))).json();
+    const health = (await (await fetch(server.url.replace('/mcp', '/healthz'))).json()) as { failures: unknown };
     expect(health.failures).toEqual([{ id: 'refused', reason: 'source-auth-failed' }]);
   });
 
