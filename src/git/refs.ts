@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import git from 'isomorphic-git';
 import { GitError } from './errors.ts';
 import type { Repository } from './repository.ts';
@@ -9,7 +8,7 @@ export async function resolveLocalRef(repo: Repository, ref: string): Promise<st
   const found: string[] = [];
   for (const candidate of candidates) {
     try {
-      found.push(await git.resolveRef({ fs, gitdir: repo.gitdir, ref: candidate }));
+      found.push(await git.resolveRef({ fs: repo.fs, gitdir: repo.gitdir, ref: candidate }));
     } catch {
       // Not this one.
     }
@@ -21,10 +20,10 @@ export async function resolveLocalRef(repo: Repository, ref: string): Promise<st
 
 async function peel(repo: Repository, oid: string): Promise<string> {
   for (let depth = 0; depth < 10; depth++) {
-    const { type } = await git.readObject({ fs, gitdir: repo.gitdir, cache: repo.cache, oid, format: 'content' });
+    const { type } = await git.readObject({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid, format: 'content' });
     if (type === 'commit') return oid;
     if (type !== 'tag') throw new GitError('source-ref-not-found', `the ref points at a ${type}, not a commit`);
-    oid = (await git.readTag({ fs, gitdir: repo.gitdir, cache: repo.cache, oid })).tag.object;
+    oid = (await git.readTag({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid })).tag.object;
   }
   throw new GitError('source-ref-not-found', 'the ref is a chain of more than 10 tags');
 }

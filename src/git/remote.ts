@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import git from 'isomorphic-git';
 import http from 'isomorphic-git/http/node';
 import { GitError, messageOf } from './errors.ts';
@@ -72,19 +71,21 @@ export async function fetchCommit(repo: Repository, remote: Remote, commit: stri
   if (!(await hasCompleteCommit(repo, commit))) {
     try {
       await git.fetch({
-        fs, http, gitdir: repo.gitdir, cache: repo.cache, url: remote.url,
+        fs: repo.fs, http, gitdir: repo.gitdir, cache: repo.cache, url: remote.url,
         ref: commit, remoteRef: commit, singleBranch: true, depth: 1, tags: false,
         ...(onProgress === undefined ? {} : { onProgress }),
         ...authFor(remote),
       });
     } catch (error) {
       throw classify(error, `fetching ${commit} from ${redactUrl(remote.url)}`);
+    } finally {
+      repo.packsChanged();
     }
     if (!(await hasCompleteCommit(repo, commit))) {
       throw new GitError('source-commit-not-found', `the remote did not send commit ${commit} (it does not exist there, or the server refuses to serve an unadvertised commit)`);
     }
   }
-  await git.writeRef({ fs, gitdir: repo.gitdir, ref: pinRef(commit), value: commit, force: true });
+  await git.writeRef({ fs: repo.fs, gitdir: repo.gitdir, ref: pinRef(commit), value: commit, force: true });
 }
 
 /** `url` without user name, password, query or fragment: safe for logs, errors and `_meta`. */

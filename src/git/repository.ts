@@ -1,7 +1,7 @@
 import { promises as fsp } from 'node:fs';
 import * as fs from 'node:fs';
 import path from 'node:path';
-import git from 'isomorphic-git';
+import git, { type PromiseFsClient } from 'isomorphic-git';
 import { GitError } from './errors.ts';
 
 /** A git object store: where it is, and isomorphic-git's pack cache for it. */
@@ -9,6 +9,38 @@ export interface Repository {
   gitdir: string;
   /** isomorphic-git's shared cache (parsed pack indexes); one per repository, reused across calls. */
   cache: object;
+  /** The file system isomorphic-git reads this repository through (see `objectStoreFs`). */
+  fs: PromiseFsClient;
+  /** Forgets what the fs remembers about pack files; call after anything writes a pack. */
+  packsChanged(): void;
+}
+
+/**
+ * Node's fs for isomorphic-git, except that the listing of `objects/pack` is remembered: isomorphic-git
+ * lists that folder for every packed object it reads, which dominated indexing time.
+ */
+function objectStoreFs(gitdir: string): Pick<Repository, 'fs' | 'packsChanged'> {
+  const packDir = path.join(gitdir, 'objects', 'pack');
+  let packs: Promise<string[]> | undefined;
+  const readdir = (dir: string, options?: unknown) => {
+    if (path.resolve(dir) !== packDir) return fsp.readdir(dir, options as undefined);
+    packs ??= fsp.readdir(packDir).catch((error: unknown) => {
+      packs = undefined;
+      throw error;
+    });
+    return packs;
+  };
+  const { readFile, writeFile, mkdir, rmdir, unlink, stat, lstat, readlink, symlink, chmod } = fsp;
+  return {
+    fs: { promises: { readFile, writeFile, mkdir, rmdir, unlink, stat, lstat, readdir, readlink, symlink, chmod } },
+    packsChanged: () => {
+      packs = undefined;
+    },
+  };
+}
+
+function repository(gitdir: string): Repository {
+  return { gitdir, cache: {}, ...objectStoreFs(gitdir) };
 }
 
 async function isGitdir(dir: string): Promise<boolean> {
@@ -23,8 +55,8 @@ async function isGitdir(dir: string): Promise<boolean> {
 /** Opens a local repository in place: a work tree (with `.git`) or a bare repository. Nothing is written. */
 export async function openLocalRepository(location: string): Promise<Repository> {
   const dotGit = path.join(location, '.git');
-  if (await isGitdir(dotGit)) return { gitdir: dotGit, cache: {} };
-  if (await isGitdir(location)) return { gitdir: location, cache: {} };
+  if (await isGitdir(dotGit)) return repository(dotGit);
+  if (await isGitdir(location)) return repository(location);
   throw new GitError('source-not-a-repository', `${path.basename(location) || location} is not a git repository (no .git folder, and not a bare repository)`);
 }
 
@@ -36,5 +68,5 @@ export async function openStore(gitdir: string): Promise<Repository> {
     // isomorphic-git's fetch needs a refspec for its remote; the URL is always passed per call, never stored.
     await git.setConfig({ fs, gitdir, path: 'remote.origin.fetch', value: '+refs/heads/*:refs/remotes/origin/*' });
   }
-  return { gitdir, cache: {} };
+  return repository(gitdir);
 }

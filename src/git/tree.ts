@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import git from 'isomorphic-git';
 import { GitError, messageOf } from './errors.ts';
 import type { Repository } from './repository.ts';
@@ -26,41 +25,56 @@ const MODE_EXECUTABLE = '100755';
 const MODE_SYMLINK = '120000';
 const MODE_SUBMODULE = '160000';
 
-/** Every entry of `commit`'s tree, in git's order. Throws `source-incomplete` when any object is missing. */
-export async function walkCommit(repo: Repository, commit: string): Promise<CommitTree> {
+/** Flattened entries of trees by tree id, relative to that tree: a tree id names its content, so reuse is exact. */
+export type TreeCache = Map<string, readonly TreeEntry[]>;
+
+/**
+ * Every entry of `commit`'s tree, in git's order. Throws `source-incomplete` when any object is missing.
+ * Subtrees found in `previous` (the cache of an earlier walk) are not read again; the returned cache holds
+ * this commit's trees only, so it stays the size of one tree.
+ */
+export async function walkCommit(repo: Repository, commit: string, previous?: TreeCache): Promise<CommitTree & { trees: TreeCache }> {
   let info: Awaited<ReturnType<typeof git.readCommit>>;
   try {
-    info = await git.readCommit({ fs, gitdir: repo.gitdir, cache: repo.cache, oid: commit });
+    info = await git.readCommit({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid: commit });
   } catch (error) {
     throw new GitError('source-commit-not-found', `commit ${commit} is not in the repository (${messageOf(error)})`, { cause: error });
   }
-  const entries: TreeEntry[] = [];
-  const visit = async (treeId: string, prefix: string): Promise<void> => {
+  const trees: TreeCache = new Map();
+  const flatten = async (treeId: string): Promise<readonly TreeEntry[]> => {
+    const known = trees.get(treeId) ?? previous?.get(treeId);
+    if (known !== undefined) {
+      trees.set(treeId, known);
+      return known;
+    }
     let tree: Awaited<ReturnType<typeof git.readTree>>;
     try {
-      tree = await git.readTree({ fs, gitdir: repo.gitdir, cache: repo.cache, oid: treeId });
+      tree = await git.readTree({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid: treeId });
     } catch (error) {
       throw new GitError('source-incomplete', `tree ${treeId} of commit ${commit} is missing (${messageOf(error)})`, { cause: error });
     }
+    const entries: TreeEntry[] = [];
     for (const item of tree.tree) {
-      const path = prefix === '' ? item.path : `${prefix}/${item.path}`;
-      if (item.mode === MODE_TREE) await visit(item.oid, path);
-      else if (item.mode === MODE_SUBMODULE) entries.push({ path, type: 'submodule', id: item.oid });
+      if (item.mode === MODE_TREE) {
+        for (const child of await flatten(item.oid)) entries.push({ ...child, path: `${item.path}/${child.path}` });
+      } else if (item.mode === MODE_SUBMODULE) entries.push({ path: item.path, type: 'submodule', id: item.oid });
       else if (item.mode === MODE_SYMLINK) {
         const target = new TextDecoder().decode(await readBlob(repo, item.oid));
-        entries.push({ path, type: 'symlink', id: item.oid, target });
-      } else entries.push({ path, type: 'file', id: item.oid, ...(item.mode === MODE_EXECUTABLE ? { executable: true } : {}) });
+        entries.push({ path: item.path, type: 'symlink', id: item.oid, target });
+      } else entries.push({ path: item.path, type: 'file', id: item.oid, ...(item.mode === MODE_EXECUTABLE ? { executable: true } : {}) });
     }
+    trees.set(treeId, entries);
+    return entries;
   };
-  await visit(info.commit.tree, '');
+  const entries = [...(await flatten(info.commit.tree))];
   const seconds = info.commit.committer.timestamp;
-  return { commit, commitTime: new Date(seconds * 1000).toISOString(), entries };
+  return { commit, commitTime: new Date(seconds * 1000).toISOString(), entries, trees };
 }
 
 /** A blob's raw bytes. */
 export async function readBlob(repo: Repository, oid: string): Promise<Uint8Array> {
   try {
-    const { blob } = await git.readBlob({ fs, gitdir: repo.gitdir, cache: repo.cache, oid });
+    const { blob } = await git.readBlob({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid });
     return blob;
   } catch (error) {
     throw new GitError('source-incomplete', `blob ${oid} is missing (${messageOf(error)})`, { cause: error });
@@ -73,7 +87,7 @@ export async function hasCompleteCommit(repo: Repository, commit: string): Promi
     const { entries } = await walkCommit(repo, commit);
     for (const entry of entries) {
       if (entry.type === 'submodule') continue;
-      await git.readObject({ fs, gitdir: repo.gitdir, cache: repo.cache, oid: entry.id, format: 'deflated' });
+      await git.readObject({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid: entry.id, format: 'deflated' });
     }
     return true;
   } catch {

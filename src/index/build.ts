@@ -5,8 +5,18 @@ import {
 } from '../skills/index.ts';
 import type { BlobFacts, CommitIndex, IndexedSkill } from './types.ts';
 
-/** Facts already known by blob id, shared across the commits of a source so unchanged blobs are not re-hashed. */
-export type DigestCache = Map<string, BlobFacts>;
+/**
+ * What is already known by blob id, shared across the commits of a source: unchanged blobs are not re-hashed
+ * and unchanged SKILL.md files are not re-read or re-parsed.
+ */
+export interface IndexCache {
+  blobs: Map<string, BlobFacts>;
+  skillMd: Map<string, FrontmatterResult>;
+}
+
+export function newIndexCache(): IndexCache {
+  return { blobs: new Map(), skillMd: new Map() };
+}
 
 export interface IndexInput {
   commit: string;
@@ -16,7 +26,7 @@ export interface IndexInput {
   /** Folders to search for skills; default the whole repository. */
   paths?: readonly string[];
   strictNames?: boolean;
-  cache?: DigestCache;
+  cache?: IndexCache;
 }
 
 export function digestOf(bytes: Uint8Array): string {
@@ -25,7 +35,7 @@ export function digestOf(bytes: Uint8Array): string {
 
 /** Indexes one commit: finds its skills, hashes every blob they serve, applies the rules. */
 export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
-  const cache = input.cache ?? new Map<string, BlobFacts>();
+  const { blobs: cache, skillMd: parsedCache } = input.cache ?? newIndexCache();
   const found = discoverSkills(input.entries, input.paths?.length ? input.paths : ['']);
   const problems: SkillProblem[] = [...found.problems];
   const facts = async (id: string): Promise<BlobFacts> => {
@@ -38,9 +48,13 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   };
   const candidates: SkillCandidate[] = [];
   for (const skill of found.skills) {
-    const skillMd = await input.readBlob(skill.skillMdId);
-    if (!cache.has(skill.skillMdId)) cache.set(skill.skillMdId, { size: skillMd.byteLength, digest: digestOf(skillMd) });
-    const parsed: FrontmatterResult = parseSkillMd(skillMd);
+    let parsed = parsedCache.get(skill.skillMdId);
+    if (parsed === undefined) {
+      const skillMd = await input.readBlob(skill.skillMdId);
+      if (!cache.has(skill.skillMdId)) cache.set(skill.skillMdId, { size: skillMd.byteLength, digest: digestOf(skillMd) });
+      parsed = parseSkillMd(skillMd);
+      parsedCache.set(skill.skillMdId, parsed);
+    }
     const files = [];
     for (const member of skill.members) files.push({ ...member, size: (await facts(member.contentId)).size });
     candidates.push({ dir: skill.dir, parsed, files });

@@ -11,7 +11,7 @@ export const DEFAULT_SYNC_CONCURRENCY = 4;
  * Loads every configured source once, at most `concurrency` at a time. A source that fails costs only
  * itself: it is reported with its reason and the others serve.
  */
-export async function loadAllSources(config: Config, logger: Logger, ctx: Omit<SourceContext, 'dataDir'> = { digestCaches: new Map() }, concurrency = DEFAULT_SYNC_CONCURRENCY): Promise<CatalogState> {
+export async function loadAllSources(config: Config, logger: Logger, ctx: Omit<SourceContext, 'dataDir'> = { caches: new Map() }, concurrency = DEFAULT_SYNC_CONCURRENCY): Promise<CatalogState> {
   const queue = new PQueue({ concurrency });
   const results = await Promise.all(
     config.sources.map((source) =>

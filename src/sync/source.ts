@@ -3,15 +3,20 @@ import { buildNamespace, type Namespace } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import {
   fetchCommit, openLocalRepository, openStore, readBlob, redactUrl, resolveLocalRef, resolveRemoteRef, walkCommit,
-  type FetchProgress, type Remote, type Repository,
+  type FetchProgress, type Remote, type Repository, type TreeCache,
 } from '../git/index.ts';
-import { indexCommit, indexStore, type DigestCache, type IndexOptions } from '../index/index.ts';
+import { indexCommit, indexStore, newIndexCache, type IndexCache, type IndexOptions } from '../index/index.ts';
 
 export interface SourceContext {
   dataDir: string;
-  /** Digest caches per source id, kept across syncs so unchanged blobs are never re-hashed. */
-  digestCaches: Map<string, DigestCache>;
+  /** Caches per source id, kept across syncs: unchanged trees are not re-read nor unchanged blobs re-hashed. */
+  caches: Map<string, SourceCache>;
   onProgress?: (source: string, progress: FetchProgress | { phase: 'indexing' }) => void;
+}
+
+export interface SourceCache {
+  index: IndexCache;
+  trees?: TreeCache;
 }
 
 export function storeDir(dataDir: string, id: string): string {
@@ -52,10 +57,11 @@ export async function loadSource(source: SourceConfig, ctx: SourceContext): Prom
   let index = await store.load(commit, options);
   if (index === undefined) {
     ctx.onProgress?.(source.id, { phase: 'indexing' });
-    const tree = await walkCommit(repo, commit);
-    let cache = ctx.digestCaches.get(source.id);
-    if (cache === undefined) ctx.digestCaches.set(source.id, (cache = new Map()));
-    index = await indexCommit({ ...tree, readBlob: (id) => readBlob(repo, id), paths: source.paths, strictNames: source.strictNames, cache });
+    let cache = ctx.caches.get(source.id);
+    if (cache === undefined) ctx.caches.set(source.id, (cache = { index: newIndexCache() }));
+    const tree = await walkCommit(repo, commit, cache.trees);
+    cache.trees = tree.trees;
+    index = await indexCommit({ ...tree, readBlob: (id) => readBlob(repo, id), paths: source.paths, strictNames: source.strictNames, cache: cache.index });
     await store.save(index, options);
   }
   const origin = { repository: remote !== undefined ? redactUrl(remote.url) : `local:${path.basename(source.location.kind === 'local' ? source.location.path : '')}` };

@@ -4,8 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openLocalRepository, readBlob, walkCommit } from '../../src/git/index.ts';
-import { indexCommit, indexStore, type BlobFacts } from '../../src/index/index.ts';
+import { openLocalRepository, readBlob, walkCommit, type TreeCache } from '../../src/git/index.ts';
+import { indexCommit, indexStore, newIndexCache, type IndexCache } from '../../src/index/index.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 const catalog = fixture('catalog');
@@ -16,9 +16,10 @@ function gitDigest(gitdir: string, commit: string, file: string): { size: number
   return { size: bytes.byteLength, digest: `sha256:${createHash('sha256').update(bytes).digest('hex')}` };
 }
 
-async function index(commit: string, cache?: Map<string, BlobFacts>, reads?: string[]) {
+async function index(commit: string, cache?: IndexCache & { trees?: TreeCache }, reads?: string[]) {
   const repo = await openLocalRepository(catalog.gitdir);
-  const tree = await walkCommit(repo, commit);
+  const tree = await walkCommit(repo, commit, cache?.trees);
+  if (cache) cache.trees = tree.trees;
   return indexCommit({ ...tree, paths: ['skills'], ...(cache ? { cache } : {}), readBlob: (id) => (reads?.push(id), readBlob(repo, id)) });
 }
 
@@ -48,16 +49,23 @@ describe('indexCommit', () => {
     ]);
   });
 
-  it('re-indexing another commit hashes only blobs it has not seen', async () => {
-    const cache = new Map<string, BlobFacts>();
-    await index(catalog.commits['c1']!, cache);
-    const before = cache.size;
+  it('re-indexing another commit reads and hashes only blobs it has not seen, and reuses unchanged trees', async () => {
+    const cache: IndexCache & { trees?: TreeCache } = newIndexCache();
+    const first = await index(catalog.commits['c1']!, cache);
+    const before = cache.blobs.size;
     const reads: string[] = [];
-    await index(catalog.commits['c2']!, cache, reads);
-    // c2 changes pdf-forms/SKILL.md and references/FORMS.md and adds changelog-writer/SKILL.md.
-    expect(cache.size - before).toBe(3);
-    const skillMdReads = 10; // every SKILL.md (7 served, 3 refused) is read again to parse its frontmatter
-    expect(reads.length).toBe(skillMdReads + 1);
+    const second = await index(catalog.commits['c2']!, cache, reads);
+    // c2 changes pdf-forms/SKILL.md and references/FORMS.md and adds changelog-writer/SKILL.md: exactly those are read.
+    expect(cache.blobs.size - before).toBe(3);
+    expect(reads.length).toBe(3);
+    const unchanged = (s: { servedDir: string }) => s.servedDir !== 'skills/pdf-forms';
+    expect(second.skills.filter(unchanged).filter((s) => s.servedDir !== 'skills/changelog-writer')).toEqual(first.skills.filter(unchanged));
+  });
+
+  it('gives the same index with and without the caches', async () => {
+    const cache: IndexCache & { trees?: TreeCache } = newIndexCache();
+    await index(catalog.commits['c1']!, cache);
+    expect(await index(catalog.commits['c2']!, cache)).toEqual(await index(catalog.commits['c2']!));
   });
 });
 
