@@ -16,7 +16,9 @@ const source = z
     path: z.string().min(1).optional(),
     commit: z.string().regex(COMMIT, 'must be a full 40-hex commit SHA (lowercase)').optional(),
     ref: z.string().min(1).optional(),
-    paths: z.array(z.string().min(1)).optional(),
+    paths: z
+      .array(z.string().min(1).refine((value) => !value.startsWith('/') && !value.split('/').includes('..'), 'must be a folder inside the repository (relative, no "..")'))
+      .optional(),
     token: z.string().regex(ENV_REFERENCE, 'must be an environment reference like ${MY_TOKEN}; secrets are never written in the config').optional(),
     strictNames: z.boolean().optional(),
   })

@@ -55,6 +55,7 @@ describe('loadConfig', () => {
     ['sources:\n  - id: a\n    url: https://h/r.git\n    ref: main\n    token: ghp_literal\n', '<file>: sources[0].token: must be an environment reference like ${MY_TOKEN}; secrets are never written in the config'],
     ['sources:\n  - id: a\n    url: https://h/r.git\n    ref: main\n    token: ${NOPE}\n', '<file>: sources[0].token: environment variable NOPE is not set'],
     ['sources:\n  - id: a\n    path: x\n    ref: HEAD\n  - id: a\n    path: y\n    ref: HEAD\n', '<file>: sources[1].id: "a" is used by another source'],
+    ['sources:\n  - id: a\n    path: x\n    ref: HEAD\n    paths: [../up]\n', '<file>: sources[0].paths[0]: must be a folder inside the repository (relative, no "..")'],
     ['sources: [\n', '<file>: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
   ])('refuses %j with one message naming the key', (text, message) => {
     expect(errorOf(text)).toBe(message);
