@@ -81,14 +81,13 @@ export async function readBlob(repo: Repository, oid: string): Promise<Uint8Arra
   }
 }
 
-/** True when the commit, every tree under it and every blob it names are present. */
+/**
+ * True when the commit and every tree under it are present. Blobs are not inflated here: indexing reads and
+ * hashes every blob a skill serves, and a missing one fails the index with `source-incomplete`.
+ */
 export async function hasCompleteCommit(repo: Repository, commit: string): Promise<boolean> {
   try {
-    const { entries } = await walkCommit(repo, commit);
-    for (const entry of entries) {
-      if (entry.type === 'submodule') continue;
-      await git.readObject({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid: entry.id, format: 'deflated' });
-    }
+    await walkCommit(repo, commit);
     return true;
   } catch {
     return false;
