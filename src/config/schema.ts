@@ -1,7 +1,6 @@
 import { z } from 'zod';
+import { COMMIT_PATTERN as COMMIT, SOURCE_ID_PATTERN as SOURCE_ID } from '../catalog/uri.ts';
 
-export const SOURCE_ID = /^[a-z0-9](?:[a-z0-9.-]{0,62}[a-z0-9])?$/;
-const COMMIT = /^[0-9a-f]{40}$/;
 const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
 const source = z

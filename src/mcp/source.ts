@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { ProtocolError, ProtocolErrorCode, type Resource } from '@modelcontextprotocol/server';
 import { DIRECTORY_MIME_TYPE, type Skill, type SkillReadResult, type SkillSource } from '@modelcontextprotocol/server/ext/skills';
 import { namespaceUri, parseSkillUri, type Catalog, type Namespace } from '../catalog/index.ts';
-import { basename, dirname, join } from '../skills/index.ts';
+import { digestOf } from '../index/index.ts';
+import { basename, decodeUtf8, dirname, join } from '../skills/index.ts';
 import type { Logger } from '../log.ts';
 import { provenance, skillEntry, skillMdUri } from './entries.ts';
 import { mimeTypeFor } from './mime.ts';
@@ -50,15 +50,6 @@ export interface CatalogSourceOptions {
   logger: Logger;
 }
 
-/** Decodes UTF-8 only when lossless; the spec serves text then, otherwise a blob. */
-function asText(bytes: Uint8Array): string | undefined {
-  try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The one SkillSource behind every namespace: listing shows each source's current commit; reads reach retained ones too. */
 export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptions): SkillSource & { readVerified(uri: string): Promise<SkillReadResult> } {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
@@ -87,13 +78,13 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
       options.logger.error({ source: ns.source, commit: ns.commit, path: served.file.path, err: (error as Error).message }, 'blob read failed');
       throw new ProtocolError(ProtocolErrorCode.InternalError, `internal error reading ${uri}`);
     }
-    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-    if (bytes.byteLength !== served.file.size || digest !== served.file.digest) {
+    if (bytes.byteLength !== served.file.size || digestOf(bytes) !== served.file.digest) {
       options.logger.error({ source: ns.source, commit: ns.commit, path: served.file.path }, 'blob does not match its indexed digest');
       throw new ProtocolError(ProtocolErrorCode.InternalError, `internal error reading ${uri}: stored bytes do not match the index`);
     }
     const mimeType = mimeTypeFor(basename(path));
-    const text = asText(bytes);
+    // Spec §Reading: text whenever the bytes decode losslessly as UTF-8, otherwise a blob.
+    const text = decodeUtf8(bytes);
     return text === undefined ? { bytes, mimeType } : { text, mimeType };
   };
 
