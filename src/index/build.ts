@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
-  discoverSkills, parseSkillMd, publishSkills,
+  discoverSkills, isLfsPointer, parseSkillMd, problem, publishSkills,
   type FrontmatterResult, type RepoEntry, type SkillCandidate, type SkillProblem,
 } from '../skills/index.ts';
 import type { BlobFacts, CommitIndex, IndexedSkill } from './types.ts';
@@ -33,6 +33,10 @@ export function digestOf(bytes: Uint8Array): string {
   return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 }
 
+function factsOf(bytes: Uint8Array): BlobFacts {
+  return { size: bytes.byteLength, digest: digestOf(bytes), ...(isLfsPointer(bytes) ? { lfs: true as const } : {}) };
+}
+
 /** Indexes one commit: finds its skills, hashes every blob they serve, applies the rules. */
 export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   const { blobs: cache, skillMd: parsedCache } = input.cache ?? newIndexCache();
@@ -42,7 +46,7 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
     const known = cache.get(id);
     if (known !== undefined) return known;
     const bytes = await input.readBlob(id);
-    const computed = { size: bytes.byteLength, digest: digestOf(bytes) };
+    const computed = factsOf(bytes);
     cache.set(id, computed);
     return computed;
   };
@@ -51,7 +55,7 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
     let parsed = parsedCache.get(skill.skillMdId);
     if (parsed === undefined) {
       const skillMd = await input.readBlob(skill.skillMdId);
-      if (!cache.has(skill.skillMdId)) cache.set(skill.skillMdId, { size: skillMd.byteLength, digest: digestOf(skillMd) });
+      if (!cache.has(skill.skillMdId)) cache.set(skill.skillMdId, factsOf(skillMd));
       parsed = parseSkillMd(skillMd);
       parsedCache.set(skill.skillMdId, parsed);
     }
@@ -62,15 +66,18 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   const published = publishSkills(candidates, { strictNames: input.strictNames ?? false });
   problems.push(...published.problems);
   const skills: IndexedSkill[] = [];
+  const pointers = new Set<string>();
   for (const skill of published.skills) {
     const files = [];
     for (const file of skill.files) {
-      const { size, digest } = await facts(file.contentId);
+      const { size, digest, lfs } = await facts(file.contentId);
       files.push({ path: file.path, relPath: file.relPath, blob: file.contentId, size, digest });
+      if (lfs) pointers.add(file.path);
     }
     files.sort((a, b) => (a.relPath < b.relPath ? -1 : a.relPath > b.relPath ? 1 : 0));
     skills.push({ name: skill.name, dir: skill.dir, servedDir: skill.servedDir, frontmatter: skill.frontmatter, files, bytes: skill.bytes });
   }
+  for (const path of pointers) problems.push(problem(path, 'lfs-pointer', 'a Git LFS pointer: served as the pointer text the commit holds; the large file is not in git'));
   problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0));
   return { version: 1, commit: input.commit, commitTime: input.commitTime, skills, problems };
 }

@@ -1,5 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { writeFileAtomic } from '../fsutil.ts';
 import type { CommitIndex } from './types.ts';
 
 /** What an index depends on besides the commit: a different setting means a different index. */
@@ -20,17 +21,7 @@ export function indexStore(dir: string) {
   const fileOf = (commit: string) => path.join(dir, `${commit}.json`);
   return {
     async save(index: CommitIndex, options: IndexOptions): Promise<void> {
-      await fsp.mkdir(dir, { recursive: true });
-      const target = fileOf(index.commit);
-      const temp = `${target}.${process.pid}.tmp`;
-      const handle = await fsp.open(temp, 'w');
-      try {
-        await handle.writeFile(JSON.stringify({ options, index } satisfies StoredIndex));
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await fsp.rename(temp, target);
+      await writeFileAtomic(fileOf(index.commit), JSON.stringify({ options, index } satisfies StoredIndex));
     },
     /** The stored index, or `undefined` when it is missing, unreadable, half-written or built with other options. */
     async load(commit: string, options: IndexOptions): Promise<CommitIndex | undefined> {

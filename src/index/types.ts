@@ -4,6 +4,8 @@ import type { Frontmatter, SkillProblem } from '../skills/index.ts';
 export interface BlobFacts {
   size: number;
   digest: string;
+  /** The blob is a Git LFS pointer. */
+  lfs?: true;
 }
 
 export interface IndexedFile extends BlobFacts {

@@ -5,3 +5,4 @@ export * from './paths.ts';
 export * from './publish.ts';
 export * from './reasons.ts';
 export * from './validate.ts';
+export * from './lfs.ts';

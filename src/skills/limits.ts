@@ -14,3 +14,5 @@ export const MAX_DESCRIPTION_LENGTH = 1024;
 export const MAX_COMPATIBILITY_LENGTH = 500;
 /** Symlink chains longer than this are reported as loops. */
 export const MAX_SYMLINK_HOPS = 8;
+/** Git LFS pointer files are small text files; larger blobs are never taken for one. */
+export const MAX_LFS_POINTER_BYTES = 1024;

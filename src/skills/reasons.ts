@@ -33,6 +33,7 @@ export const REASONS = {
   'symlink-dangling': { severity: 'warning', summary: 'a symlink whose target is not in the commit was left out' },
   'symlink-loop': { severity: 'warning', summary: 'a symlink that loops was left out' },
   'submodule': { severity: 'warning', summary: 'a submodule entry has no content in this commit and was left out' },
+  'lfs-pointer': { severity: 'warning', summary: 'a Git LFS pointer file is served as the pointer text the commit holds, not the large file' },
   'file-name-invalid': { severity: 'warning', summary: 'a file name with control characters or a backslash was left out' },
 } as const satisfies Record<string, { severity: 'error' | 'warning'; summary: string }>;
 

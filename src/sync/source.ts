@@ -44,12 +44,12 @@ export async function targetCommit(source: SourceConfig, repo: Repository): Prom
 }
 
 /**
- * Brings one source to a served namespace: resolve, fetch (remote), then index (or load the persisted index).
- * Throws GitError with a stable code when the source cannot be served.
+ * Brings one source to a served namespace: resolve (unless `at` names the commit), fetch (remote), then index
+ * (or load the persisted index). Throws GitError with a stable code when the source cannot be served.
  */
-export async function loadSource(source: SourceConfig, ctx: SourceContext): Promise<Namespace> {
+export async function loadSource(source: SourceConfig, ctx: SourceContext, at?: string): Promise<Namespace> {
   const repo = await openSource(source, ctx.dataDir);
-  const commit = await targetCommit(source, repo);
+  const commit = at ?? (await targetCommit(source, repo));
   const remote = remoteOf(source);
   if (remote !== undefined) await fetchCommit(repo, remote, commit, (progress) => ctx.onProgress?.(source.id, progress));
   const options: IndexOptions = { paths: source.paths, strictNames: source.strictNames };
