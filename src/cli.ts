@@ -1,14 +1,13 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { Command, InvalidArgumentError } from 'commander';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { createCatalog } from './catalog/index.ts';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { check } from './commands/check.ts';
+import { serve } from './commands/serve.ts';
+import { renderStatus, statusReport } from './commands/status.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
-import { startHttpServer } from './http/server.ts';
-import { createLogger, type Logger } from './log.ts';
-import { createServerFactory, SERVER_VERSION } from './mcp/server.ts';
-import { loadAllSources } from './sync/initial.ts';
+import { createLogger } from './log.ts';
+import { SERVER_VERSION } from './mcp/server.ts';
 
 export const EXIT_USAGE = 2;
 
@@ -31,22 +30,7 @@ function readConfig(file: string): Config {
   }
 }
 
-async function serve(options: { config: string; http?: { host: string; port: number } }, logger: Logger): Promise<void> {
-  const config = readConfig(options.config);
-  const catalog = createCatalog(await loadAllSources(config, logger));
-  const factory = createServerFactory({ catalog, logger, pageSize: config.pageSize, cache: config.cache });
-  const skills = catalog.listed().reduce((sum, ns) => sum + ns.index.skills.length, 0);
-  if (options.http === undefined) {
-    serveStdio(factory, { onerror: (error) => logger.debug({ err: error.message }, 'stdio') });
-    logger.info({ skills, sources: config.sources.length }, 'serving MCP over stdio');
-    return;
-  }
-  const server = await startHttpServer({ ...options.http, factory, catalog, logger, ...config.http });
-  logger.info({ url: server.url, skills, sources: config.sources.length }, `serving MCP over Streamable HTTP at ${server.url}`);
-  const stop = () => void server.close().then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-}
+const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text);
 
 export function program(): Command {
   const cli = new Command('skillpin')
@@ -54,12 +38,40 @@ export function program(): Command {
     .version(SERVER_VERSION)
     .showHelpAfterError()
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE));
+  const configOption = () => new Option('-c, --config <file>', 'configuration file').default('skillpin.yaml');
+
   cli
     .command('serve', { isDefault: true })
     .description('serve the configured sources (stdio by default)')
-    .option('-c, --config <file>', 'configuration file', 'skillpin.yaml')
+    .addOption(configOption())
     .option('--http <host:port>', 'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio', parseListen)
-    .action(async (options: { config: string; http?: { host: string; port: number } }) => serve(options, createLogger()));
+    .action(async (options: { config: string; http?: { host: string; port: number } }) => serve(readConfig(options.config), options.http, createLogger()));
+
+  cli
+    .command('check')
+    .description('index one commit exactly as the server would and report every skill and problem (exit 0 ok, 1 errors, 2 usage or I/O)')
+    .argument('[repository]', 'a local repository (work tree or bare) or an http(s) URL', '.')
+    .addOption(new Option('--commit <sha>', 'the commit to check (full 40-hex SHA)').conflicts('ref'))
+    .option('--ref <ref>', 'a branch, tag or HEAD to resolve (default HEAD)')
+    .option('--paths <dir...>', 'only look for skills under these folders')
+    .option('--json', 'print the report as JSON (documented in the README)')
+    .option('--strict', 'warnings fail the check too')
+    .option('--strict-names', 'refuse skills whose name differs from their folder')
+    .option('--id <id>', 'the source id used in printed URIs (default: from the repository name)')
+    .option('--token-env <name>', 'environment variable holding a token for a private remote')
+    .action(async (repository: string, options: { commit?: string; ref?: string; paths?: string[]; json?: boolean; strict?: boolean; strictNames?: boolean; id?: string; tokenEnv?: string }) => {
+      process.exitCode = await check({ target: repository, ...options }, { out: write(process.stdout), err: write(process.stderr) });
+    });
+
+  cli
+    .command('status')
+    .description('print each source with its served commit, last sync, last error and problems (from dataDir; no network)')
+    .addOption(configOption())
+    .option('--json', 'print the status as JSON')
+    .action(async (options: { config: string; json?: boolean }) => {
+      const report = await statusReport(readConfig(options.config));
+      process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
+    });
   return cli;
 }
 

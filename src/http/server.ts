@@ -6,7 +6,7 @@ import {
   originValidationResponse, WebStandardStreamableHTTPServerTransport, type McpServer,
 } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import type { Catalog } from '../catalog/index.ts';
+import type { Catalog, Namespace } from '../catalog/index.ts';
 import type { Logger } from '../log.ts';
 
 export const MCP_PATH = '/mcp';
@@ -30,6 +30,17 @@ export interface RunningHttpServer {
 
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 const rpcError = (status: number, code: number, message: string) => json(status, { jsonrpc: '2.0', error: { code, message }, id: null });
+
+/** Every served commit with its problems, and every source that failed: the live view of the catalog. */
+export function statusOf(catalog: Catalog) {
+  const { sources, failures } = catalog.state;
+  const commit = (ns: Namespace) => ({ commit: ns.commit, commitTime: ns.index.commitTime, repository: ns.origin.repository, skills: ns.index.skills.length, problems: ns.index.problems });
+  return {
+    version: 1,
+    sources: sources.map((source) => ({ id: source.id, current: commit(source.current), retained: source.retained.map(commit) })),
+    failures,
+  };
+}
 
 /**
  * Streamable HTTP at /mcp: 2026-07-28 requests are served statelessly, 2025-11-25 clients get sessions, on the
@@ -76,6 +87,7 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
       const state = options.catalog.state;
       return json(200, { status: state.failures.length === 0 ? 'ok' : 'degraded', sources: state.sources.length, failures: state.failures.map((f) => ({ id: f.id, reason: f.reason })) });
     }
+    if (pathname === '/status') return json(200, statusOf(options.catalog));
     if (pathname !== MCP_PATH) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
     return (await isLegacyRequest(request)) ? legacy(request) : modern.fetch(request);
   };

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { buildNamespace, type Namespace } from '../catalog/index.ts';
+import { buildNamespace, type Namespace, type Origin } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import {
   fetchCommit, openLocalRepository, openStore, readBlob, redactUrl, resolveLocalRef, resolveRemoteRef, walkCommit,
@@ -36,6 +36,11 @@ function remoteOf(source: SourceConfig): Remote | undefined {
   return { url: source.location.url, ...(source.location.token === undefined ? {} : { token: source.location.token }) };
 }
 
+/** Where a source's bytes come from, for provenance and status: never a credential. */
+export function originOf(source: SourceConfig): Origin {
+  return { repository: source.location.kind === 'remote' ? redactUrl(source.location.url) : `local:${path.basename(source.location.path)}` };
+}
+
 /** The commit a source should serve now: its pin, or its ref resolved. */
 export async function targetCommit(source: SourceConfig, repo: Repository): Promise<string> {
   if (source.target.kind === 'commit') return source.target.commit;
@@ -64,6 +69,5 @@ export async function loadSource(source: SourceConfig, ctx: SourceContext, at?: 
     index = await indexCommit({ ...tree, readBlob: (id) => readBlob(repo, id), paths: source.paths, strictNames: source.strictNames, cache: cache.index });
     await store.save(index, options);
   }
-  const origin = { repository: remote !== undefined ? redactUrl(remote.url) : `local:${path.basename(source.location.kind === 'local' ? source.location.path : '')}` };
-  return buildNamespace(source.id, index, origin, (blob) => readBlob(repo, blob));
+  return buildNamespace(source.id, index, originOf(source), (blob) => readBlob(repo, blob));
 }

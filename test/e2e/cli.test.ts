@@ -1,0 +1,134 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CheckReport } from '../../src/commands/check.ts';
+import type { StatusReport } from '../../src/commands/status.ts';
+import { fixture, PROJECT_ROOT } from '../helpers/fixtures.ts';
+import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
+import { CLI_ARGS, startHttp, writeConfig } from '../helpers/server.ts';
+
+const catalog = fixture('catalog');
+const c1 = catalog.commits['c1']!;
+const c2 = catalog.commits['c2']!;
+
+function cli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync(process.execPath, [...CLI_ARGS, ...args], { cwd: PROJECT_ROOT, encoding: 'utf8', input: '' });
+}
+
+function cliAsync(...args: string[]): Promise<{ status: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...CLI_ARGS, ...args], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.once('close', (status) => resolve({ status, stdout }));
+  });
+}
+
+describe('skillpin check', () => {
+  it('reports every skill and problem as JSON and exits 1 on errors', () => {
+    const run = cli('check', catalog.gitdir, '--paths', 'skills', '--json');
+    expect(run.status).toBe(1);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    expect(report.commit).toBe(c2);
+    expect(report.repository).toBe('local:catalog.git');
+    expect(report.skills.map((s) => [s.name, s.servedPath, s.files])).toEqual([
+      ['changelog-writer', 'skills/changelog-writer', 1],
+      ['data-pipeline', 'skills/data-pipeline', 3],
+      ['validate-rows', 'skills/data-pipeline/stages/validate-rows', 2],
+      ['git-commit-style', 'skills/git-commit-style', 1],
+      ['pdf-forms', 'skills/pdf-forms', 3],
+      ['release-notes', 'skills/release-notes', 4],
+      ['vercel-composition-patterns', 'skills/vercel-composition-patterns', 1],
+    ]);
+    expect(report.skills[0]!.uri).toBe(`skill://catalog/${c2}/skills/changelog-writer/SKILL.md`);
+    expect(report.problems.map((p) => [p.path, p.reason, p.severity])).toEqual([
+      ['skills/Bad_Name/SKILL.md', 'name-invalid', 'error'],
+      ['skills/composition-patterns/SKILL.md', 'name-mismatch', 'warning'],
+      ['skills/no-description/SKILL.md', 'description-missing', 'error'],
+      ['skills/no-frontmatter/SKILL.md', 'frontmatter-missing', 'error'],
+    ]);
+    expect([report.errors, report.warnings, report.ok]).toEqual([3, 1, false]);
+  });
+
+  it('checks a given commit or ref, and exits 0 when nothing is wrong', () => {
+    const root = fixture('root-skill');
+    expect(cli('check', root.gitdir).status).toBe(0);
+    const atTag = JSON.parse(cli('check', catalog.gitdir, '--ref', 'v1', '--json').stdout) as CheckReport;
+    expect(atTag.commit).toBe(c1);
+    const atCommit = JSON.parse(cli('check', catalog.gitdir, '--commit', c1, '--json').stdout) as CheckReport;
+    expect(atCommit.commit).toBe(c1);
+  });
+
+  it('fails on warnings only under --strict', () => {
+    const links = fixture('symlinks');
+    const relaxed = cli('check', links.gitdir, '--json');
+    const report = JSON.parse(relaxed.stdout) as CheckReport;
+    expect(report.problems.map((p) => p.reason)).toEqual(['symlink-outside-skill']);
+    expect(relaxed.status).toBe(0);
+    expect(cli('check', links.gitdir, '--strict').status).toBe(1);
+  });
+
+  it('prints a human report naming each problem', () => {
+    const run = cli('check', catalog.gitdir, '--paths', 'skills');
+    expect(run.stdout).toContain('7 skills served, 3 errors, 1 warning');
+    expect(run.stdout).toContain('error    description-missing     skills/no-description/SKILL.md');
+  });
+
+  it('exits 2 on usage and I/O errors', () => {
+    const notARepo = mkdtempSync(path.join(tmpdir(), 'skillpin-not-a-repo-'));
+    const missing = cli('check', notARepo);
+    expect([missing.status, missing.stderr]).toEqual([2, expect.stringContaining('source-not-a-repository')]);
+    expect(cli('check', catalog.gitdir, '--commit', 'abc').status).toBe(2);
+    expect(cli('check', catalog.gitdir, '--commit', c1, '--ref', 'main').status).toBe(2);
+    const unknown = cli('check', catalog.gitdir, '--commit', 'f'.repeat(40), '--json');
+    expect([unknown.status, JSON.parse(unknown.stdout)]).toEqual([2, { version: 1, error: { reason: 'source-commit-not-found', detail: expect.any(String) } }]);
+  });
+
+  describe('a remote repository', () => {
+    let git: GitHttpServer;
+    beforeAll(async () => {
+      const root = mkdtempSync(path.join(tmpdir(), 'skillpin-check-remote-'));
+      spawnSync('git', ['clone', '--quiet', '--bare', catalog.gitdir, path.join(root, 'catalog.git')]);
+      git = await startGitHttpServer({ root });
+    });
+    afterAll(async () => git.close());
+
+    it('is fetched at the ref and checked', async () => {
+      // Not spawnSync: the git server runs in this process and must keep answering.
+      const run = await cliAsync('check', git.urlFor('catalog.git'), '--ref', 'v1', '--paths', 'skills', '--json');
+      const report = JSON.parse(run.stdout) as CheckReport;
+      expect([run.status, report.commit, report.repository, report.skills.length]).toEqual([1, c1, git.urlFor('catalog.git'), 6]);
+    });
+  });
+});
+
+describe('skillpin status and /status', () => {
+  it('shows each source with its commit, problems and last error, live and from dataDir', async () => {
+    const config = writeConfig({
+      sources: [
+        { id: 'catalog', path: catalog.gitdir, commit: c2, paths: ['skills'] },
+        { id: 'broken', path: catalog.gitdir, ref: 'no-such-branch' },
+      ],
+    });
+    const server = await startHttp(config);
+    const live = (await (await fetch(server.url.replace('/mcp', '/status'))).json()) as { sources: Array<{ id: string; current: { commit: string; problems: Array<{ reason: string }> } }>; failures: Array<{ id: string; reason: string }> };
+    await server.stop();
+    expect(live.sources.map((s) => [s.id, s.current.commit, s.current.problems.map((p) => p.reason)])).toEqual([
+      ['catalog', c2, ['name-invalid', 'name-mismatch', 'description-missing', 'frontmatter-missing']],
+    ]);
+    expect(live.failures.map((f) => [f.id, f.reason])).toEqual([['broken', 'source-ref-not-found']]);
+
+    const run = cli('status', '--config', config, '--json');
+    expect(run.status).toBe(0);
+    const status = JSON.parse(run.stdout) as StatusReport;
+    expect(status.sources.map((s) => [s.id, s.current?.commit ?? null, s.current?.skills ?? null, s.current?.problems?.length ?? null, s.lastError?.reason ?? null])).toEqual([
+      ['catalog', c2, 7, 4, null],
+      ['broken', null, null, null, 'source-ref-not-found'],
+    ]);
+    const human = cli('status', '--config', config).stdout;
+    expect(human.split('\n')[0]).toMatch(/^SOURCE\s+COMMIT\s+SKILLS\s+ERR\/WARN\s+RETAINED\s+LAST SYNC\s+LAST ERROR$/);
+    expect(human).toContain(`catalog@${c2.slice(0, 12)}  error    name-invalid`);
+  });
+});
