@@ -11,10 +11,11 @@
  *
  * CLI: npx tsx fixtures-repos/build.ts [outDir] [name...]
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
+import type { Writable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 
@@ -58,6 +59,26 @@ interface CommitSpec {
   symlinks: Record<string, string>;
   submodules: Record<string, string>;
   executable: string[];
+  generate: GenerateSpec[];
+  raw: RawSpec[];
+}
+
+/** `generate:` item: `count` files (or one) at `path` with `{i}` expanded, holding `content` or `size` filler bytes. */
+interface GenerateSpec {
+  /** Path template; holds `{i}` exactly when `count` was given. */
+  path: string;
+  count: number | null;
+  content: { kind: 'text'; text: string } | { kind: 'bytes'; bytes: Buffer } | { kind: 'fill'; size: number };
+}
+
+/** `raw:` item: one regular file whose path is given as percent-encoded bytes. */
+interface RawSpec {
+  /** The path as written in repo.yaml (for messages). */
+  written: string;
+  /** The decoded path bytes. */
+  bytes: Buffer;
+  content: Buffer;
+  executable: boolean;
 }
 
 type RefSpec =
@@ -124,6 +145,104 @@ function stringMap(where: string, v: unknown): Record<string, string> {
   return out;
 }
 
+function listOf(where: string, v: unknown): unknown[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new SpecError(`${where}: must be a list`);
+  return v;
+}
+
+/** Largest `count` and `size` accepted, to catch typos before they fill the disk. */
+const MAX_GENERATE_COUNT = 100_000;
+const MAX_GENERATE_SIZE = 1024 * 1024 * 1024;
+
+/** File content given as exactly one of `content` (UTF-8 text) or `contentBase64` (bytes), or also `size` when allowed. */
+function parseContent(where: string, v: Record<string, unknown>, allowSize: boolean): GenerateSpec['content'] {
+  const given = ['content', 'contentBase64', ...(allowSize ? ['size'] : [])].filter((k) => v[k] !== undefined);
+  if (given.length !== 1) {
+    throw new SpecError(`${where}: give exactly one of ${allowSize ? 'content, contentBase64 or size' : 'content or contentBase64'}`);
+  }
+  if (v.content !== undefined) {
+    if (typeof v.content !== 'string') throw new SpecError(`${where}: content must be a string (quote it)`);
+    return { kind: 'text', text: v.content };
+  }
+  if (v.contentBase64 !== undefined) {
+    const b64 = typeof v.contentBase64 === 'string' ? v.contentBase64.replace(/\s+/g, '') : null;
+    if (b64 === null || b64.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) {
+      throw new SpecError(`${where}: contentBase64 must be standard padded base64`);
+    }
+    const bytes = Buffer.from(b64, 'base64');
+    if (bytes.toString('base64') !== b64) throw new SpecError(`${where}: contentBase64 is not canonical base64`);
+    return { kind: 'bytes', bytes };
+  }
+  if (typeof v.size !== 'number' || !Number.isInteger(v.size) || v.size < 0 || v.size > MAX_GENERATE_SIZE) {
+    throw new SpecError(`${where}: size must be a whole number of bytes from 0 to ${MAX_GENERATE_SIZE}`);
+  }
+  return { kind: 'fill', size: v.size };
+}
+
+function parseGenerate(where: string, g: unknown): GenerateSpec {
+  if (!isRecord(g)) throw new SpecError(`${where}: must be a mapping`);
+  expectKeys(where, g, ['path', 'count', 'content', 'contentBase64', 'size']);
+  if (typeof g.path !== 'string') throw new SpecError(`${where}: path must be a string`);
+  let count: number | null = null;
+  if (g.count !== undefined) {
+    if (typeof g.count !== 'number' || !Number.isInteger(g.count) || g.count < 1 || g.count > MAX_GENERATE_COUNT) {
+      throw new SpecError(`${where}: count must be a whole number from 1 to ${MAX_GENERATE_COUNT}`);
+    }
+    if (!g.path.includes('{i}')) throw new SpecError(`${where}: a path with count must hold "{i}"`);
+    count = g.count;
+  } else if (g.path.includes('{i}')) {
+    throw new SpecError(`${where}: "{i}" in the path needs a count`);
+  }
+  checkPath(where, g.path.replaceAll('{i}', '0'));
+  return { path: g.path, count, content: parseContent(where, g, true) };
+}
+
+/**
+ * Percent-decodes a raw path to bytes: "%XX" (two hex digits) is the byte 0xXX, every other
+ * character stands for its UTF-8 bytes; a literal "%" is written "%25".
+ */
+function decodeRawPath(written: string): Buffer {
+  const out: Buffer[] = [];
+  let i = 0;
+  while (i < written.length) {
+    const pct = written.indexOf('%', i);
+    const end = pct === -1 ? written.length : pct;
+    if (end > i) out.push(Buffer.from(written.slice(i, end), 'utf8'));
+    if (pct === -1) break;
+    const hex = written.slice(pct + 1, pct + 3);
+    if (!/^[0-9A-Fa-f]{2}$/.test(hex)) throw new SpecError(`"%" must be followed by two hex digits (write "%25" for "%")`);
+    out.push(Buffer.from([parseInt(hex, 16)]));
+    i = pct + 3;
+  }
+  return Buffer.concat(out);
+}
+
+function parseRaw(where: string, r: unknown): RawSpec {
+  if (!isRecord(r)) throw new SpecError(`${where}: must be a mapping`);
+  expectKeys(where, r, ['path', 'content', 'contentBase64', 'executable']);
+  if (typeof r.path !== 'string') throw new SpecError(`${where}: path must be a string`);
+  let bytes: Buffer;
+  try {
+    bytes = decodeRawPath(r.path);
+  } catch (e) {
+    throw new SpecError(`${where}: path "${r.path}": ${(e as Error).message}`);
+  }
+  // Byte-level checks: the same component rules as plain paths, and no NUL (a tree cannot hold one).
+  const components = bytes.toString('latin1').split('/');
+  if (bytes.length === 0 || bytes.includes(0) || components.some((c) => c === '' || c === '.' || c === '..' || c.toLowerCase() === '.git')) {
+    throw new SpecError(`${where}: invalid path "${r.path}"`);
+  }
+  if (r.executable !== undefined && typeof r.executable !== 'boolean') throw new SpecError(`${where}: executable must be true or false`);
+  const content = parseContent(where, r, false);
+  return {
+    written: r.path,
+    bytes,
+    content: content.kind === 'text' ? Buffer.from(content.text, 'utf8') : content.kind === 'bytes' ? content.bytes : Buffer.alloc(0),
+    executable: r.executable === true,
+  };
+}
+
 export async function loadRepoSpec(name: string): Promise<RepoSpec> {
   const dir = path.join(FIXTURES_ROOT, name);
   const file = path.join(dir, 'repo.yaml');
@@ -138,7 +257,7 @@ export async function loadRepoSpec(name: string): Promise<RepoSpec> {
   raw.commits.forEach((c: unknown, i: number) => {
     const cw = `${w}: commits[${i}]`;
     if (!isRecord(c)) throw new SpecError(`${cw}: must be a mapping`);
-    expectKeys(cw, c, ['id', 'tree', 'message', 'date', 'parents', 'symlinks', 'submodules', 'executable']);
+    expectKeys(cw, c, ['id', 'tree', 'message', 'date', 'parents', 'symlinks', 'submodules', 'executable', 'generate', 'raw']);
     if (typeof c.id !== 'string' || !ID_RE.test(c.id)) throw new SpecError(`${cw}: id must match ${ID_RE}`);
     if (ids.has(c.id)) throw new SpecError(`${cw}: duplicate id "${c.id}"`);
     let treeDir: string | null = null;
@@ -170,6 +289,8 @@ export async function loadRepoSpec(name: string): Promise<RepoSpec> {
       }
       executable = c.executable.map((p) => checkPath(`${cw}.executable`, p));
     }
+    const generate = listOf(`${cw}.generate`, c.generate).map((g, j) => parseGenerate(`${cw}.generate[${j}]`, g));
+    const rawEntries = listOf(`${cw}.raw`, c.raw).map((r, j) => parseRaw(`${cw}.raw[${j}]`, r));
     ids.add(c.id);
     commits.push({
       id: c.id,
@@ -180,6 +301,8 @@ export async function loadRepoSpec(name: string): Promise<RepoSpec> {
       symlinks,
       submodules,
       executable,
+      generate,
+      raw: rawEntries,
     });
   });
 
@@ -225,9 +348,28 @@ export async function listFixtures(): Promise<string[]> {
 // ---------------------------------------------------------------------------
 // fast-import stream
 
-/** Reads every regular file below dir as [path relative to dir with "/" separators, bytes]. */
-async function readTree(dir: string, where: string): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
+/**
+ * Tree paths are kept as "binary strings": one char per byte (latin1), so raw paths that are not
+ * UTF-8 fit next to ordinary ones, and comparing two keys compares their bytes.
+ */
+type PathKey = string;
+const keyOf = (p: string): PathKey => Buffer.from(p, 'utf8').toString('latin1');
+const showKey = (k: PathKey): string => JSON.stringify(Buffer.from(k, 'latin1').toString('utf8'));
+
+type EntrySource =
+  | { kind: 'disk'; abs: string }
+  | { kind: 'bytes'; bytes: Buffer }
+  | { kind: 'fill'; size: number }
+  | { kind: 'gitlink'; sha: string };
+
+interface PlannedEntry {
+  mode: '100644' | '100755' | '120000' | '160000';
+  source: EntrySource;
+}
+
+/** Every regular file below dir: path relative to dir ("/" separators, NFC) -> absolute path on disk. */
+async function readTree(dir: string, where: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
   async function walk(abs: string, rel: string): Promise<void> {
     const entries = await fs.readdir(abs, { withFileTypes: true });
     for (const e of entries) {
@@ -237,7 +379,7 @@ async function readTree(dir: string, where: string): Promise<Map<string, Buffer>
       else if (e.isFile()) {
         const p = checkPath(where, r);
         if (out.has(p)) throw new SpecError(`${where}: two files normalise to the same path "${p}"`);
-        out.set(p, await fs.readFile(a));
+        out.set(p, a);
       } else {
         throw new SpecError(`${where}: "${r}" is not a regular file; declare symlinks and submodules in repo.yaml`);
       }
@@ -247,74 +389,179 @@ async function readTree(dir: string, where: string): Promise<Map<string, Buffer>
   return out;
 }
 
-/** C-style quoting for fast-import paths (raw UTF-8 bytes are allowed inside the quotes). */
-function quotePath(p: string): string {
-  return '"' + p.replace(/[\\"]/g, (c) => '\\' + c).replace(/[\x00-\x1f\x7f]/g, (c) => '\\' + c.charCodeAt(0).toString(8).padStart(3, '0')) + '"';
-}
-
-class Stream {
-  readonly parts: Buffer[] = [];
-  line(s: string): void {
-    this.parts.push(Buffer.from(s + '\n', 'utf8'));
-  }
-  data(bytes: Buffer | string): void {
-    const b = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
-    this.line(`data ${b.length}`);
-    this.parts.push(b, Buffer.from('\n'));
-  }
-}
-
-async function writeCommit(s: Stream, spec: RepoSpec, c: CommitSpec, marks: Map<string, number>): Promise<void> {
+/** The complete tree of one commit, checked, sorted by path bytes; contents are read while streaming. */
+async function planCommit(spec: RepoSpec, c: CommitSpec): Promise<Array<[PathKey, PlannedEntry]>> {
   const where = `${spec.name}/repo.yaml: commit ${c.id}`;
-  const files = c.treeDir ? await readTree(c.treeDir, `${spec.name}/${path.basename(c.treeDir)}`) : new Map<string, Buffer>();
-
-  // mode + content for every entry, with collision checks between files and special entries
-  const entries = new Map<string, { mode: string; blob?: Buffer; sha?: string }>();
-  for (const [p, b] of files) entries.set(p, { mode: '100644', blob: b });
+  const entries = new Map<PathKey, PlannedEntry>();
+  const add = (key: PathKey, e: PlannedEntry, what: string) => {
+    if (entries.has(key)) throw new SpecError(`${where}: ${what} ${showKey(key)} collides with another entry`);
+    entries.set(key, e);
+  };
+  if (c.treeDir) {
+    for (const [p, abs] of await readTree(c.treeDir, `${spec.name}/${path.basename(c.treeDir)}`)) {
+      add(keyOf(p), { mode: '100644', source: { kind: 'disk', abs } }, 'file');
+    }
+  }
+  for (const g of c.generate) {
+    const width = g.count === null ? 0 : String(g.count - 1).length;
+    for (let i = 0; i < (g.count ?? 1); i++) {
+      const n = String(i).padStart(width, '0');
+      const p = checkPath(`${where}: generate`, g.path.replaceAll('{i}', n));
+      const source: EntrySource =
+        g.content.kind === 'fill'
+          ? { kind: 'fill', size: g.content.size }
+          : { kind: 'bytes', bytes: g.content.kind === 'text' ? Buffer.from(g.content.text.replaceAll('{i}', n), 'utf8') : g.content.bytes };
+      add(keyOf(p), { mode: '100644', source }, 'generated file');
+    }
+  }
+  for (const r of c.raw) {
+    add(r.bytes.toString('latin1'), { mode: r.executable ? '100755' : '100644', source: { kind: 'bytes', bytes: r.content } }, `raw entry "${r.written}" ->`);
+  }
   for (const p of c.executable) {
-    const e = entries.get(p);
+    const e = entries.get(keyOf(p));
     if (!e) throw new SpecError(`${where}: executable "${p}" is not a file of the tree`);
     e.mode = '100755';
   }
   for (const [p, target] of Object.entries(c.symlinks)) {
-    if (entries.has(p)) throw new SpecError(`${where}: symlink "${p}" collides with another entry`);
-    entries.set(p, { mode: '120000', blob: Buffer.from(target, 'utf8') });
+    add(keyOf(p), { mode: '120000', source: { kind: 'bytes', bytes: Buffer.from(target, 'utf8') } }, 'symlink');
   }
-  for (const [p, sha] of Object.entries(c.submodules)) {
-    if (entries.has(p)) throw new SpecError(`${where}: submodule "${p}" collides with another entry`);
-    entries.set(p, { mode: '160000', sha });
-  }
+  for (const [p, sha] of Object.entries(c.submodules)) add(keyOf(p), { mode: '160000', source: { kind: 'gitlink', sha } }, 'submodule');
+
   // an entry may not also be a folder of another entry (e.g. "a" and "a/b")
-  const all = [...entries.keys()];
-  const set = new Set(all);
-  for (const p of all) {
-    const parts = p.split('/');
-    for (let i = 1; i < parts.length; i++) {
-      const prefix = parts.slice(0, i).join('/');
-      if (set.has(prefix)) throw new SpecError(`${where}: "${prefix}" is both an entry and a folder`);
+  for (const key of entries.keys()) {
+    for (let i = key.indexOf('/'); i !== -1; i = key.indexOf('/', i + 1)) {
+      if (entries.has(key.slice(0, i))) throw new SpecError(`${where}: ${showKey(key.slice(0, i))} is both an entry and a folder`);
+    }
+  }
+  return [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** C-style quoting for fast-import: `"` and `\` escaped, control bytes and every byte >= 0x80 as octal. */
+function quotePath(key: PathKey): string {
+  let out = '"';
+  for (let i = 0; i < key.length; i++) {
+    const b = key.charCodeAt(i);
+    if (b === 0x22 || b === 0x5c) out += '\\' + key[i];
+    else if (b < 0x20 || b >= 0x7f) out += '\\' + b.toString(8).padStart(3, '0');
+    else out += key[i];
+  }
+  return out + '"';
+}
+
+/** Deterministic filler for `size`: byte n of a file is n mod 256. 64 KiB, a multiple of 256. */
+const FILL = Buffer.from(Array.from({ length: 64 * 1024 }, (_, n) => n % 256));
+/** Bytes gathered before they are handed to fast-import's stdin. */
+const FLUSH_BYTES = 256 * 1024;
+
+/**
+ * `git fast-import` fed as the stream is produced, with back-pressure, so no more than a few hundred
+ * KiB (plus the largest file read from disk) is held at once.
+ */
+class FastImport {
+  private readonly child: ChildProcess & { stdin: Writable };
+  private readonly stderr: Buffer[] = [];
+  private readonly exited: Promise<void>;
+  private exit: { code: number | null; error?: Error } | null = null;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+
+  constructor(gitdir: string, marksFile: string, env: NodeJS.ProcessEnv) {
+    const child = spawn('git', ['--git-dir', gitdir, 'fast-import', '--quiet', `--export-marks=${marksFile}`], {
+      env,
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+    this.child = child;
+    child.stderr.on('data', (b: Buffer) => this.stderr.push(b));
+    child.stdin.on('error', () => {}); // a failing git closes stdin early; the exit code reports it
+    this.exited = new Promise((resolve) => {
+      child.on('error', (error) => {
+        this.exit = { code: null, error };
+        resolve();
+      });
+      child.on('close', (code) => {
+        this.exit ??= { code };
+        resolve();
+      });
+    });
+  }
+
+  private failure(): Error {
+    const detail = this.exit?.error?.message ?? Buffer.concat(this.stderr).toString('utf8').trim();
+    return new Error(`git fast-import failed (${this.exit?.code ?? 'not started'}): ${detail || 'exited early'}`);
+  }
+
+  private async flush(): Promise<void> {
+    if (this.pendingBytes === 0) return;
+    const chunk = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    if (this.exit) throw this.failure();
+    if (!this.child.stdin.write(chunk)) {
+      await Promise.race([new Promise((resolve) => this.child.stdin.once('drain', resolve)), this.exited]);
     }
   }
 
+  private async push(b: Buffer): Promise<void> {
+    this.pending.push(b);
+    this.pendingBytes += b.length;
+    if (this.pendingBytes >= FLUSH_BYTES) await this.flush();
+  }
+
+  line(s: string): Promise<void> {
+    return this.push(Buffer.from(s + '\n', 'utf8'));
+  }
+
+  async data(bytes: Buffer | string): Promise<void> {
+    const b = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
+    await this.line(`data ${b.length}`);
+    await this.push(b);
+    await this.push(Buffer.from('\n'));
+  }
+
+  /** A `data` command of `size` filler bytes, produced chunk by chunk. */
+  async dataFill(size: number): Promise<void> {
+    await this.line(`data ${size}`);
+    for (let left = size; left > 0; left -= FILL.length) await this.push(left >= FILL.length ? FILL : FILL.subarray(0, left));
+    await this.push(Buffer.from('\n'));
+  }
+
+  /** Ends the stream and waits for fast-import to finish; throws when it failed. */
+  async end(): Promise<void> {
+    await this.flush();
+    this.child.stdin.end();
+    await this.exited;
+    if (this.exit?.code !== 0) throw this.failure();
+  }
+
+  /** Stops fast-import after an error of ours. */
+  async abort(): Promise<void> {
+    if (!this.exit) this.child.kill();
+    await this.exited;
+  }
+}
+
+async function writeCommit(s: FastImport, c: CommitSpec, entries: Array<[PathKey, PlannedEntry]>, marks: Map<string, number>): Promise<void> {
   const mark = marks.size + 1;
   marks.set(c.id, mark);
-  s.line(`reset ${BUILD_REF}`);
-  s.line(`commit ${BUILD_REF}`);
-  s.line(`mark :${mark}`);
-  s.line(`author ${AUTHOR} ${c.time} +0000`);
-  s.line(`committer ${AUTHOR} ${c.time} +0000`);
-  s.data(c.message);
-  c.parents.forEach((p, i) => s.line(`${i === 0 ? 'from' : 'merge'} :${marks.get(p)}`));
-  s.line('deleteall');
-  for (const p of all.sort()) {
-    const e = entries.get(p)!;
-    if (e.sha) {
-      s.line(`M ${e.mode} ${e.sha} ${quotePath(p)}`);
-    } else {
-      s.line(`M ${e.mode} inline ${quotePath(p)}`);
-      s.data(e.blob!);
+  await s.line(`reset ${BUILD_REF}`);
+  await s.line(`commit ${BUILD_REF}`);
+  await s.line(`mark :${mark}`);
+  await s.line(`author ${AUTHOR} ${c.time} +0000`);
+  await s.line(`committer ${AUTHOR} ${c.time} +0000`);
+  await s.data(c.message);
+  for (const [i, p] of c.parents.entries()) await s.line(`${i === 0 ? 'from' : 'merge'} :${marks.get(p)}`);
+  await s.line('deleteall');
+  for (const [key, e] of entries) {
+    const src = e.source;
+    if (src.kind === 'gitlink') {
+      await s.line(`M ${e.mode} ${src.sha} ${quotePath(key)}`);
+      continue;
     }
+    await s.line(`M ${e.mode} inline ${quotePath(key)}`);
+    if (src.kind === 'fill') await s.dataFill(src.size);
+    else await s.data(src.kind === 'disk' ? await fs.readFile(src.abs) : src.bytes);
   }
-  s.line('');
+  await s.line('');
 }
 
 // ---------------------------------------------------------------------------
@@ -364,29 +611,37 @@ async function buildOne(name: string, outDir: string): Promise<BuiltFixture> {
   try {
     await git(['init', '--bare', '--quiet', '--object-format=sha1', '--template=', tmpdir], env);
 
-    const s = new Stream();
-    s.line('feature done');
-    const marks = new Map<string, number>();
-    for (const c of spec.commits) await writeCommit(s, spec, c, marks);
-    for (const [ref, r] of spec.refs) {
-      if (r.kind === 'direct') {
-        s.line(`reset ${ref}`);
-        s.line(`from :${marks.get(r.target)}`);
-        s.line('');
-      } else {
-        const time = r.time ?? spec.commits.find((c) => c.id === r.target)!.time;
-        s.line(`tag ${ref.slice('refs/tags/'.length)}`);
-        s.line(`from :${marks.get(r.target)}`);
-        s.line(`tagger ${AUTHOR} ${time} +0000`);
-        s.data(r.message); // a tag has no optional trailing LF, so no blank line here
-      }
-    }
-    s.line(`reset ${BUILD_REF}`); // no "from": deletes the scratch ref
-    s.line('');
-    s.line('done');
+    // Check every commit before git starts; file contents are read while streaming.
+    const planned: Array<Array<[PathKey, PlannedEntry]>> = [];
+    for (const c of spec.commits) planned.push(await planCommit(spec, c));
 
     const marksFile = path.join(tmpdir, 'fixture-marks');
-    await git(['--git-dir', tmpdir, 'fast-import', '--quiet', `--export-marks=${marksFile}`], env, Buffer.concat(s.parts));
+    const s = new FastImport(tmpdir, marksFile, env);
+    const marks = new Map<string, number>();
+    try {
+      await s.line('feature done');
+      for (const [i, c] of spec.commits.entries()) await writeCommit(s, c, planned[i]!, marks);
+      for (const [ref, r] of spec.refs) {
+        if (r.kind === 'direct') {
+          await s.line(`reset ${ref}`);
+          await s.line(`from :${marks.get(r.target)}`);
+          await s.line('');
+        } else {
+          const time = r.time ?? spec.commits.find((c) => c.id === r.target)!.time;
+          await s.line(`tag ${ref.slice('refs/tags/'.length)}`);
+          await s.line(`from :${marks.get(r.target)}`);
+          await s.line(`tagger ${AUTHOR} ${time} +0000`);
+          await s.data(r.message); // a tag has no optional trailing LF, so no blank line here
+        }
+      }
+      await s.line(`reset ${BUILD_REF}`); // no "from": deletes the scratch ref
+      await s.line('');
+      await s.line('done');
+      await s.end();
+    } catch (e) {
+      await s.abort();
+      throw e;
+    }
     await git(['--git-dir', tmpdir, 'symbolic-ref', 'HEAD', spec.head], env);
 
     const markSha = new Map<number, string>();
