@@ -3,11 +3,14 @@
  * bare repositories with deterministic commit SHAs.
  *
  * Each fixtures-repos/<name>/repo.yaml lists commits whose trees are plain
- * folders next to it (plus symlinks, submodules and executable bits declared
- * in the YAML). The history is written with `git fast-import`, without a work
- * tree, with a fixed author/committer and each commit's own UTC date, and with
- * every user/system git setting shut out, so the SHAs are identical on every
- * machine. See fixtures-repos/README.md for the format.
+ * folders next to it, plus what a folder cannot hold, declared in the YAML:
+ * symlinks, submodules, executable bits, generated files (many files or big
+ * ones, without storing them) and raw entries (paths given as percent-encoded
+ * bytes, content as text or base64). The history is streamed into
+ * `git fast-import`, without a work tree, with a fixed author/committer and
+ * each commit's own UTC date, and with every user/system git setting shut out,
+ * so the SHAs are identical on every machine. See fixtures-repos/README.md for
+ * the format.
  *
  * CLI: npx tsx fixtures-repos/build.ts [outDir] [name...]
  */
@@ -492,12 +495,17 @@ class FastImport {
 
   private async flush(): Promise<void> {
     if (this.pendingBytes === 0) return;
-    const chunk = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
+    const parts = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
     if (this.exit) throw this.failure();
-    if (!this.child.stdin.write(chunk)) {
-      await Promise.race([new Promise((resolve) => this.child.stdin.once('drain', resolve)), this.exited]);
+    const stdin = this.child.stdin;
+    let ok = true;
+    stdin.cork(); // handed over in one writev, without copying the parts together
+    for (const b of parts) ok = stdin.write(b);
+    stdin.uncork();
+    if (!ok) {
+      await Promise.race([new Promise((resolve) => stdin.once('drain', resolve)), this.exited]);
     }
   }
 

@@ -25,6 +25,35 @@ const MODE_EXECUTABLE = '100755';
 const MODE_SYMLINK = '120000';
 const MODE_SUBMODULE = '160000';
 
+interface RawTreeItem {
+  mode: string;
+  path: string;
+  oid: string;
+}
+
+const lossyUtf8 = new TextDecoder('utf-8');
+
+/**
+ * A tree's entries, parsed from the raw object. isomorphic-git's own tree parser refuses names it deems
+ * unsafe (a backslash, for one) and so the whole commit; here such names are data, reported and left out by
+ * the skill rules. Bytes that are not UTF-8 decode to U+FFFD, which the rules also report.
+ */
+async function readTreeItems(repo: Repository, oid: string): Promise<RawTreeItem[]> {
+  const { type, object } = await git.readObject({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid, format: 'content' });
+  if (type !== 'tree' || !(object instanceof Uint8Array)) throw new Error(`object ${oid} is a ${type}, not a tree`);
+  const items: RawTreeItem[] = [];
+  let at = 0;
+  while (at < object.length) {
+    const space = object.indexOf(0x20, at);
+    const nul = object.indexOf(0x00, space + 1);
+    if (space === -1 || nul === -1 || nul + 21 > object.length) throw new Error(`tree ${oid} is malformed`);
+    const mode = lossyUtf8.decode(object.subarray(at, space)).padStart(6, '0');
+    items.push({ mode, path: lossyUtf8.decode(object.subarray(space + 1, nul)), oid: Buffer.from(object.subarray(nul + 1, nul + 21)).toString('hex') });
+    at = nul + 21;
+  }
+  return items;
+}
+
 /** Flattened entries of trees by tree id, relative to that tree: a tree id names its content, so reuse is exact. */
 export type TreeCache = Map<string, readonly TreeEntry[]>;
 
@@ -47,14 +76,14 @@ export async function walkCommit(repo: Repository, commit: string, previous?: Tr
       trees.set(treeId, known);
       return known;
     }
-    let tree: Awaited<ReturnType<typeof git.readTree>>;
+    let tree: RawTreeItem[];
     try {
-      tree = await git.readTree({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid: treeId });
+      tree = await readTreeItems(repo, treeId);
     } catch (error) {
       throw new GitError('source-incomplete', `tree ${treeId} of commit ${commit} is missing (${messageOf(error)})`, { cause: error });
     }
     const entries: TreeEntry[] = [];
-    for (const item of tree.tree) {
+    for (const item of tree) {
       if (item.mode === MODE_TREE) {
         for (const child of await flatten(item.oid)) entries.push({ ...child, path: `${item.path}/${child.path}` });
       } else if (item.mode === MODE_SUBMODULE) entries.push({ path: item.path, type: 'submodule', id: item.oid });

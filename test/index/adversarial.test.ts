@@ -1,0 +1,113 @@
+import { execFileSync } from 'node:child_process';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
+import { digestOf } from '../../src/index/index.ts';
+import { silentLogger } from '../../src/log.ts';
+import { catalogSkillSource } from '../../src/mcp/source.ts';
+import { namespaceOf } from '../helpers/catalog.ts';
+import { fixture } from '../helpers/fixtures.ts';
+
+const adversarial = fixture('adversarial');
+const commit = adversarial.commits['c1']!;
+
+/** Every case of fixtures-repos/adversarial: the path reported and its reason (README table there). */
+const EXPECTED_PROBLEMS: Array<[string, string]> = [
+  ['skills/-leading/SKILL.md', 'name-invalid'],
+  ['skills/bad-file-names/back\\slash.md', 'file-name-invalid'],
+  ['skills/bad-file-names/ctl\u0001.md', 'file-name-invalid'],
+  ['skills/bad-file-names/\uFFFD.md', 'file-name-invalid'],
+  ['skills/billion-laughs/SKILL.md', 'frontmatter-invalid'],
+  ['skills/claims-sibling/SKILL.md', 'name-mismatch'],
+  ['skills/claims-sibling/SKILL.md', 'path-collision'],
+  ['skills/description-list/SKILL.md', 'description-invalid'],
+  ['skills/double--hyphen/SKILL.md', 'name-invalid'],
+  ['skills/dup-a/twin/SKILL.md', 'duplicate-name'],
+  ['skills/dup-b/twin/SKILL.md', 'duplicate-name'],
+  ['skills/duplicate-key/SKILL.md', 'frontmatter-invalid'],
+  ['skills/empty-description/SKILL.md', 'description-invalid'],
+  ['skills/empty-skill-md/SKILL.md', 'frontmatter-missing'],
+  ['skills/good-two/SKILL.md', 'path-collision'],
+  ['skills/huge-frontmatter/SKILL.md', 'frontmatter-too-large'],
+  ['skills/latin1/SKILL.md', 'skill-md-not-utf8'],
+  ['skills/lfs/model.bin', 'lfs-pointer'],
+  ['skills/links/dangling.md', 'symlink-dangling'],
+  ['skills/links/self.md', 'symlink-loop'],
+  ['skills/links/to-passwd.md', 'symlink-outside-skill'],
+  ['skills/links/to-sibling.md', 'symlink-outside-skill'],
+  ['skills/long-compatibility/SKILL.md', 'compatibility-invalid'],
+  ['skills/long-description/SKILL.md', 'description-invalid'],
+  ['skills/look-alike/SKILL.md', 'name-invalid'],
+  ['skills/metadata-list/SKILL.md', 'metadata-invalid'],
+  ['skills/metadata-number/SKILL.md', 'metadata-invalid'],
+  ['skills/mismatch/SKILL.md', 'name-mismatch'],
+  ['skills/missing-name/SKILL.md', 'name-missing'],
+  ['skills/nested-count', 'too-many-files'],
+  ['skills/no-description/SKILL.md', 'description-missing'],
+  ['skills/no-frontmatter/SKILL.md', 'frontmatter-missing'],
+  ['skills/not-a-mapping/SKILL.md', 'frontmatter-invalid'],
+  ['skills/numeric-name/SKILL.md', 'name-invalid'],
+  ['skills/skill-md-folder/SKILL.md', 'skill-md-not-file'],
+  ['skills/skill-md-symlink/SKILL.md', 'skill-md-not-file'],
+  ['skills/tagged/SKILL.md', 'frontmatter-invalid'],
+  ['skills/too-large', 'too-large'],
+  ['skills/too-long-name/SKILL.md', 'name-invalid'],
+  ['skills/too-many-files', 'too-many-files'],
+  ['skills/trailing-/SKILL.md', 'name-invalid'],
+  ['skills/unclosed/SKILL.md', 'frontmatter-unclosed'],
+  ['skills/upper-case/SKILL.md', 'name-invalid'],
+  ['skills/with-submodule/vendor/lib', 'submodule'],
+  ['skills/yaml-syntax/SKILL.md', 'frontmatter-invalid'],
+];
+
+describe('the adversarial fixture', () => {
+  let ns: Namespace;
+  beforeAll(async () => {
+    ns = await namespaceOf('adv', adversarial.gitdir, commit);
+  });
+
+  it('reports every bad case by its exact reason', () => {
+    expect(ns.index.problems.map((p) => [p.path, p.reason])).toEqual(EXPECTED_PROBLEMS);
+    expect(new Set(EXPECTED_PROBLEMS.map(([path]) => path)).size).toBeGreaterThanOrEqual(30);
+  });
+
+  it('still serves the good skills beside them, and those served with warnings', () => {
+    expect(ns.index.skills.map((s) => s.servedDir)).toEqual([
+      'skills/bad-file-names', 'skills/bom-crlf', 'skills/dup-a/twin', 'skills/dup-b/twin', 'skills/good-one', 'skills/lfs',
+      'skills/links', 'skills/nested-count/inner', 'skills/odd-names', 'skills/renamed-skill', 'skills/with-submodule',
+    ]);
+  });
+
+  it('serves a symlink inside its skill with its target\'s bytes, and nothing of the others', () => {
+    const links = ns.skills.get('skills/links')!;
+    expect(links.files.map((f) => f.relPath)).toEqual(['SKILL.md', 'alias.md', 'guide.md']);
+    expect(links.files[1]!.digest).toBe(links.files[2]!.digest);
+  });
+
+  it('leaves out files with bad names, and keeps the rest of that skill', () => {
+    expect(ns.skills.get('skills/bad-file-names')!.files.map((f) => f.relPath)).toEqual(['SKILL.md']);
+  });
+
+  it('parses a SKILL.md with a BOM and CRLF line ends', () => {
+    expect(ns.skills.get('skills/bom-crlf')!.frontmatter).toEqual({ name: 'bom-crlf', description: expect.any(String) });
+  });
+
+  it('serves an LFS pointer as the bytes the commit holds', () => {
+    const file = ns.skills.get('skills/lfs')!.files.find((f) => f.relPath === 'model.bin')!;
+    const held = execFileSync('git', ['--git-dir', adversarial.gitdir, 'cat-file', 'blob', `${commit}:skills/lfs/model.bin`]);
+    expect([file.size, file.digest]).toEqual([held.byteLength, digestOf(held)]);
+  });
+
+  it('encodes odd file names so that every URI decodes back to exactly its file', async () => {
+    const source = catalogSkillSource(createCatalog({ sources: [{ id: 'adv', current: ns, retained: [] }], failures: [] }), { logger: silentLogger() });
+    const entry = await source.get(`skill://adv/${commit}/skills/odd-names/SKILL.md`, {} as never);
+    const uris = (entry!.resources as Array<{ uri: string; digest: string }>);
+    expect(uris.map((r) => r.uri.slice(r.uri.lastIndexOf('/') + 1)).sort()).toEqual(['%252e%252e', 'Q&A%20notes.md', 'SKILL.md', 'a%252Fb']);
+    for (const resource of uris) {
+      const name = decodeURIComponent(resource.uri.slice(resource.uri.lastIndexOf('/') + 1));
+      const held = execFileSync('git', ['--git-dir', adversarial.gitdir, 'cat-file', 'blob', `${commit}:skills/odd-names/${name}`]);
+      const { bytes } = await source.readBytes(resource.uri);
+      expect(digestOf(bytes)).toBe(digestOf(held));
+      expect(resource.digest).toBe(digestOf(held));
+    }
+  });
+});
