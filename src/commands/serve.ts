@@ -9,7 +9,7 @@ import { loadAllSources } from '../sync/initial.ts';
 /** `skillpin serve`: load every source, then serve MCP over stdio or Streamable HTTP until stopped. */
 export async function serve(config: Config, http: { host: string; port: number } | undefined, logger: Logger): Promise<void> {
   const catalog = createCatalog(await loadAllSources(config, logger));
-  const factory = createServerFactory({ catalog, logger, pageSize: config.pageSize, cache: config.cache });
+  const factory = createServerFactory({ catalog, logger, pageSize: config.pageSize, cache: config.cache, tools: config.tools, prompts: config.prompts });
   const skills = catalog.listed().reduce((sum, ns) => sum + ns.index.skills.length, 0);
   if (http === undefined) {
     serveStdio(factory, { onerror: (error) => logger.debug({ err: error.message }, 'stdio') });

@@ -16,6 +16,10 @@ export interface Config {
   file: string;
   dataDir: string;
   pageSize: number;
+  /** Serve skill_list, skill_load and skill_file for hosts without the skills extension. */
+  tools: boolean;
+  /** Serve one prompt per listed skill. */
+  prompts: boolean;
   cache: { ttlMs: number; cacheScope: 'public' | 'private' };
   http: { allowedHosts?: string[]; allowedOrigins?: string[] };
   sources: SourceConfig[];
@@ -77,6 +81,8 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     file: absolute,
     dataDir: path.resolve(base, raw.dataDir),
     pageSize: raw.pageSize,
+    tools: raw.tools,
+    prompts: raw.prompts,
     cache: { ttlMs: raw.cache.ttlMs, cacheScope: raw.cache.scope },
     http: raw.http,
     sources,

@@ -31,6 +31,8 @@ export const configSchema = z.strictObject({
   dataDir: z.string().min(1).default('.skillpin'),
   pageSize: z.number().int().positive().max(10_000).default(100),
   strictNames: z.boolean().default(false),
+  tools: z.boolean().default(true),
+  prompts: z.boolean().default(true),
   cache: z
     .strictObject({
       ttlMs: z.number().int().nonnegative().default(60_000),

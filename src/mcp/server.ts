@@ -2,7 +2,9 @@ import { McpServer, ProtocolError, ProtocolErrorCode, type CacheHint } from '@mo
 import { SkillsExtension, type SkillReadResult } from '@modelcontextprotocol/server/ext/skills';
 import type { Catalog } from '../catalog/index.ts';
 import type { Logger } from '../log.ts';
+import { registerPrompts } from './prompts.ts';
 import { catalogSkillSource } from './source.ts';
+import { registerTools } from './tools.ts';
 
 export const SERVER_NAME = 'skillpin';
 export const SERVER_VERSION = '0.1.0';
@@ -12,6 +14,10 @@ export interface ServerOptions {
   logger: Logger;
   pageSize?: number;
   cache: CacheHint;
+  /** Register skill_list, skill_load and skill_file. */
+  tools?: boolean;
+  /** Serve one prompt per listed skill. */
+  prompts?: boolean;
 }
 
 function toContents(uri: string, result: SkillReadResult) {
@@ -49,6 +55,8 @@ export function createServerFactory(options: ServerOptions): () => McpServer {
         throw new ProtocolError(ProtocolErrorCode.InternalError, `internal error reading ${uri}`);
       }
     });
+    if (options.tools !== false) registerTools(mcp, options.catalog, source);
+    if (options.prompts !== false) registerPrompts(mcp, options.catalog, source);
     return mcp;
   };
 }

@@ -51,7 +51,12 @@ export interface CatalogSourceOptions {
 }
 
 /** The one SkillSource behind every namespace: listing shows each source's current commit; reads reach retained ones too. */
-export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptions): SkillSource & { readVerified(uri: string): Promise<SkillReadResult> } {
+export type CatalogSkillSource = SkillSource & {
+  readVerified(uri: string): Promise<SkillReadResult>;
+  readBytes(uri: string): Promise<{ bytes: Uint8Array; mimeType: string }>;
+};
+
+export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptions): CatalogSkillSource {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const listings = new WeakMap<object, Skill[]>();
   const listing = (): Skill[] => {
@@ -65,7 +70,8 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
     return skills;
   };
 
-  const readVerified = async (uri: string): Promise<SkillReadResult> => {
+  /** The bytes of the file at `uri`, checked against the size and digest its manifest publishes. */
+  const readBytes = async (uri: string): Promise<{ bytes: Uint8Array; mimeType: string }> => {
     const { ns, path } = locate(catalog, uri);
     const served = ns.files.get(path);
     if (served === undefined) {
@@ -82,7 +88,11 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
       options.logger.error({ source: ns.source, commit: ns.commit, path: served.file.path }, 'blob does not match its indexed digest');
       throw new ProtocolError(ProtocolErrorCode.InternalError, `internal error reading ${uri}: stored bytes do not match the index`);
     }
-    const mimeType = mimeTypeFor(basename(path));
+    return { bytes, mimeType: mimeTypeFor(basename(path)) };
+  };
+
+  const readVerified = async (uri: string): Promise<SkillReadResult> => {
+    const { bytes, mimeType } = await readBytes(uri);
     // Spec §Reading: text whenever the bytes decode losslessly as UTF-8, otherwise a blob.
     const text = decodeUtf8(bytes);
     return text === undefined ? { bytes, mimeType } : { text, mimeType };
@@ -101,6 +111,7 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
     },
     read: readVerified,
     readVerified,
+    readBytes,
     async readDirectory(uri, { cursor }) {
       const { ns, path } = locate(catalog, uri);
       const children = ns.dirs.get(path);

@@ -33,6 +33,8 @@ describe('loadConfig', () => {
       file,
       dataDir: path.join(dir, '.skillpin'),
       pageSize: 100,
+      tools: true,
+      prompts: true,
       cache: { ttlMs: 60_000, cacheScope: 'private' },
       http: {},
       sources: [

@@ -1,0 +1,44 @@
+/** skill_file: at most this many paths per call. */
+export const MAX_FILE_PATHS = 8;
+/** skill_file: at most this many bytes of one file. */
+export const MAX_ENTRY_BYTES = 1024 * 1024;
+/** skill_file: at most this many bytes in one call, all entries together. */
+export const MAX_CALL_BYTES = 4 * 1024 * 1024;
+
+/**
+ * How many bytes each entry may return, from the manifest sizes alone (before any byte is read). Every entry
+ * gets min(size, MAX_ENTRY_BYTES); when those exceed MAX_CALL_BYTES the call budget is shared by water-filling
+ * over the sizes in ascending order, so equal sizes get equal shares and the answer does not depend on the
+ * order of the paths.
+ */
+export function allowances(sizes: readonly number[], perEntry = MAX_ENTRY_BYTES, perCall = MAX_CALL_BYTES): number[] {
+  const wanted = sizes.map((size) => Math.min(size, perEntry));
+  if (wanted.reduce((sum, n) => sum + n, 0) <= perCall) return wanted;
+  const order = wanted.map((n, index) => ({ n, index })).sort((a, b) => a.n - b.n);
+  const result = new Array<number>(sizes.length).fill(0);
+  let remaining = perCall;
+  let position = 0;
+  while (position < order.length) {
+    const share = Math.floor(remaining / (order.length - position));
+    const next = order[position]!;
+    if (next.n <= share) {
+      result[next.index] = next.n;
+      remaining -= next.n;
+      position++;
+      continue;
+    }
+    // Everything from here on is larger than an equal share: each gets exactly the share.
+    for (const rest of order.slice(position)) result[rest.index] = share;
+    break;
+  }
+  return result;
+}
+
+/** The longest prefix of `bytes` of at most `limit` bytes that does not split a UTF-8 sequence. */
+export function utf8Prefix(bytes: Uint8Array, limit: number): Uint8Array {
+  if (bytes.byteLength <= limit) return bytes;
+  let end = limit;
+  // Back up over continuation bytes (10xxxxxx) to the start of a character.
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end);
+}
