@@ -98,9 +98,23 @@ export function registerTools(mcp: McpServer, catalog: Catalog, source: CatalogS
           })));
       const problems = namespaces.flatMap((ns) => ns.index.problems.map((p) => ({ source: ns.source, commit: ns.commit, ...p })));
       const failures = catalog.state.failures.filter((f) => only === undefined || f.id === only).map((f) => ({ source: f.id, reason: f.reason, detail: f.detail }));
-      const lines = skills.map((s) => `- ${s.name}: ${s.description} (${s.uri})`);
+      // The text is what most hosts put in front of the model: one header per source@commit carrying the URI
+      // prefix, then a short line per skill; problems are listed without their details (structuredContent has them).
+      const lines: string[] = [];
+      for (const ns of namespaces) {
+        const mine = skills.filter((skill) => skill.source === ns.source);
+        if (mine.length === 0) continue;
+        lines.push(`${ns.source} @ ${ns.commit} (URIs: ${namespaceUri(ns.source, ns.commit)}/<path>/SKILL.md):`);
+        for (const skill of mine) lines.push(`- ${skill.name} [${skill.uri.slice(namespaceUri(ns.source, ns.commit).length + 1, -'/SKILL.md'.length)}]: ${skill.description}`);
+      }
       if (skills.length === 0) lines.push(words.length > 0 || only !== undefined ? 'No listed skill matches.' : 'No skill is listed.');
-      if (problems.length > 0) lines.push('', `Not served or served with warnings (${problems.length}):`, ...problems.map((p) => `- ${p.severity} ${p.reason} ${p.source}@${p.commit.slice(0, 12)}:${p.path}: ${p.detail}`));
+      const errors = problems.filter((p) => p.severity === 'error');
+      if (errors.length > 0) lines.push('', `Not served (${errors.length}):`, ...errors.map((p) => `- ${p.source}: ${p.path}: ${p.reason}`));
+      if (problems.length > errors.length) {
+        const counts = new Map<string, number>();
+        for (const p of problems) if (p.severity === 'warning') counts.set(p.reason, (counts.get(p.reason) ?? 0) + 1);
+        lines.push('', `Warnings: ${[...counts].map(([reason, n]) => `${reason} ×${n}`).join(', ')}`);
+      }
       if (failures.length > 0) lines.push('', 'Sources that could not be synced:', ...failures.map((f) => `- ${f.source}: ${f.reason}: ${f.detail}`));
       return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: { skills, problems, failures } };
     },

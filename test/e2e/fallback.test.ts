@@ -55,7 +55,10 @@ describe('tools and prompts for hosts without the skills extension', () => {
     });
     const problems = result.structuredContent!['problems'] as Array<{ source: string; reason: string }>;
     expect(problems.filter((p) => p.source === 'catalog').map((p) => p.reason)).toEqual(['name-invalid', 'name-mismatch', 'description-missing', 'frontmatter-missing']);
-    expect(result.content[0]!.text).toContain(`- pdf-forms: `);
+    const text = result.content[0]!.text!;
+    expect(text).toContain(`catalog @ ${c2} (URIs: skill://catalog/${c2}/<path>/SKILL.md):\n- changelog-writer [skills/changelog-writer]: `);
+    expect(text).toContain('- catalog: skills/Bad_Name/SKILL.md: name-invalid');
+    expect(text).toContain('Warnings: name-mismatch ×2');
   });
 
   it('skill_list filters by source and by words of the name or description', async () => {
