@@ -23,7 +23,8 @@ describe('documentation', () => {
   it('every git failure code is an exported reason', () => {
     const codes: Record<GitFailure, true> = {
       'source-not-a-repository': true, 'source-commit-not-found': true, 'source-ref-not-found': true, 'source-ref-ambiguous': true,
-      'source-incomplete': true, 'source-auth-failed': true, 'source-fetch-failed': true,
+      'source-incomplete': true, 'source-auth-failed': true, 'source-fetch-failed': true, 'source-repository-not-found': true,
+      'source-unreachable': true, 'source-timeout': true, 'source-http-error': true, 'source-pack-invalid': true, 'source-disk-full': true,
     };
     for (const code of Object.keys(codes)) expect(REASONS).toHaveProperty(code);
   });

@@ -6,6 +6,12 @@ export type GitFailure =
   | 'source-ref-ambiguous'
   | 'source-incomplete'
   | 'source-auth-failed'
+  | 'source-repository-not-found'
+  | 'source-unreachable'
+  | 'source-timeout'
+  | 'source-http-error'
+  | 'source-pack-invalid'
+  | 'source-disk-full'
   | 'source-fetch-failed';
 
 export class GitError extends Error {

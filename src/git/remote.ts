@@ -1,6 +1,6 @@
 import git from 'isomorphic-git';
-import http from 'isomorphic-git/http/node';
 import { GitError, messageOf } from './errors.ts';
+import { httpClient } from './http.ts';
 import type { Repository } from './repository.ts';
 import { hasCompleteCommit } from './tree.ts';
 
@@ -34,13 +34,25 @@ function authFor(remote: Remote) {
   };
 }
 
-function classify(error: unknown, what: string): GitError {
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'EPIPE']);
+// isomorphic-git's names for a pack or protocol answer it could not use.
+const BAD_PACK = new Set(['EmptyServerResponseError', 'InternalError', 'ParseError', 'SmartHttpError', 'UnknownTransportError']);
+
+/** Maps an error from isomorphic-git or the network to a stable source reason. */
+export function classify(error: unknown, what: string): GitError {
   if (error instanceof GitError) return error;
-  const code = (error as { code?: string } | null)?.code;
+  const code = (error as { code?: string } | null)?.code ?? '';
   const status = (error as { data?: { statusCode?: number } } | null)?.data?.statusCode;
-  if (code === 'HttpError' && (status === 401 || status === 403)) return new GitError('source-auth-failed', `${what}: the remote refused the credentials (HTTP ${status})`, { cause: error });
-  if (code === 'UserCanceledError') return new GitError('source-auth-failed', `${what}: the remote asked for credentials that were refused`, { cause: error });
-  return new GitError('source-fetch-failed', `${what}: ${messageOf(error)}`, { cause: error });
+  const fail = (reason: ConstructorParameters<typeof GitError>[0], detail: string) => new GitError(reason, `${what}: ${detail}`, { cause: error });
+  if (code === 'HttpError' && (status === 401 || status === 403)) return fail('source-auth-failed', `the remote refused the credentials (HTTP ${status})`);
+  if (code === 'UserCanceledError') return fail('source-auth-failed', 'the remote asked for credentials that were refused or not configured');
+  if (code === 'HttpError' && status === 404) return fail('source-repository-not-found', 'the remote has no repository at that URL (HTTP 404)');
+  if (code === 'HttpError') return fail('source-http-error', `the remote answered HTTP ${status}`);
+  if (code === 'ETIMEDOUT') return fail('source-timeout', messageOf(error));
+  if (UNREACHABLE.has(code)) return fail('source-unreachable', `${code}: the remote could not be reached`);
+  if (code === 'ENOSPC') return fail('source-disk-full', 'no space left on the device holding dataDir');
+  if (BAD_PACK.has(code)) return fail('source-pack-invalid', messageOf(error));
+  return fail('source-fetch-failed', messageOf(error));
 }
 
 /**
@@ -50,7 +62,7 @@ function classify(error: unknown, what: string): GitError {
 export async function resolveRemoteRef(remote: Remote, ref: string): Promise<string> {
   let refs: Awaited<ReturnType<typeof git.listServerRefs>>;
   try {
-    refs = await git.listServerRefs({ http, url: remote.url, symrefs: true, peelTags: true, protocolVersion: 1, ...authFor(remote) });
+    refs = await git.listServerRefs({ http: httpClient(remote.timeoutMs), url: remote.url, symrefs: true, peelTags: true, protocolVersion: 1, ...authFor(remote) });
   } catch (error) {
     throw classify(error, `listing the refs of ${redactUrl(remote.url)}`);
   }
@@ -64,16 +76,19 @@ export async function resolveRemoteRef(remote: Remote, ref: string): Promise<str
 }
 
 /**
- * Fetches exactly `commit` (depth 1, single want) into `repo` and pins it with a local ref. A remote that
- * refuses the want still answers with success, so the commit and its whole tree are checked afterwards.
+ * Fetches exactly `commit` (depth 1, one want) into `repo` and pins it with a local ref. With `have` (a commit
+ * the store holds), the remote is told so and sends only the objects the store lacks. A remote that refuses
+ * the want still answers with success, so the commit and its trees are checked afterwards.
  */
-export async function fetchCommit(repo: Repository, remote: Remote, commit: string, onProgress?: (progress: FetchProgress) => void): Promise<void> {
+export async function fetchCommit(repo: Repository, remote: Remote, commit: string, options: { have?: string; onProgress?: (progress: FetchProgress) => void } = {}): Promise<void> {
   if (!(await hasCompleteCommit(repo, commit))) {
     try {
       await git.fetch({
-        fs: repo.fs, http, gitdir: repo.gitdir, cache: repo.cache, url: remote.url,
-        ref: commit, remoteRef: commit, singleBranch: true, depth: 1, tags: false,
-        ...(onProgress === undefined ? {} : { onProgress }),
+        fs: repo.fs, http: httpClient(remote.timeoutMs), gitdir: repo.gitdir, cache: repo.cache, url: remote.url,
+        // isomorphic-git sends as "have" what `ref` resolves to locally: the pin of a commit we hold.
+        ref: options.have === undefined ? commit : pinRef(options.have), remoteRef: commit,
+        singleBranch: true, depth: 1, tags: false,
+        ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
         ...authFor(remote),
       });
     } catch (error) {
@@ -85,7 +100,16 @@ export async function fetchCommit(repo: Repository, remote: Remote, commit: stri
       throw new GitError('source-commit-not-found', `the remote did not send commit ${commit} (it does not exist there, or the server refuses to serve an unadvertised commit)`);
     }
   }
-  await git.writeRef({ fs: repo.fs, gitdir: repo.gitdir, ref: pinRef(commit), value: commit, force: true });
+  try {
+    await git.writeRef({ fs: repo.fs, gitdir: repo.gitdir, ref: pinRef(commit), value: commit, force: true });
+  } catch (error) {
+    throw classify(error, `pinning ${commit}`);
+  }
+}
+
+/** Drops the pin of a commit that is no longer served. Its objects stay until the store is cleaned. */
+export async function unpinCommit(repo: Repository, commit: string): Promise<void> {
+  await git.deleteRef({ fs: repo.fs, gitdir: repo.gitdir, ref: pinRef(commit) });
 }
 
 /** `url` without user name, password, query or fragment: safe for logs, errors and `_meta`. */

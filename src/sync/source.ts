@@ -52,11 +52,11 @@ export async function targetCommit(source: SourceConfig, repo: Repository): Prom
  * Brings one source to a served namespace: resolve (unless `at` names the commit), fetch (remote), then index
  * (or load the persisted index). Throws GitError with a stable code when the source cannot be served.
  */
-export async function loadSource(source: SourceConfig, ctx: SourceContext, at?: string): Promise<Namespace> {
+export async function loadSource(source: SourceConfig, ctx: SourceContext, at?: string, have?: string): Promise<Namespace> {
   const repo = await openSource(source, ctx.dataDir);
   const commit = at ?? (await targetCommit(source, repo));
   const remote = remoteOf(source);
-  if (remote !== undefined) await fetchCommit(repo, remote, commit, (progress) => ctx.onProgress?.(source.id, progress));
+  if (remote !== undefined) await fetchCommit(repo, remote, commit, { ...(have === undefined ? {} : { have }), onProgress: (progress) => ctx.onProgress?.(source.id, progress) });
   const options: IndexOptions = { paths: source.paths, strictNames: source.strictNames };
   const store = indexStore(indexDir(ctx.dataDir, source.id));
   let index = await store.load(commit, options);

@@ -89,7 +89,7 @@ describe('remote repositories over smart HTTP (loopback)', () => {
 
   it('reports a repository that is not there', async () => {
     const error = await codeOf(resolveRemoteRef({ url: open.urlFor('missing.git') }, 'main'));
-    expect(error.code).toBe('source-fetch-failed');
+    expect(error.code).toBe('source-repository-not-found');
   });
 });
 

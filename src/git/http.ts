@@ -1,0 +1,64 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
+
+/** Default per-request timeout: no bytes for this long, in either direction, fails the request. */
+export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
+const MAX_REDIRECTS = 5;
+
+/** A request that saw no progress for `timeoutMs`. */
+export class HttpTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor(timeoutMs: number) {
+    super(`no response for ${timeoutMs} ms`);
+    this.name = 'HttpTimeoutError';
+  }
+}
+
+async function collect(body: GitHttpRequest['body']): Promise<Buffer | undefined> {
+  if (body === undefined) return undefined;
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of body as AsyncIterable<Uint8Array>) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+function send(url: string, method: string, headers: Record<string, string>, body: Buffer | undefined, timeoutMs: number): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const request = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, { method, headers: body === undefined ? headers : { ...headers, 'content-length': String(body.byteLength) } });
+    // An idle-socket timeout, so a slow but moving transfer is fine and a stalled one is not.
+    request.setTimeout(timeoutMs, () => request.destroy(new HttpTimeoutError(timeoutMs)));
+    request.once('error', reject);
+    request.once('response', resolve);
+    request.end(body);
+  });
+}
+
+/** isomorphic-git's HTTP plugin over node:http(s), with a timeout and redirects followed. */
+export function httpClient(timeoutMs = DEFAULT_HTTP_TIMEOUT_MS): HttpClient {
+  return {
+    async request({ url, method = 'GET', headers = {}, body }: GitHttpRequest): Promise<GitHttpResponse> {
+      const payload = await collect(body);
+      let current = url;
+      for (let hop = 0; ; hop++) {
+        const response = await send(current, method, headers, payload, timeoutMs);
+        const location = response.headers.location;
+        const redirect = location !== undefined && [301, 302, 303, 307, 308].includes(response.statusCode ?? 0) && (method === 'GET' || response.statusCode === 307 || response.statusCode === 308);
+        if (redirect && hop < MAX_REDIRECTS) {
+          response.resume();
+          current = new URL(location, current).href;
+          continue;
+        }
+        const flat: Record<string, string> = {};
+        for (const [key, value] of Object.entries(response.headers)) if (value !== undefined) flat[key] = Array.isArray(value) ? value.join(', ') : value;
+        return {
+          url: current,
+          method,
+          statusCode: response.statusCode ?? 0,
+          statusMessage: response.statusMessage ?? '',
+          headers: flat,
+          body: response[Symbol.asyncIterator]() as AsyncIterableIterator<Uint8Array>,
+        };
+      }
+    },
+  };
+}
