@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { namespaceUri, SOURCE_ID_PATTERN, type Namespace } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
-import { GitError } from '../git/index.ts';
+import { DEFAULT_HTTP_TIMEOUT_MS, GitError } from '../git/index.ts';
 import { join } from '../skills/index.ts';
 import { loadSource } from '../sync/source.ts';
 
@@ -61,6 +61,8 @@ function sourceFor(options: CheckOptions): SourceConfig {
     target: options.commit !== undefined ? { kind: 'commit', commit: options.commit } : { kind: 'ref', ref: options.ref ?? 'HEAD' },
     paths: (options.paths ?? []).map((p) => p.replace(/^\.\/|\/+$/g, '')).filter((p) => p !== '' && p !== '.'),
     strictNames: options.strictNames ?? false,
+    keep: 0,
+    timeoutMs: DEFAULT_HTTP_TIMEOUT_MS,
   };
 }
 

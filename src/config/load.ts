@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
-import { configSchema, ENV_REFERENCE } from './schema.ts';
+import { configSchema, ENV_REFERENCE, parseDuration } from './schema.ts';
 
 /** A source as the rest of the program sees it: paths absolute, secrets resolved (and never printed). */
 export interface SourceConfig {
@@ -10,6 +10,12 @@ export interface SourceConfig {
   target: { kind: 'commit'; commit: string } | { kind: 'ref'; ref: string };
   paths: string[];
   strictNames: boolean;
+  /** Re-resolve the ref this often (ms); absent for pinned commits. */
+  pollMs?: number;
+  /** Previous commits kept serving after an update. */
+  keep: number;
+  /** Per-request network timeout (remote sources). */
+  timeoutMs: number;
 }
 
 export interface Config {
@@ -22,6 +28,9 @@ export interface Config {
   prompts: boolean;
   cache: { ttlMs: number; cacheScope: 'public' | 'private' };
   http: { allowedHosts?: string[]; allowedOrigins?: string[] };
+  sync: { concurrency: number; timeoutMs: number; retryMinMs: number; retryMaxMs: number };
+  /** Webhook endpoint settings (HTTP mode); absent: POST /hooks/git answers 404. */
+  webhook?: { secret: string; maxBodyBytes: number };
   sources: SourceConfig[];
 }
 
@@ -58,23 +67,27 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     throw new ConfigError(`${file}: ${key}: ${message}`);
   }
   const raw = parsed.data;
+  const fromEnv = (reference: string, key: string): string => {
+    const name = ENV_REFERENCE.exec(reference)![1]!;
+    const value = env[name];
+    if (value === undefined || value === '') throw new ConfigError(`${file}: ${key}: environment variable ${name} is not set`);
+    return value;
+  };
   const base = path.dirname(absolute);
   const seen = new Set<string>();
   const sources = raw.sources.map((source, index): SourceConfig => {
     if (seen.has(source.id)) throw new ConfigError(`${file}: sources[${index}].id: "${source.id}" is used by another source`);
     seen.add(source.id);
-    let token: string | undefined;
-    if (source.token !== undefined) {
-      const name = ENV_REFERENCE.exec(source.token)![1]!;
-      token = env[name];
-      if (token === undefined || token === '') throw new ConfigError(`${file}: sources[${index}].token: environment variable ${name} is not set`);
-    }
+    const token = source.token === undefined ? undefined : fromEnv(source.token, `sources[${index}].token`);
     return {
       id: source.id,
       location: source.url !== undefined ? { kind: 'remote', url: source.url, ...(token === undefined ? {} : { token }) } : { kind: 'local', path: path.resolve(base, source.path!) },
       target: source.commit !== undefined ? { kind: 'commit', commit: source.commit } : { kind: 'ref', ref: source.ref! },
       paths: (source.paths ?? []).map((p) => p.replace(/^\.\/|\/+$/g, '')).filter((p) => p !== '' && p !== '.'),
       strictNames: source.strictNames ?? raw.strictNames,
+      ...(source.ref === undefined ? {} : { pollMs: parseDuration(source.poll ?? raw.sync.poll) }),
+      keep: source.keep ?? raw.sync.keep,
+      timeoutMs: parseDuration(raw.sync.timeout),
     };
   });
   return {
@@ -85,6 +98,8 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     prompts: raw.prompts,
     cache: { ttlMs: raw.cache.ttlMs, cacheScope: raw.cache.scope },
     http: raw.http,
+    sync: { concurrency: raw.sync.concurrency, timeoutMs: parseDuration(raw.sync.timeout), retryMinMs: parseDuration(raw.sync.retryMin), retryMaxMs: parseDuration(raw.sync.retryMax) },
+    ...(raw.webhook === undefined ? {} : { webhook: { secret: fromEnv(raw.webhook.secret, 'webhook.secret'), maxBodyBytes: raw.webhook.maxBodyBytes } }),
     sources,
   };
 }

@@ -2,6 +2,21 @@ import { z } from 'zod';
 import { COMMIT_PATTERN as COMMIT, SOURCE_ID_PATTERN as SOURCE_ID } from '../catalog/uri.ts';
 
 const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+const DURATION = /^(\d+)(ms|s|m|h)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** "30s", "5m", "1h", "250ms" → milliseconds. */
+export function parseDuration(text: string): number {
+  const match = DURATION.exec(text);
+  if (match === null) throw new Error(`not a duration: ${text}`);
+  return Number(match[1]) * UNIT_MS[match[2]!]!;
+}
+
+const duration = (min: number, what: string) =>
+  z
+    .string()
+    .regex(DURATION, 'must be a duration like 250ms, 30s, 5m or 1h')
+    .refine((text) => !DURATION.test(text) || parseDuration(text) >= min, `${what} must be at least ${min} ms`);
 
 const source = z
   .strictObject({
@@ -20,11 +35,14 @@ const source = z
       .optional(),
     token: z.string().regex(ENV_REFERENCE, 'must be an environment reference like ${MY_TOKEN}; secrets are never written in the config').optional(),
     strictNames: z.boolean().optional(),
+    poll: duration(1000, 'poll').optional(),
+    keep: z.number().int().min(0).max(100).optional(),
   })
   .superRefine((value, ctx) => {
     if ((value.url === undefined) === (value.path === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of url or path', path: [] });
     if ((value.commit === undefined) === (value.ref === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of commit or ref', path: [] });
     if (value.token !== undefined && value.url === undefined) ctx.addIssue({ code: 'custom', message: 'token only applies to a url source', path: ['token'] });
+    if (value.poll !== undefined && value.commit !== undefined) ctx.addIssue({ code: 'custom', message: 'poll only applies to a source that tracks a ref (a pinned commit never moves)', path: ['poll'] });
   });
 
 export const configSchema = z.strictObject({
@@ -39,6 +57,22 @@ export const configSchema = z.strictObject({
       scope: z.enum(['public', 'private']).default('private'),
     })
     .prefault({}),
+  sync: z
+    .strictObject({
+      concurrency: z.number().int().min(1).max(64).default(4),
+      timeout: duration(100, 'timeout').default('30s'),
+      poll: duration(1000, 'poll').default('5m'),
+      keep: z.number().int().min(0).max(100).default(2),
+      retryMin: duration(10, 'retryMin').default('5s'),
+      retryMax: duration(10, 'retryMax').default('10m'),
+    })
+    .prefault({}),
+  webhook: z
+    .strictObject({
+      secret: z.string().regex(ENV_REFERENCE, 'must be an environment reference like ${WEBHOOK_SECRET}; secrets are never written in the config'),
+      maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+    })
+    .optional(),
   http: z
     .strictObject({
       allowedHosts: z.array(z.string().min(1)).optional(),

@@ -33,7 +33,7 @@ async function openSource(source: SourceConfig, dataDir: string): Promise<Reposi
 
 function remoteOf(source: SourceConfig): Remote | undefined {
   if (source.location.kind !== 'remote') return undefined;
-  return { url: source.location.url, ...(source.location.token === undefined ? {} : { token: source.location.token }) };
+  return { url: source.location.url, timeoutMs: source.timeoutMs, ...(source.location.token === undefined ? {} : { token: source.location.token }) };
 }
 
 /** Where a source's bytes come from, for provenance and status: never a credential. */

@@ -37,9 +37,10 @@ describe('loadConfig', () => {
       prompts: true,
       cache: { ttlMs: 60_000, cacheScope: 'private' },
       http: {},
+      sync: { concurrency: 4, timeoutMs: 30_000, retryMinMs: 5000, retryMaxMs: 600_000 },
       sources: [
-        { id: 'local', location: { kind: 'local', path: path.join(dir, 'repo') }, target: { kind: 'ref', ref: 'HEAD' }, paths: [], strictNames: false },
-        { id: 'remote.one', location: { kind: 'remote', url: 'https://example.invalid/r.git', token: 's3cret' }, target: { kind: 'commit', commit: C }, paths: ['skills', 'more'], strictNames: false },
+        { id: 'local', location: { kind: 'local', path: path.join(dir, 'repo') }, target: { kind: 'ref', ref: 'HEAD' }, paths: [], strictNames: false, pollMs: 300_000, keep: 2, timeoutMs: 30_000 },
+        { id: 'remote.one', location: { kind: 'remote', url: 'https://example.invalid/r.git', token: 's3cret' }, target: { kind: 'commit', commit: C }, paths: ['skills', 'more'], strictNames: false, keep: 2, timeoutMs: 30_000 },
       ],
     });
   });
@@ -58,6 +59,10 @@ describe('loadConfig', () => {
     ['sources:\n  - id: a\n    url: https://h/r.git\n    ref: main\n    token: ${NOPE}\n', '<file>: sources[0].token: environment variable NOPE is not set'],
     ['sources:\n  - id: a\n    path: x\n    ref: HEAD\n  - id: a\n    path: y\n    ref: HEAD\n', '<file>: sources[1].id: "a" is used by another source'],
     ['sources:\n  - id: a\n    path: x\n    ref: HEAD\n    paths: [../up]\n', '<file>: sources[0].paths[0]: must be a folder inside the repository (relative, no "..")'],
+    [`sources:\n  - id: a\n    path: x\n    commit: ${C}\n    poll: 5m\n`, '<file>: sources[0].poll: poll only applies to a source that tracks a ref (a pinned commit never moves)'],
+    ['sources:\n  - id: a\n    path: x\n    ref: main\n    poll: 5 minutes\n', '<file>: sources[0].poll: must be a duration like 250ms, 30s, 5m or 1h'],
+    ['sync:\n  poll: 10ms\nsources:\n  - id: a\n    path: x\n    ref: main\n', '<file>: sync.poll: poll must be at least 1000 ms'],
+    ['webhook:\n  secret: plain\nsources:\n  - id: a\n    path: x\n    ref: main\n', '<file>: webhook.secret: must be an environment reference like ${WEBHOOK_SECRET}; secrets are never written in the config'],
     ['sources: [\n', '<file>: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
   ])('refuses %j with one message naming the key', (text, message) => {
     expect(errorOf(text)).toBe(message);

@@ -12,7 +12,7 @@ const catalog = fixture('catalog');
 const c2 = catalog.commits['c2']!;
 
 const local = (gitdir: string, commit = c2): SourceConfig => ({
-  id: 'cat', location: { kind: 'local', path: gitdir }, target: { kind: 'commit', commit }, paths: ['skills'], strictNames: false,
+  id: 'cat', location: { kind: 'local', path: gitdir }, target: { kind: 'commit', commit }, paths: ['skills'], strictNames: false, keep: 2, timeoutMs: 5000,
 });
 const context = () => ({ dataDir: mkdtempSync(path.join(tmpdir(), 'skillpin-data-')), caches: new Map() });
 
