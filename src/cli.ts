@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { check } from './commands/check.ts';
 import { serve } from './commands/serve.ts';
+import { syncOnce } from './commands/sync.ts';
 import { renderStatus, statusReport } from './commands/status.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
 import { createLogger } from './log.ts';
@@ -46,6 +47,15 @@ export function program(): Command {
     .addOption(configOption())
     .option('--http <host:port>', 'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio', parseListen)
     .action(async (options: { config: string; http?: { host: string; port: number } }) => serve(readConfig(options.config), options.http, createLogger()));
+
+  cli
+    .command('sync')
+    .description('sync every source once (fetch, index, record in dataDir) with progress on stderr; exit 1 if any source failed')
+    .addOption(configOption())
+    .action(async (options: { config: string }) => {
+      const logger = createLogger(process.env['SKILLPIN_LOG_LEVEL'] ?? 'warn');
+      process.exitCode = await syncOnce(readConfig(options.config), logger, write(process.stderr), process.stderr.isTTY === true);
+    });
 
   cli
     .command('check')

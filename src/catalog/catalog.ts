@@ -66,3 +66,9 @@ function keyed(state: CatalogState): Map<string, Namespace> {
   }
   return map;
 }
+
+/** True when what clients list changed between two states: a source's current commit, or the set of sources. */
+export function listingChanged(previous: CatalogState, next: CatalogState): boolean {
+  if (previous.sources.length !== next.sources.length) return true;
+  return previous.sources.some((source, index) => source.current !== next.sources[index]!.current);
+}

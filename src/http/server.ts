@@ -6,8 +6,10 @@ import {
   originValidationResponse, WebStandardStreamableHTTPServerTransport, type McpServer,
 } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import type { Catalog, Namespace } from '../catalog/index.ts';
+import { listingChanged, type Catalog, type Namespace } from '../catalog/index.ts';
+import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../log.ts';
+import { handleWebhook, WEBHOOK_PATH } from './webhooks.ts';
 
 export const MCP_PATH = '/mcp';
 /** Open 2025-11-25 sessions at most; the oldest is closed to make room. */
@@ -21,6 +23,10 @@ export interface HttpOptions {
   logger: Logger;
   allowedHosts?: string[];
   allowedOrigins?: string[];
+  /** Syncs a source now (webhooks). */
+  worker?: { trigger(id: string, why: string): unknown };
+  webhook?: { secret: string; maxBodyBytes: number };
+  sources?: readonly SourceConfig[];
 }
 
 export interface RunningHttpServer {
@@ -88,13 +94,21 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
       return json(200, { status: state.failures.length === 0 ? 'ok' : 'degraded', sources: state.sources.length, failures: state.failures.map((f) => ({ id: f.id, reason: f.reason })) });
     }
     if (pathname === '/status') return json(200, statusOf(options.catalog));
+    if (pathname === WEBHOOK_PATH) {
+      const { webhook, worker } = options;
+      if (webhook === undefined || worker === undefined) return json(404, { error: 'webhooks are not configured (webhook.secret)' });
+      return handleWebhook(request, { ...webhook, sources: options.sources ?? [], trigger: (id, why) => worker.trigger(id, why), logger: options.logger });
+    }
     if (pathname !== MCP_PATH) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
     return (await isLegacyRequest(request)) ? legacy(request) : modern.fetch(request);
   };
 
-  const unsubscribe = options.catalog.onChange(() => {
+  // 2026-07-28 clients listen through subscriptions/listen on the handler; stdio and 2025-11-25 sessions are
+  // told by the server factory, which tracks the servers it made.
+  const unsubscribe = options.catalog.onChange((previous, next) => {
+    if (!listingChanged(previous, next)) return;
     modern.notify.resourcesChanged();
-    for (const { server } of sessions.values()) void server.server.sendResourceListChanged();
+    modern.notify.promptsChanged();
   });
 
   const nodeHandler = toNodeHandler({ fetch: route }, { onerror: (error) => options.logger.error({ err: error.message }, 'http handler failed') });

@@ -1,6 +1,6 @@
 import { McpServer, ProtocolError, ProtocolErrorCode, type CacheHint } from '@modelcontextprotocol/server';
 import { SkillsExtension, type SkillReadResult } from '@modelcontextprotocol/server/ext/skills';
-import type { Catalog } from '../catalog/index.ts';
+import { listingChanged, type Catalog } from '../catalog/index.ts';
 import type { Logger } from '../log.ts';
 import { registerPrompts } from './prompts.ts';
 import { catalogSkillSource } from './source.ts';
@@ -36,6 +36,19 @@ export function createServerFactory(options: ServerOptions): () => McpServer {
     cacheHint: options.cache,
     onWarning: (warning) => options.logger.warn({ path: warning.path }, warning.message),
   });
+  // Every server made here is told when the listing changes (stdio connections, 2025-11-25 HTTP sessions).
+  const made = new Set<WeakRef<McpServer>>();
+  options.catalog.onChange((previous, next) => {
+    if (!listingChanged(previous, next)) return;
+    for (const reference of made) {
+      const mcp = reference.deref();
+      if (mcp === undefined) made.delete(reference);
+      else if (mcp.isConnected()) {
+        mcp.server.sendResourceListChanged().catch(() => undefined);
+        if (options.prompts !== false) mcp.server.sendPromptListChanged().catch(() => undefined);
+      }
+    }
+  });
   return () => {
     const mcp = new McpServer(
       { name: SERVER_NAME, version: SERVER_VERSION },
@@ -57,6 +70,8 @@ export function createServerFactory(options: ServerOptions): () => McpServer {
     });
     if (options.tools !== false) registerTools(mcp, options.catalog, source);
     if (options.prompts !== false) registerPrompts(mcp, options.catalog, source);
+    if (made.size >= 1024) for (const reference of made) if (reference.deref() === undefined) made.delete(reference);
+    made.add(new WeakRef(mcp));
     return mcp;
   };
 }

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { buildNamespace, type Namespace, type Origin } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import {
-  fetchCommit, openLocalRepository, openStore, readBlob, redactUrl, resolveLocalRef, resolveRemoteRef, walkCommit,
+  fetchCommit, openLocalRepository, openStore, readBlob, redactUrl, resolveLocalRef, resolveRemoteRef, unpinCommit, walkCommit,
   type FetchProgress, type Remote, type Repository, type TreeCache,
 } from '../git/index.ts';
 import { indexCommit, indexStore, newIndexCache, type IndexCache, type IndexOptions } from '../index/index.ts';
@@ -70,4 +70,26 @@ export async function loadSource(source: SourceConfig, ctx: SourceContext, at?: 
     await store.save(index, options);
   }
   return buildNamespace(source.id, index, originOf(source), (blob) => readBlob(repo, blob));
+}
+
+/** The commit a source should serve now, resolved against its repository or remote. */
+export async function resolveSource(source: SourceConfig, ctx: SourceContext): Promise<string> {
+  return targetCommit(source, await openSource(source, ctx.dataDir));
+}
+
+/**
+ * A commit served before, brought back from its persisted index without touching the network (and without
+ * re-hashing); only when the index is gone is it rebuilt, which may need the network for a commit not in store.
+ */
+export async function restoreSource(source: SourceConfig, ctx: SourceContext, commit: string): Promise<Namespace> {
+  const repo = await openSource(source, ctx.dataDir);
+  const index = await indexStore(indexDir(ctx.dataDir, source.id)).load(commit, { paths: source.paths, strictNames: source.strictNames });
+  if (index === undefined) return loadSource(source, ctx, commit);
+  return buildNamespace(source.id, index, originOf(source), (blob) => readBlob(repo, blob));
+}
+
+/** Forgets a commit that is no longer served: its index file, and its pin in a remote source's store. */
+export async function forgetCommit(source: SourceConfig, ctx: SourceContext, commit: string): Promise<void> {
+  await indexStore(indexDir(ctx.dataDir, source.id)).remove(commit);
+  if (source.location.kind === 'remote') await unpinCommit(await openSource(source, ctx.dataDir), commit).catch(() => undefined);
 }

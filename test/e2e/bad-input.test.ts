@@ -74,7 +74,8 @@ describe('sources that cannot be served', () => {
   });
 
   it('logs each failure to stderr with its reason and never prints to stdout', async () => {
-    expect(server.stderr()).toMatch(/"source":"no-such-ref","reason":"source-ref-not-found","msg":"the repository has no ref \\"release\/9\\""/);
+    const line = server.stderr().split('\n').find((l) => l.includes('"source":"no-such-ref"'))!;
+    expect(JSON.parse(line)).toMatchObject({ level: 50, source: 'no-such-ref', reason: 'source-ref-not-found', why: 'start', serving: null, msg: 'the repository has no ref "release/9"' });
   });
 
   it('refuses a request whose Host or Origin is not loopback (DNS rebinding)', async () => {
