@@ -33,8 +33,24 @@ function send(url: string, method: string, headers: Record<string, string>, body
   });
 }
 
+/** What the client saw, for telling apart answers isomorphic-git treats alike. */
+export interface HttpObservations {
+  /** Bytes of the last upload-pack response body. */
+  packResponseBytes?: number;
+}
+
+/** Counts the bytes of a response body as it is read. */
+async function* counted(body: AsyncIterable<Uint8Array>, count: (bytes: number) => void): AsyncIterableIterator<Uint8Array> {
+  let total = 0;
+  for await (const chunk of body) {
+    total += chunk.byteLength;
+    yield chunk;
+  }
+  count(total);
+}
+
 /** isomorphic-git's HTTP plugin over node:http(s), with a timeout and redirects followed. */
-export function httpClient(timeoutMs = DEFAULT_HTTP_TIMEOUT_MS): HttpClient {
+export function httpClient(timeoutMs = DEFAULT_HTTP_TIMEOUT_MS, seen: HttpObservations = {}): HttpClient {
   return {
     async request({ url, method = 'GET', headers = {}, body }: GitHttpRequest): Promise<GitHttpResponse> {
       const payload = await collect(body);
@@ -56,7 +72,9 @@ export function httpClient(timeoutMs = DEFAULT_HTTP_TIMEOUT_MS): HttpClient {
           statusCode: response.statusCode ?? 0,
           statusMessage: response.statusMessage ?? '',
           headers: flat,
-          body: response[Symbol.asyncIterator]() as AsyncIterableIterator<Uint8Array>,
+          body: current.endsWith('/git-upload-pack') && method === 'POST'
+            ? counted(response, (bytes) => (seen.packResponseBytes = bytes))
+            : (response[Symbol.asyncIterator]() as AsyncIterableIterator<Uint8Array>),
         };
       }
     },

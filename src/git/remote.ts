@@ -1,6 +1,6 @@
 import git from 'isomorphic-git';
 import { GitError, messageOf } from './errors.ts';
-import { httpClient } from './http.ts';
+import { httpClient, type HttpObservations } from './http.ts';
 import type { Repository } from './repository.ts';
 import { hasCompleteCommit } from './tree.ts';
 
@@ -82,9 +82,10 @@ export async function resolveRemoteRef(remote: Remote, ref: string): Promise<str
  */
 export async function fetchCommit(repo: Repository, remote: Remote, commit: string, options: { have?: string; onProgress?: (progress: FetchProgress) => void } = {}): Promise<void> {
   if (!(await hasCompleteCommit(repo, commit))) {
+    const seen: HttpObservations = {};
     try {
       await git.fetch({
-        fs: repo.fs, http: httpClient(remote.timeoutMs), gitdir: repo.gitdir, cache: repo.cache, url: remote.url,
+        fs: repo.fs, http: httpClient(remote.timeoutMs, seen), gitdir: repo.gitdir, cache: repo.cache, url: remote.url,
         // isomorphic-git sends as "have" what `ref` resolves to locally: the pin of a commit we hold.
         ref: options.have === undefined ? commit : pinRef(options.have), remoteRef: commit,
         singleBranch: true, depth: 1, tags: false,
@@ -97,6 +98,7 @@ export async function fetchCommit(repo: Repository, remote: Remote, commit: stri
       repo.packsChanged();
     }
     if (!(await hasCompleteCommit(repo, commit))) {
+      if (seen.packResponseBytes === 0) throw new GitError('source-pack-invalid', `fetching ${commit} from ${redactUrl(remote.url)}: the remote answered the pack request with an empty body`);
       throw new GitError('source-commit-not-found', `the remote did not send commit ${commit} (it does not exist there, or the server refuses to serve an unadvertised commit)`);
     }
   }

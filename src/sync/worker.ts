@@ -132,39 +132,42 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     }
   };
 
+  /** After a sync: schedule the next poll or retry, swap the catalog, record the state. */
+  const settle = async (t: Tracked, outcome: SyncOutcome) => {
+    t.lastSync = new Date().toISOString();
+    if (outcome.ok) {
+      t.lastSuccess = t.lastSync;
+      t.attempt = 0;
+      schedule(t, t.source.pollMs);
+    } else {
+      t.attempt++;
+      schedule(t, retryDelay(t.attempt, config.sync.retryMinMs, config.sync.retryMaxMs, random));
+    }
+    publish();
+    await persist().catch((error: unknown) => logger.error({ err: (error as Error).message }, 'could not write dataDir/state.json'));
+  };
+
   const run = (t: Tracked, why: string): Promise<SyncOutcome> => {
+    // One sync per source at a time; a trigger during one is merged into a single follow-up run.
     if (t.running !== undefined) {
       t.again = true;
       return t.running;
     }
     clearTimeout(t.timer);
     t.timer = undefined;
-    const job = queue.add(async () => {
-      let outcome = await syncOnce(t, why);
-      while (t.again && !stopped) {
+    t.running = (async () => {
+      let outcome: SyncOutcome;
+      let reason = why;
+      do {
         t.again = false;
-        outcome = await syncOnce(t, 'trigger while syncing');
-      }
+        outcome = (await queue.add(() => syncOnce(t, reason))) as SyncOutcome;
+        await settle(t, outcome);
+        reason = 'triggered while syncing';
+      } while (t.again && !stopped);
+      // Cleared in the same step as the last check of `again`, so no trigger falls between the two.
+      t.running = undefined;
       return outcome;
-    }) as Promise<SyncOutcome>;
-    t.running = job
-      .then(async (outcome) => {
-        t.lastSync = new Date().toISOString();
-        if (outcome.ok) {
-          t.lastSuccess = t.lastSync;
-          t.attempt = 0;
-          schedule(t, t.source.pollMs);
-        } else {
-          t.attempt++;
-          schedule(t, retryDelay(t.attempt, config.sync.retryMinMs, config.sync.retryMaxMs, random));
-        }
-        publish();
-        await persist().catch((error: unknown) => logger.error({ err: (error as Error).message }, 'could not write dataDir/state.json'));
-        return outcome;
-      })
-      .finally(() => {
-        t.running = undefined;
-      });
+    })();
     return t.running;
   };
 
