@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { configSchema, loadConfig } from '../src/config/index.ts';
 import { REASONS } from '../src/skills/index.ts';
 import type { GitFailure } from '../src/git/index.ts';
 import { fixture, PROJECT_ROOT } from './helpers/fixtures.ts';
@@ -27,6 +28,17 @@ describe('documentation', () => {
       'source-unreachable': true, 'source-timeout': true, 'source-http-error': true, 'source-pack-invalid': true, 'source-disk-full': true,
     };
     for (const code of Object.keys(codes)) expect(REASONS).toHaveProperty(code);
+  });
+
+  it('config.example.yaml is a valid config that shows every key', () => {
+    const file = path.join(PROJECT_ROOT, 'config.example.yaml');
+    expect(() => loadConfig(file, { POLICIES_TOKEN: 't', SKILLPIN_WEBHOOK_SECRET: 's' })).not.toThrow();
+    const example = parse(readFileSync(file, 'utf8')) as Record<string, unknown> & { sources: Array<Record<string, unknown>> };
+    const nested = (key: string) => Object.keys((configSchema.shape[key as keyof typeof configSchema.shape] as unknown as { unwrap(): { shape: object } }).unwrap().shape);
+    expect(Object.keys(example).sort()).toEqual(Object.keys(configSchema.shape).sort());
+    for (const key of ['cache', 'sync', 'webhook', 'http']) expect(Object.keys(example[key] as object).sort()).toEqual(nested(key).sort());
+    const sourceKeys = new Set(example.sources.flatMap((source) => Object.keys(source)));
+    expect([...sourceKeys].sort()).toEqual(['commit', 'id', 'keep', 'path', 'paths', 'poll', 'ref', 'strictNames', 'token', 'url']);
   });
 
   it('the example config pins the commit the fixtures build', () => {
