@@ -26,7 +26,7 @@ export function syntheticRepo(dir: string, skills = 1000, filesPerSkill = 5): Sy
   if (!existsSync(path.join(gitdir, 'refs', 'heads', 'changed'))) {
     rmSync(gitdir, { recursive: true, force: true });
     mkdirSync(gitdir, { recursive: true });
-    execFileSync('git', ['init', '--quiet', '--bare', gitdir], { env: GIT_ENV });
+    execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', gitdir], { env: GIT_ENV });
     const out: string[] = [];
     const commit = (ref: string, when: number, message: string, files: Array<[string, string]>, from?: string) => {
       out.push(`commit ${ref}`, `committer bench <bench@skillpin.invalid> ${when} +0000`, `data ${Buffer.byteLength(message)}`, message);

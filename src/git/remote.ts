@@ -2,7 +2,7 @@ import git from 'isomorphic-git';
 import { GitError, messageOf } from './errors.ts';
 import { httpClient, type HttpObservations } from './http.ts';
 import type { Repository } from './repository.ts';
-import { hasCompleteCommit } from './tree.ts';
+import { completeCommit, type TreeCache } from './tree.ts';
 
 /** How to reach a remote: its URL and, for private repositories, a token (never logged, never stored). */
 export interface Remote {
@@ -78,26 +78,44 @@ export async function resolveRemoteRef(remote: Remote, ref: string): Promise<str
 /**
  * Fetches exactly `commit` (depth 1, one want) into `repo` and pins it with a local ref. With `have` (a commit
  * the store holds), the remote is told so and sends only the objects the store lacks. A remote that refuses
- * the want still answers with success, so the commit and its trees are checked afterwards.
+ * the want still answers with success, so the commit and its trees are checked afterwards; `trees` (the cache
+ * of an earlier walk) spares re-reading unchanged trees. Returns the commit's trees, for the walk that follows.
  */
-export async function fetchCommit(repo: Repository, remote: Remote, commit: string, options: { have?: string; onProgress?: (progress: FetchProgress) => void } = {}): Promise<void> {
-  if (!(await hasCompleteCommit(repo, commit))) {
+export async function fetchCommit(repo: Repository, remote: Remote, commit: string, options: { have?: string; trees?: TreeCache; onProgress?: (progress: FetchProgress) => void } = {}): Promise<TreeCache> {
+  let trees = await completeCommit(repo, commit, options.trees);
+  if (trees === undefined) {
     const seen: HttpObservations = {};
-    try {
-      await git.fetch({
-        fs: repo.fs, http: httpClient(remote.timeoutMs, seen), gitdir: repo.gitdir, cache: repo.cache, url: remote.url,
-        // isomorphic-git sends as "have" what `ref` resolves to locally: the pin of a commit we hold.
-        ref: options.have === undefined ? commit : pinRef(options.have), remoteRef: commit,
-        singleBranch: true, depth: 1, tags: false,
-        ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-        ...authFor(remote),
+    const fetch = async (bounds: { depth: number } | { since: Date; have: string }) => {
+      try {
+        await git.fetch({
+          fs: repo.fs, http: httpClient(remote.timeoutMs, seen), gitdir: repo.gitdir, cache: repo.cache, url: remote.url,
+          // isomorphic-git sends as "have" what `ref` resolves to locally: the pin of a commit the store holds.
+          ref: 'have' in bounds ? pinRef(bounds.have) : commit, remoteRef: commit,
+          singleBranch: true, tags: false,
+          ...('have' in bounds ? { since: bounds.since } : { depth: bounds.depth }),
+          ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+          ...authFor(remote),
+        });
+      } catch (error) {
+        throw classify(error, `fetching ${commit} from ${redactUrl(remote.url)}`);
+      } finally {
+        repo.packsChanged();
+      }
+      return completeCommit(repo, commit, options.trees);
+    };
+    // With a commit in store, a depth-1 request makes the server send the whole snapshot again, haves or not;
+    // a deepen-since at the held commit's time sends only what is new. If that falls short (a branch moved to
+    // an older commit), one depth-1 fetch of the snapshot follows.
+    const heldTime = options.have === undefined ? undefined : await commitTime(repo, options.have);
+    if (heldTime !== undefined) {
+      trees = await fetch({ since: heldTime, have: options.have! }).catch((error: unknown) => {
+        // A server without deepen-since gets the plain depth-1 request instead.
+        if ((error as GitError).cause !== undefined && ((error as GitError).cause as { code?: string }).code === 'RemoteCapabilityError') return undefined;
+        throw error;
       });
-    } catch (error) {
-      throw classify(error, `fetching ${commit} from ${redactUrl(remote.url)}`);
-    } finally {
-      repo.packsChanged();
     }
-    if (!(await hasCompleteCommit(repo, commit))) {
+    trees ??= await fetch({ depth: 1 });
+    if (trees === undefined) {
       if (seen.packResponseBytes === 0) throw new GitError('source-pack-invalid', `fetching ${commit} from ${redactUrl(remote.url)}: the remote answered the pack request with an empty body`);
       throw new GitError('source-commit-not-found', `the remote did not send commit ${commit} (it does not exist there, or the server refuses to serve an unadvertised commit)`);
     }
@@ -106,6 +124,17 @@ export async function fetchCommit(repo: Repository, remote: Remote, commit: stri
     await git.writeRef({ fs: repo.fs, gitdir: repo.gitdir, ref: pinRef(commit), value: commit, force: true });
   } catch (error) {
     throw classify(error, `pinning ${commit}`);
+  }
+  return trees;
+}
+
+/** The committer time of a commit in store, or `undefined` when it is not there. */
+async function commitTime(repo: Repository, commit: string): Promise<Date | undefined> {
+  try {
+    const { commit: parsed } = await git.readCommit({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid: commit });
+    return new Date(parsed.committer.timestamp * 1000);
+  } catch {
+    return undefined;
   }
 }
 

@@ -111,14 +111,15 @@ export async function readBlob(repo: Repository, oid: string): Promise<Uint8Arra
 }
 
 /**
- * True when the commit and every tree under it are present. Blobs are not inflated here: indexing reads and
- * hashes every blob a skill serves, and a missing one fails the index with `source-incomplete`.
+ * The commit's trees (as a cache for the next walk) when the commit and every tree under it are present,
+ * `undefined` otherwise. Trees in `known` were seen complete before and are not read again. Blobs are not
+ * inflated here: indexing reads and hashes every blob a skill serves, and a missing one fails the index with
+ * `source-incomplete`.
  */
-export async function hasCompleteCommit(repo: Repository, commit: string): Promise<boolean> {
+export async function completeCommit(repo: Repository, commit: string, known?: TreeCache): Promise<TreeCache | undefined> {
   try {
-    await walkCommit(repo, commit);
-    return true;
+    return (await walkCommit(repo, commit, known)).trees;
   } catch {
-    return false;
+    return undefined;
   }
 }

@@ -56,14 +56,18 @@ export async function loadSource(source: SourceConfig, ctx: SourceContext, at?: 
   const repo = await openSource(source, ctx.dataDir);
   const commit = at ?? (await targetCommit(source, repo));
   const remote = remoteOf(source);
-  if (remote !== undefined) await fetchCommit(repo, remote, commit, { ...(have === undefined ? {} : { have }), onProgress: (progress) => ctx.onProgress?.(source.id, progress) });
+  let cache = ctx.caches.get(source.id);
+  if (cache === undefined) ctx.caches.set(source.id, (cache = { index: newIndexCache() }));
+  if (remote !== undefined) {
+    const options = { ...(have === undefined ? {} : { have }), ...(cache.trees === undefined ? {} : { trees: cache.trees }) };
+    // The completeness check walked the commit's trees: the index walk below reuses them all.
+    cache.trees = await fetchCommit(repo, remote, commit, { ...options, onProgress: (progress) => ctx.onProgress?.(source.id, progress) });
+  }
   const options: IndexOptions = { paths: source.paths, strictNames: source.strictNames };
   const store = indexStore(indexDir(ctx.dataDir, source.id));
   let index = await store.load(commit, options);
   if (index === undefined) {
     ctx.onProgress?.(source.id, { phase: 'indexing' });
-    let cache = ctx.caches.get(source.id);
-    if (cache === undefined) ctx.caches.set(source.id, (cache = { index: newIndexCache() }));
     const tree = await walkCommit(repo, commit, cache.trees);
     cache.trees = tree.trees;
     index = await indexCommit({ ...tree, readBlob: (id) => readBlob(repo, id), paths: source.paths, strictNames: source.strictNames, cache: cache.index });

@@ -114,7 +114,7 @@ describe('the sync worker against a remote that fails on cue', () => {
   it('fetches only the objects the store lacks after a one-file change', async () => {
     const packs = () => readdirSync(path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack')).filter((f) => f.endsWith('.pack'));
     const before = new Set(packs());
-    repo.push({ 'alpha/big.txt': 'x'.repeat(200_000), 'alpha/SKILL.md': skillMd('alpha', 'big') });
+    repo.push({ 'alpha/big.txt': randomBytes(200_000).toString('base64'), 'alpha/SKILL.md': skillMd('alpha', 'big') });
     await worker.trigger('skills', 'test');
     repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'small change') });
     const afterBig = new Set(packs());
@@ -124,8 +124,11 @@ describe('the sync worker against a remote that fails on cue', () => {
     const size = readdirSync(path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack')).length;
     expect(size).toBeGreaterThan(0);
     const packBytes = execFileSync('du', ['-b', path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack', newest[0]!)], { encoding: 'utf8' });
-    // The big blob is not sent again: the incremental pack is a few hundred bytes.
+    // The big (incompressible, 266 KB) blob is not sent again: the incremental pack is a few hundred bytes.
     expect(Number(packBytes.split('\t')[0])).toBeLessThan(2_000);
+    const bigPack = [...afterBig].find((p) => !before.has(p))!;
+    const bigBytes = execFileSync('du', ['-b', path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack', bigPack)], { encoding: 'utf8' });
+    expect(Number(bigBytes.split('\t')[0])).toBeGreaterThan(200_000);
   });
 
   it('follows a branch that was force-pushed to a new history', async () => {
