@@ -104,6 +104,25 @@ describe('skillpin check', () => {
   });
 });
 
+describe('skillpin sync', () => {
+  it('syncs every source once, reports each, and exits 1 when one failed', () => {
+    const config = writeConfig({
+      sources: [
+        { id: 'catalog', path: catalog.gitdir, ref: 'main', paths: ['skills'] },
+        { id: 'broken', path: catalog.gitdir, ref: 'no-such-branch' },
+      ],
+    });
+    const run = cli('sync', '--config', config);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain('catalog: indexing\n');
+    expect(run.stderr).toContain(`catalog: now at ${c2}\n`);
+    expect(run.stderr).toContain('broken: FAILED source-ref-not-found: the repository has no ref "no-such-branch"\n');
+    const again = cli('sync', '--config', writeConfig({ sources: [{ id: 'catalog', path: catalog.gitdir, ref: 'main' }] }));
+    expect(again.status).toBe(0);
+  });
+});
+
 describe('skillpin status and /status', () => {
   it('shows each source with its commit, problems and last error, live and from dataDir', async () => {
     const config = writeConfig({

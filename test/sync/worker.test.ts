@@ -137,6 +137,16 @@ describe('the sync worker against a remote that fails on cue', () => {
     expect(catalog.listed()[0]!.index.skills.map((s) => s.name)).toEqual(['beta']);
   });
 
+  it('merges triggers for a source that is already syncing into one follow-up sync', async () => {
+    const pushed = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'merged') });
+    const refsBefore = git.requests.filter((r) => r.path.endsWith('/info/refs')).length;
+    const outcomes = await Promise.all(Array.from({ length: 6 }, () => worker.trigger('skills', 'burst')!));
+    expect(new Set(outcomes.map((o) => o.ok && o.commit))).toEqual(new Set([pushed]));
+    const refRequests = git.requests.filter((r) => r.path.endsWith('/info/refs')).length - refsBefore;
+    // One sync resolves the ref once and fetches (two info/refs requests at most); the merged follow-up once more.
+    expect(refRequests).toBeLessThanOrEqual(4);
+  });
+
   it('reports a ref that no longer exists and keeps serving', async () => {
     const before = current(catalog);
     repo.deleteBranch('main');
@@ -158,11 +168,14 @@ describe('other faults', () => {
       sources: [
         { id: 'closed', url: 'http://127.0.0.1:9/none.git', ref: 'main' },
         { id: 'pinned', url: git.urlFor('skills.git'), commit: gone },
+        { id: 'healthy', url: git.urlFor('skills.git'), ref: 'main' },
       ],
     }));
     const { catalog, worker } = workerFor(config);
     await worker.start();
     expect(catalog.state.failures.map((f) => [f.id, f.reason])).toEqual([['closed', 'source-unreachable'], ['pinned', 'source-commit-not-found']]);
+    // The failures cost only their sources.
+    expect(catalog.listed().map((ns) => [ns.source, ns.index.skills.map((s) => s.name)])).toEqual([['healthy', ['beta']]]);
     await worker.stop();
     await git.close();
   });
