@@ -7,8 +7,8 @@ import { GitError } from './errors.ts';
 /** A git object store: where it is, and isomorphic-git's pack cache for it. */
 export interface Repository {
   gitdir: string;
-  /** isomorphic-git's shared cache (parsed pack indexes); one per repository, reused across calls. */
-  cache: object;
+  /** isomorphic-git's cache (parsed pack indexes, inflated objects); see CACHE_USES. */
+  readonly cache: object;
   /** The file system isomorphic-git reads this repository through (see `objectStoreFs`). */
   fs: PromiseFsClient;
   /** Forgets what the fs remembers about pack files; call after anything writes a pack. */
@@ -39,8 +39,27 @@ function objectStoreFs(gitdir: string): Pick<Repository, 'fs' | 'packsChanged'> 
   };
 }
 
+/**
+ * isomorphic-git's cache keeps every object it inflates from a pack for as long as the cache lives, so a
+ * long-running server would grow to the size of everything it ever read. The cache is replaced after this
+ * many uses: memory stays bounded, and a fresh one costs only re-reading the pack indexes.
+ */
+export const CACHE_USES = 2000;
+
 function repository(gitdir: string): Repository {
-  return { gitdir, cache: {}, ...objectStoreFs(gitdir) };
+  let cache = {};
+  let uses = 0;
+  return {
+    gitdir,
+    get cache() {
+      if (++uses > CACHE_USES) {
+        cache = {};
+        uses = 0;
+      }
+      return cache;
+    },
+    ...objectStoreFs(gitdir),
+  };
 }
 
 async function isGitdir(dir: string): Promise<boolean> {
