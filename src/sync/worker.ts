@@ -40,6 +40,8 @@ interface Tracked {
   again: boolean;
   attempt: number;
   timer?: NodeJS.Timeout;
+  /** Commits that fell out of retention: forgotten once the state that no longer names them is on disk. */
+  dropped: Namespace[];
   lastSync?: string;
   lastSuccess?: string;
 }
@@ -66,7 +68,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   const random = options.random ?? Math.random;
   const ctx: SourceContext = { dataDir: config.dataDir, caches: new Map(), ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }) };
   const queue = new PQueue({ concurrency: config.sync.concurrency });
-  const tracked = new Map<string, Tracked>(config.sources.map((source) => [source.id, { source, again: false, attempt: 0 }]));
+  const tracked = new Map<string, Tracked>(config.sources.map((source) => [source.id, { source, again: false, attempt: 0, dropped: [] }]));
   let stopped = false;
 
   const publish = () => {
@@ -120,7 +122,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       const { served, dropped } = advance(t, ns);
       t.served = served;
       t.failure = undefined;
-      for (const old of dropped) await forgetCommit(source, ctx, old.commit).catch((error: unknown) => logger.warn({ source: source.id, commit: old.commit, err: (error as Error).message }, 'could not forget a commit'));
+      t.dropped.push(...dropped);
       logger.info({ source: source.id, commit, why, skills: ns.index.skills.length, problems: ns.index.problems.length, retained: served.retained.map((r) => r.commit), ms: Math.round(performance.now() - started) }, 'source updated');
       for (const p of ns.index.problems) logger.warn({ source: source.id, commit, path: p.path, reason: p.reason, severity: p.severity }, p.detail);
       return { id: source.id, ok: true, commit, changed: true };
@@ -144,7 +146,16 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       schedule(t, retryDelay(t.attempt, config.sync.retryMinMs, config.sync.retryMaxMs, random));
     }
     publish();
-    await persist().catch((error: unknown) => logger.error({ err: (error as Error).message }, 'could not write dataDir/state.json'));
+    try {
+      await persist();
+    } catch (error) {
+      logger.error({ err: (error as Error).message }, 'could not write dataDir/state.json');
+      return;
+    }
+    // Only now that state.json no longer names them: a crash before this point restarts with them intact.
+    for (const old of t.dropped.splice(0)) {
+      await forgetCommit(t.source, ctx, old.commit).catch((error: unknown) => logger.warn({ source: t.source.id, commit: old.commit, err: (error as Error).message }, 'could not forget a commit'));
+    }
   };
 
   const run = (t: Tracked, why: string): Promise<SyncOutcome> => {
