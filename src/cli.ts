@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { check } from './commands/check.ts';
 import { serve } from './commands/serve.ts';
 import { syncOnce } from './commands/sync.ts';
+import { verify } from './commands/verify.ts';
 import { renderStatus, statusReport } from './commands/status.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
 import { createLogger } from './log.ts';
@@ -71,6 +72,18 @@ export function program(): Command {
     .option('--token-env <name>', 'environment variable holding a token for a private remote')
     .action(async (repository: string, options: { commit?: string; ref?: string; paths?: string[]; json?: boolean; strict?: boolean; strictNames?: boolean; id?: string; tokenEnv?: string }) => {
       process.exitCode = await check({ target: repository, ...options }, { out: write(process.stdout), err: write(process.stderr) });
+    });
+
+  cli
+    .command('verify')
+    .description('connect as a host would and verify every file of every listed skill (exit 0 ok, 1 failures, 2 cannot connect)')
+    .argument('[url]', 'a Streamable HTTP endpoint, e.g. http://127.0.0.1:3917/mcp')
+    .option('-c, --config <file>', 'instead of a URL: start `skillpin serve` with this config over stdio and verify it')
+    .addOption(new Option('--era <era>', 'protocol era to speak').choices(['auto', 'modern', 'legacy']).default('auto'))
+    .option('--json', 'print the report as JSON')
+    .action(async (url: string | undefined, options: { config?: string; era: 'auto' | 'modern' | 'legacy'; json?: boolean }) => {
+      const cliEntry = fileURLToPath(import.meta.url);
+      process.exitCode = await verify({ ...(url === undefined ? {} : { url }), ...options }, cliEntry, { out: write(process.stdout), err: write(process.stderr) });
     });
 
   cli

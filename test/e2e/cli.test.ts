@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -120,6 +120,36 @@ describe('skillpin sync', () => {
     expect(run.stderr).toContain('broken: FAILED source-ref-not-found: the repository has no ref "no-such-branch"\n');
     const again = cli('sync', '--config', writeConfig({ sources: [{ id: 'catalog', path: catalog.gitdir, ref: 'main' }] }));
     expect(again.status).toBe(0);
+  });
+});
+
+describe('skillpin verify', () => {
+  it('verifies every file of every skill of a config over stdio, and of a running server over HTTP', async () => {
+    const config = writeConfig({ sources: [{ id: 'catalog', path: catalog.gitdir, commit: c2, paths: ['skills'] }] });
+    const run = cli('verify', '--config', config);
+    expect(run.status).toBe(0);
+    expect(run.stdout.trim().split('\n').at(-1)).toBe('7 skills, 15 files read and verified, 0 failures');
+    const server = await startHttp(config);
+    const overHttp = await cliAsync('verify', server.url, '--era', 'legacy', '--json');
+    await server.stop();
+    const report = JSON.parse(overHttp.stdout) as { ok: boolean; files: number; skills: unknown[] };
+    expect([overHttp.status, report.ok, report.files, report.skills.length]).toEqual([0, true, 15, 7]);
+  });
+
+  it('exits 1 when a file cannot be verified, and 2 when it cannot connect', async () => {
+    const config = writeConfig({ sources: [{ id: 'catalog', path: catalog.gitdir, commit: c2, paths: ['skills'] }] });
+    expect(cli('sync', '--config', config).status).toBe(0);
+    // Tamper with the persisted index: the published digest no longer matches the bytes git holds.
+    const indexFile = path.join(path.dirname(config), 'data', 'index', 'catalog', `${c2}.json`);
+    const stored = readFileSync(indexFile, 'utf8');
+    const skillMdDigest = /"relPath":"SKILL.md","blob":"[0-9a-f]+","size":\d+,"digest":"(sha256:[0-9a-f]{64})"/.exec(stored)![1]!;
+    writeFileSync(indexFile, stored.replace(skillMdDigest, `sha256:${'0'.repeat(64)}`));
+    const run = cli('verify', '--config', config);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toMatch(/^FAIL  skill:\/\/catalog\/[0-9a-f]{40}\/skills\/[a-z-/]+\/SKILL\.md/m);
+    expect(run.stdout.trim().split('\n').at(-1)).toBe('7 skills, 15 files read and verified, 1 failure');
+    const unreachable = cli('verify', 'http://127.0.0.1:9/mcp');
+    expect([unreachable.status, unreachable.stderr]).toEqual([2, expect.stringContaining('skillpin verify: cannot connect')]);
   });
 });
 
