@@ -99,7 +99,7 @@ export async function fetchCommit(repo: Repository, remote: Remote, commit: stri
       } catch (error) {
         throw classify(error, `fetching ${commit} from ${redactUrl(remote.url)}`);
       } finally {
-        repo.packsChanged();
+        repo.refresh();
       }
       return completeCommit(repo, commit, options.trees);
     };

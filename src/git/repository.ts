@@ -11,15 +11,16 @@ export interface Repository {
   readonly cache: object;
   /** The file system isomorphic-git reads this repository through (see `objectStoreFs`). */
   fs: PromiseFsClient;
-  /** Forgets what the fs remembers about pack files; call after anything writes a pack. */
-  packsChanged(): void;
+  /** Forgets what is remembered about pack files (the listing, parsed indexes): after a fetch, or when another
+   * program (git gc, a push into a local repository) may have rewritten them. */
+  refresh(): void;
 }
 
 /**
  * Node's fs for isomorphic-git, except that the listing of `objects/pack` is remembered: isomorphic-git
  * lists that folder for every packed object it reads, which dominated indexing time.
  */
-function objectStoreFs(gitdir: string): Pick<Repository, 'fs' | 'packsChanged'> {
+function objectStoreFs(gitdir: string): { fs: PromiseFsClient; forgetPacks(): void } {
   const packDir = path.join(gitdir, 'objects', 'pack');
   let packs: Promise<string[]> | undefined;
   const readdir = (dir: string, options?: unknown) => {
@@ -33,7 +34,7 @@ function objectStoreFs(gitdir: string): Pick<Repository, 'fs' | 'packsChanged'> 
   const { readFile, writeFile, mkdir, rmdir, unlink, stat, lstat, readlink, symlink, chmod } = fsp;
   return {
     fs: { promises: { readFile, writeFile, mkdir, rmdir, unlink, stat, lstat, readdir, readlink, symlink, chmod } },
-    packsChanged: () => {
+    forgetPacks: () => {
       packs = undefined;
     },
   };
@@ -49,8 +50,10 @@ export const CACHE_USES = 2000;
 function repository(gitdir: string): Repository {
   let cache = {};
   let uses = 0;
+  const { fs, forgetPacks } = objectStoreFs(gitdir);
   return {
     gitdir,
+    fs,
     get cache() {
       if (++uses > CACHE_USES) {
         cache = {};
@@ -58,8 +61,25 @@ function repository(gitdir: string): Repository {
       }
       return cache;
     },
-    ...objectStoreFs(gitdir),
+    refresh() {
+      forgetPacks();
+      cache = {};
+      uses = 0;
+    },
   };
+}
+
+/**
+ * Runs a read; if it fails, forgets what is known about the packs and tries once more. A store that another
+ * program repacked (git gc in a local repository) then reads again, instead of failing until a restart.
+ */
+export async function withRefresh<T>(repo: Repository, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch {
+    repo.refresh();
+    return read();
+  }
 }
 
 async function isGitdir(dir: string): Promise<boolean> {

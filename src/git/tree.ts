@@ -1,6 +1,6 @@
 import git from 'isomorphic-git';
 import { GitError, messageOf } from './errors.ts';
-import type { Repository } from './repository.ts';
+import { withRefresh, type Repository } from './repository.ts';
 
 /** One entry of a commit's tree (blobs, symlinks, submodules; folders are implied by paths). */
 export interface TreeEntry {
@@ -65,7 +65,7 @@ export type TreeCache = Map<string, readonly TreeEntry[]>;
 export async function walkCommit(repo: Repository, commit: string, previous?: TreeCache): Promise<CommitTree & { trees: TreeCache }> {
   let info: Awaited<ReturnType<typeof git.readCommit>>;
   try {
-    info = await git.readCommit({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid: commit });
+    info = await withRefresh(repo, () => git.readCommit({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid: commit }));
   } catch (error) {
     throw new GitError('source-commit-not-found', `commit ${commit} is not in the repository (${messageOf(error)})`, { cause: error });
   }
@@ -78,7 +78,7 @@ export async function walkCommit(repo: Repository, commit: string, previous?: Tr
     }
     let tree: RawTreeItem[];
     try {
-      tree = await readTreeItems(repo, treeId);
+      tree = await withRefresh(repo, () => readTreeItems(repo, treeId));
     } catch (error) {
       throw new GitError('source-incomplete', `tree ${treeId} of commit ${commit} is missing (${messageOf(error)})`, { cause: error });
     }
@@ -103,7 +103,7 @@ export async function walkCommit(repo: Repository, commit: string, previous?: Tr
 /** A blob's raw bytes. */
 export async function readBlob(repo: Repository, oid: string): Promise<Uint8Array> {
   try {
-    const { blob } = await git.readBlob({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid });
+    const { blob } = await withRefresh(repo, () => git.readBlob({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid }));
     return blob;
   } catch (error) {
     throw new GitError('source-incomplete', `blob ${oid} is missing (${messageOf(error)})`, { cause: error });

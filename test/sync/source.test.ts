@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../src/config/index.ts';
-import { GitError } from '../../src/git/index.ts';
+import { CACHE_USES, GitError } from '../../src/git/index.ts';
 import { indexDir, loadSource } from '../../src/sync/source.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
@@ -27,6 +27,22 @@ describe('loadSource', () => {
     for (const dir of readdirSync(path.join(copy, 'objects'))) if (/^[0-9a-f]{2}$/.test(dir)) rmSync(path.join(copy, 'objects', dir), { recursive: true });
     const again = await loadSource(local(copy), { ...ctx, caches: new Map() });
     expect(again.index).toEqual(first.index);
+  });
+
+  it('keeps serving a local repository after another program repacks it (git gc)', async () => {
+    const copy = path.join(mkdtempSync(path.join(tmpdir(), 'skillpin-copy-')), 'catalog.git');
+    cpSync(catalog.gitdir, copy, { recursive: true });
+    execFileSync('git', ['--git-dir', copy, 'repack', '-a', '-d', '-q']);
+    const ns = await loadSource(local(copy), context());
+    const file = ns.files.get('skills/pdf-forms/references/FORMS.md')!.file;
+    expect((await ns.readBlob(file.blob)).byteLength).toBe(file.size);
+    // Repack again: the pack the namespace knew is deleted and a new one written. Enough reads follow for
+    // isomorphic-git's cache (which still holds the old pack in memory) to be replaced.
+    execFileSync('git', ['--git-dir', copy, '-c', 'pack.compression=1', 'repack', '-a', '-d', '-f', '-q']);
+    for (let i = 0; i <= CACHE_USES; i++) await ns.readBlob(file.blob);
+    const again = ns.files.get('skills/pdf-forms/SKILL.md')!.file;
+    expect((await ns.readBlob(again.blob)).byteLength).toBe(again.size);
+    expect((await ns.readBlob(file.blob)).byteLength).toBe(file.size);
   });
 
   it('reports a blob missing from the store as source-incomplete', async () => {
