@@ -16,13 +16,21 @@ export interface Repository {
   refresh(): void;
 }
 
+/** One error for every loose object known to be absent: no system call, no stack captured (isomorphic-git only checks that reading failed). */
+const NOT_LOOSE = Object.assign(new Error('no such loose object'), { code: 'ENOENT' });
+
 /**
- * Node's fs for isomorphic-git, except that the listing of `objects/pack` is remembered: isomorphic-git
- * lists that folder for every packed object it reads, which dominated indexing time.
+ * Node's fs for isomorphic-git, remembering what it asks again and again: the listing of `objects/pack`
+ * (listed for every packed object it reads) and which loose objects exist (it tries the loose file before the
+ * packs, for every object). Those two dominated the time of reading a packed repository. What is remembered
+ * can go stale when another program writes the store; `forgetPacks` clears it, and reads that fail call it.
  */
 function objectStoreFs(gitdir: string): { fs: PromiseFsClient; forgetPacks(): void } {
-  const packDir = path.join(gitdir, 'objects', 'pack');
+  const objectsDir = path.join(gitdir, 'objects');
+  const packDir = path.join(objectsDir, 'pack');
   let packs: Promise<string[]> | undefined;
+  let loose = new Map<string, Promise<Set<string>>>();
+  const looseObject = (file: string) => /^([0-9a-f]{2})\/([0-9a-f]{38})$/.exec(path.relative(objectsDir, path.resolve(file)));
   const readdir = (dir: string, options?: unknown) => {
     if (path.resolve(dir) !== packDir) return fsp.readdir(dir, options as undefined);
     packs ??= fsp.readdir(packDir).catch((error: unknown) => {
@@ -31,11 +39,27 @@ function objectStoreFs(gitdir: string): { fs: PromiseFsClient; forgetPacks(): vo
     });
     return packs;
   };
-  const { readFile, writeFile, mkdir, rmdir, unlink, stat, lstat, readlink, symlink, chmod } = fsp;
+  const readFile = async (file: string, options?: unknown) => {
+    const object = looseObject(file);
+    if (object !== null) {
+      const [, fanout, rest] = object as unknown as [string, string, string];
+      let names = loose.get(fanout);
+      if (names === undefined) loose.set(fanout, (names = fsp.readdir(path.join(objectsDir, fanout)).then((list) => new Set(list), () => new Set<string>())));
+      if (!(await names).has(rest)) throw NOT_LOOSE;
+    }
+    return fsp.readFile(file, options as undefined);
+  };
+  const writeFile = async (file: string, data: unknown, options?: unknown) => {
+    const object = looseObject(file);
+    if (object !== null) loose.delete(object[1]!);
+    return fsp.writeFile(file, data as string, options as undefined);
+  };
+  const { mkdir, rmdir, unlink, stat, lstat, readlink, symlink, chmod } = fsp;
   return {
     fs: { promises: { readFile, writeFile, mkdir, rmdir, unlink, stat, lstat, readdir, readlink, symlink, chmod } },
     forgetPacks: () => {
       packs = undefined;
+      loose = new Map();
     },
   };
 }
