@@ -1,4 +1,3 @@
-import type { SkillProblem } from '../skills/index.ts';
 import type { Namespace } from './namespace.ts';
 
 /** A source as served: its current commit (listed) and the commits it keeps serving (not listed). */
@@ -28,7 +27,6 @@ export interface Catalog {
   namespace(source: string, commit: string): Namespace | undefined;
   /** Namespaces that are listed: each source's current commit. */
   listed(): readonly Namespace[];
-  problems(): Array<SkillProblem & { source: string; commit: string }>;
   swap(next: CatalogState): void;
   onChange(listener: (previous: CatalogState, next: CatalogState) => void): () => void;
 }
@@ -43,9 +41,6 @@ export function createCatalog(initial: CatalogState = { sources: [], failures: [
     },
     namespace: (source, commit) => byKey.get(`${source}@${commit}`),
     listed: () => state.sources.map((source) => source.current),
-    problems: () =>
-      state.sources.flatMap((source) =>
-        [source.current, ...source.retained].flatMap((ns) => ns.index.problems.map((p) => ({ ...p, source: ns.source, commit: ns.commit })))),
     swap(next) {
       const previous = state;
       state = next;

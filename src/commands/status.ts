@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.ts';
 import { indexStore } from '../index/index.ts';
 import type { SkillProblem } from '../skills/index.ts';
-import { indexDir, originOf } from '../sync/source.ts';
+import { indexDir, indexOptionsOf, originOf } from '../sync/source.ts';
 import { readState } from '../sync/state.ts';
 
 /** `skillpin status --json` output. Version 1: fields are only ever added. */
@@ -26,7 +26,7 @@ export async function statusReport(config: Config): Promise<StatusReport> {
     const saved = state.sources[source.id];
     let current: StatusReport['sources'][number]['current'] = null;
     if (saved?.current !== undefined) {
-      const index = await indexStore(indexDir(config.dataDir, source.id)).load(saved.current, { paths: source.paths, strictNames: source.strictNames });
+      const index = await indexStore(indexDir(config.dataDir, source.id)).load(saved.current, indexOptionsOf(source));
       current = index === undefined ? { commit: saved.current } : { commit: saved.current, commitTime: index.commitTime, skills: index.skills.length, problems: index.problems };
     }
     sources.push({

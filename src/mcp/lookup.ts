@@ -5,10 +5,14 @@ import { skillMdUri } from './entries.ts';
 export type Found = { ns: Namespace; skill: IndexedSkill; uri: string };
 export type Lookup = { ok: true; found: Found } | { ok: false; message: string };
 
+/** Every listed skill: each source's current commit. */
+export function listedSkills(catalog: Catalog): Found[] {
+  return catalog.listed().flatMap((ns) => ns.index.skills.map((skill) => ({ ns, skill, uri: skillMdUri(ns, skill) })));
+}
+
 /** Listed skills named `name` (in `source` when given). */
 export function byName(catalog: Catalog, name: string, source?: string): Found[] {
-  return catalog.listed().flatMap((ns) =>
-    source !== undefined && ns.source !== source ? [] : ns.index.skills.filter((skill) => skill.name === name).map((skill) => ({ ns, skill, uri: skillMdUri(ns, skill) })));
+  return listedSkills(catalog).filter((found) => found.skill.name === name && (source === undefined || found.ns.source === source));
 }
 
 /**

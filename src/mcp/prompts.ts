@@ -1,8 +1,8 @@
 import { ProtocolError, ProtocolErrorCode, type McpServer, type Prompt } from '@modelcontextprotocol/server';
 import type { Catalog } from '../catalog/index.ts';
 import { parseSkillMd } from '../skills/index.ts';
-import { provenance, skillMdUri } from './entries.ts';
-import type { Found } from './lookup.ts';
+import { provenance } from './entries.ts';
+import { listedSkills, type Found } from './lookup.ts';
 import type { CatalogSkillSource } from './source.ts';
 
 /**
@@ -10,7 +10,7 @@ import type { CatalogSkillSource } from './source.ts';
  * skill has it, `<source>/<name>` when another source has it too, `<source>/<served path>` when even that repeats.
  */
 export function promptNames(catalog: Catalog): Map<string, Found> {
-  const listed: Found[] = catalog.listed().flatMap((ns) => ns.index.skills.map((skill) => ({ ns, skill, uri: skillMdUri(ns, skill) })));
+  const listed = listedSkills(catalog);
   const count = (key: (f: Found) => string) => {
     const counts = new Map<string, number>();
     for (const f of listed) counts.set(key(f), (counts.get(key(f)) ?? 0) + 1);

@@ -14,9 +14,23 @@ export interface SourceContext {
   onProgress?: (source: string, progress: FetchProgress | { phase: 'indexing' }) => void;
 }
 
+/** What is kept per source between syncs. */
 export interface SourceCache {
   index: IndexCache;
   trees?: TreeCache;
+  /** One repository object per source: its pack indexes are parsed once, and its namespaces share them. */
+  repo?: Repository;
+}
+
+function cacheOf(source: SourceConfig, ctx: SourceContext): SourceCache {
+  let cache = ctx.caches.get(source.id);
+  if (cache === undefined) ctx.caches.set(source.id, (cache = { index: newIndexCache() }));
+  return cache;
+}
+
+/** The settings an index depends on besides the commit. */
+export function indexOptionsOf(source: SourceConfig): IndexOptions {
+  return { paths: source.paths, strictNames: source.strictNames };
 }
 
 export function storeDir(dataDir: string, id: string): string {
@@ -27,8 +41,10 @@ export function indexDir(dataDir: string, id: string): string {
   return path.join(dataDir, 'index', id);
 }
 
-async function openSource(source: SourceConfig, dataDir: string): Promise<Repository> {
-  return source.location.kind === 'local' ? openLocalRepository(source.location.path) : openStore(storeDir(dataDir, source.id));
+async function openSource(source: SourceConfig, ctx: SourceContext): Promise<Repository> {
+  const cache = cacheOf(source, ctx);
+  cache.repo ??= source.location.kind === 'local' ? await openLocalRepository(source.location.path) : await openStore(storeDir(ctx.dataDir, source.id));
+  return cache.repo;
 }
 
 function remoteOf(source: SourceConfig): Remote | undefined {
@@ -53,24 +69,26 @@ export async function targetCommit(source: SourceConfig, repo: Repository): Prom
  * (or load the persisted index). Throws GitError with a stable code when the source cannot be served.
  */
 export async function loadSource(source: SourceConfig, ctx: SourceContext, at?: string, have?: string): Promise<Namespace> {
-  const repo = await openSource(source, ctx.dataDir);
+  const repo = await openSource(source, ctx);
   const commit = at ?? (await targetCommit(source, repo));
   const remote = remoteOf(source);
-  let cache = ctx.caches.get(source.id);
-  if (cache === undefined) ctx.caches.set(source.id, (cache = { index: newIndexCache() }));
+  const cache = cacheOf(source, ctx);
   if (remote !== undefined) {
-    const options = { ...(have === undefined ? {} : { have }), ...(cache.trees === undefined ? {} : { trees: cache.trees }) };
-    // The completeness check walked the commit's trees: the index walk below reuses them all.
-    cache.trees = await fetchCommit(repo, remote, commit, { ...options, onProgress: (progress) => ctx.onProgress?.(source.id, progress) });
+    // The completeness check walks the commit's trees: the index walk below reuses them all.
+    cache.trees = await fetchCommit(repo, remote, commit, {
+      ...(have === undefined ? {} : { have }),
+      ...(cache.trees === undefined ? {} : { trees: cache.trees }),
+      onProgress: (progress) => ctx.onProgress?.(source.id, progress),
+    });
   }
-  const options: IndexOptions = { paths: source.paths, strictNames: source.strictNames };
+  const options = indexOptionsOf(source);
   const store = indexStore(indexDir(ctx.dataDir, source.id));
   let index = await store.load(commit, options);
   if (index === undefined) {
     ctx.onProgress?.(source.id, { phase: 'indexing' });
     const tree = await walkCommit(repo, commit, cache.trees);
     cache.trees = tree.trees;
-    index = await indexCommit({ ...tree, readBlob: (id) => readBlob(repo, id), paths: source.paths, strictNames: source.strictNames, cache: cache.index });
+    index = await indexCommit({ ...tree, readBlob: (id) => readBlob(repo, id), ...options, cache: cache.index });
     await store.save(index, options);
   }
   return buildNamespace(source.id, index, originOf(source), (blob) => readBlob(repo, blob));
@@ -78,7 +96,7 @@ export async function loadSource(source: SourceConfig, ctx: SourceContext, at?: 
 
 /** The commit a source should serve now, resolved against its repository or remote. */
 export async function resolveSource(source: SourceConfig, ctx: SourceContext): Promise<string> {
-  return targetCommit(source, await openSource(source, ctx.dataDir));
+  return targetCommit(source, await openSource(source, ctx));
 }
 
 /**
@@ -86,8 +104,8 @@ export async function resolveSource(source: SourceConfig, ctx: SourceContext): P
  * re-hashing); only when the index is gone is it rebuilt, which may need the network for a commit not in store.
  */
 export async function restoreSource(source: SourceConfig, ctx: SourceContext, commit: string): Promise<Namespace> {
-  const repo = await openSource(source, ctx.dataDir);
-  const index = await indexStore(indexDir(ctx.dataDir, source.id)).load(commit, { paths: source.paths, strictNames: source.strictNames });
+  const repo = await openSource(source, ctx);
+  const index = await indexStore(indexDir(ctx.dataDir, source.id)).load(commit, indexOptionsOf(source));
   if (index === undefined) return loadSource(source, ctx, commit);
   return buildNamespace(source.id, index, originOf(source), (blob) => readBlob(repo, blob));
 }
@@ -95,5 +113,5 @@ export async function restoreSource(source: SourceConfig, ctx: SourceContext, co
 /** Forgets a commit that is no longer served: its index file, and its pin in a remote source's store. */
 export async function forgetCommit(source: SourceConfig, ctx: SourceContext, commit: string): Promise<void> {
   await indexStore(indexDir(ctx.dataDir, source.id)).remove(commit);
-  if (source.location.kind === 'remote') await unpinCommit(await openSource(source, ctx.dataDir), commit).catch(() => undefined);
+  if (source.location.kind === 'remote') await unpinCommit(await openSource(source, ctx), commit).catch(() => undefined);
 }

@@ -13,6 +13,7 @@ import { createSyncWorker, retryDelay, type SyncWorker } from '../../src/sync/wo
 import { startFaultProxy, type Fault } from '../helpers/faultProxy.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
+import { makeRepo } from '../helpers/repo.ts';
 import { writeConfig } from '../helpers/server.ts';
 
 const until = async (what: string, check: () => boolean, timeoutMs = 10_000) => {
@@ -200,6 +201,29 @@ describe('other faults', () => {
       await git.close();
       execFileSync('umount', [mountPoint]);
     }
+  });
+});
+
+describe('a local repository', () => {
+  it('is followed in place: commits made by another program are found by the next sync', async () => {
+    const { dir, commit } = makeRepo({ 'alpha/SKILL.md': skillMd('alpha', 'one') });
+    const config = loadConfig(writeConfig({ sources: [{ id: 'local', path: dir, ref: 'main', poll: '1h' }] }));
+    const { catalog, worker } = workerFor(config);
+    await worker.start();
+    expect(current(catalog, 'local')).toBe(commit);
+    // Read a file so the store's memory of which loose objects exist is filled, then commit more beside it.
+    const ns = catalog.listed()[0]!;
+    await ns.readBlob(ns.index.skills[0]!.files[0]!.blob);
+    writeFileSync(path.join(dir, 'beta.md'), 'two\n');
+    mkdirSync(path.join(dir, 'beta'));
+    writeFileSync(path.join(dir, 'beta', 'SKILL.md'), skillMd('beta', 'two'));
+    const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+    execFileSync('git', ['-C', dir, 'add', '--all'], { env });
+    execFileSync('git', ['-C', dir, 'commit', '-q', '-m', 'two'], { env });
+    const next = execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+    expect(await worker.trigger('local', 'test')).toMatchObject({ ok: true, commit: next, changed: true });
+    expect(catalog.listed()[0]!.index.skills.map((s) => s.name)).toEqual(['alpha', 'beta']);
+    await worker.stop();
   });
 });
 
