@@ -17,14 +17,23 @@ import { syntheticRepo } from './synthetic.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workDir = path.resolve(here, '..', '.skillpin', 'bench');
-interface Sample { ms: number; rssMiB: number }
+interface Sample {
+  ms: number;
+  rssMiB: number;
+}
 
 async function child(args: string[]): Promise<Sample> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const proc = spawn(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', ...args],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
     proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    proc.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as Sample) : reject(new Error(`child exited ${code}`))));
+    proc.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as Sample) : reject(new Error(`child exited ${code}`)),
+    );
   });
 }
 
@@ -34,10 +43,19 @@ async function gitFetch(url: string, commit: string): Promise<Sample> {
   execFileSync('git', ['init', '--quiet', '--bare', dir]);
   const started = performance.now();
   const stderr = await new Promise<string>((resolve, reject) => {
-    const proc = spawn('/usr/bin/time', ['-f', '%M', 'git', '--git-dir', dir, 'fetch', '--quiet', '--depth', '1', url, commit], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
+    const proc = spawn(
+      '/usr/bin/time',
+      ['-f', '%M', 'git', '--git-dir', dir, 'fetch', '--quiet', '--depth', '1', url, commit],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+      },
+    );
     let text = '';
     proc.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    proc.once('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`git fetch exited ${code}: ${text}`))));
+    proc.once('exit', (code) =>
+      code === 0 ? resolve(text) : reject(new Error(`git fetch exited ${code}: ${text}`)),
+    );
   });
   const ms = performance.now() - started;
   rmSync(dir, { recursive: true, force: true });
@@ -49,7 +67,10 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 async function main(): Promise<void> {
   const [skills = '1000', perSkill = '5', runs = '3'] = process.argv.slice(2);
   const repo = syntheticRepo(workDir, Number(skills), Number(perSkill));
-  const server = await startGitHttpServer({ root: path.dirname(repo.gitdir), config: { 'uploadpack.allowAnySHA1InWant': 'true' } });
+  const server = await startGitHttpServer({
+    root: path.dirname(repo.gitdir),
+    config: { 'uploadpack.allowAnySHA1InWant': 'true' },
+  });
   const url = server.urlFor(path.basename(repo.gitdir));
   const samples: Record<string, Sample[]> = { ours: [], git: [], incremental: [] };
   try {
@@ -61,15 +82,26 @@ async function main(): Promise<void> {
   } finally {
     await server.close();
   }
-  const pick = (key: string) => ({ ms: median(samples[key]!.map((s) => s.ms)), rssMiB: median(samples[key]!.map((s) => s.rssMiB)) });
+  const pick = (key: string) => ({
+    ms: median(samples[key]!.map((s) => s.ms)),
+    rssMiB: median(samples[key]!.map((s) => s.rssMiB)),
+  });
   const git = pick('git');
   const ours = pick('ours');
   const incremental = pick('incremental');
   console.log(`fetch bench: ${repo.files} files, loopback git http-backend, median of ${runs} runs`);
-  console.log(`  git fetch --depth 1 (peer):        ${git.ms.toFixed(0)} ms, peak RSS ${git.rssMiB.toFixed(0)} MiB`);
-  console.log(`  skillpin cold fetch:               ${ours.ms.toFixed(0)} ms, peak RSS ${ours.rssMiB.toFixed(0)} MiB`);
-  console.log(`  skillpin incremental (one file):   ${incremental.ms.toFixed(0)} ms, peak RSS ${incremental.rssMiB.toFixed(0)} MiB`);
-  console.log(`  ratio cold / git:                  ${(ours.ms / git.ms).toFixed(2)}x time, ${(ours.rssMiB / git.rssMiB).toFixed(2)}x peak RSS`);
+  console.log(
+    `  git fetch --depth 1 (peer):        ${git.ms.toFixed(0)} ms, peak RSS ${git.rssMiB.toFixed(0)} MiB`,
+  );
+  console.log(
+    `  skillpin cold fetch:               ${ours.ms.toFixed(0)} ms, peak RSS ${ours.rssMiB.toFixed(0)} MiB`,
+  );
+  console.log(
+    `  skillpin incremental (one file):   ${incremental.ms.toFixed(0)} ms, peak RSS ${incremental.rssMiB.toFixed(0)} MiB`,
+  );
+  console.log(
+    `  ratio cold / git:                  ${(ours.ms / git.ms).toFixed(2)}x time, ${(ours.rssMiB / git.rssMiB).toFixed(2)}x peak RSS`,
+  );
   console.log(`  ratio incremental / cold:          ${(incremental.ms / ours.ms).toFixed(2)}x time`);
 }
 
@@ -79,7 +111,12 @@ if (process.argv[2] === '--child') {
   // The store's current commit, and its trees as the sync worker keeps them from the previous walk.
   const trees = kind === 'incremental' ? await fetchCommit(store, { url: url! }, have!) : undefined;
   const started = performance.now();
-  await fetchCommit(store, { url: url! }, commit!, kind === 'incremental' ? { have: have!, trees: trees! } : {});
+  await fetchCommit(
+    store,
+    { url: url! },
+    commit!,
+    kind === 'incremental' ? { have: have!, trees: trees! } : {},
+  );
   const ms = performance.now() - started;
   process.stdout.write(JSON.stringify({ ms, rssMiB: process.resourceUsage().maxRSS / 1024 }));
   rmSync(path.dirname(store.gitdir), { recursive: true, force: true });

@@ -16,16 +16,21 @@ const root = mkdtempSync(path.join(tmpdir(), 'skillpin-follow-bench-'));
 const repo = pushableRepo(root, 'skills');
 repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v0') });
 const git = await startGitHttpServer({ root });
-const server = await startHttp(writeConfig({
-  webhook: { secret: '${BENCH_SECRET}' },
-  sources: [
-    { id: 'polled', url: git.urlFor('skills.git'), ref: 'main', poll: '1s' },
-    { id: 'hooked', url: git.urlFor('skills.git'), ref: 'main', poll: '1h' },
-  ],
-}), [], { BENCH_SECRET: secret });
+const server = await startHttp(
+  writeConfig({
+    webhook: { secret: '${BENCH_SECRET}' },
+    sources: [
+      { id: 'polled', url: git.urlFor('skills.git'), ref: 'main', poll: '1s' },
+      { id: 'hooked', url: git.urlFor('skills.git'), ref: 'main', poll: '1h' },
+    ],
+  }),
+  [],
+  { BENCH_SECRET: secret },
+);
 const { client, close } = await connectHttp(server.url, 'modern');
 const skills = new SkillsClient(client);
-const commitOf = async (source: string) => (await skills.list()).skills.find((s) => s.uri.startsWith(`skill://${source}/`))?.uri.split('/')[3];
+const commitOf = async (source: string) =>
+  (await skills.list()).skills.find((s) => s.uri.startsWith(`skill://${source}/`))?.uri.split('/')[3];
 
 async function latency(source: string, afterPush: () => Promise<void>): Promise<number> {
   const commit = repo.push({ 'alpha/SKILL.md': skillMd('alpha', `${source} ${Date.now()}`) });
@@ -40,13 +45,23 @@ const polled: number[] = [];
 const hooked: number[] = [];
 for (let i = 0; i < pushes; i++) {
   polled.push(await latency('polled', async () => undefined));
-  hooked.push(await latency('hooked', async () => {
-    await fetch(server.url.replace('/mcp', '/hooks/git'), { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ source: 'hooked' }) });
-  }));
+  hooked.push(
+    await latency('hooked', async () => {
+      await fetch(server.url.replace('/mcp', '/hooks/git'), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ source: 'hooked' }),
+      });
+    }),
+  );
 }
 console.log(`push-to-listing latency over loopback, ${pushes} pushes each (median, min-max):`);
-console.log(`  poll every 1s: ${median(polled).toFixed(0)} ms (${Math.min(...polled).toFixed(0)}-${Math.max(...polled).toFixed(0)})`);
-console.log(`  webhook:       ${median(hooked).toFixed(0)} ms (${Math.min(...hooked).toFixed(0)}-${Math.max(...hooked).toFixed(0)})`);
+console.log(
+  `  poll every 1s: ${median(polled).toFixed(0)} ms (${Math.min(...polled).toFixed(0)}-${Math.max(...polled).toFixed(0)})`,
+);
+console.log(
+  `  webhook:       ${median(hooked).toFixed(0)} ms (${Math.min(...hooked).toFixed(0)}-${Math.max(...hooked).toFixed(0)})`,
+);
 await close();
 await server.stop();
 await git.close();

@@ -103,7 +103,8 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 function expectKeys(where: string, obj: Record<string, unknown>, allowed: string[]): void {
   for (const k of Object.keys(obj)) {
-    if (!allowed.includes(k)) throw new SpecError(`${where}: unknown key "${k}" (allowed: ${allowed.join(', ')})`);
+    if (!allowed.includes(k))
+      throw new SpecError(`${where}: unknown key "${k}" (allowed: ${allowed.join(', ')})`);
   }
 }
 
@@ -113,12 +114,14 @@ function parseDate(where: string, v: unknown): number {
     throw new SpecError(`${where}: date must be an ISO 8601 UTC string like "2024-03-01T09:00:00Z"`);
   }
   const ms = Date.parse(s);
-  if (!Number.isFinite(ms) || ms % 1000 !== 0) throw new SpecError(`${where}: invalid date "${s}" (whole seconds only)`);
+  if (!Number.isFinite(ms) || ms % 1000 !== 0)
+    throw new SpecError(`${where}: invalid date "${s}" (whole seconds only)`);
   return ms / 1000;
 }
 
 function parseMessage(where: string, v: unknown): string {
-  if (typeof v !== 'string' || v.trim() === '') throw new SpecError(`${where}: message must be a non-empty string`);
+  if (typeof v !== 'string' || v.trim() === '')
+    throw new SpecError(`${where}: message must be a non-empty string`);
   // Normalised like `git commit` does: no trailing whitespace, one final newline.
   return v.replace(/\s+$/, '') + '\n';
 }
@@ -142,7 +145,8 @@ function stringMap(where: string, v: unknown): Record<string, string> {
   if (!isRecord(v)) throw new SpecError(`${where}: must be a mapping`);
   const out: Record<string, string> = {};
   for (const [k, val] of Object.entries(v)) {
-    if (typeof val !== 'string' || val === '') throw new SpecError(`${where}.${k}: must be a non-empty string`);
+    if (typeof val !== 'string' || val === '')
+      throw new SpecError(`${where}.${k}: must be a non-empty string`);
     out[checkPath(where, k)] = val;
   }
   return out;
@@ -159,10 +163,18 @@ const MAX_GENERATE_COUNT = 100_000;
 const MAX_GENERATE_SIZE = 1024 * 1024 * 1024;
 
 /** File content given as exactly one of `content` (UTF-8 text) or `contentBase64` (bytes), or also `size` when allowed. */
-function parseContent(where: string, v: Record<string, unknown>, allowSize: boolean): GenerateSpec['content'] {
-  const given = ['content', 'contentBase64', ...(allowSize ? ['size'] : [])].filter((k) => v[k] !== undefined);
+function parseContent(
+  where: string,
+  v: Record<string, unknown>,
+  allowSize: boolean,
+): GenerateSpec['content'] {
+  const given = ['content', 'contentBase64', ...(allowSize ? ['size'] : [])].filter(
+    (k) => v[k] !== undefined,
+  );
   if (given.length !== 1) {
-    throw new SpecError(`${where}: give exactly one of ${allowSize ? 'content, contentBase64 or size' : 'content or contentBase64'}`);
+    throw new SpecError(
+      `${where}: give exactly one of ${allowSize ? 'content, contentBase64 or size' : 'content or contentBase64'}`,
+    );
   }
   if (v.content !== undefined) {
     if (typeof v.content !== 'string') throw new SpecError(`${where}: content must be a string (quote it)`);
@@ -174,7 +186,8 @@ function parseContent(where: string, v: Record<string, unknown>, allowSize: bool
       throw new SpecError(`${where}: contentBase64 must be standard padded base64`);
     }
     const bytes = Buffer.from(b64, 'base64');
-    if (bytes.toString('base64') !== b64) throw new SpecError(`${where}: contentBase64 is not canonical base64`);
+    if (bytes.toString('base64') !== b64)
+      throw new SpecError(`${where}: contentBase64 is not canonical base64`);
     return { kind: 'bytes', bytes };
   }
   if (typeof v.size !== 'number' || !Number.isInteger(v.size) || v.size < 0 || v.size > MAX_GENERATE_SIZE) {
@@ -189,7 +202,12 @@ function parseGenerate(where: string, g: unknown): GenerateSpec {
   if (typeof g.path !== 'string') throw new SpecError(`${where}: path must be a string`);
   let count: number | null = null;
   if (g.count !== undefined) {
-    if (typeof g.count !== 'number' || !Number.isInteger(g.count) || g.count < 1 || g.count > MAX_GENERATE_COUNT) {
+    if (
+      typeof g.count !== 'number' ||
+      !Number.isInteger(g.count) ||
+      g.count < 1 ||
+      g.count > MAX_GENERATE_COUNT
+    ) {
       throw new SpecError(`${where}: count must be a whole number from 1 to ${MAX_GENERATE_COUNT}`);
     }
     if (!g.path.includes('{i}')) throw new SpecError(`${where}: a path with count must hold "{i}"`);
@@ -214,7 +232,8 @@ function decodeRawPath(written: string): Buffer {
     if (end > i) out.push(Buffer.from(written.slice(i, end), 'utf8'));
     if (pct === -1) break;
     const hex = written.slice(pct + 1, pct + 3);
-    if (!/^[0-9A-Fa-f]{2}$/.test(hex)) throw new SpecError(`"%" must be followed by two hex digits (write "%25" for "%")`);
+    if (!/^[0-9A-Fa-f]{2}$/.test(hex))
+      throw new SpecError(`"%" must be followed by two hex digits (write "%25" for "%")`);
     out.push(Buffer.from([parseInt(hex, 16)]));
     i = pct + 3;
   }
@@ -233,15 +252,25 @@ function parseRaw(where: string, r: unknown): RawSpec {
   }
   // Byte-level checks: the same component rules as plain paths, and no NUL (a tree cannot hold one).
   const components = bytes.toString('latin1').split('/');
-  if (bytes.length === 0 || bytes.includes(0) || components.some((c) => c === '' || c === '.' || c === '..' || c.toLowerCase() === '.git')) {
+  if (
+    bytes.length === 0 ||
+    bytes.includes(0) ||
+    components.some((c) => c === '' || c === '.' || c === '..' || c.toLowerCase() === '.git')
+  ) {
     throw new SpecError(`${where}: invalid path "${r.path}"`);
   }
-  if (r.executable !== undefined && typeof r.executable !== 'boolean') throw new SpecError(`${where}: executable must be true or false`);
+  if (r.executable !== undefined && typeof r.executable !== 'boolean')
+    throw new SpecError(`${where}: executable must be true or false`);
   const content = parseContent(where, r, false);
   return {
     written: r.path,
     bytes,
-    content: content.kind === 'text' ? Buffer.from(content.text, 'utf8') : content.kind === 'bytes' ? content.bytes : Buffer.alloc(0),
+    content:
+      content.kind === 'text'
+        ? Buffer.from(content.text, 'utf8')
+        : content.kind === 'bytes'
+          ? content.bytes
+          : Buffer.alloc(0),
     executable: r.executable === true,
   };
 }
@@ -254,18 +283,31 @@ export async function loadRepoSpec(name: string): Promise<RepoSpec> {
   if (!isRecord(raw)) throw new SpecError(`${w}: must be a mapping`);
   expectKeys(w, raw, ['head', 'commits', 'refs']);
 
-  if (!Array.isArray(raw.commits) || raw.commits.length === 0) throw new SpecError(`${w}: commits must be a non-empty list`);
+  if (!Array.isArray(raw.commits) || raw.commits.length === 0)
+    throw new SpecError(`${w}: commits must be a non-empty list`);
   const commits: CommitSpec[] = [];
   const ids = new Set<string>();
   raw.commits.forEach((c: unknown, i: number) => {
     const cw = `${w}: commits[${i}]`;
     if (!isRecord(c)) throw new SpecError(`${cw}: must be a mapping`);
-    expectKeys(cw, c, ['id', 'tree', 'message', 'date', 'parents', 'symlinks', 'submodules', 'executable', 'generate', 'raw']);
+    expectKeys(cw, c, [
+      'id',
+      'tree',
+      'message',
+      'date',
+      'parents',
+      'symlinks',
+      'submodules',
+      'executable',
+      'generate',
+      'raw',
+    ]);
     if (typeof c.id !== 'string' || !ID_RE.test(c.id)) throw new SpecError(`${cw}: id must match ${ID_RE}`);
     if (ids.has(c.id)) throw new SpecError(`${cw}: duplicate id "${c.id}"`);
     let treeDir: string | null = null;
     if (c.tree !== undefined && c.tree !== null) {
-      if (typeof c.tree !== 'string' || !ID_RE.test(c.tree)) throw new SpecError(`${cw}: tree must be a folder name next to repo.yaml`);
+      if (typeof c.tree !== 'string' || !ID_RE.test(c.tree))
+        throw new SpecError(`${cw}: tree must be a folder name next to repo.yaml`);
       treeDir = path.join(dir, c.tree);
       if (!existsSync(treeDir)) throw new SpecError(`${cw}: tree folder ${name}/${c.tree} does not exist`);
     }
@@ -279,7 +321,8 @@ export async function loadRepoSpec(name: string): Promise<RepoSpec> {
       }
       parents = c.parents;
     }
-    for (const p of parents) if (!ids.has(p)) throw new SpecError(`${cw}: parent "${p}" is not an earlier commit`);
+    for (const p of parents)
+      if (!ids.has(p)) throw new SpecError(`${cw}: parent "${p}" is not an earlier commit`);
     const symlinks = stringMap(`${cw}.symlinks`, c.symlinks);
     const submodules = stringMap(`${cw}.submodules`, c.submodules);
     for (const [p, sha] of Object.entries(submodules)) {
@@ -292,7 +335,9 @@ export async function loadRepoSpec(name: string): Promise<RepoSpec> {
       }
       executable = c.executable.map((p) => checkPath(`${cw}.executable`, p));
     }
-    const generate = listOf(`${cw}.generate`, c.generate).map((g, j) => parseGenerate(`${cw}.generate[${j}]`, g));
+    const generate = listOf(`${cw}.generate`, c.generate).map((g, j) =>
+      parseGenerate(`${cw}.generate[${j}]`, g),
+    );
     const rawEntries = listOf(`${cw}.raw`, c.raw).map((r, j) => parseRaw(`${cw}.raw[${j}]`, r));
     ids.add(c.id);
     commits.push({
@@ -309,7 +354,8 @@ export async function loadRepoSpec(name: string): Promise<RepoSpec> {
     });
   });
 
-  if (!isRecord(raw.refs) || Object.keys(raw.refs).length === 0) throw new SpecError(`${w}: refs must be a non-empty mapping`);
+  if (!isRecord(raw.refs) || Object.keys(raw.refs).length === 0)
+    throw new SpecError(`${w}: refs must be a non-empty mapping`);
   const refs = new Map<string, RefSpec>();
   for (const [ref, v] of Object.entries(raw.refs)) {
     const rw = `${w}: refs.${ref}`;
@@ -321,8 +367,10 @@ export async function loadRepoSpec(name: string): Promise<RepoSpec> {
       refs.set(ref, { kind: 'direct', target: v });
     } else if (isRecord(v)) {
       expectKeys(rw, v, ['tag', 'message', 'date']);
-      if (!ref.startsWith('refs/tags/')) throw new SpecError(`${rw}: annotated tags must live under refs/tags/`);
-      if (typeof v.tag !== 'string' || !ids.has(v.tag)) throw new SpecError(`${rw}: tag must name a commit id`);
+      if (!ref.startsWith('refs/tags/'))
+        throw new SpecError(`${rw}: annotated tags must live under refs/tags/`);
+      if (typeof v.tag !== 'string' || !ids.has(v.tag))
+        throw new SpecError(`${rw}: tag must name a commit id`);
       refs.set(ref, {
         kind: 'annotated',
         target: v.tag,
@@ -384,7 +432,9 @@ async function readTree(dir: string, where: string): Promise<Map<string, string>
         if (out.has(p)) throw new SpecError(`${where}: two files normalise to the same path "${p}"`);
         out.set(p, a);
       } else {
-        throw new SpecError(`${where}: "${r}" is not a regular file; declare symlinks and submodules in repo.yaml`);
+        throw new SpecError(
+          `${where}: "${r}" is not a regular file; declare symlinks and submodules in repo.yaml`,
+        );
       }
     }
   }
@@ -397,7 +447,8 @@ async function planCommit(spec: RepoSpec, c: CommitSpec): Promise<Array<[PathKey
   const where = `${spec.name}/repo.yaml: commit ${c.id}`;
   const entries = new Map<PathKey, PlannedEntry>();
   const add = (key: PathKey, e: PlannedEntry, what: string) => {
-    if (entries.has(key)) throw new SpecError(`${where}: ${what} ${showKey(key)} collides with another entry`);
+    if (entries.has(key))
+      throw new SpecError(`${where}: ${what} ${showKey(key)} collides with another entry`);
     entries.set(key, e);
   };
   if (c.treeDir) {
@@ -413,12 +464,22 @@ async function planCommit(spec: RepoSpec, c: CommitSpec): Promise<Array<[PathKey
       const source: EntrySource =
         g.content.kind === 'fill'
           ? { kind: 'fill', size: g.content.size }
-          : { kind: 'bytes', bytes: g.content.kind === 'text' ? Buffer.from(g.content.text.replaceAll('{i}', n), 'utf8') : g.content.bytes };
+          : {
+              kind: 'bytes',
+              bytes:
+                g.content.kind === 'text'
+                  ? Buffer.from(g.content.text.replaceAll('{i}', n), 'utf8')
+                  : g.content.bytes,
+            };
       add(keyOf(p), { mode: '100644', source }, 'generated file');
     }
   }
   for (const r of c.raw) {
-    add(r.bytes.toString('latin1'), { mode: r.executable ? '100755' : '100644', source: { kind: 'bytes', bytes: r.content } }, `raw entry "${r.written}" ->`);
+    add(
+      r.bytes.toString('latin1'),
+      { mode: r.executable ? '100755' : '100644', source: { kind: 'bytes', bytes: r.content } },
+      `raw entry "${r.written}" ->`,
+    );
   }
   for (const p of c.executable) {
     const e = entries.get(keyOf(p));
@@ -426,14 +487,20 @@ async function planCommit(spec: RepoSpec, c: CommitSpec): Promise<Array<[PathKey
     e.mode = '100755';
   }
   for (const [p, target] of Object.entries(c.symlinks)) {
-    add(keyOf(p), { mode: '120000', source: { kind: 'bytes', bytes: Buffer.from(target, 'utf8') } }, 'symlink');
+    add(
+      keyOf(p),
+      { mode: '120000', source: { kind: 'bytes', bytes: Buffer.from(target, 'utf8') } },
+      'symlink',
+    );
   }
-  for (const [p, sha] of Object.entries(c.submodules)) add(keyOf(p), { mode: '160000', source: { kind: 'gitlink', sha } }, 'submodule');
+  for (const [p, sha] of Object.entries(c.submodules))
+    add(keyOf(p), { mode: '160000', source: { kind: 'gitlink', sha } }, 'submodule');
 
   // an entry may not also be a folder of another entry (e.g. "a" and "a/b")
   for (const key of entries.keys()) {
     for (let i = key.indexOf('/'); i !== -1; i = key.indexOf('/', i + 1)) {
-      if (entries.has(key.slice(0, i))) throw new SpecError(`${where}: ${showKey(key.slice(0, i))} is both an entry and a folder`);
+      if (entries.has(key.slice(0, i)))
+        throw new SpecError(`${where}: ${showKey(key.slice(0, i))} is both an entry and a folder`);
     }
   }
   return [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -469,10 +536,14 @@ class FastImport {
   private pendingBytes = 0;
 
   constructor(gitdir: string, marksFile: string, env: NodeJS.ProcessEnv) {
-    const child = spawn('git', ['--git-dir', gitdir, 'fast-import', '--quiet', `--export-marks=${marksFile}`], {
-      env,
-      stdio: ['pipe', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      'git',
+      ['--git-dir', gitdir, 'fast-import', '--quiet', `--export-marks=${marksFile}`],
+      {
+        env,
+        stdio: ['pipe', 'ignore', 'pipe'],
+      },
+    );
     this.child = child;
     child.stderr.on('data', (b: Buffer) => this.stderr.push(b));
     child.stdin.on('error', () => {}); // a failing git closes stdin early; the exit code reports it
@@ -490,7 +561,9 @@ class FastImport {
 
   private failure(): Error {
     const detail = this.exit?.error?.message ?? Buffer.concat(this.stderr).toString('utf8').trim();
-    return new Error(`git fast-import failed (${this.exit?.code ?? 'not started'}): ${detail || 'exited early'}`);
+    return new Error(
+      `git fast-import failed (${this.exit?.code ?? 'not started'}): ${detail || 'exited early'}`,
+    );
   }
 
   private async flush(): Promise<void> {
@@ -529,7 +602,8 @@ class FastImport {
   /** A `data` command of `size` filler bytes, produced chunk by chunk. */
   async dataFill(size: number): Promise<void> {
     await this.line(`data ${size}`);
-    for (let left = size; left > 0; left -= FILL.length) await this.push(left >= FILL.length ? FILL : FILL.subarray(0, left));
+    for (let left = size; left > 0; left -= FILL.length)
+      await this.push(left >= FILL.length ? FILL : FILL.subarray(0, left));
     await this.push(Buffer.from('\n'));
   }
 
@@ -548,7 +622,12 @@ class FastImport {
   }
 }
 
-async function writeCommit(s: FastImport, c: CommitSpec, entries: Array<[PathKey, PlannedEntry]>, marks: Map<string, number>): Promise<void> {
+async function writeCommit(
+  s: FastImport,
+  c: CommitSpec,
+  entries: Array<[PathKey, PlannedEntry]>,
+  marks: Map<string, number>,
+): Promise<void> {
   const mark = marks.size + 1;
   marks.set(c.id, mark);
   await s.line(`reset ${BUILD_REF}`);
@@ -602,7 +681,10 @@ function git(args: string[], env: NodeJS.ProcessEnv, input?: Buffer): Promise<st
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
-      else reject(new Error(`git ${args.join(' ')} failed (${code}): ${Buffer.concat(err).toString('utf8').trim()}`));
+      else
+        reject(
+          new Error(`git ${args.join(' ')} failed (${code}): ${Buffer.concat(err).toString('utf8').trim()}`),
+        );
     });
     child.stdin.on('error', () => {}); // a failing git closes stdin early; the exit code reports it
     child.stdin.end(input ?? Buffer.alloc(0));
@@ -663,7 +745,10 @@ async function buildOne(name: string, outDir: string): Promise<BuiltFixture> {
 
     const refs: Record<string, string> = {};
     const peeled: Record<string, string> = {};
-    const listed = await git(['--git-dir', tmpdir, 'for-each-ref', '--format=%(refname) %(objectname) %(*objectname)'], env);
+    const listed = await git(
+      ['--git-dir', tmpdir, 'for-each-ref', '--format=%(refname) %(objectname) %(*objectname)'],
+      env,
+    );
     for (const line of listed.split('\n')) {
       if (!line) continue;
       const [ref, obj, peel] = line.split(' ') as [string, string, string | undefined];
@@ -671,7 +756,8 @@ async function buildOne(name: string, outDir: string): Promise<BuiltFixture> {
       peeled[ref] = peel || obj;
     }
     for (const [ref, r] of spec.refs) {
-      if (peeled[ref] !== commits[r.target]) throw new Error(`${name}: ref ${ref} was not written as expected`);
+      if (peeled[ref] !== commits[r.target])
+        throw new Error(`${name}: ref ${ref} was not written as expected`);
     }
     if (Object.keys(refs).length !== spec.refs.size) {
       throw new Error(`${name}: unexpected refs after fast-import: ${Object.keys(refs).join(', ')}`);
@@ -700,7 +786,9 @@ export async function buildFixtures(outDir: string, names?: string[]): Promise<R
   const out = path.resolve(outDir);
   const available = await listFixtures();
   const wanted = names ?? available;
-  for (const n of wanted) if (!available.includes(n)) throw new Error(`unknown fixture repository "${n}" (have: ${available.join(', ')})`);
+  for (const n of wanted)
+    if (!available.includes(n))
+      throw new Error(`unknown fixture repository "${n}" (have: ${available.join(', ')})`);
   await fs.mkdir(out, { recursive: true });
 
   const built = await Promise.all(wanted.map((n) => buildOne(n, out)));
@@ -747,7 +835,9 @@ if (isMain()) {
       for (const b of Object.values(built)) {
         process.stderr.write(`${b.name}: ${b.gitdir} (HEAD -> ${b.head})\n`);
         for (const [id, sha] of Object.entries(b.commits)) {
-          const at = Object.entries(b.peeled).filter(([, s]) => s === sha).map(([r]) => r);
+          const at = Object.entries(b.peeled)
+            .filter(([, s]) => s === sha)
+            .map(([r]) => r);
           process.stderr.write(`  ${id} ${sha}${at.length ? ` ${at.join(' ')}` : ''}\n`);
         }
       }

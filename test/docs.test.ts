@@ -14,18 +14,33 @@ describe('documentation', () => {
     const rows = readme.split('\n').filter((line) => /^\| `[a-z0-9-]+`/.test(line));
     const documented = new Map<string, string>();
     for (const row of rows) {
-      const [codes = '', severity = ''] = row.split('|').slice(1, 3).map((cell) => cell.trim());
+      const [codes = '', severity = ''] = row
+        .split('|')
+        .slice(1, 3)
+        .map((cell) => cell.trim());
       if (severity !== 'error' && severity !== 'warning') continue;
       for (const code of codes.match(/`([a-z0-9-]+)`/g) ?? []) documented.set(code.slice(1, -1), severity);
     }
-    expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(Object.entries(REASONS).map(([code, { severity }]) => [code, severity])));
+    expect(Object.fromEntries(documented)).toEqual(
+      Object.fromEntries(Object.entries(REASONS).map(([code, { severity }]) => [code, severity])),
+    );
   });
 
   it('every git failure code is an exported reason', () => {
     const codes: Record<GitFailure, true> = {
-      'source-not-a-repository': true, 'source-commit-not-found': true, 'source-ref-not-found': true, 'source-ref-ambiguous': true,
-      'source-incomplete': true, 'source-auth-failed': true, 'source-fetch-failed': true, 'source-repository-not-found': true,
-      'source-unreachable': true, 'source-timeout': true, 'source-http-error': true, 'source-pack-invalid': true, 'source-disk-full': true,
+      'source-not-a-repository': true,
+      'source-commit-not-found': true,
+      'source-ref-not-found': true,
+      'source-ref-ambiguous': true,
+      'source-incomplete': true,
+      'source-auth-failed': true,
+      'source-fetch-failed': true,
+      'source-repository-not-found': true,
+      'source-unreachable': true,
+      'source-timeout': true,
+      'source-http-error': true,
+      'source-pack-invalid': true,
+      'source-disk-full': true,
     };
     for (const code of Object.keys(codes)) expect(REASONS).toHaveProperty(code);
   });
@@ -33,16 +48,39 @@ describe('documentation', () => {
   it('config.example.yaml is a valid config that shows every key', () => {
     const file = path.join(PROJECT_ROOT, 'config.example.yaml');
     expect(() => loadConfig(file, { POLICIES_TOKEN: 't', SKILLPIN_WEBHOOK_SECRET: 's' })).not.toThrow();
-    const example = parse(readFileSync(file, 'utf8')) as Record<string, unknown> & { sources: Array<Record<string, unknown>> };
-    const nested = (key: string) => Object.keys((configSchema.shape[key as keyof typeof configSchema.shape] as unknown as { unwrap(): { shape: object } }).unwrap().shape);
+    const example = parse(readFileSync(file, 'utf8')) as Record<string, unknown> & {
+      sources: Array<Record<string, unknown>>;
+    };
+    const nested = (key: string) =>
+      Object.keys(
+        (
+          configSchema.shape[key as keyof typeof configSchema.shape] as unknown as {
+            unwrap(): { shape: object };
+          }
+        ).unwrap().shape,
+      );
     expect(Object.keys(example).sort()).toEqual(Object.keys(configSchema.shape).sort());
-    for (const key of ['cache', 'sync', 'webhook', 'http']) expect(Object.keys(example[key] as object).sort()).toEqual(nested(key).sort());
+    for (const key of ['cache', 'sync', 'webhook', 'http'])
+      expect(Object.keys(example[key] as object).sort()).toEqual(nested(key).sort());
     const sourceKeys = new Set(example.sources.flatMap((source) => Object.keys(source)));
-    expect([...sourceKeys].sort()).toEqual(['commit', 'id', 'keep', 'path', 'paths', 'poll', 'ref', 'strictNames', 'token', 'url']);
+    expect([...sourceKeys].sort()).toEqual([
+      'commit',
+      'id',
+      'keep',
+      'path',
+      'paths',
+      'poll',
+      'ref',
+      'strictNames',
+      'token',
+      'url',
+    ]);
   });
 
   it('the example config pins the commit the fixtures build', () => {
-    const example = parse(readFileSync(path.join(PROJECT_ROOT, 'examples', 'skillpin.yaml'), 'utf8')) as { sources: Array<{ id: string; commit?: string }> };
+    const example = parse(readFileSync(path.join(PROJECT_ROOT, 'examples', 'skillpin.yaml'), 'utf8')) as {
+      sources: Array<{ id: string; commit?: string }>;
+    };
     expect(example.sources.find((s) => s.id === 'catalog')?.commit).toBe(fixture('catalog').commits['c2']);
   });
 });

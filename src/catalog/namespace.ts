@@ -33,7 +33,12 @@ export interface Namespace {
   readBlob(blob: string): Promise<Uint8Array>;
 }
 
-export function buildNamespace(source: string, index: CommitIndex, origin: Origin, readBlob: (blob: string) => Promise<Uint8Array>): Namespace {
+export function buildNamespace(
+  source: string,
+  index: CommitIndex,
+  origin: Origin,
+  readBlob: (blob: string) => Promise<Uint8Array>,
+): Namespace {
   const skills = new Map<string, IndexedSkill>();
   const files = new Map<string, ServedFile>();
   const children = new Map<string, Map<string, DirectoryChild['kind']>>();
@@ -62,7 +67,9 @@ export function buildNamespace(source: string, index: CommitIndex, origin: Origi
   }
   const dirs = new Map<string, DirectoryChild[]>();
   for (const [dir, names] of children) {
-    const sorted = [...names].map(([name, kind]) => ({ name, kind })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const sorted = [...names]
+      .map(([name, kind]) => ({ name, kind }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     dirs.set(dir, sorted);
   }
   return { source, commit: index.commit, index, origin, skills, files, dirs, readBlob };

@@ -26,7 +26,9 @@ export function namespaceUri(source: string, commit: string, path = ''): string 
   return path === '' ? `${SCHEME}${source}/${commit}` : `${SCHEME}${source}/${commit}/${encodePath(path)}`;
 }
 
-export type ParsedUri = { ok: true; source: string; commit: string; path: string } | { ok: false; problem: string };
+export type ParsedUri =
+  | { ok: true; source: string; commit: string; path: string }
+  | { ok: false; problem: string };
 
 const invalid = (problem: string): ParsedUri => ({ ok: false, problem });
 

@@ -26,8 +26,22 @@ export interface CheckReport {
   repository: string;
   commit: string;
   commitTime: string;
-  skills: Array<{ name: string; uri: string; path: string; servedPath: string; files: number; bytes: number }>;
-  problems: Array<{ source: string; commit: string; path: string; reason: string; severity: 'error' | 'warning'; detail: string }>;
+  skills: Array<{
+    name: string;
+    uri: string;
+    path: string;
+    servedPath: string;
+    files: number;
+    bytes: number;
+  }>;
+  problems: Array<{
+    source: string;
+    commit: string;
+    path: string;
+    reason: string;
+    severity: 'error' | 'warning';
+    detail: string;
+  }>;
   errors: number;
   warnings: number;
   /** No errors (and, under --strict, no warnings). */
@@ -40,26 +54,42 @@ export class UsageError extends Error {}
 
 /** A source id from a repository's name: `My_Skills.git` → `my-skills`. */
 function idFrom(target: string): string {
-  const name = path.basename(target.replace(/\/+$/, '')).replace(/\.git$/, '').toLowerCase().replace(/[^a-z0-9.-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '');
+  const name = path
+    .basename(target.replace(/\/+$/, ''))
+    .replace(/\.git$/, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]+/g, '-')
+    .replace(/^[-.]+|[-.]+$/g, '');
   return SOURCE_ID_PATTERN.test(name) ? name : 'repo';
 }
 
 function sourceFor(options: CheckOptions): SourceConfig {
-  if (options.commit !== undefined && options.ref !== undefined) throw new UsageError('give --commit or --ref, not both');
-  if (options.commit !== undefined && !/^[0-9a-f]{40}$/.test(options.commit)) throw new UsageError('--commit must be a full 40-hex commit SHA');
+  if (options.commit !== undefined && options.ref !== undefined)
+    throw new UsageError('give --commit or --ref, not both');
+  if (options.commit !== undefined && !/^[0-9a-f]{40}$/.test(options.commit))
+    throw new UsageError('--commit must be a full 40-hex commit SHA');
   const id = options.id ?? idFrom(options.target === '.' ? process.cwd() : options.target);
-  if (!SOURCE_ID_PATTERN.test(id)) throw new UsageError('--id must be lowercase letters, digits, "-" and "."');
+  if (!SOURCE_ID_PATTERN.test(id))
+    throw new UsageError('--id must be lowercase letters, digits, "-" and "."');
   const remote = /^https?:\/\//.test(options.target);
   let token: string | undefined;
   if (options.tokenEnv !== undefined) {
     token = process.env[options.tokenEnv];
-    if (token === undefined || token === '') throw new UsageError(`environment variable ${options.tokenEnv} is not set`);
+    if (token === undefined || token === '')
+      throw new UsageError(`environment variable ${options.tokenEnv} is not set`);
   }
   return {
     id,
-    location: remote ? { kind: 'remote', url: options.target, ...(token === undefined ? {} : { token }) } : { kind: 'local', path: path.resolve(options.target) },
-    target: options.commit !== undefined ? { kind: 'commit', commit: options.commit } : { kind: 'ref', ref: options.ref ?? 'HEAD' },
-    paths: (options.paths ?? []).map((p) => p.replace(/^\.\/|\/+$/g, '')).filter((p) => p !== '' && p !== '.'),
+    location: remote
+      ? { kind: 'remote', url: options.target, ...(token === undefined ? {} : { token }) }
+      : { kind: 'local', path: path.resolve(options.target) },
+    target:
+      options.commit !== undefined
+        ? { kind: 'commit', commit: options.commit }
+        : { kind: 'ref', ref: options.ref ?? 'HEAD' },
+    paths: (options.paths ?? [])
+      .map((p) => p.replace(/^\.\/|\/+$/g, ''))
+      .filter((p) => p !== '' && p !== '.'),
     strictNames: options.strictNames ?? false,
     keep: 0,
     timeoutMs: DEFAULT_HTTP_TIMEOUT_MS,
@@ -93,25 +123,37 @@ export function reportOf(ns: Namespace, strict: boolean): CheckReport {
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export function renderReport(report: CheckReport): string {
-  const lines = [`${report.repository} @ ${report.commit} (${report.commitTime})`, `${plural(report.skills.length, 'skill')} served, ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}`, ''];
+  const lines = [
+    `${report.repository} @ ${report.commit} (${report.commitTime})`,
+    `${plural(report.skills.length, 'skill')} served, ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}`,
+    '',
+  ];
   const width = Math.max(4, ...report.skills.map((s) => s.name.length));
-  for (const skill of report.skills) lines.push(`  ${skill.name.padEnd(width)}  ${plural(skill.files, 'file').padStart(10)}  ${plural(skill.bytes, 'byte').padStart(14)}  ${skill.uri}`);
+  for (const skill of report.skills)
+    lines.push(
+      `  ${skill.name.padEnd(width)}  ${plural(skill.files, 'file').padStart(10)}  ${plural(skill.bytes, 'byte').padStart(14)}  ${skill.uri}`,
+    );
   if (report.problems.length > 0) {
     lines.push('', 'Problems:');
-    for (const p of report.problems) lines.push(`  ${p.severity.padEnd(7)}  ${p.reason.padEnd(22)}  ${p.path}`, `           ${p.detail}`);
+    for (const p of report.problems)
+      lines.push(`  ${p.severity.padEnd(7)}  ${p.reason.padEnd(22)}  ${p.path}`, `           ${p.detail}`);
   }
   return `${lines.join('\n')}\n`;
 }
 
 /** `skillpin check`: index one commit exactly as the server would and report every skill and problem. */
-export async function check(options: CheckOptions, io: { out: (text: string) => void; err: (text: string) => void }): Promise<number> {
+export async function check(
+  options: CheckOptions,
+  io: { out: (text: string) => void; err: (text: string) => void },
+): Promise<number> {
   const { out, err } = io;
   let source: SourceConfig;
   try {
     source = sourceFor(options);
   } catch (error) {
     if (error instanceof UsageError) {
-      if (options.json) out(`${JSON.stringify({ version: 1, error: { reason: 'usage', detail: error.message } })}\n`);
+      if (options.json)
+        out(`${JSON.stringify({ version: 1, error: { reason: 'usage', detail: error.message } })}\n`);
       else err(`skillpin check: ${error.message}\n`);
       return CHECK_EXIT.usage;
     }
@@ -125,7 +167,8 @@ export async function check(options: CheckOptions, io: { out: (text: string) => 
     return report.ok ? CHECK_EXIT.ok : CHECK_EXIT.problems;
   } catch (error) {
     if (!(error instanceof GitError)) throw error;
-    if (options.json) out(`${JSON.stringify({ version: 1, error: { reason: error.code, detail: error.message } })}\n`);
+    if (options.json)
+      out(`${JSON.stringify({ version: 1, error: { reason: error.code, detail: error.message } })}\n`);
     else err(`skillpin check: ${error.code}: ${error.message}\n`);
     return CHECK_EXIT.usage;
   } finally {

@@ -26,8 +26,19 @@ export async function statusReport(config: Config): Promise<StatusReport> {
     const saved = state.sources[source.id];
     let current: StatusReport['sources'][number]['current'] = null;
     if (saved?.current !== undefined) {
-      const index = await indexStore(indexDir(config.dataDir, source.id)).load(saved.current, indexOptionsOf(source));
-      current = index === undefined ? { commit: saved.current } : { commit: saved.current, commitTime: index.commitTime, skills: index.skills.length, problems: index.problems };
+      const index = await indexStore(indexDir(config.dataDir, source.id)).load(
+        saved.current,
+        indexOptionsOf(source),
+      );
+      current =
+        index === undefined
+          ? { commit: saved.current }
+          : {
+              commit: saved.current,
+              commitTime: index.commitTime,
+              skills: index.skills.length,
+              problems: index.problems,
+            };
     }
     sources.push({
       id: source.id,
@@ -58,10 +69,17 @@ export function renderStatus(report: StatusReport): string {
   });
   const header = ['SOURCE', 'COMMIT', 'SKILLS', 'ERR/WARN', 'RETAINED', 'LAST SYNC', 'LAST ERROR'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   const out = [line(header), ...rows.map(line)];
   for (const s of report.sources) {
-    for (const p of s.current?.problems ?? []) out.push(`${s.id}@${s.current!.commit.slice(0, 12)}  ${p.severity.padEnd(7)}  ${p.reason.padEnd(22)}  ${p.path}: ${p.detail}`);
+    for (const p of s.current?.problems ?? [])
+      out.push(
+        `${s.id}@${s.current!.commit.slice(0, 12)}  ${p.severity.padEnd(7)}  ${p.reason.padEnd(22)}  ${p.path}: ${p.detail}`,
+      );
     if (s.lastError !== null) out.push(`${s.id}  last error: ${s.lastError.reason}: ${s.lastError.detail}`);
   }
   return `${out.join('\n')}\n`;

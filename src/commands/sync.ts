@@ -5,10 +5,18 @@ import type { Logger } from '../log.ts';
 import { createSyncWorker, type SyncOutcome } from '../sync/worker.ts';
 
 /** `skillpin sync`: sync every source once, showing progress on stderr; exit 1 if any source failed. */
-export async function syncOnce(config: Config, logger: Logger, err: (text: string) => void, interactive: boolean): Promise<number> {
+export async function syncOnce(
+  config: Config,
+  logger: Logger,
+  err: (text: string) => void,
+  interactive: boolean,
+): Promise<number> {
   const last = new Map<string, string>();
   const onProgress = (source: string, progress: FetchProgress | { phase: 'indexing' }) => {
-    const line = 'loaded' in progress ? `${source}: ${progress.phase} ${progress.loaded}/${progress.total || '?'}` : `${source}: indexing`;
+    const line =
+      'loaded' in progress
+        ? `${source}: ${progress.phase} ${progress.loaded}/${progress.total || '?'}`
+        : `${source}: indexing`;
     if (last.get(source) === line) return;
     last.set(source, line);
     // On a terminal, progress rewrites one line; in a log, only phase changes are written.
@@ -20,9 +28,11 @@ export async function syncOnce(config: Config, logger: Logger, err: (text: strin
   await worker.stop();
   if (interactive) err('\r\x1b[K');
   for (const outcome of outcomes) {
-    err(outcome.ok
-      ? `${outcome.id}: ${outcome.changed ? 'now at' : 'unchanged at'} ${outcome.commit}\n`
-      : `${outcome.id}: FAILED ${outcome.reason}: ${outcome.detail}${outcome.serving === undefined ? '' : ` (still serving ${outcome.serving})`}\n`);
+    err(
+      outcome.ok
+        ? `${outcome.id}: ${outcome.changed ? 'now at' : 'unchanged at'} ${outcome.commit}\n`
+        : `${outcome.id}: FAILED ${outcome.reason}: ${outcome.detail}${outcome.serving === undefined ? '' : ` (still serving ${outcome.serving})`}\n`,
+    );
   }
   return outcomes.every((outcome) => outcome.ok) ? 0 : 1;
 }

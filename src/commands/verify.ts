@@ -14,7 +14,12 @@ export interface VerifyOptions {
 /** `skillpin verify --json` output. Version 1: fields are only ever added. */
 export interface VerifyReport {
   version: 1;
-  skills: Array<{ uri: string; files: number; ok: boolean; failures: Array<{ uri: string; reason: string; detail: string }> }>;
+  skills: Array<{
+    uri: string;
+    files: number;
+    ok: boolean;
+    failures: Array<{ uri: string; reason: string; detail: string }>;
+  }>;
   files: number;
   failures: number;
   ok: boolean;
@@ -23,7 +28,11 @@ export interface VerifyReport {
 function transportFor(options: VerifyOptions, cliEntry: string): Transport {
   if (options.url !== undefined) return new StreamableHTTPClientTransport(new URL(options.url));
   // The CLI is TypeScript run through tsx: the child gets tsx's loader by its resolved location, so it works from any folder.
-  return new StdioClientTransport({ command: process.execPath, args: ['--import', import.meta.resolve('tsx'), cliEntry, 'serve', '--config', options.config!], stderr: 'ignore' });
+  return new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', import.meta.resolve('tsx'), cliEntry, 'serve', '--config', options.config!],
+    stderr: 'ignore',
+  });
 }
 
 /**
@@ -31,13 +40,22 @@ function transportFor(options: VerifyOptions, cliEntry: string): Transport {
  * verifies every file of every entry: size, digest, and for SKILL.md the frontmatter. Works against any server
  * of the skills extension, skillpin or not.
  */
-export async function verify(options: VerifyOptions, cliEntry: string, io: { out: (text: string) => void; err: (text: string) => void }): Promise<number> {
+export async function verify(
+  options: VerifyOptions,
+  cliEntry: string,
+  io: { out: (text: string) => void; err: (text: string) => void },
+): Promise<number> {
   if ((options.url === undefined) === (options.config === undefined)) {
     io.err('skillpin verify: give a server URL or --config <file>, not both\n');
     return 2;
   }
   const era = options.era ?? 'auto';
-  const client = new Client({ name: 'skillpin-verify', version: SERVER_VERSION }, era === 'legacy' ? {} : { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'auto' } });
+  const client = new Client(
+    { name: 'skillpin-verify', version: SERVER_VERSION },
+    era === 'legacy'
+      ? {}
+      : { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'auto' } },
+  );
   try {
     await client.connect(transportFor(options, cliEntry));
   } catch (error) {
@@ -71,9 +89,12 @@ export async function verify(options: VerifyOptions, cliEntry: string, io: { out
     else {
       for (const skill of report.skills) {
         io.out(`${skill.ok ? 'ok  ' : 'FAIL'}  ${skill.uri}  (${skill.files} files)\n`);
-        for (const failure of skill.failures) io.out(`      ${failure.reason}: ${failure.uri}: ${failure.detail}\n`);
+        for (const failure of skill.failures)
+          io.out(`      ${failure.reason}: ${failure.uri}: ${failure.detail}\n`);
       }
-      io.out(`${report.skills.length} skills, ${report.files} files read and verified, ${report.failures} ${report.failures === 1 ? 'failure' : 'failures'}\n`);
+      io.out(
+        `${report.skills.length} skills, ${report.files} files read and verified, ${report.failures} ${report.failures === 1 ? 'failure' : 'failures'}\n`,
+      );
     }
     return report.ok ? 0 : 1;
   } finally {

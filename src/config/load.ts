@@ -43,7 +43,13 @@ export class ConfigError extends Error {
 }
 
 function keyPath(segments: ReadonlyArray<PropertyKey>): string {
-  return segments.map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`)).join('') || '(top level)';
+  return (
+    segments
+      .map((segment, index) =>
+        typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`,
+      )
+      .join('') || '(top level)'
+  );
 }
 
 /** Reads and validates a YAML config file. Throws `ConfigError` with one clear message. */
@@ -57,33 +63,47 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   }
   const doc = parseDocument(text, { version: '1.2', schema: 'core', uniqueKeys: true, prettyErrors: false });
   const yamlError = doc.errors[0];
-  if (yamlError !== undefined) throw new ConfigError(`${file}: not valid YAML: ${yamlError.message.split('\n', 1)[0]}`);
+  if (yamlError !== undefined)
+    throw new ConfigError(`${file}: not valid YAML: ${yamlError.message.split('\n', 1)[0]}`);
   const parsed = configSchema.safeParse(doc.toJS() ?? {});
   if (!parsed.success) {
     // A mistyped key explains the other issues it causes (a required key "missing"), so it is named first.
     const issue = parsed.error.issues.find((i) => i.code === 'unrecognized_keys') ?? parsed.error.issues[0]!;
     const key = keyPath(issue.path);
-    const message = issue.code === 'unrecognized_keys' ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}` : issue.message;
+    const message =
+      issue.code === 'unrecognized_keys'
+        ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`
+        : issue.message;
     throw new ConfigError(`${file}: ${key}: ${message}`);
   }
   const raw = parsed.data;
   const fromEnv = (reference: string, key: string): string => {
     const name = ENV_REFERENCE.exec(reference)![1]!;
     const value = env[name];
-    if (value === undefined || value === '') throw new ConfigError(`${file}: ${key}: environment variable ${name} is not set`);
+    if (value === undefined || value === '')
+      throw new ConfigError(`${file}: ${key}: environment variable ${name} is not set`);
     return value;
   };
   const base = path.dirname(absolute);
   const seen = new Set<string>();
   const sources = raw.sources.map((source, index): SourceConfig => {
-    if (seen.has(source.id)) throw new ConfigError(`${file}: sources[${index}].id: "${source.id}" is used by another source`);
+    if (seen.has(source.id))
+      throw new ConfigError(`${file}: sources[${index}].id: "${source.id}" is used by another source`);
     seen.add(source.id);
     const token = source.token === undefined ? undefined : fromEnv(source.token, `sources[${index}].token`);
     return {
       id: source.id,
-      location: source.url !== undefined ? { kind: 'remote', url: source.url, ...(token === undefined ? {} : { token }) } : { kind: 'local', path: path.resolve(base, source.path!) },
-      target: source.commit !== undefined ? { kind: 'commit', commit: source.commit } : { kind: 'ref', ref: source.ref! },
-      paths: (source.paths ?? []).map((p) => p.replace(/^\.\/|\/+$/g, '')).filter((p) => p !== '' && p !== '.'),
+      location:
+        source.url !== undefined
+          ? { kind: 'remote', url: source.url, ...(token === undefined ? {} : { token }) }
+          : { kind: 'local', path: path.resolve(base, source.path!) },
+      target:
+        source.commit !== undefined
+          ? { kind: 'commit', commit: source.commit }
+          : { kind: 'ref', ref: source.ref! },
+      paths: (source.paths ?? [])
+        .map((p) => p.replace(/^\.\/|\/+$/g, ''))
+        .filter((p) => p !== '' && p !== '.'),
       strictNames: source.strictNames ?? raw.strictNames,
       ...(source.ref === undefined ? {} : { pollMs: parseDuration(source.poll ?? raw.sync.poll) }),
       keep: source.keep ?? raw.sync.keep,
@@ -98,8 +118,20 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     prompts: raw.prompts,
     cache: { ttlMs: raw.cache.ttlMs, cacheScope: raw.cache.scope },
     http: raw.http,
-    sync: { concurrency: raw.sync.concurrency, timeoutMs: parseDuration(raw.sync.timeout), retryMinMs: parseDuration(raw.sync.retryMin), retryMaxMs: parseDuration(raw.sync.retryMax) },
-    ...(raw.webhook === undefined ? {} : { webhook: { secret: fromEnv(raw.webhook.secret, 'webhook.secret'), maxBodyBytes: raw.webhook.maxBodyBytes } }),
+    sync: {
+      concurrency: raw.sync.concurrency,
+      timeoutMs: parseDuration(raw.sync.timeout),
+      retryMinMs: parseDuration(raw.sync.retryMin),
+      retryMaxMs: parseDuration(raw.sync.retryMax),
+    },
+    ...(raw.webhook === undefined
+      ? {}
+      : {
+          webhook: {
+            secret: fromEnv(raw.webhook.secret, 'webhook.secret'),
+            maxBodyBytes: raw.webhook.maxBodyBytes,
+          },
+        }),
     sources,
   };
 }

@@ -16,33 +16,66 @@ const duration = (min: number, what: string) =>
   z
     .string()
     .regex(DURATION, 'must be a duration like 250ms, 30s, 5m or 1h')
-    .refine((text) => !DURATION.test(text) || parseDuration(text) >= min, `${what} must be at least ${min} ms`);
+    .refine(
+      (text) => !DURATION.test(text) || parseDuration(text) >= min,
+      `${what} must be at least ${min} ms`,
+    );
 
 const source = z
   .strictObject({
-    id: z.string().regex(SOURCE_ID, 'must be lowercase letters, digits, "-" and "." (an RFC 3986 reg-name), at most 64 characters'),
+    id: z
+      .string()
+      .regex(
+        SOURCE_ID,
+        'must be lowercase letters, digits, "-" and "." (an RFC 3986 reg-name), at most 64 characters',
+      ),
     url: z
       .string()
       .refine((value) => /^https?:\/\//.test(value), 'must be an http:// or https:// URL')
       .refine((value) => URL.canParse(value), 'is not a valid URL')
-      .refine((value) => !URL.canParse(value) || (new URL(value).username === '' && new URL(value).password === ''), 'must not carry credentials; use token: ${ENV_NAME}')
+      .refine(
+        (value) => !URL.canParse(value) || (new URL(value).username === '' && new URL(value).password === ''),
+        'must not carry credentials; use token: ${ENV_NAME}',
+      )
       .optional(),
     path: z.string().min(1).optional(),
     commit: z.string().regex(COMMIT, 'must be a full 40-hex commit SHA (lowercase)').optional(),
     ref: z.string().min(1).optional(),
     paths: z
-      .array(z.string().min(1).refine((value) => !value.startsWith('/') && !value.split('/').includes('..'), 'must be a folder inside the repository (relative, no "..")'))
+      .array(
+        z
+          .string()
+          .min(1)
+          .refine(
+            (value) => !value.startsWith('/') && !value.split('/').includes('..'),
+            'must be a folder inside the repository (relative, no "..")',
+          ),
+      )
       .optional(),
-    token: z.string().regex(ENV_REFERENCE, 'must be an environment reference like ${MY_TOKEN}; secrets are never written in the config').optional(),
+    token: z
+      .string()
+      .regex(
+        ENV_REFERENCE,
+        'must be an environment reference like ${MY_TOKEN}; secrets are never written in the config',
+      )
+      .optional(),
     strictNames: z.boolean().optional(),
     poll: duration(1000, 'poll').optional(),
     keep: z.number().int().min(0).max(100).optional(),
   })
   .superRefine((value, ctx) => {
-    if ((value.url === undefined) === (value.path === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of url or path', path: [] });
-    if ((value.commit === undefined) === (value.ref === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of commit or ref', path: [] });
-    if (value.token !== undefined && value.url === undefined) ctx.addIssue({ code: 'custom', message: 'token only applies to a url source', path: ['token'] });
-    if (value.poll !== undefined && value.commit !== undefined) ctx.addIssue({ code: 'custom', message: 'poll only applies to a source that tracks a ref (a pinned commit never moves)', path: ['poll'] });
+    if ((value.url === undefined) === (value.path === undefined))
+      ctx.addIssue({ code: 'custom', message: 'give exactly one of url or path', path: [] });
+    if ((value.commit === undefined) === (value.ref === undefined))
+      ctx.addIssue({ code: 'custom', message: 'give exactly one of commit or ref', path: [] });
+    if (value.token !== undefined && value.url === undefined)
+      ctx.addIssue({ code: 'custom', message: 'token only applies to a url source', path: ['token'] });
+    if (value.poll !== undefined && value.commit !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'poll only applies to a source that tracks a ref (a pinned commit never moves)',
+        path: ['poll'],
+      });
   });
 
 export const configSchema = z.strictObject({
@@ -69,8 +102,18 @@ export const configSchema = z.strictObject({
     .prefault({}),
   webhook: z
     .strictObject({
-      secret: z.string().regex(ENV_REFERENCE, 'must be an environment reference like ${WEBHOOK_SECRET}; secrets are never written in the config'),
-      maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+      secret: z
+        .string()
+        .regex(
+          ENV_REFERENCE,
+          'must be an environment reference like ${WEBHOOK_SECRET}; secrets are never written in the config',
+        ),
+      maxBodyBytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(64 * 1024 * 1024)
+        .default(1024 * 1024),
     })
     .optional(),
   http: z

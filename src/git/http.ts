@@ -22,9 +22,18 @@ async function collect(body: GitHttpRequest['body']): Promise<Buffer | undefined
   return Buffer.concat(chunks);
 }
 
-function send(url: string, method: string, headers: Record<string, string>, body: Buffer | undefined, timeoutMs: number): Promise<IncomingMessage> {
+function send(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body: Buffer | undefined,
+  timeoutMs: number,
+): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const request = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, { method, headers: body === undefined ? headers : { ...headers, 'content-length': String(body.byteLength) } });
+    const request = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, {
+      method,
+      headers: body === undefined ? headers : { ...headers, 'content-length': String(body.byteLength) },
+    });
     // An idle-socket timeout, so a slow but moving transfer is fine and a stalled one is not.
     request.setTimeout(timeoutMs, () => request.destroy(new HttpTimeoutError(timeoutMs)));
     request.once('error', reject);
@@ -40,7 +49,10 @@ export interface HttpObservations {
 }
 
 /** Counts the bytes of a response body as it is read. */
-async function* counted(body: AsyncIterable<Uint8Array>, count: (bytes: number) => void): AsyncIterableIterator<Uint8Array> {
+async function* counted(
+  body: AsyncIterable<Uint8Array>,
+  count: (bytes: number) => void,
+): AsyncIterableIterator<Uint8Array> {
   let total = 0;
   for await (const chunk of body) {
     total += chunk.byteLength;
@@ -58,23 +70,28 @@ export function httpClient(timeoutMs = DEFAULT_HTTP_TIMEOUT_MS, seen: HttpObserv
       for (let hop = 0; ; hop++) {
         const response = await send(current, method, headers, payload, timeoutMs);
         const location = response.headers.location;
-        const redirect = location !== undefined && [301, 302, 303, 307, 308].includes(response.statusCode ?? 0) && (method === 'GET' || response.statusCode === 307 || response.statusCode === 308);
+        const redirect =
+          location !== undefined &&
+          [301, 302, 303, 307, 308].includes(response.statusCode ?? 0) &&
+          (method === 'GET' || response.statusCode === 307 || response.statusCode === 308);
         if (redirect && hop < MAX_REDIRECTS) {
           response.resume();
           current = new URL(location, current).href;
           continue;
         }
         const flat: Record<string, string> = {};
-        for (const [key, value] of Object.entries(response.headers)) if (value !== undefined) flat[key] = Array.isArray(value) ? value.join(', ') : value;
+        for (const [key, value] of Object.entries(response.headers))
+          if (value !== undefined) flat[key] = Array.isArray(value) ? value.join(', ') : value;
         return {
           url: current,
           method,
           statusCode: response.statusCode ?? 0,
           statusMessage: response.statusMessage ?? '',
           headers: flat,
-          body: current.endsWith('/git-upload-pack') && method === 'POST'
-            ? counted(response, (bytes) => (seen.packResponseBytes = bytes))
-            : (response[Symbol.asyncIterator]() as AsyncIterableIterator<Uint8Array>),
+          body:
+            current.endsWith('/git-upload-pack') && method === 'POST'
+              ? counted(response, (bytes) => (seen.packResponseBytes = bytes))
+              : (response[Symbol.asyncIterator]() as AsyncIterableIterator<Uint8Array>),
         };
       }
     },

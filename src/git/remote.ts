@@ -34,19 +34,37 @@ function authFor(remote: Remote) {
   };
 }
 
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'EPIPE']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
 // isomorphic-git's names for a pack or protocol answer it could not use.
-const BAD_PACK = new Set(['EmptyServerResponseError', 'InternalError', 'ParseError', 'SmartHttpError', 'UnknownTransportError']);
+const BAD_PACK = new Set([
+  'EmptyServerResponseError',
+  'InternalError',
+  'ParseError',
+  'SmartHttpError',
+  'UnknownTransportError',
+]);
 
 /** Maps an error from isomorphic-git or the network to a stable source reason. */
 export function classify(error: unknown, what: string): GitError {
   if (error instanceof GitError) return error;
   const code = (error as { code?: string } | null)?.code ?? '';
   const status = (error as { data?: { statusCode?: number } } | null)?.data?.statusCode;
-  const fail = (reason: ConstructorParameters<typeof GitError>[0], detail: string) => new GitError(reason, `${what}: ${detail}`, { cause: error });
-  if (code === 'HttpError' && (status === 401 || status === 403)) return fail('source-auth-failed', `the remote refused the credentials (HTTP ${status})`);
-  if (code === 'UserCanceledError') return fail('source-auth-failed', 'the remote asked for credentials that were refused or not configured');
-  if (code === 'HttpError' && status === 404) return fail('source-repository-not-found', 'the remote has no repository at that URL (HTTP 404)');
+  const fail = (reason: ConstructorParameters<typeof GitError>[0], detail: string) =>
+    new GitError(reason, `${what}: ${detail}`, { cause: error });
+  if (code === 'HttpError' && (status === 401 || status === 403))
+    return fail('source-auth-failed', `the remote refused the credentials (HTTP ${status})`);
+  if (code === 'UserCanceledError')
+    return fail('source-auth-failed', 'the remote asked for credentials that were refused or not configured');
+  if (code === 'HttpError' && status === 404)
+    return fail('source-repository-not-found', 'the remote has no repository at that URL (HTTP 404)');
   if (code === 'HttpError') return fail('source-http-error', `the remote answered HTTP ${status}`);
   if (code === 'ETIMEDOUT') return fail('source-timeout', messageOf(error));
   if (UNREACHABLE.has(code)) return fail('source-unreachable', `${code}: the remote could not be reached`);
@@ -62,15 +80,28 @@ export function classify(error: unknown, what: string): GitError {
 export async function resolveRemoteRef(remote: Remote, ref: string): Promise<string> {
   let refs: Awaited<ReturnType<typeof git.listServerRefs>>;
   try {
-    refs = await git.listServerRefs({ http: httpClient(remote.timeoutMs), url: remote.url, symrefs: true, peelTags: true, protocolVersion: 1, ...authFor(remote) });
+    refs = await git.listServerRefs({
+      http: httpClient(remote.timeoutMs),
+      url: remote.url,
+      symrefs: true,
+      peelTags: true,
+      protocolVersion: 1,
+      ...authFor(remote),
+    });
   } catch (error) {
     throw classify(error, `listing the refs of ${redactUrl(remote.url)}`);
   }
   const byName = new Map(refs.map((entry) => [entry.ref, entry]));
-  const candidates = ref === 'HEAD' || ref.startsWith('refs/') ? [ref] : [`refs/heads/${ref}`, `refs/tags/${ref}`];
+  const candidates =
+    ref === 'HEAD' || ref.startsWith('refs/') ? [ref] : [`refs/heads/${ref}`, `refs/tags/${ref}`];
   const found = candidates.map((name) => byName.get(name)).filter((entry) => entry !== undefined);
-  if (found.length === 0) throw new GitError('source-ref-not-found', `the remote has no ref ${JSON.stringify(ref)}`);
-  if (found.length > 1) throw new GitError('source-ref-ambiguous', `${JSON.stringify(ref)} is both a branch and a tag on the remote; write refs/heads/${ref} or refs/tags/${ref}`);
+  if (found.length === 0)
+    throw new GitError('source-ref-not-found', `the remote has no ref ${JSON.stringify(ref)}`);
+  if (found.length > 1)
+    throw new GitError(
+      'source-ref-ambiguous',
+      `${JSON.stringify(ref)} is both a branch and a tag on the remote; write refs/heads/${ref} or refs/tags/${ref}`,
+    );
   const entry = found[0]!;
   return entry.peeled ?? entry.oid;
 }
@@ -81,17 +112,28 @@ export async function resolveRemoteRef(remote: Remote, ref: string): Promise<str
  * the want still answers with success, so the commit and its trees are checked afterwards; `trees` (the cache
  * of an earlier walk) spares re-reading unchanged trees. Returns the commit's trees, for the walk that follows.
  */
-export async function fetchCommit(repo: Repository, remote: Remote, commit: string, options: { have?: string; trees?: TreeCache; onProgress?: (progress: FetchProgress) => void } = {}): Promise<TreeCache> {
+export async function fetchCommit(
+  repo: Repository,
+  remote: Remote,
+  commit: string,
+  options: { have?: string; trees?: TreeCache; onProgress?: (progress: FetchProgress) => void } = {},
+): Promise<TreeCache> {
   let trees = await completeCommit(repo, commit, options.trees);
   if (trees === undefined) {
     const seen: HttpObservations = {};
     const fetch = async (bounds: { depth: number } | { since: Date; have: string }) => {
       try {
         await git.fetch({
-          fs: repo.fs, http: httpClient(remote.timeoutMs, seen), gitdir: repo.gitdir, cache: repo.cache, url: remote.url,
+          fs: repo.fs,
+          http: httpClient(remote.timeoutMs, seen),
+          gitdir: repo.gitdir,
+          cache: repo.cache,
+          url: remote.url,
           // isomorphic-git sends as "have" what `ref` resolves to locally: the pin of a commit the store holds.
-          ref: 'have' in bounds ? pinRef(bounds.have) : commit, remoteRef: commit,
-          singleBranch: true, tags: false,
+          ref: 'have' in bounds ? pinRef(bounds.have) : commit,
+          remoteRef: commit,
+          singleBranch: true,
+          tags: false,
           ...('have' in bounds ? { since: bounds.since } : { depth: bounds.depth }),
           ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
           ...authFor(remote),
@@ -110,14 +152,25 @@ export async function fetchCommit(repo: Repository, remote: Remote, commit: stri
     if (heldTime !== undefined) {
       trees = await fetch({ since: heldTime, have: options.have! }).catch((error: unknown) => {
         // A server without deepen-since gets the plain depth-1 request instead.
-        if ((error as GitError).cause !== undefined && ((error as GitError).cause as { code?: string }).code === 'RemoteCapabilityError') return undefined;
+        if (
+          (error as GitError).cause !== undefined &&
+          ((error as GitError).cause as { code?: string }).code === 'RemoteCapabilityError'
+        )
+          return undefined;
         throw error;
       });
     }
     trees ??= await fetch({ depth: 1 });
     if (trees === undefined) {
-      if (seen.packResponseBytes === 0) throw new GitError('source-pack-invalid', `fetching ${commit} from ${redactUrl(remote.url)}: the remote answered the pack request with an empty body`);
-      throw new GitError('source-commit-not-found', `the remote did not send commit ${commit} (it does not exist there, or the server refuses to serve an unadvertised commit)`);
+      if (seen.packResponseBytes === 0)
+        throw new GitError(
+          'source-pack-invalid',
+          `fetching ${commit} from ${redactUrl(remote.url)}: the remote answered the pack request with an empty body`,
+        );
+      throw new GitError(
+        'source-commit-not-found',
+        `the remote did not send commit ${commit} (it does not exist there, or the server refuses to serve an unadvertised commit)`,
+      );
     }
   }
   try {
@@ -131,7 +184,12 @@ export async function fetchCommit(repo: Repository, remote: Remote, commit: stri
 /** The committer time of a commit in store, or `undefined` when it is not there. */
 async function commitTime(repo: Repository, commit: string): Promise<Date | undefined> {
   try {
-    const { commit: parsed } = await git.readCommit({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid: commit });
+    const { commit: parsed } = await git.readCommit({
+      fs: repo.fs,
+      gitdir: repo.gitdir,
+      cache: repo.cache,
+      oid: commit,
+    });
     return new Date(parsed.committer.timestamp * 1000);
   } catch {
     return undefined;

@@ -30,7 +30,8 @@ function objectStoreFs(gitdir: string): { fs: PromiseFsClient; forgetPacks(): vo
   const packDir = path.join(objectsDir, 'pack');
   let packs: Promise<string[]> | undefined;
   let loose = new Map<string, Promise<Set<string>>>();
-  const looseObject = (file: string) => /^([0-9a-f]{2})\/([0-9a-f]{38})$/.exec(path.relative(objectsDir, path.resolve(file)));
+  const looseObject = (file: string) =>
+    /^([0-9a-f]{2})\/([0-9a-f]{38})$/.exec(path.relative(objectsDir, path.resolve(file)));
   const readdir = (dir: string, options?: unknown) => {
     if (path.resolve(dir) !== packDir) return fsp.readdir(dir, options as undefined);
     packs ??= fsp.readdir(packDir).catch((error: unknown) => {
@@ -44,7 +45,14 @@ function objectStoreFs(gitdir: string): { fs: PromiseFsClient; forgetPacks(): vo
     if (object !== null) {
       const [, fanout, rest] = object as unknown as [string, string, string];
       let names = loose.get(fanout);
-      if (names === undefined) loose.set(fanout, (names = fsp.readdir(path.join(objectsDir, fanout)).then((list) => new Set(list), () => new Set<string>())));
+      if (names === undefined)
+        loose.set(
+          fanout,
+          (names = fsp.readdir(path.join(objectsDir, fanout)).then(
+            (list) => new Set(list),
+            () => new Set<string>(),
+          )),
+        );
       if (!(await names).has(rest)) throw NOT_LOOSE;
     }
     return fsp.readFile(file, options as undefined);
@@ -56,7 +64,9 @@ function objectStoreFs(gitdir: string): { fs: PromiseFsClient; forgetPacks(): vo
   };
   const { mkdir, rmdir, unlink, stat, lstat, readlink, symlink, chmod } = fsp;
   return {
-    fs: { promises: { readFile, writeFile, mkdir, rmdir, unlink, stat, lstat, readdir, readlink, symlink, chmod } },
+    fs: {
+      promises: { readFile, writeFile, mkdir, rmdir, unlink, stat, lstat, readdir, readlink, symlink, chmod },
+    },
     forgetPacks: () => {
       packs = undefined;
       loose = new Map();
@@ -108,7 +118,10 @@ export async function withRefresh<T>(repo: Repository, read: () => Promise<T>): 
 
 async function isGitdir(dir: string): Promise<boolean> {
   try {
-    const [head, objects] = await Promise.all([fsp.stat(path.join(dir, 'HEAD')), fsp.stat(path.join(dir, 'objects'))]);
+    const [head, objects] = await Promise.all([
+      fsp.stat(path.join(dir, 'HEAD')),
+      fsp.stat(path.join(dir, 'objects')),
+    ]);
     return head.isFile() && objects.isDirectory();
   } catch {
     return false;
@@ -120,7 +133,10 @@ export async function openLocalRepository(location: string): Promise<Repository>
   const dotGit = path.join(location, '.git');
   if (await isGitdir(dotGit)) return repository(dotGit);
   if (await isGitdir(location)) return repository(location);
-  throw new GitError('source-not-a-repository', `${path.basename(location) || location} is not a git repository (no .git folder, and not a bare repository)`);
+  throw new GitError(
+    'source-not-a-repository',
+    `${path.basename(location) || location} is not a git repository (no .git folder, and not a bare repository)`,
+  );
 }
 
 /** Opens (creating if needed) the bare repository skillpin keeps for a remote source. */
@@ -129,7 +145,12 @@ export async function openStore(gitdir: string): Promise<Repository> {
     await fsp.mkdir(gitdir, { recursive: true });
     await git.init({ fs, gitdir, bare: true, defaultBranch: 'main' });
     // isomorphic-git's fetch needs a refspec for its remote; the URL is always passed per call, never stored.
-    await git.setConfig({ fs, gitdir, path: 'remote.origin.fetch', value: '+refs/heads/*:refs/remotes/origin/*' });
+    await git.setConfig({
+      fs,
+      gitdir,
+      path: 'remote.origin.fetch',
+      value: '+refs/heads/*:refs/remotes/origin/*',
+    });
   }
   return repository(gitdir);
 }

@@ -39,8 +39,15 @@ const lossyUtf8 = new TextDecoder('utf-8');
  * the skill rules. Bytes that are not UTF-8 decode to U+FFFD, which the rules also report.
  */
 async function readTreeItems(repo: Repository, oid: string): Promise<RawTreeItem[]> {
-  const { type, object } = await git.readObject({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid, format: 'content' });
-  if (type !== 'tree' || !(object instanceof Uint8Array)) throw new Error(`object ${oid} is a ${type}, not a tree`);
+  const { type, object } = await git.readObject({
+    fs: repo.fs,
+    gitdir: repo.gitdir,
+    cache: repo.cache,
+    oid,
+    format: 'content',
+  });
+  if (type !== 'tree' || !(object instanceof Uint8Array))
+    throw new Error(`object ${oid} is a ${type}, not a tree`);
   const items: RawTreeItem[] = [];
   let at = 0;
   while (at < object.length) {
@@ -48,7 +55,11 @@ async function readTreeItems(repo: Repository, oid: string): Promise<RawTreeItem
     const nul = object.indexOf(0x00, space + 1);
     if (space === -1 || nul === -1 || nul + 21 > object.length) throw new Error(`tree ${oid} is malformed`);
     const mode = lossyUtf8.decode(object.subarray(at, space)).padStart(6, '0');
-    items.push({ mode, path: lossyUtf8.decode(object.subarray(space + 1, nul)), oid: Buffer.from(object.subarray(nul + 1, nul + 21)).toString('hex') });
+    items.push({
+      mode,
+      path: lossyUtf8.decode(object.subarray(space + 1, nul)),
+      oid: Buffer.from(object.subarray(nul + 1, nul + 21)).toString('hex'),
+    });
     at = nul + 21;
   }
   return items;
@@ -62,12 +73,22 @@ export type TreeCache = Map<string, readonly TreeEntry[]>;
  * Subtrees found in `previous` (the cache of an earlier walk) are not read again; the returned cache holds
  * this commit's trees only, so it stays the size of one tree.
  */
-export async function walkCommit(repo: Repository, commit: string, previous?: TreeCache): Promise<CommitTree & { trees: TreeCache }> {
+export async function walkCommit(
+  repo: Repository,
+  commit: string,
+  previous?: TreeCache,
+): Promise<CommitTree & { trees: TreeCache }> {
   let info: Awaited<ReturnType<typeof git.readCommit>>;
   try {
-    info = await withRefresh(repo, () => git.readCommit({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid: commit }));
+    info = await withRefresh(repo, () =>
+      git.readCommit({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid: commit }),
+    );
   } catch (error) {
-    throw new GitError('source-commit-not-found', `commit ${commit} is not in the repository (${messageOf(error)})`, { cause: error });
+    throw new GitError(
+      'source-commit-not-found',
+      `commit ${commit} is not in the repository (${messageOf(error)})`,
+      { cause: error },
+    );
   }
   const trees: TreeCache = new Map();
   const flatten = async (treeId: string): Promise<readonly TreeEntry[]> => {
@@ -80,17 +101,29 @@ export async function walkCommit(repo: Repository, commit: string, previous?: Tr
     try {
       tree = await withRefresh(repo, () => readTreeItems(repo, treeId));
     } catch (error) {
-      throw new GitError('source-incomplete', `tree ${treeId} of commit ${commit} is missing (${messageOf(error)})`, { cause: error });
+      throw new GitError(
+        'source-incomplete',
+        `tree ${treeId} of commit ${commit} is missing (${messageOf(error)})`,
+        { cause: error },
+      );
     }
     const entries: TreeEntry[] = [];
     for (const item of tree) {
       if (item.mode === MODE_TREE) {
-        for (const child of await flatten(item.oid)) entries.push({ ...child, path: `${item.path}/${child.path}` });
-      } else if (item.mode === MODE_SUBMODULE) entries.push({ path: item.path, type: 'submodule', id: item.oid });
+        for (const child of await flatten(item.oid))
+          entries.push({ ...child, path: `${item.path}/${child.path}` });
+      } else if (item.mode === MODE_SUBMODULE)
+        entries.push({ path: item.path, type: 'submodule', id: item.oid });
       else if (item.mode === MODE_SYMLINK) {
         const target = new TextDecoder().decode(await readBlob(repo, item.oid));
         entries.push({ path: item.path, type: 'symlink', id: item.oid, target });
-      } else entries.push({ path: item.path, type: 'file', id: item.oid, ...(item.mode === MODE_EXECUTABLE ? { executable: true } : {}) });
+      } else
+        entries.push({
+          path: item.path,
+          type: 'file',
+          id: item.oid,
+          ...(item.mode === MODE_EXECUTABLE ? { executable: true } : {}),
+        });
     }
     trees.set(treeId, entries);
     return entries;
@@ -103,7 +136,9 @@ export async function walkCommit(repo: Repository, commit: string, previous?: Tr
 /** A blob's raw bytes. */
 export async function readBlob(repo: Repository, oid: string): Promise<Uint8Array> {
   try {
-    const { blob } = await withRefresh(repo, () => git.readBlob({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid }));
+    const { blob } = await withRefresh(repo, () =>
+      git.readBlob({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid }),
+    );
     return blob;
   } catch (error) {
     throw new GitError('source-incomplete', `blob ${oid} is missing (${messageOf(error)})`, { cause: error });
@@ -116,7 +151,11 @@ export async function readBlob(repo: Repository, oid: string): Promise<Uint8Arra
  * inflated here: indexing reads and hashes every blob a skill serves, and a missing one fails the index with
  * `source-incomplete`.
  */
-export async function completeCommit(repo: Repository, commit: string, known?: TreeCache): Promise<TreeCache | undefined> {
+export async function completeCommit(
+  repo: Repository,
+  commit: string,
+  known?: TreeCache,
+): Promise<TreeCache | undefined> {
   try {
     return (await walkCommit(repo, commit, known)).trees;
   } catch {

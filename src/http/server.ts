@@ -2,8 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  createMcpHandler, hostHeaderValidationResponse, isLegacyRequest, localhostAllowedHostnames, localhostAllowedOrigins,
-  originValidationResponse, WebStandardStreamableHTTPServerTransport, type McpServer,
+  createMcpHandler,
+  hostHeaderValidationResponse,
+  isLegacyRequest,
+  localhostAllowedHostnames,
+  localhostAllowedOrigins,
+  originValidationResponse,
+  WebStandardStreamableHTTPServerTransport,
+  type McpServer,
 } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { listingChanged, type Catalog, type Namespace } from '../catalog/index.ts';
@@ -34,16 +40,28 @@ export interface RunningHttpServer {
   close(): Promise<void>;
 }
 
-const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-const rpcError = (status: number, code: number, message: string) => json(status, { jsonrpc: '2.0', error: { code, message }, id: null });
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const rpcError = (status: number, code: number, message: string) =>
+  json(status, { jsonrpc: '2.0', error: { code, message }, id: null });
 
 /** Every served commit with its problems, and every source that failed: the live view of the catalog. */
 export function statusOf(catalog: Catalog) {
   const { sources, failures } = catalog.state;
-  const commit = (ns: Namespace) => ({ commit: ns.commit, commitTime: ns.index.commitTime, repository: ns.origin.repository, skills: ns.index.skills.length, problems: ns.index.problems });
+  const commit = (ns: Namespace) => ({
+    commit: ns.commit,
+    commitTime: ns.index.commitTime,
+    repository: ns.origin.repository,
+    skills: ns.index.skills.length,
+    problems: ns.index.problems,
+  });
   return {
     version: 1,
-    sources: sources.map((source) => ({ id: source.id, current: commit(source.current), retained: source.retained.map(commit) })),
+    sources: sources.map((source) => ({
+      id: source.id,
+      current: commit(source.current),
+      retained: source.retained.map(commit),
+    })),
     failures,
   };
 }
@@ -53,18 +71,26 @@ export function statusOf(catalog: Catalog) {
  * same port. Host and Origin are checked first (DNS rebinding protection).
  */
 export async function startHttpServer(options: HttpOptions): Promise<RunningHttpServer> {
-  const hostname = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
-  const allowedHosts = [...new Set([...localhostAllowedHostnames(), hostname, ...(options.allowedHosts ?? [])])];
+  const hostname =
+    options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
+  const allowedHosts = [
+    ...new Set([...localhostAllowedHostnames(), hostname, ...(options.allowedHosts ?? [])]),
+  ];
   const allowedOrigins = [...new Set([...localhostAllowedOrigins(), ...(options.allowedOrigins ?? [])])];
   const onerror = (error: Error) => options.logger.debug({ err: error.message }, 'mcp http');
   const modern = createMcpHandler(options.factory, { legacy: 'reject', onerror });
-  const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; server: McpServer }>();
+  const sessions = new Map<
+    string,
+    { transport: WebStandardStreamableHTTPServerTransport; server: McpServer }
+  >();
 
   const legacy = async (request: Request): Promise<Response> => {
     const id = request.headers.get('mcp-session-id');
     if (id !== null) {
       const session = sessions.get(id);
-      return session === undefined ? rpcError(404, -32001, 'Session not found') : session.transport.handleRequest(request);
+      return session === undefined
+        ? rpcError(404, -32001, 'Session not found')
+        : session.transport.handleRequest(request);
     }
     if (sessions.size >= MAX_LEGACY_SESSIONS) {
       const [oldest] = sessions.values();
@@ -87,17 +113,29 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
 
   const route = async (request: Request): Promise<Response> => {
     const { pathname } = new URL(request.url);
-    const rejected = hostHeaderValidationResponse(request, allowedHosts) ?? originValidationResponse(request, allowedOrigins);
+    const rejected =
+      hostHeaderValidationResponse(request, allowedHosts) ??
+      originValidationResponse(request, allowedOrigins);
     if (rejected !== undefined) return rejected;
     if (pathname === '/healthz') {
       const state = options.catalog.state;
-      return json(200, { status: state.failures.length === 0 ? 'ok' : 'degraded', sources: state.sources.length, failures: state.failures.map((f) => ({ id: f.id, reason: f.reason })) });
+      return json(200, {
+        status: state.failures.length === 0 ? 'ok' : 'degraded',
+        sources: state.sources.length,
+        failures: state.failures.map((f) => ({ id: f.id, reason: f.reason })),
+      });
     }
     if (pathname === '/status') return json(200, statusOf(options.catalog));
     if (pathname === WEBHOOK_PATH) {
       const { webhook, worker } = options;
-      if (webhook === undefined || worker === undefined) return json(404, { error: 'webhooks are not configured (webhook.secret)' });
-      return handleWebhook(request, { ...webhook, sources: options.sources ?? [], trigger: (id, why) => worker.trigger(id, why), logger: options.logger });
+      if (webhook === undefined || worker === undefined)
+        return json(404, { error: 'webhooks are not configured (webhook.secret)' });
+      return handleWebhook(request, {
+        ...webhook,
+        sources: options.sources ?? [],
+        trigger: (id, why) => worker.trigger(id, why),
+        logger: options.logger,
+      });
     }
     if (pathname !== MCP_PATH) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
     return (await isLegacyRequest(request)) ? legacy(request) : modern.fetch(request);
@@ -111,7 +149,10 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
     modern.notify.promptsChanged();
   });
 
-  const nodeHandler = toNodeHandler({ fetch: route }, { onerror: (error) => options.logger.error({ err: error.message }, 'http handler failed') });
+  const nodeHandler = toNodeHandler(
+    { fetch: route },
+    { onerror: (error) => options.logger.error({ err: error.message }, 'http handler failed') },
+  );
   const server: Server = createServer((req, res) => void nodeHandler(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

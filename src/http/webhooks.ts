@@ -12,7 +12,8 @@ export interface WebhookOptions {
   logger: Logger;
 }
 
-const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
 function sameSecret(given: string, secret: string): boolean {
   const a = Buffer.from(given);
@@ -24,7 +25,10 @@ function sameSecret(given: string, secret: string): boolean {
 export function repositoryKey(url: string): string | undefined {
   try {
     const parsed = new URL(url);
-    return `${parsed.host}${parsed.pathname}`.toLowerCase().replace(/\/+$/, '').replace(/\.git$/, '');
+    return `${parsed.host}${parsed.pathname}`
+      .toLowerCase()
+      .replace(/\/+$/, '')
+      .replace(/\.git$/, '');
   } catch {
     return undefined;
   }
@@ -45,8 +49,17 @@ async function readBody(request: Request, max: number): Promise<Buffer | undefin
 }
 
 /** Sources a push to `repositoryUrls` on `ref` moves: remote sources of that repository tracking that ref. */
-function matchPush(sources: readonly SourceConfig[], repositoryUrls: unknown[], ref: string, defaultBranch: string | undefined): SourceConfig[] {
-  const keys = new Set(repositoryUrls.flatMap((url) => (typeof url === 'string' ? [repositoryKey(url)] : [])).filter((key) => key !== undefined));
+function matchPush(
+  sources: readonly SourceConfig[],
+  repositoryUrls: unknown[],
+  ref: string,
+  defaultBranch: string | undefined,
+): SourceConfig[] {
+  const keys = new Set(
+    repositoryUrls
+      .flatMap((url) => (typeof url === 'string' ? [repositoryKey(url)] : []))
+      .filter((key) => key !== undefined),
+  );
   return sources.filter((source) => {
     if (source.location.kind !== 'remote' || source.target.kind !== 'ref') return false;
     if (!keys.has(repositoryKey(source.location.url) ?? '')) return false;
@@ -70,13 +83,16 @@ export async function handleWebhook(request: Request, options: WebhookOptions): 
   if (headers.has('x-github-event')) {
     kind = 'github';
     const expected = `sha256=${createHmac('sha256', options.secret).update(body).digest('hex')}`;
-    if (!sameSecret(headers.get('x-hub-signature-256') ?? '', expected)) return json(401, { error: 'bad or missing X-Hub-Signature-256' });
+    if (!sameSecret(headers.get('x-hub-signature-256') ?? '', expected))
+      return json(401, { error: 'bad or missing X-Hub-Signature-256' });
   } else if (headers.has('x-gitlab-event') || headers.has('x-gitlab-token')) {
     kind = 'gitlab';
-    if (!sameSecret(headers.get('x-gitlab-token') ?? '', options.secret)) return json(401, { error: 'bad or missing X-Gitlab-Token' });
+    if (!sameSecret(headers.get('x-gitlab-token') ?? '', options.secret))
+      return json(401, { error: 'bad or missing X-Gitlab-Token' });
   } else {
     kind = 'generic';
-    if (!sameSecret(headers.get('authorization') ?? '', `Bearer ${options.secret}`)) return json(401, { error: 'bad or missing bearer token' });
+    if (!sameSecret(headers.get('authorization') ?? '', `Bearer ${options.secret}`))
+      return json(401, { error: 'bad or missing bearer token' });
   }
   let payload: Record<string, unknown>;
   try {
@@ -91,16 +107,30 @@ export async function handleWebhook(request: Request, options: WebhookOptions): 
     if (event === 'ping') return json(200, { ok: true, triggered: [] });
     if (event !== 'push') return json(202, { ignored: `event ${event}`, triggered: [] });
     const repository = (payload['repository'] ?? {}) as Record<string, unknown>;
-    matched = matchPush(options.sources, [repository['clone_url'], repository['html_url'], repository['url']], String(payload['ref'] ?? ''), repository['default_branch'] as string | undefined);
+    matched = matchPush(
+      options.sources,
+      [repository['clone_url'], repository['html_url'], repository['url']],
+      String(payload['ref'] ?? ''),
+      repository['default_branch'] as string | undefined,
+    );
   } else if (kind === 'gitlab') {
     const project = (payload['project'] ?? {}) as Record<string, unknown>;
     const repository = (payload['repository'] ?? {}) as Record<string, unknown>;
-    matched = matchPush(options.sources, [project['git_http_url'], project['web_url'], repository['git_http_url'], repository['homepage']], String(payload['ref'] ?? ''), project['default_branch'] as string | undefined);
+    matched = matchPush(
+      options.sources,
+      [project['git_http_url'], project['web_url'], repository['git_http_url'], repository['homepage']],
+      String(payload['ref'] ?? ''),
+      project['default_branch'] as string | undefined,
+    );
   } else {
     const id = payload['source'];
     const ref = payload['ref'];
     if (typeof id !== 'string') return json(400, { error: 'the body needs "source": "<source id>"' });
-    matched = options.sources.filter((source) => source.id === id && (ref === undefined || (source.target.kind === 'ref' && source.target.ref === ref)));
+    matched = options.sources.filter(
+      (source) =>
+        source.id === id &&
+        (ref === undefined || (source.target.kind === 'ref' && source.target.ref === ref)),
+    );
   }
   for (const source of matched) void options.trigger(source.id, `webhook (${kind})`);
   options.logger.info({ kind, triggered: matched.map((s) => s.id) }, 'webhook');

@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import {
-  discoverSkills, isLfsPointer, parseSkillMd, problem, publishSkills,
-  type FrontmatterResult, type RepoEntry, type SkillCandidate, type SkillProblem,
+  discoverSkills,
+  isLfsPointer,
+  parseSkillMd,
+  problem,
+  publishSkills,
+  type FrontmatterResult,
+  type RepoEntry,
+  type SkillCandidate,
+  type SkillProblem,
 } from '../skills/index.ts';
 import type { BlobFacts, CommitIndex, IndexedSkill } from './types.ts';
 
@@ -34,7 +41,11 @@ export function digestOf(bytes: Uint8Array): string {
 }
 
 function factsOf(bytes: Uint8Array): BlobFacts {
-  return { size: bytes.byteLength, digest: digestOf(bytes), ...(isLfsPointer(bytes) ? { lfs: true as const } : {}) };
+  return {
+    size: bytes.byteLength,
+    digest: digestOf(bytes),
+    ...(isLfsPointer(bytes) ? { lfs: true as const } : {}),
+  };
 }
 
 /** Indexes one commit: finds its skills, hashes every blob they serve, applies the rules. */
@@ -75,9 +86,25 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
       if (lfs) pointers.add(file.path);
     }
     files.sort((a, b) => (a.relPath < b.relPath ? -1 : a.relPath > b.relPath ? 1 : 0));
-    skills.push({ name: skill.name, dir: skill.dir, servedDir: skill.servedDir, frontmatter: skill.frontmatter, files, bytes: skill.bytes });
+    skills.push({
+      name: skill.name,
+      dir: skill.dir,
+      servedDir: skill.servedDir,
+      frontmatter: skill.frontmatter,
+      files,
+      bytes: skill.bytes,
+    });
   }
-  for (const path of pointers) problems.push(problem(path, 'lfs-pointer', 'a Git LFS pointer: served as the pointer text the commit holds; the large file is not in git'));
-  problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0));
+  for (const path of pointers)
+    problems.push(
+      problem(
+        path,
+        'lfs-pointer',
+        'a Git LFS pointer: served as the pointer text the commit holds; the large file is not in git',
+      ),
+    );
+  problems.sort((a, b) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0,
+  );
   return { version: 1, commit: input.commit, commitTime: input.commitTime, skills, problems };
 }

@@ -14,7 +14,8 @@ interface StoredIndex {
   index: CommitIndex;
 }
 
-const sameOptions = (a: IndexOptions, b: IndexOptions) => a.strictNames === b.strictNames && JSON.stringify(a.paths) === JSON.stringify(b.paths);
+const sameOptions = (a: IndexOptions, b: IndexOptions) =>
+  a.strictNames === b.strictNames && JSON.stringify(a.paths) === JSON.stringify(b.paths);
 
 /** Index files of one source: `<dir>/<commit>.json`, written atomically (temp file, fsync, rename). */
 export function indexStore(dir: string) {
@@ -32,7 +33,13 @@ export function indexStore(dir: string) {
         return undefined;
       }
       const index = stored?.index;
-      if (index?.version !== 1 || index.commit !== commit || !Array.isArray(index.skills) || !Array.isArray(index.problems)) return undefined;
+      if (
+        index?.version !== 1 ||
+        index.commit !== commit ||
+        !Array.isArray(index.skills) ||
+        !Array.isArray(index.problems)
+      )
+        return undefined;
       if (stored.options === undefined || !sameOptions(stored.options, options)) return undefined;
       return index;
     },

@@ -11,7 +11,11 @@ export const MAX_CALL_BYTES = 4 * 1024 * 1024;
  * over the sizes in ascending order, so equal sizes get equal shares and the answer does not depend on the
  * order of the paths.
  */
-export function allowances(sizes: readonly number[], perEntry = MAX_ENTRY_BYTES, perCall = MAX_CALL_BYTES): number[] {
+export function allowances(
+  sizes: readonly number[],
+  perEntry = MAX_ENTRY_BYTES,
+  perCall = MAX_CALL_BYTES,
+): number[] {
   const wanted = sizes.map((size) => Math.min(size, perEntry));
   if (wanted.reduce((sum, n) => sum + n, 0) <= perCall) return wanted;
   const order = wanted.map((n, index) => ({ n, index })).sort((a, b) => a.n - b.n);

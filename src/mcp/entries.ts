@@ -28,7 +28,11 @@ export function skillEntry(ns: Namespace, skill: IndexedSkill): Skill {
   const known = cache.get(skill.servedDir);
   if (known !== undefined) return known;
   const resources = skill.files
-    .map((file) => ({ uri: namespaceUri(ns.source, ns.commit, join(skill.servedDir, file.relPath)), digest: file.digest, size: file.size }))
+    .map((file) => ({
+      uri: namespaceUri(ns.source, ns.commit, join(skill.servedDir, file.relPath)),
+      digest: file.digest,
+      size: file.size,
+    }))
     .sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
   const entry = {
     uri: skillMdUri(ns, skill),

@@ -22,7 +22,9 @@ export interface ServerOptions {
 
 function toContents(uri: string, result: SkillReadResult) {
   const mimeType = result.mimeType === undefined ? {} : { mimeType: result.mimeType };
-  return 'text' in result ? { uri, ...mimeType, text: result.text } : { uri, ...mimeType, blob: Buffer.from(result.bytes).toString('base64') };
+  return 'text' in result
+    ? { uri, ...mimeType, text: result.text }
+    : { uri, ...mimeType, blob: Buffer.from(result.bytes).toString('base64') };
 }
 
 /**
@@ -70,7 +72,8 @@ export function createServerFactory(options: ServerOptions): () => McpServer {
     });
     if (options.tools !== false) registerTools(mcp, options.catalog, source);
     if (options.prompts !== false) registerPrompts(mcp, options.catalog, source);
-    if (made.size >= 1024) for (const reference of made) if (reference.deref() === undefined) made.delete(reference);
+    if (made.size >= 1024)
+      for (const reference of made) if (reference.deref() === undefined) made.delete(reference);
     made.add(new WeakRef(mcp));
     return mcp;
   };

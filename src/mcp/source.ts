@@ -1,5 +1,10 @@
 import { ProtocolError, ProtocolErrorCode, type Resource } from '@modelcontextprotocol/server';
-import { DIRECTORY_MIME_TYPE, type Skill, type SkillReadResult, type SkillSource } from '@modelcontextprotocol/server/ext/skills';
+import {
+  DIRECTORY_MIME_TYPE,
+  type Skill,
+  type SkillReadResult,
+  type SkillSource,
+} from '@modelcontextprotocol/server/ext/skills';
 import { namespaceUri, parseSkillUri, type Catalog, type Namespace } from '../catalog/index.ts';
 import { digestOf } from '../index/index.ts';
 import { basename, decodeUtf8, dirname, join } from '../skills/index.ts';
@@ -10,7 +15,8 @@ import { mimeTypeFor } from './mime.ts';
 export const DEFAULT_PAGE_SIZE = 100;
 
 /** -32602 with the requested URI in `data.uri` (SEP-2164), and a message that names it. */
-const invalidParams = (message: string, uri?: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, message, uri === undefined ? undefined : { uri });
+const invalidParams = (message: string, uri?: string) =>
+  new ProtocolError(ProtocolErrorCode.InvalidParams, message, uri === undefined ? undefined : { uri });
 
 /** Resolves a request URI to its namespace and served path, or throws -32602 naming the URI and why. */
 function locate(catalog: Catalog, uri: string): { ns: Namespace; path: string } {
@@ -19,7 +25,12 @@ function locate(catalog: Catalog, uri: string): { ns: Namespace; path: string } 
   const ns = catalog.namespace(parsed.source, parsed.commit);
   if (ns === undefined) {
     const known = catalog.state.sources.some((source) => source.id === parsed.source);
-    throw invalidParams(known ? `${uri}: source "${parsed.source}" does not serve commit ${parsed.commit}` : `${uri}: no source "${parsed.source}" is configured`, uri);
+    throw invalidParams(
+      known
+        ? `${uri}: source "${parsed.source}" does not serve commit ${parsed.commit}`
+        : `${uri}: no source "${parsed.source}" is configured`,
+      uri,
+    );
   }
   return { ns, path: parsed.path };
 }
@@ -28,12 +39,18 @@ function locate(catalog: Catalog, uri: string): { ns: Namespace; path: string } 
 const encodeCursor = (uri: string) => Buffer.from(uri, 'utf8').toString('base64url');
 function decodeCursor(cursor: string): string {
   const uri = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!uri.startsWith('skill://') || encodeCursor(uri) !== cursor) throw invalidParams(`invalid cursor ${JSON.stringify(cursor)}`);
+  if (!uri.startsWith('skill://') || encodeCursor(uri) !== cursor)
+    throw invalidParams(`invalid cursor ${JSON.stringify(cursor)}`);
   return uri;
 }
 
 /** One page of `items` (sorted by `keyOf`) after the cursor. */
-function page<T>(items: readonly T[], keyOf: (item: T) => string, cursor: string | undefined, size: number): { items: T[]; nextCursor?: string } {
+function page<T>(
+  items: readonly T[],
+  keyOf: (item: T) => string,
+  cursor: string | undefined,
+  size: number,
+): { items: T[]; nextCursor?: string } {
   let start = 0;
   if (cursor !== undefined) {
     const after = decodeCursor(cursor);
@@ -42,7 +59,9 @@ function page<T>(items: readonly T[], keyOf: (item: T) => string, cursor: string
   }
   const slice = items.slice(start, start + size);
   const last = slice.at(-1);
-  return start + size < items.length && last !== undefined ? { items: slice, nextCursor: encodeCursor(keyOf(last)) } : { items: slice };
+  return start + size < items.length && last !== undefined
+    ? { items: slice, nextCursor: encodeCursor(keyOf(last)) }
+    : { items: slice };
 }
 
 export interface CatalogSourceOptions {
@@ -75,18 +94,32 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
     const { ns, path } = locate(catalog, uri);
     const served = ns.files.get(path);
     if (served === undefined) {
-      throw invalidParams(ns.dirs.has(path) ? `${uri} is a directory; read it with resources/directory/read` : `${uri}: no such file in ${namespaceUri(ns.source, ns.commit)}`, uri);
+      throw invalidParams(
+        ns.dirs.has(path)
+          ? `${uri} is a directory; read it with resources/directory/read`
+          : `${uri}: no such file in ${namespaceUri(ns.source, ns.commit)}`,
+        uri,
+      );
     }
     let bytes: Uint8Array;
     try {
       bytes = await ns.readBlob(served.file.blob);
     } catch (error) {
-      options.logger.error({ source: ns.source, commit: ns.commit, path: served.file.path, err: (error as Error).message }, 'blob read failed');
+      options.logger.error(
+        { source: ns.source, commit: ns.commit, path: served.file.path, err: (error as Error).message },
+        'blob read failed',
+      );
       throw new ProtocolError(ProtocolErrorCode.InternalError, `internal error reading ${uri}`);
     }
     if (bytes.byteLength !== served.file.size || digestOf(bytes) !== served.file.digest) {
-      options.logger.error({ source: ns.source, commit: ns.commit, path: served.file.path }, 'blob does not match its indexed digest');
-      throw new ProtocolError(ProtocolErrorCode.InternalError, `internal error reading ${uri}: stored bytes do not match the index`);
+      options.logger.error(
+        { source: ns.source, commit: ns.commit, path: served.file.path },
+        'blob does not match its indexed digest',
+      );
+      throw new ProtocolError(
+        ProtocolErrorCode.InternalError,
+        `internal error reading ${uri}: stored bytes do not match the index`,
+      );
     }
     return { bytes, mimeType: mimeTypeFor(basename(path)) };
   };
@@ -101,7 +134,10 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
   return {
     async list({ cursor }) {
       const result = page(listing(), (skill) => skill.uri, cursor, pageSize);
-      return { skills: result.items, ...(result.nextCursor === undefined ? {} : { nextCursor: result.nextCursor }) };
+      return {
+        skills: result.items,
+        ...(result.nextCursor === undefined ? {} : { nextCursor: result.nextCursor }),
+      };
     },
     async get(uri) {
       const { ns, path } = locate(catalog, uri);
@@ -115,16 +151,30 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
     async readDirectory(uri, { cursor }) {
       const { ns, path } = locate(catalog, uri);
       const children = ns.dirs.get(path);
-      if (children === undefined) throw invalidParams(ns.files.has(path) ? `${uri} is not a directory resource` : `${uri}: no such directory in ${namespaceUri(ns.source, ns.commit)}`, uri);
+      if (children === undefined)
+        throw invalidParams(
+          ns.files.has(path)
+            ? `${uri} is not a directory resource`
+            : `${uri}: no such directory in ${namespaceUri(ns.source, ns.commit)}`,
+          uri,
+        );
       const resources: Resource[] = children.map((child) => {
         const childUri = namespaceUri(ns.source, ns.commit, join(path, child.name));
         return child.kind === 'directory'
           ? { uri: childUri, name: child.name, mimeType: DIRECTORY_MIME_TYPE }
-          : { uri: childUri, name: child.name, mimeType: mimeTypeFor(child.name), size: ns.files.get(join(path, child.name))!.file.size };
+          : {
+              uri: childUri,
+              name: child.name,
+              mimeType: mimeTypeFor(child.name),
+              size: ns.files.get(join(path, child.name))!.file.size,
+            };
       });
       resources.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
       const result = page(resources, (resource) => resource.uri, cursor, pageSize);
-      return { resources: result.items, ...(result.nextCursor === undefined ? {} : { nextCursor: result.nextCursor }) };
+      return {
+        resources: result.items,
+        ...(result.nextCursor === undefined ? {} : { nextCursor: result.nextCursor }),
+      };
     },
     async listResources() {
       return catalog.listed().flatMap((ns) =>
@@ -134,7 +184,8 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
           description: String(skill.frontmatter['description']),
           mimeType: 'text/markdown',
           _meta: provenance(ns, skill),
-        })));
+        })),
+      );
     },
   };
 }

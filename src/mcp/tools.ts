@@ -7,10 +7,27 @@ import { findSkill, type Found } from './lookup.ts';
 import type { CatalogSkillSource } from './source.ts';
 
 const origin = z.object({ source: z.string(), commit: z.string(), uri: z.string() });
-const problem = z.object({ source: z.string(), commit: z.string(), path: z.string(), reason: z.string(), severity: z.enum(['error', 'warning']), detail: z.string() });
+const problem = z.object({
+  source: z.string(),
+  commit: z.string(),
+  path: z.string(),
+  reason: z.string(),
+  severity: z.enum(['error', 'warning']),
+  detail: z.string(),
+});
 
 const listOutput = z.object({
-  skills: z.array(z.object({ name: z.string(), description: z.string(), uri: z.string(), source: z.string(), commit: z.string(), files: z.number(), bytes: z.number() })),
+  skills: z.array(
+    z.object({
+      name: z.string(),
+      description: z.string(),
+      uri: z.string(),
+      source: z.string(),
+      commit: z.string(),
+      files: z.number(),
+      bytes: z.number(),
+    }),
+  ),
   problems: z.array(problem),
   failures: z.array(z.object({ source: z.string(), reason: z.string(), detail: z.string() })),
 });
@@ -32,7 +49,12 @@ const fileEntry = z.object({
 });
 const fileOutput = z.object({ origin, files: z.array(fileEntry) });
 
-const READ_ONLY = { readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false } as const;
+const READ_ONLY = {
+  readOnlyHint: true,
+  idempotentHint: true,
+  destructiveHint: false,
+  openWorldHint: false,
+} as const;
 
 function failure(message: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: message }] };
@@ -48,14 +70,17 @@ function atUri(catalog: Catalog, uri: string): Found | undefined {
   if (!parsed.ok || basename(parsed.path) !== 'SKILL.md') return undefined;
   const ns = catalog.namespace(parsed.source, parsed.commit);
   const skill = ns?.skills.get(dirname(parsed.path));
-  return ns === undefined || skill === undefined ? undefined : { ns, skill, uri: namespaceUri(ns.source, ns.commit, join(skill.servedDir, 'SKILL.md')) };
+  return ns === undefined || skill === undefined
+    ? undefined
+    : { ns, skill, uri: namespaceUri(ns.source, ns.commit, join(skill.servedDir, 'SKILL.md')) };
 }
 
 /** Why a requested path cannot name a file of the skill, or `undefined` when it can. */
 function badPath(path: string): string | undefined {
   if (path === '' || path.startsWith('/')) return 'must be a path relative to the skill folder';
   if (path.includes('\\')) return 'must use "/" and contain no backslash';
-  if (path.split('/').some((segment) => segment === '..' || segment === '.' || segment === '')) return 'must not contain ".", ".." or empty segments';
+  if (path.split('/').some((segment) => segment === '..' || segment === '.' || segment === ''))
+    return 'must not contain ".", ".." or empty segments';
   return undefined;
 }
 
@@ -64,16 +89,23 @@ function badPath(path: string): string | undefined {
  * bytes as resources/read (every read goes through the source's verified read).
  */
 export function registerTools(mcp: McpServer, catalog: Catalog, source: CatalogSkillSource): void {
-  const lookup = (reference: { uri?: string; name?: string; source?: string }) => findSkill(catalog, reference, (uri) => atUri(catalog, uri));
+  const lookup = (reference: { uri?: string; name?: string; source?: string }) =>
+    findSkill(catalog, reference, (uri) => atUri(catalog, uri));
 
   mcp.registerTool(
     'skill_list',
     {
       title: 'List skills',
-      description: 'List the skills this server serves (name, description, URI, origin), and the problems of the served commits. Filter by source or by words in the name or description.',
+      description:
+        'List the skills this server serves (name, description, URI, origin), and the problems of the served commits. Filter by source or by words in the name or description.',
       inputSchema: z.object({
         source: z.string().optional().describe('only skills of this source id'),
-        query: z.string().optional().describe('only skills whose name or description contains every word of this text (case-insensitive)'),
+        query: z
+          .string()
+          .optional()
+          .describe(
+            'only skills whose name or description contains every word of this text (case-insensitive)',
+          ),
       }),
       outputSchema: listOutput,
       annotations: READ_ONLY,
@@ -95,28 +127,55 @@ export function registerTools(mcp: McpServer, catalog: Catalog, source: CatalogS
             commit: ns.commit,
             files: skill.files.length,
             bytes: skill.bytes,
-          })));
-      const problems = namespaces.flatMap((ns) => ns.index.problems.map((p) => ({ source: ns.source, commit: ns.commit, ...p })));
-      const failures = catalog.state.failures.filter((f) => only === undefined || f.id === only).map((f) => ({ source: f.id, reason: f.reason, detail: f.detail }));
+          })),
+      );
+      const problems = namespaces.flatMap((ns) =>
+        ns.index.problems.map((p) => ({ source: ns.source, commit: ns.commit, ...p })),
+      );
+      const failures = catalog.state.failures
+        .filter((f) => only === undefined || f.id === only)
+        .map((f) => ({ source: f.id, reason: f.reason, detail: f.detail }));
       // The text is what most hosts put in front of the model: one header per source@commit carrying the URI
       // prefix, then a short line per skill; problems are listed without their details (structuredContent has them).
       const lines: string[] = [];
       for (const ns of namespaces) {
         const mine = skills.filter((skill) => skill.source === ns.source);
         if (mine.length === 0) continue;
-        lines.push(`${ns.source} @ ${ns.commit} (URIs: ${namespaceUri(ns.source, ns.commit)}/<path>/SKILL.md):`);
-        for (const skill of mine) lines.push(`- ${skill.name} [${skill.uri.slice(namespaceUri(ns.source, ns.commit).length + 1, -'/SKILL.md'.length)}]: ${skill.description}`);
+        lines.push(
+          `${ns.source} @ ${ns.commit} (URIs: ${namespaceUri(ns.source, ns.commit)}/<path>/SKILL.md):`,
+        );
+        for (const skill of mine)
+          lines.push(
+            `- ${skill.name} [${skill.uri.slice(namespaceUri(ns.source, ns.commit).length + 1, -'/SKILL.md'.length)}]: ${skill.description}`,
+          );
       }
-      if (skills.length === 0) lines.push(words.length > 0 || only !== undefined ? 'No listed skill matches.' : 'No skill is listed.');
+      if (skills.length === 0)
+        lines.push(
+          words.length > 0 || only !== undefined ? 'No listed skill matches.' : 'No skill is listed.',
+        );
       const errors = problems.filter((p) => p.severity === 'error');
-      if (errors.length > 0) lines.push('', `Not served (${errors.length}):`, ...errors.map((p) => `- ${p.source}: ${p.path}: ${p.reason}`));
+      if (errors.length > 0)
+        lines.push(
+          '',
+          `Not served (${errors.length}):`,
+          ...errors.map((p) => `- ${p.source}: ${p.path}: ${p.reason}`),
+        );
       if (problems.length > errors.length) {
         const counts = new Map<string, number>();
-        for (const p of problems) if (p.severity === 'warning') counts.set(p.reason, (counts.get(p.reason) ?? 0) + 1);
+        for (const p of problems)
+          if (p.severity === 'warning') counts.set(p.reason, (counts.get(p.reason) ?? 0) + 1);
         lines.push('', `Warnings: ${[...counts].map(([reason, n]) => `${reason} ×${n}`).join(', ')}`);
       }
-      if (failures.length > 0) lines.push('', 'Sources that could not be synced:', ...failures.map((f) => `- ${f.source}: ${f.reason}: ${f.detail}`));
-      return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: { skills, problems, failures } };
+      if (failures.length > 0)
+        lines.push(
+          '',
+          'Sources that could not be synced:',
+          ...failures.map((f) => `- ${f.source}: ${f.reason}: ${f.detail}`),
+        );
+      return {
+        content: [{ type: 'text', text: lines.join('\n') }],
+        structuredContent: { skills, problems, failures },
+      };
     },
   );
 
@@ -124,7 +183,8 @@ export function registerTools(mcp: McpServer, catalog: Catalog, source: CatalogS
     'skill_load',
     {
       title: 'Load a skill',
-      description: "Load a skill's SKILL.md verbatim and its manifest (path, size and sha256 digest of every file). Referenced files are not included: read them with skill_file.",
+      description:
+        "Load a skill's SKILL.md verbatim and its manifest (path, size and sha256 digest of every file). Referenced files are not included: read them with skill_file.",
       inputSchema: z.object({
         uri: z.string().optional().describe('the skill:// URI of the SKILL.md'),
         name: z.string().optional().describe('the skill name, when no uri is given'),
@@ -135,18 +195,35 @@ export function registerTools(mcp: McpServer, catalog: Catalog, source: CatalogS
     },
     async ({ uri, name, source: in_ }) => {
       if ((uri === undefined) === (name === undefined)) return failure('give exactly one of uri or name');
-      const found = lookup({ ...(uri === undefined ? {} : { uri }), ...(name === undefined ? {} : { name }), ...(in_ === undefined ? {} : { source: in_ }) });
+      const found = lookup({
+        ...(uri === undefined ? {} : { uri }),
+        ...(name === undefined ? {} : { name }),
+        ...(in_ === undefined ? {} : { source: in_ }),
+      });
       if (!found.ok) return failure(found.message);
       const { ns, skill } = found.found;
       const text = (await source.readVerified(found.found.uri)) as { text?: string };
-      const files = skill.files.map((file) => ({ path: file.relPath, uri: namespaceUri(ns.source, ns.commit, join(skill.servedDir, file.relPath)), size: file.size, digest: file.digest }));
+      const files = skill.files.map((file) => ({
+        path: file.relPath,
+        uri: namespaceUri(ns.source, ns.commit, join(skill.servedDir, file.relPath)),
+        size: file.size,
+        digest: file.digest,
+      }));
       const manifest = files.map((f) => `- ${f.path} (${f.size} bytes, ${f.digest})`).join('\n');
       return {
         content: [
-          { type: 'text', text: `${originLine(found.found)}\nFiles (read them with skill_file):\n${manifest}` },
+          {
+            type: 'text',
+            text: `${originLine(found.found)}\nFiles (read them with skill_file):\n${manifest}`,
+          },
           { type: 'text', text: text.text ?? '' },
         ],
-        structuredContent: { origin: { source: ns.source, commit: ns.commit, uri: found.found.uri }, name: skill.name, skillMd: text.text ?? '', files },
+        structuredContent: {
+          origin: { source: ns.source, commit: ns.commit, uri: found.found.uri },
+          name: skill.name,
+          skillMd: text.text ?? '',
+          files,
+        },
       };
     },
   );
@@ -159,13 +236,21 @@ export function registerTools(mcp: McpServer, catalog: Catalog, source: CatalogS
       inputSchema: z.object({
         skill: z.string().describe('the skill: the skill:// URI of its SKILL.md, or its name'),
         source: z.string().optional().describe('with a name: the source id to look in'),
-        paths: z.array(z.string()).min(1).max(MAX_FILE_PATHS).describe('file paths relative to the skill folder, e.g. references/FORMS.md'),
+        paths: z
+          .array(z.string())
+          .min(1)
+          .max(MAX_FILE_PATHS)
+          .describe('file paths relative to the skill folder, e.g. references/FORMS.md'),
       }),
       outputSchema: fileOutput,
       annotations: READ_ONLY,
     },
     async ({ skill: reference, source: in_, paths }) => {
-      const found = lookup(reference.startsWith('skill://') ? { uri: reference } : { name: reference, ...(in_ === undefined ? {} : { source: in_ }) });
+      const found = lookup(
+        reference.startsWith('skill://')
+          ? { uri: reference }
+          : { name: reference, ...(in_ === undefined ? {} : { source: in_ }) },
+      );
       if (!found.ok) return failure(found.message);
       const { ns, skill } = found.found;
       const byPath = new Map(skill.files.map((file) => [file.relPath, file]));
@@ -173,7 +258,12 @@ export function registerTools(mcp: McpServer, catalog: Catalog, source: CatalogS
         const bad = badPath(path);
         if (bad !== undefined) return { path, error: `${JSON.stringify(path)} ${bad}` };
         const file = byPath.get(path);
-        return file === undefined ? { path, error: `${JSON.stringify(path)} is not a file of this skill (see skill_load for its manifest)` } : { path, file };
+        return file === undefined
+          ? {
+              path,
+              error: `${JSON.stringify(path)} is not a file of this skill (see skill_load for its manifest)`,
+            }
+          : { path, file };
       });
       // The budget is decided from the manifest's sizes before any byte is read.
       const readable = planned.filter((entry) => entry.file !== undefined);
@@ -190,20 +280,31 @@ export function registerTools(mcp: McpServer, catalog: Catalog, source: CatalogS
         const limit = allowanceOf.get(entry)!;
         const text = decodeUtf8(bytes);
         const cut = limit < bytes.byteLength;
-        const base = { path: entry.path, uri, size: bytes.byteLength, mimeType, ...(cut ? { truncated: true } : {}) };
-        if (text !== undefined) files.push({ ...base, text: new TextDecoder().decode(utf8Prefix(bytes, limit)) });
+        const base = {
+          path: entry.path,
+          uri,
+          size: bytes.byteLength,
+          mimeType,
+          ...(cut ? { truncated: true } : {}),
+        };
+        if (text !== undefined)
+          files.push({ ...base, text: new TextDecoder().decode(utf8Prefix(bytes, limit)) });
         else files.push({ ...base, base64: Buffer.from(bytes.subarray(0, limit)).toString('base64') });
       }
       const content = [
         { type: 'text' as const, text: originLine(found.found) },
         ...files.map((f) => ({
           type: 'text' as const,
-          text: f.error !== undefined
-            ? `${f.path}: error: ${f.error}`
-            : `${f.path} (${f.size} bytes, ${f.mimeType}${f.truncated ? ', truncated' : ''})${f.text !== undefined ? `\n${f.text}` : `\nbase64: ${f.base64}`}`,
+          text:
+            f.error !== undefined
+              ? `${f.path}: error: ${f.error}`
+              : `${f.path} (${f.size} bytes, ${f.mimeType}${f.truncated ? ', truncated' : ''})${f.text !== undefined ? `\n${f.text}` : `\nbase64: ${f.base64}`}`,
         })),
       ];
-      return { content, structuredContent: { origin: { source: ns.source, commit: ns.commit, uri: found.found.uri }, files } };
+      return {
+        content,
+        structuredContent: { origin: { source: ns.source, commit: ns.commit, uri: found.found.uri }, files },
+      };
     },
   );
 }

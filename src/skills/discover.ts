@@ -36,7 +36,10 @@ const BAD_NAME = /[\u0000-\u001f\u007f\\\uFFFD]/u;
  * Finds every folder holding a SKILL.md (any depth, the root included) under `searchPaths`, and the files of
  * each: every entry below it, nested skills' files included (spec: nested content is supporting content).
  */
-export function discoverSkills(entries: readonly RepoEntry[], searchPaths: readonly string[] = ['']): { skills: DiscoveredSkill[]; problems: SkillProblem[] } {
+export function discoverSkills(
+  entries: readonly RepoEntry[],
+  searchPaths: readonly string[] = [''],
+): { skills: DiscoveredSkill[]; problems: SkillProblem[] } {
   const problems: SkillProblem[] = [];
   const searched = (path: string) => searchPaths.some((dir) => isWithin(dir, path));
   const byPath = new Map(entries.map((entry) => [entry.path, entry]));
@@ -56,7 +59,9 @@ export function discoverSkills(entries: readonly RepoEntry[], searchPaths: reado
     }
     if (basename(entry.path) !== SKILL_MD) continue;
     if (entry.type !== 'file') {
-      problems.push(problem(entry.path, 'skill-md-not-file', `SKILL.md is a ${entry.type}; the skill is not served`));
+      problems.push(
+        problem(entry.path, 'skill-md-not-file', `SKILL.md is a ${entry.type}; the skill is not served`),
+      );
       continue;
     }
     dirs.push(dirname(entry.path));
@@ -68,9 +73,14 @@ export function discoverSkills(entries: readonly RepoEntry[], searchPaths: reado
     if (owners.length === 0) continue;
     const contentId = memberContent(entry, owners[0]!, byPath, problems);
     if (contentId === undefined) continue;
-    for (const dir of owners) members.get(dir)!.push({ path: entry.path, relPath: relative(dir, entry.path), contentId });
+    for (const dir of owners)
+      members.get(dir)!.push({ path: entry.path, relPath: relative(dir, entry.path), contentId });
   }
-  const skills = dirs.map((dir) => ({ dir, skillMdId: byPath.get(dir === '' ? SKILL_MD : `${dir}/${SKILL_MD}`)!.id, members: members.get(dir)! }));
+  const skills = dirs.map((dir) => ({
+    dir,
+    skillMdId: byPath.get(dir === '' ? SKILL_MD : `${dir}/${SKILL_MD}`)!.id,
+    members: members.get(dir)!,
+  }));
   return { skills, problems };
 }
 
@@ -84,24 +94,48 @@ function ownersOf(path: string, skillDirs: ReadonlySet<string>): string[] {
 }
 
 /** The content id a member serves, or `undefined` (and a problem) when it cannot be served. */
-function memberContent(entry: RepoEntry, skillDir: string, byPath: Map<string, RepoEntry>, problems: SkillProblem[]): string | undefined {
+function memberContent(
+  entry: RepoEntry,
+  skillDir: string,
+  byPath: Map<string, RepoEntry>,
+  problems: SkillProblem[],
+): string | undefined {
   const leaveOut = (reason: Reason, detail: string) => {
     problems.push(problem(entry.path, reason, detail));
     return undefined;
   };
-  if (BAD_NAME.test(entry.path)) return leaveOut('file-name-invalid', 'the path holds a control character, a backslash or bytes that are not UTF-8; left out');
-  if (entry.type === 'submodule') return leaveOut('submodule', `submodule at commit ${entry.id} has no content in this repository; left out`);
+  if (BAD_NAME.test(entry.path))
+    return leaveOut(
+      'file-name-invalid',
+      'the path holds a control character, a backslash or bytes that are not UTF-8; left out',
+    );
+  if (entry.type === 'submodule')
+    return leaveOut(
+      'submodule',
+      `submodule at commit ${entry.id} has no content in this repository; left out`,
+    );
   if (entry.type === 'file') return entry.id;
   let current = entry;
   for (let hop = 0; hop < MAX_SYMLINK_HOPS; hop++) {
     const target = current.target ?? '';
-    if (target.startsWith('/')) return leaveOut('symlink-outside-skill', `symlink to the absolute path ${JSON.stringify(target)}; left out`);
+    if (target.startsWith('/'))
+      return leaveOut(
+        'symlink-outside-skill',
+        `symlink to the absolute path ${JSON.stringify(target)}; left out`,
+      );
     const resolved = resolveRelative(dirname(current.path), target);
     if (resolved === undefined || !isWithin(skillDir, resolved) || resolved === skillDir) {
-      return leaveOut('symlink-outside-skill', `symlink to ${JSON.stringify(target)} leaves its skill; left out`);
+      return leaveOut(
+        'symlink-outside-skill',
+        `symlink to ${JSON.stringify(target)} leaves its skill; left out`,
+      );
     }
     const next = byPath.get(resolved);
-    if (next === undefined || next.type === 'submodule') return leaveOut('symlink-dangling', `symlink to ${JSON.stringify(target)}: no file there in this commit; left out`);
+    if (next === undefined || next.type === 'submodule')
+      return leaveOut(
+        'symlink-dangling',
+        `symlink to ${JSON.stringify(target)}: no file there in this commit; left out`,
+      );
     if (next.type === 'file') return next.id;
     current = next;
   }

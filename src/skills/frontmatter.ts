@@ -35,12 +35,17 @@ export function parseSkillMd(bytes: Uint8Array): FrontmatterResult {
   const yaml = rest.slice(0, close.index);
   const size = Buffer.byteLength(yaml, 'utf8');
   if (size > MAX_FRONTMATTER_BYTES) {
-    return fail('frontmatter-too-large', `the frontmatter is ${size} bytes; the limit is ${MAX_FRONTMATTER_BYTES}`);
+    return fail(
+      'frontmatter-too-large',
+      `the frontmatter is ${size} bytes; the limit is ${MAX_FRONTMATTER_BYTES}`,
+    );
   }
   let body = rest.slice(close.index + close[0].length);
   if (body.startsWith('\n')) body = body.slice(1);
   const parsed = parseYamlMapping(yaml);
-  return parsed.ok ? { ok: true, frontmatter: parsed.value, body } : fail('frontmatter-invalid', parsed.detail);
+  return parsed.ok
+    ? { ok: true, frontmatter: parsed.value, body }
+    : fail('frontmatter-invalid', parsed.detail);
 }
 
 function parseYamlMapping(yaml: string): { ok: true; value: Frontmatter } | { ok: false; detail: string } {
@@ -59,7 +64,11 @@ function parseYamlMapping(yaml: string): { ok: true; value: Frontmatter } | { ok
   return { ok: true, value: value as Frontmatter };
 }
 
-const REFUSED: Record<string, string> = { anchor: 'anchors are not allowed', alias: 'aliases are not allowed', tag: 'tags are not allowed' };
+const REFUSED: Record<string, string> = {
+  anchor: 'anchors are not allowed',
+  alias: 'aliases are not allowed',
+  tag: 'tags are not allowed',
+};
 
 /** Anchors, aliases and tags, found in the concrete syntax tree (what the author wrote, not what it resolves to). */
 function refusedSyntax(yaml: string): string | undefined {
@@ -85,7 +94,8 @@ function refusedSyntax(yaml: string): string | undefined {
 
 /** A description of the first value JSON cannot carry, or `undefined`. */
 function nonJson(value: unknown, at: string): string | undefined {
-  if (typeof value === 'number' && !Number.isFinite(value)) return `${at || 'a value'} is not a finite number`;
+  if (typeof value === 'number' && !Number.isFinite(value))
+    return `${at || 'a value'} is not a finite number`;
   if (typeof value === 'bigint') return `${at} is too large a number`;
   if (value === null || typeof value !== 'object') return undefined;
   if (Array.isArray(value)) {

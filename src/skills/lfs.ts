@@ -4,6 +4,7 @@ const LFS_POINTER_START = new TextEncoder().encode('version https://git-lfs.gith
 
 /** True when the bytes are a Git LFS pointer (the spec's first line), not content. */
 export function isLfsPointer(bytes: Uint8Array): boolean {
-  if (bytes.byteLength > MAX_LFS_POINTER_BYTES || bytes.byteLength < LFS_POINTER_START.byteLength) return false;
+  if (bytes.byteLength > MAX_LFS_POINTER_BYTES || bytes.byteLength < LFS_POINTER_START.byteLength)
+    return false;
   return LFS_POINTER_START.every((byte, index) => bytes[index] === byte);
 }

@@ -39,7 +39,10 @@ const manifestPath = (dir: string) => join(dir, 'SKILL.md');
  * frontmatter `name` (spec §Resource Mapping); a nested skill keeps its place under its enclosing skill's
  * served path, so every served file has exactly one served path.
  */
-export function publishSkills(candidates: readonly SkillCandidate[], options: PublishOptions = {}): { skills: PublishedSkill[]; problems: SkillProblem[] } {
+export function publishSkills(
+  candidates: readonly SkillCandidate[],
+  options: PublishOptions = {},
+): { skills: PublishedSkill[]; problems: SkillProblem[] } {
   const problems: SkillProblem[] = [];
   const named = new Map<string, string>();
   for (const candidate of candidates) {
@@ -75,20 +78,49 @@ export function publishSkills(candidates: readonly SkillCandidate[], options: Pu
     for (const violation of violations) problems.push(problem(where, violation.reason, violation.detail));
     const bytes = candidate.files.reduce((sum, file) => sum + file.size, 0);
     if (candidate.files.length > MAX_SKILL_FILES) {
-      problems.push(problem(candidate.dir || '.', 'too-many-files', `${candidate.files.length} files; the limit is ${MAX_SKILL_FILES}`));
+      problems.push(
+        problem(
+          candidate.dir || '.',
+          'too-many-files',
+          `${candidate.files.length} files; the limit is ${MAX_SKILL_FILES}`,
+        ),
+      );
     }
-    if (bytes > MAX_SKILL_BYTES) problems.push(problem(candidate.dir || '.', 'too-large', `${bytes} bytes; the limit is ${MAX_SKILL_BYTES}`));
-    if (violations.length > 0 || candidate.files.length > MAX_SKILL_FILES || bytes > MAX_SKILL_BYTES) continue;
+    if (bytes > MAX_SKILL_BYTES)
+      problems.push(
+        problem(candidate.dir || '.', 'too-large', `${bytes} bytes; the limit is ${MAX_SKILL_BYTES}`),
+      );
+    if (violations.length > 0 || candidate.files.length > MAX_SKILL_FILES || bytes > MAX_SKILL_BYTES)
+      continue;
     const name = frontmatter['name'] as string;
     const folder = basename(candidate.dir);
     if (candidate.dir !== '' && folder !== name) {
       if (options.strictNames === true) {
-        problems.push(problem(where, 'name-mismatch-refused', `name "${name}" differs from the folder "${folder}" and strictNames is on`));
+        problems.push(
+          problem(
+            where,
+            'name-mismatch-refused',
+            `name "${name}" differs from the folder "${folder}" and strictNames is on`,
+          ),
+        );
         continue;
       }
-      problems.push(problem(where, 'name-mismatch', `name "${name}" differs from the folder "${folder}"; served as ${servedDirOf(candidate.dir)}`));
+      problems.push(
+        problem(
+          where,
+          'name-mismatch',
+          `name "${name}" differs from the folder "${folder}"; served as ${servedDirOf(candidate.dir)}`,
+        ),
+      );
     }
-    accepted.push({ dir: candidate.dir, servedDir: servedDirOf(candidate.dir), name, frontmatter, files: candidate.files, bytes });
+    accepted.push({
+      dir: candidate.dir,
+      servedDir: servedDirOf(candidate.dir),
+      name,
+      frontmatter,
+      files: candidate.files,
+      bytes,
+    });
   }
 
   const skills = refuseCollisions(accepted, servedDirOf, problems);
@@ -97,8 +129,17 @@ export function publishSkills(candidates: readonly SkillCandidate[], options: Pu
   for (const same of byName.values()) {
     if (same.length < 2) continue;
     for (const skill of same) {
-      const others = same.filter((other) => other !== skill).map((other) => other.servedDir).join(', ');
-      problems.push(problem(manifestPath(skill.dir), 'duplicate-name', `another skill named "${skill.name}" is served at ${others}; hosts must tell them apart by path`));
+      const others = same
+        .filter((other) => other !== skill)
+        .map((other) => other.servedDir)
+        .join(', ');
+      problems.push(
+        problem(
+          manifestPath(skill.dir),
+          'duplicate-name',
+          `another skill named "${skill.name}" is served at ${others}; hosts must tell them apart by path`,
+        ),
+      );
     }
   }
   skills.sort((a, b) => (a.servedDir < b.servedDir ? -1 : a.servedDir > b.servedDir ? 1 : 0));
@@ -106,7 +147,11 @@ export function publishSkills(candidates: readonly SkillCandidate[], options: Pu
 }
 
 /** Two real files that would be served at one path: every skill holding either is refused. */
-function refuseCollisions(skills: PublishedSkill[], servedDirOf: (dir: string) => string, problems: SkillProblem[]): PublishedSkill[] {
+function refuseCollisions(
+  skills: PublishedSkill[],
+  servedDirOf: (dir: string) => string,
+  problems: SkillProblem[],
+): PublishedSkill[] {
   const servedPathOf = (skill: PublishedSkill, relPath: string) => join(skill.servedDir, relPath);
   const owner = new Map<string, string>();
   const clashing = new Set<string>();
@@ -121,12 +166,22 @@ function refuseCollisions(skills: PublishedSkill[], servedDirOf: (dir: string) =
   if (clashing.size === 0) return skills;
   const kept: PublishedSkill[] = [];
   for (const skill of skills) {
-    const clash = skill.files.map((file) => servedPathOf(skill, file.relPath)).find((served) => clashing.has(served));
+    const clash = skill.files
+      .map((file) => servedPathOf(skill, file.relPath))
+      .find((served) => clashing.has(served));
     if (clash === undefined) kept.push(skill);
     else {
-      const others = skills.filter((other) => other !== skill && other.files.some((file) => servedPathOf(other, file.relPath) === clash));
+      const others = skills.filter(
+        (other) => other !== skill && other.files.some((file) => servedPathOf(other, file.relPath) === clash),
+      );
       const withWhom = others.map((other) => other.dir || '.').join(', ');
-      problems.push(problem(manifestPath(skill.dir), 'path-collision', `would be served at ${servedDirOf(skill.dir)}, which ${withWhom} also claims; neither is served`));
+      problems.push(
+        problem(
+          manifestPath(skill.dir),
+          'path-collision',
+          `would be served at ${servedDirOf(skill.dir)}, which ${withWhom} also claims; neither is served`,
+        ),
+      );
     }
   }
   return kept;

@@ -1,46 +1,122 @@
 /** Every reason a skill, file or source is reported for. Stable codes: tools and tests match on them. */
 export const REASONS = {
   // Errors: the thing is not served.
-  'skill-md-not-file': { severity: 'error', summary: 'SKILL.md is not a regular file (a folder, symlink or submodule)' },
+  'skill-md-not-file': {
+    severity: 'error',
+    summary: 'SKILL.md is not a regular file (a folder, symlink or submodule)',
+  },
   'skill-md-not-utf8': { severity: 'error', summary: 'SKILL.md is not valid UTF-8' },
-  'frontmatter-missing': { severity: 'error', summary: 'SKILL.md does not open with a "---" frontmatter block' },
+  'frontmatter-missing': {
+    severity: 'error',
+    summary: 'SKILL.md does not open with a "---" frontmatter block',
+  },
   'frontmatter-unclosed': { severity: 'error', summary: 'the frontmatter block has no closing "---" line' },
-  'frontmatter-too-large': { severity: 'error', summary: 'the frontmatter is larger than MAX_FRONTMATTER_BYTES' },
-  'frontmatter-invalid': { severity: 'error', summary: 'the frontmatter is not a YAML 1.2 mapping the protocol can carry (syntax, anchors, aliases, tags, non-JSON values)' },
+  'frontmatter-too-large': {
+    severity: 'error',
+    summary: 'the frontmatter is larger than MAX_FRONTMATTER_BYTES',
+  },
+  'frontmatter-invalid': {
+    severity: 'error',
+    summary:
+      'the frontmatter is not a YAML 1.2 mapping the protocol can carry (syntax, anchors, aliases, tags, non-JSON values)',
+  },
   'name-missing': { severity: 'error', summary: 'the frontmatter has no name' },
-  'name-invalid': { severity: 'error', summary: 'name is not 1-64 characters of a-z, 0-9 and single hyphens' },
-  'name-mismatch-refused': { severity: 'error', summary: 'name differs from the folder and strictNames is on' },
+  'name-invalid': {
+    severity: 'error',
+    summary: 'name is not 1-64 characters of a-z, 0-9 and single hyphens',
+  },
+  'name-mismatch-refused': {
+    severity: 'error',
+    summary: 'name differs from the folder and strictNames is on',
+  },
   'description-missing': { severity: 'error', summary: 'the frontmatter has no description' },
   'description-invalid': { severity: 'error', summary: 'description is not a string of 1-1024 characters' },
-  'compatibility-invalid': { severity: 'error', summary: 'compatibility is not a string of 1-500 characters' },
+  'compatibility-invalid': {
+    severity: 'error',
+    summary: 'compatibility is not a string of 1-500 characters',
+  },
   'metadata-invalid': { severity: 'error', summary: 'metadata is not a map of strings to strings' },
-  'too-many-files': { severity: 'error', summary: 'the skill has more files than the extension allows (512, nested skills included)' },
-  'too-large': { severity: 'error', summary: 'the skill is larger than the extension allows (16 MiB, nested skills included)' },
-  'path-collision': { severity: 'error', summary: 'the path the skill would be served under is taken by another skill or folder' },
+  'too-many-files': {
+    severity: 'error',
+    summary: 'the skill has more files than the extension allows (512, nested skills included)',
+  },
+  'too-large': {
+    severity: 'error',
+    summary: 'the skill is larger than the extension allows (16 MiB, nested skills included)',
+  },
+  'path-collision': {
+    severity: 'error',
+    summary: 'the path the skill would be served under is taken by another skill or folder',
+  },
   // Source errors: the source serves nothing new (a previously served commit keeps serving).
   'source-not-a-repository': { severity: 'error', summary: 'the configured path is not a git repository' },
-  'source-commit-not-found': { severity: 'error', summary: 'the configured commit does not exist (or the remote will not serve it)' },
+  'source-commit-not-found': {
+    severity: 'error',
+    summary: 'the configured commit does not exist (or the remote will not serve it)',
+  },
   'source-ref-not-found': { severity: 'error', summary: 'the configured ref does not resolve' },
   'source-ref-ambiguous': { severity: 'error', summary: 'the configured ref names both a branch and a tag' },
-  'source-incomplete': { severity: 'error', summary: 'objects of the commit are missing from the repository' },
+  'source-incomplete': {
+    severity: 'error',
+    summary: 'objects of the commit are missing from the repository',
+  },
   'source-auth-failed': { severity: 'error', summary: 'the remote refused the credentials' },
-  'source-repository-not-found': { severity: 'error', summary: 'the remote answered 404: no repository at that URL (or no access to it)' },
-  'source-unreachable': { severity: 'error', summary: 'the remote could not be reached (connection refused, reset, no route, unknown host)' },
-  'source-timeout': { severity: 'error', summary: 'the remote stopped answering for longer than the timeout' },
-  'source-http-error': { severity: 'error', summary: 'the remote answered with an HTTP error (5xx or another unexpected status)' },
-  'source-pack-invalid': { severity: 'error', summary: 'the remote sent an empty, truncated or corrupt pack' },
+  'source-repository-not-found': {
+    severity: 'error',
+    summary: 'the remote answered 404: no repository at that URL (or no access to it)',
+  },
+  'source-unreachable': {
+    severity: 'error',
+    summary: 'the remote could not be reached (connection refused, reset, no route, unknown host)',
+  },
+  'source-timeout': {
+    severity: 'error',
+    summary: 'the remote stopped answering for longer than the timeout',
+  },
+  'source-http-error': {
+    severity: 'error',
+    summary: 'the remote answered with an HTTP error (5xx or another unexpected status)',
+  },
+  'source-pack-invalid': {
+    severity: 'error',
+    summary: 'the remote sent an empty, truncated or corrupt pack',
+  },
   'source-disk-full': { severity: 'error', summary: 'no space left on the device holding dataDir' },
-  'source-fetch-failed': { severity: 'error', summary: 'the transfer failed for another reason (see the detail)' },
-  'source-internal': { severity: 'error', summary: 'an unexpected error while syncing the source (see logs)' },
+  'source-fetch-failed': {
+    severity: 'error',
+    summary: 'the transfer failed for another reason (see the detail)',
+  },
+  'source-internal': {
+    severity: 'error',
+    summary: 'an unexpected error while syncing the source (see logs)',
+  },
   // Warnings: served, but look. Files left out of a skill are warnings on the file; the skill still serves.
   'name-mismatch': { severity: 'warning', summary: 'name differs from the folder; served under its name' },
-  'duplicate-name': { severity: 'warning', summary: 'another served skill of the same commit has the same name' },
-  'symlink-outside-skill': { severity: 'warning', summary: 'a symlink that leaves its skill (or is absolute) was left out' },
-  'symlink-dangling': { severity: 'warning', summary: 'a symlink whose target is not in the commit was left out' },
+  'duplicate-name': {
+    severity: 'warning',
+    summary: 'another served skill of the same commit has the same name',
+  },
+  'symlink-outside-skill': {
+    severity: 'warning',
+    summary: 'a symlink that leaves its skill (or is absolute) was left out',
+  },
+  'symlink-dangling': {
+    severity: 'warning',
+    summary: 'a symlink whose target is not in the commit was left out',
+  },
   'symlink-loop': { severity: 'warning', summary: 'a symlink that loops was left out' },
-  'submodule': { severity: 'warning', summary: 'a submodule entry has no content in this commit and was left out' },
-  'lfs-pointer': { severity: 'warning', summary: 'a Git LFS pointer file is served as the pointer text the commit holds, not the large file' },
-  'file-name-invalid': { severity: 'warning', summary: 'a file name with control characters or a backslash was left out' },
+  submodule: {
+    severity: 'warning',
+    summary: 'a submodule entry has no content in this commit and was left out',
+  },
+  'lfs-pointer': {
+    severity: 'warning',
+    summary: 'a Git LFS pointer file is served as the pointer text the commit holds, not the large file',
+  },
+  'file-name-invalid': {
+    severity: 'warning',
+    summary: 'a file name with control characters or a backslash was left out',
+  },
 } as const satisfies Record<string, { severity: 'error' | 'warning'; summary: string }>;
 
 export type Reason = keyof typeof REASONS;

@@ -25,18 +25,40 @@ export function isValidName(name: unknown): name is string {
 export function frontmatterViolations(frontmatter: Frontmatter): RuleViolation[] {
   const violations: RuleViolation[] = [];
   const { name, description, compatibility, metadata } = frontmatter;
-  if (name === undefined || name === null) violations.push({ reason: 'name-missing', detail: 'the frontmatter has no "name"' });
+  if (name === undefined || name === null)
+    violations.push({ reason: 'name-missing', detail: 'the frontmatter has no "name"' });
   else if (!isValidName(name)) {
-    violations.push({ reason: 'name-invalid', detail: `name ${JSON.stringify(name)} must be 1-${MAX_NAME_LENGTH} characters of a-z, 0-9 and single hyphens, not starting or ending with a hyphen` });
+    violations.push({
+      reason: 'name-invalid',
+      detail: `name ${JSON.stringify(name)} must be 1-${MAX_NAME_LENGTH} characters of a-z, 0-9 and single hyphens, not starting or ending with a hyphen`,
+    });
   }
   if (description === undefined || description === null) {
     violations.push({ reason: 'description-missing', detail: 'the frontmatter has no "description"' });
-  } else if (typeof description !== 'string' || description.trim() === '' || countCharacters(description) > MAX_DESCRIPTION_LENGTH) {
-    const length = typeof description === 'string' ? `${countCharacters(description)} characters` : `a ${typeof description}`;
-    violations.push({ reason: 'description-invalid', detail: `description must be a string of 1-${MAX_DESCRIPTION_LENGTH} characters (got ${length})` });
+  } else if (
+    typeof description !== 'string' ||
+    description.trim() === '' ||
+    countCharacters(description) > MAX_DESCRIPTION_LENGTH
+  ) {
+    const length =
+      typeof description === 'string'
+        ? `${countCharacters(description)} characters`
+        : `a ${typeof description}`;
+    violations.push({
+      reason: 'description-invalid',
+      detail: `description must be a string of 1-${MAX_DESCRIPTION_LENGTH} characters (got ${length})`,
+    });
   }
-  if (compatibility !== undefined && (typeof compatibility !== 'string' || compatibility === '' || countCharacters(compatibility) > MAX_COMPATIBILITY_LENGTH)) {
-    violations.push({ reason: 'compatibility-invalid', detail: `compatibility must be a string of 1-${MAX_COMPATIBILITY_LENGTH} characters` });
+  if (
+    compatibility !== undefined &&
+    (typeof compatibility !== 'string' ||
+      compatibility === '' ||
+      countCharacters(compatibility) > MAX_COMPATIBILITY_LENGTH)
+  ) {
+    violations.push({
+      reason: 'compatibility-invalid',
+      detail: `compatibility must be a string of 1-${MAX_COMPATIBILITY_LENGTH} characters`,
+    });
   }
   if (metadata !== undefined && !isStringMap(metadata)) {
     violations.push({ reason: 'metadata-invalid', detail: 'metadata must map strings to strings' });
@@ -45,5 +67,10 @@ export function frontmatterViolations(frontmatter: Frontmatter): RuleViolation[]
 }
 
 function isStringMap(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((item) => typeof item === 'string');
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every((item) => typeof item === 'string')
+  );
 }

@@ -2,10 +2,27 @@ import path from 'node:path';
 import { buildNamespace, type Namespace, type Origin } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import {
-  fetchCommit, openLocalRepository, openStore, readBlob, redactUrl, resolveLocalRef, resolveRemoteRef, unpinCommit, walkCommit,
-  type FetchProgress, type Remote, type Repository, type TreeCache,
+  fetchCommit,
+  openLocalRepository,
+  openStore,
+  readBlob,
+  redactUrl,
+  resolveLocalRef,
+  resolveRemoteRef,
+  unpinCommit,
+  walkCommit,
+  type FetchProgress,
+  type Remote,
+  type Repository,
+  type TreeCache,
 } from '../git/index.ts';
-import { indexCommit, indexStore, newIndexCache, type IndexCache, type IndexOptions } from '../index/index.ts';
+import {
+  indexCommit,
+  indexStore,
+  newIndexCache,
+  type IndexCache,
+  type IndexOptions,
+} from '../index/index.ts';
 
 export interface SourceContext {
   dataDir: string;
@@ -43,32 +60,51 @@ export function indexDir(dataDir: string, id: string): string {
 
 async function openSource(source: SourceConfig, ctx: SourceContext): Promise<Repository> {
   const cache = cacheOf(source, ctx);
-  cache.repo ??= source.location.kind === 'local' ? await openLocalRepository(source.location.path) : await openStore(storeDir(ctx.dataDir, source.id));
+  cache.repo ??=
+    source.location.kind === 'local'
+      ? await openLocalRepository(source.location.path)
+      : await openStore(storeDir(ctx.dataDir, source.id));
   return cache.repo;
 }
 
 function remoteOf(source: SourceConfig): Remote | undefined {
   if (source.location.kind !== 'remote') return undefined;
-  return { url: source.location.url, timeoutMs: source.timeoutMs, ...(source.location.token === undefined ? {} : { token: source.location.token }) };
+  return {
+    url: source.location.url,
+    timeoutMs: source.timeoutMs,
+    ...(source.location.token === undefined ? {} : { token: source.location.token }),
+  };
 }
 
 /** Where a source's bytes come from, for provenance and status: never a credential. */
 export function originOf(source: SourceConfig): Origin {
-  return { repository: source.location.kind === 'remote' ? redactUrl(source.location.url) : `local:${path.basename(source.location.path)}` };
+  return {
+    repository:
+      source.location.kind === 'remote'
+        ? redactUrl(source.location.url)
+        : `local:${path.basename(source.location.path)}`,
+  };
 }
 
 /** The commit a source should serve now: its pin, or its ref resolved. */
 export async function targetCommit(source: SourceConfig, repo: Repository): Promise<string> {
   if (source.target.kind === 'commit') return source.target.commit;
   const remote = remoteOf(source);
-  return remote === undefined ? resolveLocalRef(repo, source.target.ref) : resolveRemoteRef(remote, source.target.ref);
+  return remote === undefined
+    ? resolveLocalRef(repo, source.target.ref)
+    : resolveRemoteRef(remote, source.target.ref);
 }
 
 /**
  * Brings one source to a served namespace: resolve (unless `at` names the commit), fetch (remote), then index
  * (or load the persisted index). Throws GitError with a stable code when the source cannot be served.
  */
-export async function loadSource(source: SourceConfig, ctx: SourceContext, at?: string, have?: string): Promise<Namespace> {
+export async function loadSource(
+  source: SourceConfig,
+  ctx: SourceContext,
+  at?: string,
+  have?: string,
+): Promise<Namespace> {
   const repo = await openSource(source, ctx);
   const commit = at ?? (await targetCommit(source, repo));
   const remote = remoteOf(source);
@@ -88,7 +124,12 @@ export async function loadSource(source: SourceConfig, ctx: SourceContext, at?: 
     ctx.onProgress?.(source.id, { phase: 'indexing' });
     const tree = await walkCommit(repo, commit, cache.trees);
     cache.trees = tree.trees;
-    index = await indexCommit({ ...tree, readBlob: (id) => readBlob(repo, id), ...options, cache: cache.index });
+    index = await indexCommit({
+      ...tree,
+      readBlob: (id) => readBlob(repo, id),
+      ...options,
+      cache: cache.index,
+    });
     await store.save(index, options);
   }
   return buildNamespace(source.id, index, originOf(source), (blob) => readBlob(repo, blob));
@@ -103,7 +144,11 @@ export async function resolveSource(source: SourceConfig, ctx: SourceContext): P
  * A commit served before, brought back from its persisted index without touching the network (and without
  * re-hashing); only when the index is gone is it rebuilt, which may need the network for a commit not in store.
  */
-export async function restoreSource(source: SourceConfig, ctx: SourceContext, commit: string): Promise<Namespace> {
+export async function restoreSource(
+  source: SourceConfig,
+  ctx: SourceContext,
+  commit: string,
+): Promise<Namespace> {
   const repo = await openSource(source, ctx);
   const index = await indexStore(indexDir(ctx.dataDir, source.id)).load(commit, indexOptionsOf(source));
   if (index === undefined) return loadSource(source, ctx, commit);
@@ -113,5 +158,6 @@ export async function restoreSource(source: SourceConfig, ctx: SourceContext, co
 /** Forgets a commit that is no longer served: its index file, and its pin in a remote source's store. */
 export async function forgetCommit(source: SourceConfig, ctx: SourceContext, commit: string): Promise<void> {
   await indexStore(indexDir(ctx.dataDir, source.id)).remove(commit);
-  if (source.location.kind === 'remote') await unpinCommit(await openSource(source, ctx), commit).catch(() => undefined);
+  if (source.location.kind === 'remote')
+    await unpinCommit(await openSource(source, ctx), commit).catch(() => undefined);
 }

@@ -54,7 +54,8 @@ export function retryDelay(attempt: number, minMs: number, maxMs: number, random
 
 function failureOf(id: string, error: unknown): SourceFailure {
   if (error instanceof GitError) return { id, reason: error.code, detail: error.message };
-  if ((error as NodeJS.ErrnoException | null)?.code === 'ENOSPC') return { id, reason: 'source-disk-full', detail: 'no space left on the device holding dataDir' };
+  if ((error as NodeJS.ErrnoException | null)?.code === 'ENOSPC')
+    return { id, reason: 'source-disk-full', detail: 'no space left on the device holding dataDir' };
   return { id, reason: 'source-internal', detail: 'unexpected error; see the log' };
 }
 
@@ -66,9 +67,15 @@ function failureOf(id: string, error: unknown): SourceFailure {
 export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   const { config, catalog, logger } = options;
   const random = options.random ?? Math.random;
-  const ctx: SourceContext = { dataDir: config.dataDir, caches: new Map(), ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }) };
+  const ctx: SourceContext = {
+    dataDir: config.dataDir,
+    caches: new Map(),
+    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+  };
   const queue = new PQueue({ concurrency: config.sync.concurrency });
-  const tracked = new Map<string, Tracked>(config.sources.map((source) => [source.id, { source, again: false, attempt: 0, dropped: [] }]));
+  const tracked = new Map<string, Tracked>(
+    config.sources.map((source) => [source.id, { source, again: false, attempt: 0, dropped: [] }]),
+  );
   let stopped = false;
 
   const publish = () => {
@@ -87,7 +94,9 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
         retained: t.served?.retained.map((ns) => ns.commit) ?? [],
         ...(t.lastSync === undefined ? {} : { lastSync: t.lastSync }),
         ...(t.lastSuccess === undefined ? {} : { lastSuccess: t.lastSuccess }),
-        ...(t.failure === undefined || t.lastSync === undefined ? {} : { lastError: { reason: t.failure.reason, detail: t.failure.detail, at: t.lastSync } }),
+        ...(t.failure === undefined || t.lastSync === undefined
+          ? {}
+          : { lastError: { reason: t.failure.reason, detail: t.failure.detail, at: t.lastSync } }),
       };
     }
     await writeState(config.dataDir, { version: 1, sources });
@@ -123,14 +132,44 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       t.served = served;
       t.failure = undefined;
       t.dropped.push(...dropped);
-      logger.info({ source: source.id, commit, why, skills: ns.index.skills.length, problems: ns.index.problems.length, retained: served.retained.map((r) => r.commit), ms: Math.round(performance.now() - started) }, 'source updated');
-      for (const p of ns.index.problems) logger.warn({ source: source.id, commit, path: p.path, reason: p.reason, severity: p.severity }, p.detail);
+      logger.info(
+        {
+          source: source.id,
+          commit,
+          why,
+          skills: ns.index.skills.length,
+          problems: ns.index.problems.length,
+          retained: served.retained.map((r) => r.commit),
+          ms: Math.round(performance.now() - started),
+        },
+        'source updated',
+      );
+      for (const p of ns.index.problems)
+        logger.warn(
+          { source: source.id, commit, path: p.path, reason: p.reason, severity: p.severity },
+          p.detail,
+        );
       return { id: source.id, ok: true, commit, changed: true };
     } catch (error) {
       const failure = failureOf(source.id, error);
       t.failure = failure;
-      logger.error({ source: source.id, reason: failure.reason, why, serving: t.served?.current.commit ?? null, ...(failure.reason === 'source-internal' ? { err: (error as Error).message } : {}) }, failure.detail);
-      return { id: source.id, ok: false, reason: failure.reason, detail: failure.detail, ...(t.served === undefined ? {} : { serving: t.served.current.commit }) };
+      logger.error(
+        {
+          source: source.id,
+          reason: failure.reason,
+          why,
+          serving: t.served?.current.commit ?? null,
+          ...(failure.reason === 'source-internal' ? { err: (error as Error).message } : {}),
+        },
+        failure.detail,
+      );
+      return {
+        id: source.id,
+        ok: false,
+        reason: failure.reason,
+        detail: failure.detail,
+        ...(t.served === undefined ? {} : { serving: t.served.current.commit }),
+      };
     }
   };
 
@@ -154,7 +193,12 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     }
     // Only now that state.json no longer names them: a crash before this point restarts with them intact.
     for (const old of t.dropped.splice(0)) {
-      await forgetCommit(t.source, ctx, old.commit).catch((error: unknown) => logger.warn({ source: t.source.id, commit: old.commit, err: (error as Error).message }, 'could not forget a commit'));
+      await forgetCommit(t.source, ctx, old.commit).catch((error: unknown) =>
+        logger.warn(
+          { source: t.source.id, commit: old.commit, err: (error as Error).message },
+          'could not forget a commit',
+        ),
+      );
     }
   };
 
@@ -197,18 +241,28 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
             try {
               retained.push(await restoreSource(t.source, ctx, commit));
             } catch (error) {
-              logger.warn({ source: t.source.id, commit, reason: failureOf(t.source.id, error).reason }, 'a retained commit could not be restored');
+              logger.warn(
+                { source: t.source.id, commit, reason: failureOf(t.source.id, error).reason },
+                'a retained commit could not be restored',
+              );
             }
           }
           t.served = { id: t.source.id, current, retained };
         } catch (error) {
-          logger.warn({ source: t.source.id, commit: saved.current, reason: failureOf(t.source.id, error).reason }, 'the last served commit could not be restored');
+          logger.warn(
+            { source: t.source.id, commit: saved.current, reason: failureOf(t.source.id, error).reason },
+            'the last served commit could not be restored',
+          );
         }
       }
       publish();
       const first = [...tracked.values()].map((t) => ({ t, sync: run(t, 'start') }));
       // Sources restored from dataDir already serve; wait only for those that had nothing to serve.
-      await Promise.all(first.filter(({ t }) => t.served === undefined || t.source.location.kind === 'local').map(({ sync }) => sync));
+      await Promise.all(
+        first
+          .filter(({ t }) => t.served === undefined || t.source.location.kind === 'local')
+          .map(({ sync }) => sync),
+      );
     },
     trigger(id, why) {
       const t = tracked.get(id);

@@ -5,8 +5,12 @@ const C = 'a'.repeat(40);
 
 describe('skill URIs', () => {
   it('builds skill://<source>/<commit>/<path> with names percent-encoded once', () => {
-    expect(namespaceUri('src', C, 'skills/x/templates/Q&A notes.md')).toBe(`skill://src/${C}/skills/x/templates/Q&A%20notes.md`);
-    expect(namespaceUri('src', C, 'skills/x/résumé #1.md')).toBe(`skill://src/${C}/skills/x/r%C3%A9sum%C3%A9%20%231.md`);
+    expect(namespaceUri('src', C, 'skills/x/templates/Q&A notes.md')).toBe(
+      `skill://src/${C}/skills/x/templates/Q&A%20notes.md`,
+    );
+    expect(namespaceUri('src', C, 'skills/x/résumé #1.md')).toBe(
+      `skill://src/${C}/skills/x/r%C3%A9sum%C3%A9%20%231.md`,
+    );
     expect(namespaceUri('src', C)).toBe(`skill://src/${C}`);
   });
 
@@ -21,7 +25,12 @@ describe('skill URIs', () => {
   });
 
   it('decodes exactly once', () => {
-    expect(parseSkillUri(`skill://src/${C}/d/a%252Fb`)).toEqual({ ok: true, source: 'src', commit: C, path: 'd/a%2Fb' });
+    expect(parseSkillUri(`skill://src/${C}/d/a%252Fb`)).toEqual({
+      ok: true,
+      source: 'src',
+      commit: C,
+      path: 'd/a%2Fb',
+    });
   });
 
   it.each([

@@ -26,7 +26,9 @@ function errorOf(text: string, env: NodeJS.ProcessEnv = {}): string {
 
 describe('loadConfig', () => {
   it('resolves paths against the config file and applies defaults', () => {
-    const file = configFile(`sources:\n  - id: local\n    path: ./repo\n    ref: HEAD\n  - id: remote.one\n    url: https://example.invalid/r.git\n    commit: ${C}\n    paths: [skills/, ./more]\n    token: \${TOKEN}\n`);
+    const file = configFile(
+      `sources:\n  - id: local\n    path: ./repo\n    ref: HEAD\n  - id: remote.one\n    url: https://example.invalid/r.git\n    commit: ${C}\n    paths: [skills/, ./more]\n    token: \${TOKEN}\n`,
+    );
     const config = loadConfig(file, { TOKEN: 's3cret' });
     const dir = path.dirname(file);
     expect(config).toEqual({
@@ -39,36 +41,100 @@ describe('loadConfig', () => {
       http: {},
       sync: { concurrency: 4, timeoutMs: 30_000, retryMinMs: 5000, retryMaxMs: 600_000 },
       sources: [
-        { id: 'local', location: { kind: 'local', path: path.join(dir, 'repo') }, target: { kind: 'ref', ref: 'HEAD' }, paths: [], strictNames: false, pollMs: 300_000, keep: 2, timeoutMs: 30_000 },
-        { id: 'remote.one', location: { kind: 'remote', url: 'https://example.invalid/r.git', token: 's3cret' }, target: { kind: 'commit', commit: C }, paths: ['skills', 'more'], strictNames: false, keep: 2, timeoutMs: 30_000 },
+        {
+          id: 'local',
+          location: { kind: 'local', path: path.join(dir, 'repo') },
+          target: { kind: 'ref', ref: 'HEAD' },
+          paths: [],
+          strictNames: false,
+          pollMs: 300_000,
+          keep: 2,
+          timeoutMs: 30_000,
+        },
+        {
+          id: 'remote.one',
+          location: { kind: 'remote', url: 'https://example.invalid/r.git', token: 's3cret' },
+          target: { kind: 'commit', commit: C },
+          paths: ['skills', 'more'],
+          strictNames: false,
+          keep: 2,
+          timeoutMs: 30_000,
+        },
       ],
     });
   });
 
   it.each([
-    ['sources:\n  - id: a\n    path: x\n    ref: HEAD\n    comit: 1\n', '<file>: sources[0]: unknown key "comit"'],
+    [
+      'sources:\n  - id: a\n    path: x\n    ref: HEAD\n    comit: 1\n',
+      '<file>: sources[0]: unknown key "comit"',
+    ],
     ['dataDirr: x\nsources: []\n', '<file>: (top level): unknown key "dataDirr"'],
     ['sources: []\n', '<file>: sources: configure at least one source'],
-    ['sources:\n  - id: Bad_Id\n    path: x\n    ref: HEAD\n', '<file>: sources[0].id: must be lowercase letters, digits, "-" and "." (an RFC 3986 reg-name), at most 64 characters'],
+    [
+      'sources:\n  - id: Bad_Id\n    path: x\n    ref: HEAD\n',
+      '<file>: sources[0].id: must be lowercase letters, digits, "-" and "." (an RFC 3986 reg-name), at most 64 characters',
+    ],
     ['sources:\n  - id: a\n    path: x\n', '<file>: sources[0]: give exactly one of commit or ref'],
-    ['sources:\n  - id: a\n    path: x\n    url: https://h/r.git\n    ref: main\n', '<file>: sources[0]: give exactly one of url or path'],
-    ['sources:\n  - id: a\n    path: x\n    commit: abc\n', '<file>: sources[0].commit: must be a full 40-hex commit SHA (lowercase)'],
-    ['sources:\n  - id: a\n    url: ftp://h/r.git\n    ref: main\n', '<file>: sources[0].url: must be an http:// or https:// URL'],
-    ['sources:\n  - id: a\n    url: https://me:pw@h/r.git\n    ref: main\n', '<file>: sources[0].url: must not carry credentials; use token: ${ENV_NAME}'],
-    ['sources:\n  - id: a\n    url: https://h/r.git\n    ref: main\n    token: ghp_literal\n', '<file>: sources[0].token: must be an environment reference like ${MY_TOKEN}; secrets are never written in the config'],
-    ['sources:\n  - id: a\n    url: https://h/r.git\n    ref: main\n    token: ${NOPE}\n', '<file>: sources[0].token: environment variable NOPE is not set'],
-    ['sources:\n  - id: a\n    path: x\n    ref: HEAD\n  - id: a\n    path: y\n    ref: HEAD\n', '<file>: sources[1].id: "a" is used by another source'],
-    ['sources:\n  - id: a\n    path: x\n    ref: HEAD\n    paths: [../up]\n', '<file>: sources[0].paths[0]: must be a folder inside the repository (relative, no "..")'],
-    [`sources:\n  - id: a\n    path: x\n    commit: ${C}\n    poll: 5m\n`, '<file>: sources[0].poll: poll only applies to a source that tracks a ref (a pinned commit never moves)'],
-    ['sources:\n  - id: a\n    path: x\n    ref: main\n    poll: 5 minutes\n', '<file>: sources[0].poll: must be a duration like 250ms, 30s, 5m or 1h'],
-    ['sync:\n  poll: 10ms\nsources:\n  - id: a\n    path: x\n    ref: main\n', '<file>: sync.poll: poll must be at least 1000 ms'],
-    ['webhook:\n  secret: plain\nsources:\n  - id: a\n    path: x\n    ref: main\n', '<file>: webhook.secret: must be an environment reference like ${WEBHOOK_SECRET}; secrets are never written in the config'],
-    ['sources: [\n', '<file>: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
+    [
+      'sources:\n  - id: a\n    path: x\n    url: https://h/r.git\n    ref: main\n',
+      '<file>: sources[0]: give exactly one of url or path',
+    ],
+    [
+      'sources:\n  - id: a\n    path: x\n    commit: abc\n',
+      '<file>: sources[0].commit: must be a full 40-hex commit SHA (lowercase)',
+    ],
+    [
+      'sources:\n  - id: a\n    url: ftp://h/r.git\n    ref: main\n',
+      '<file>: sources[0].url: must be an http:// or https:// URL',
+    ],
+    [
+      'sources:\n  - id: a\n    url: https://me:pw@h/r.git\n    ref: main\n',
+      '<file>: sources[0].url: must not carry credentials; use token: ${ENV_NAME}',
+    ],
+    [
+      'sources:\n  - id: a\n    url: https://h/r.git\n    ref: main\n    token: ghp_literal\n',
+      '<file>: sources[0].token: must be an environment reference like ${MY_TOKEN}; secrets are never written in the config',
+    ],
+    [
+      'sources:\n  - id: a\n    url: https://h/r.git\n    ref: main\n    token: ${NOPE}\n',
+      '<file>: sources[0].token: environment variable NOPE is not set',
+    ],
+    [
+      'sources:\n  - id: a\n    path: x\n    ref: HEAD\n  - id: a\n    path: y\n    ref: HEAD\n',
+      '<file>: sources[1].id: "a" is used by another source',
+    ],
+    [
+      'sources:\n  - id: a\n    path: x\n    ref: HEAD\n    paths: [../up]\n',
+      '<file>: sources[0].paths[0]: must be a folder inside the repository (relative, no "..")',
+    ],
+    [
+      `sources:\n  - id: a\n    path: x\n    commit: ${C}\n    poll: 5m\n`,
+      '<file>: sources[0].poll: poll only applies to a source that tracks a ref (a pinned commit never moves)',
+    ],
+    [
+      'sources:\n  - id: a\n    path: x\n    ref: main\n    poll: 5 minutes\n',
+      '<file>: sources[0].poll: must be a duration like 250ms, 30s, 5m or 1h',
+    ],
+    [
+      'sync:\n  poll: 10ms\nsources:\n  - id: a\n    path: x\n    ref: main\n',
+      '<file>: sync.poll: poll must be at least 1000 ms',
+    ],
+    [
+      'webhook:\n  secret: plain\nsources:\n  - id: a\n    path: x\n    ref: main\n',
+      '<file>: webhook.secret: must be an environment reference like ${WEBHOOK_SECRET}; secrets are never written in the config',
+    ],
+    [
+      'sources: [\n',
+      '<file>: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
+    ],
   ])('refuses %j with one message naming the key', (text, message) => {
     expect(errorOf(text)).toBe(message);
   });
 
   it('names a file that cannot be read', () => {
-    expect(() => loadConfig('/nonexistent/skillpin.yaml')).toThrow('/nonexistent/skillpin.yaml: cannot be read (ENOENT)');
+    expect(() => loadConfig('/nonexistent/skillpin.yaml')).toThrow(
+      '/nonexistent/skillpin.yaml: cannot be read (ENOENT)',
+    );
   });
 });

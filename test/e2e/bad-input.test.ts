@@ -14,10 +14,21 @@ const c2 = catalog.commits['c2']!;
 /** POSTs an empty JSON object with exactly these headers (fetch would not let us set Host). */
 function statusOf(url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.once('error', reject);
     req.end('{}');
   });
@@ -26,7 +37,11 @@ function statusOf(url: string, headers: Record<string, string>): Promise<number>
 describe('a bad config', () => {
   it('exits 2 with one message naming the file and the key, and serves nothing', () => {
     const file = writeConfig({ sources: [{ id: 'a', path: catalog.gitdir, commit: c2, pathz: ['skills'] }] });
-    const run = spawnSync(process.execPath, [...CLI_ARGS, 'serve', '--config', file], { cwd: PROJECT_ROOT, encoding: 'utf8', input: '' });
+    const run = spawnSync(process.execPath, [...CLI_ARGS, 'serve', '--config', file], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      input: '',
+    });
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(`skillpin: ${file}: sources[0]: unknown key "pathz"\n`);
@@ -34,7 +49,11 @@ describe('a bad config', () => {
 
   it('exits 2 on a malformed --http address', () => {
     const file = writeConfig({ sources: [{ id: 'a', path: catalog.gitdir, commit: c2 }] });
-    const run = spawnSync(process.execPath, [...CLI_ARGS, 'serve', '--config', file, '--http', 'localhost'], { cwd: PROJECT_ROOT, encoding: 'utf8', input: '' });
+    const run = spawnSync(process.execPath, [...CLI_ARGS, 'serve', '--config', file, '--http', 'localhost'], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      input: '',
+    });
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('expected <host>:<port>');
   });
@@ -44,14 +63,16 @@ describe('sources that cannot be served', () => {
   let server: HttpServerProcess;
   beforeAll(async () => {
     const notARepo = mkdtempSync(path.join(tmpdir(), 'skillpin-not-a-repo-'));
-    server = await startHttp(writeConfig({
-      sources: [
-        { id: 'good', path: catalog.gitdir, commit: c2, paths: ['skills'] },
-        { id: 'not-a-repo', path: notARepo, ref: 'HEAD' },
-        { id: 'no-such-commit', path: catalog.gitdir, commit: 'f'.repeat(40) },
-        { id: 'no-such-ref', path: catalog.gitdir, ref: 'release/9' },
-      ],
-    }));
+    server = await startHttp(
+      writeConfig({
+        sources: [
+          { id: 'good', path: catalog.gitdir, commit: c2, paths: ['skills'] },
+          { id: 'not-a-repo', path: notARepo, ref: 'HEAD' },
+          { id: 'no-such-commit', path: catalog.gitdir, commit: 'f'.repeat(40) },
+          { id: 'no-such-ref', path: catalog.gitdir, ref: 'release/9' },
+        ],
+      }),
+    );
   });
   afterAll(async () => server.stop());
 
@@ -74,14 +95,26 @@ describe('sources that cannot be served', () => {
   });
 
   it('logs each failure to stderr with its reason and never prints to stdout', async () => {
-    const line = server.stderr().split('\n').find((l) => l.includes('"source":"no-such-ref"'))!;
-    expect(JSON.parse(line)).toMatchObject({ level: 50, source: 'no-such-ref', reason: 'source-ref-not-found', why: 'start', serving: null, msg: 'the repository has no ref "release/9"' });
+    const line = server
+      .stderr()
+      .split('\n')
+      .find((l) => l.includes('"source":"no-such-ref"'))!;
+    expect(JSON.parse(line)).toMatchObject({
+      level: 50,
+      source: 'no-such-ref',
+      reason: 'source-ref-not-found',
+      why: 'start',
+      serving: null,
+      msg: 'the repository has no ref "release/9"',
+    });
   });
 
   it('refuses a request whose Host or Origin is not loopback (DNS rebinding)', async () => {
     const { port } = new URL(server.url);
     expect(await statusOf(server.url, { host: `evil.example:${port}` })).toBe(403);
     expect(await statusOf(server.url, { origin: 'http://evil.example' })).toBe(403);
-    expect(await statusOf(server.url, { host: `localhost:${port}`, origin: `http://localhost:${port}` })).toBe(400);
+    expect(
+      await statusOf(server.url, { host: `localhost:${port}`, origin: `http://localhost:${port}` }),
+    ).toBe(400);
   });
 });

@@ -14,12 +14,19 @@ const c1 = catalog.commits['c1']!;
 const c2 = catalog.commits['c2']!;
 
 function cli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(process.execPath, [...CLI_ARGS, ...args], { cwd: PROJECT_ROOT, encoding: 'utf8', input: '' });
+  return spawnSync(process.execPath, [...CLI_ARGS, ...args], {
+    cwd: PROJECT_ROOT,
+    encoding: 'utf8',
+    input: '',
+  });
 }
 
 function cliAsync(...args: string[]): Promise<{ status: number | null; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...CLI_ARGS, ...args], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...CLI_ARGS, ...args], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.once('close', (status) => resolve({ status, stdout }));
@@ -83,7 +90,10 @@ describe('skillpin check', () => {
     expect(cli('check', catalog.gitdir, '--commit', 'abc').status).toBe(2);
     expect(cli('check', catalog.gitdir, '--commit', c1, '--ref', 'main').status).toBe(2);
     const unknown = cli('check', catalog.gitdir, '--commit', 'f'.repeat(40), '--json');
-    expect([unknown.status, JSON.parse(unknown.stdout)]).toEqual([2, { version: 1, error: { reason: 'source-commit-not-found', detail: expect.any(String) } }]);
+    expect([unknown.status, JSON.parse(unknown.stdout)]).toEqual([
+      2,
+      { version: 1, error: { reason: 'source-commit-not-found', detail: expect.any(String) } },
+    ]);
   });
 
   describe('a remote repository', () => {
@@ -97,9 +107,22 @@ describe('skillpin check', () => {
 
     it('is fetched at the ref and checked', async () => {
       // Not spawnSync: the git server runs in this process and must keep answering.
-      const run = await cliAsync('check', git.urlFor('catalog.git'), '--ref', 'v1', '--paths', 'skills', '--json');
+      const run = await cliAsync(
+        'check',
+        git.urlFor('catalog.git'),
+        '--ref',
+        'v1',
+        '--paths',
+        'skills',
+        '--json',
+      );
       const report = JSON.parse(run.stdout) as CheckReport;
-      expect([run.status, report.commit, report.repository, report.skills.length]).toEqual([1, c1, git.urlFor('catalog.git'), 6]);
+      expect([run.status, report.commit, report.repository, report.skills.length]).toEqual([
+        1,
+        c1,
+        git.urlFor('catalog.git'),
+        6,
+      ]);
     });
   });
 });
@@ -117,15 +140,23 @@ describe('skillpin sync', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain('catalog: indexing\n');
     expect(run.stderr).toContain(`catalog: now at ${c2}\n`);
-    expect(run.stderr).toContain('broken: FAILED source-ref-not-found: the repository has no ref "no-such-branch"\n');
-    const again = cli('sync', '--config', writeConfig({ sources: [{ id: 'catalog', path: catalog.gitdir, ref: 'main' }] }));
+    expect(run.stderr).toContain(
+      'broken: FAILED source-ref-not-found: the repository has no ref "no-such-branch"\n',
+    );
+    const again = cli(
+      'sync',
+      '--config',
+      writeConfig({ sources: [{ id: 'catalog', path: catalog.gitdir, ref: 'main' }] }),
+    );
     expect(again.status).toBe(0);
   });
 });
 
 describe('skillpin verify', () => {
   it('verifies every file of every skill of a config over stdio, and of a running server over HTTP', async () => {
-    const config = writeConfig({ sources: [{ id: 'catalog', path: catalog.gitdir, commit: c2, paths: ['skills'] }] });
+    const config = writeConfig({
+      sources: [{ id: 'catalog', path: catalog.gitdir, commit: c2, paths: ['skills'] }],
+    });
     const run = cli('verify', '--config', config);
     expect(run.status).toBe(0);
     expect(run.stdout.trim().split('\n').at(-1)).toBe('7 skills, 15 files read and verified, 0 failures');
@@ -137,19 +168,25 @@ describe('skillpin verify', () => {
   });
 
   it('exits 1 when a file cannot be verified, and 2 when it cannot connect', async () => {
-    const config = writeConfig({ sources: [{ id: 'catalog', path: catalog.gitdir, commit: c2, paths: ['skills'] }] });
+    const config = writeConfig({
+      sources: [{ id: 'catalog', path: catalog.gitdir, commit: c2, paths: ['skills'] }],
+    });
     expect(cli('sync', '--config', config).status).toBe(0);
     // Tamper with the persisted index: the published digest no longer matches the bytes git holds.
     const indexFile = path.join(path.dirname(config), 'data', 'index', 'catalog', `${c2}.json`);
     const stored = readFileSync(indexFile, 'utf8');
-    const skillMdDigest = /"relPath":"SKILL.md","blob":"[0-9a-f]+","size":\d+,"digest":"(sha256:[0-9a-f]{64})"/.exec(stored)![1]!;
+    const skillMdDigest =
+      /"relPath":"SKILL.md","blob":"[0-9a-f]+","size":\d+,"digest":"(sha256:[0-9a-f]{64})"/.exec(stored)![1]!;
     writeFileSync(indexFile, stored.replace(skillMdDigest, `sha256:${'0'.repeat(64)}`));
     const run = cli('verify', '--config', config);
     expect(run.status).toBe(1);
-    expect(run.stdout).toMatch(/^FAIL  skill:\/\/catalog\/[0-9a-f]{40}\/skills\/[a-z-/]+\/SKILL\.md/m);
+    expect(run.stdout).toMatch(/^FAIL {2}skill:\/\/catalog\/[0-9a-f]{40}\/skills\/[a-z-/]+\/SKILL\.md/m);
     expect(run.stdout.trim().split('\n').at(-1)).toBe('7 skills, 15 files read and verified, 1 failure');
     const unreachable = cli('verify', 'http://127.0.0.1:9/mcp');
-    expect([unreachable.status, unreachable.stderr]).toEqual([2, expect.stringContaining('skillpin verify: cannot connect')]);
+    expect([unreachable.status, unreachable.stderr]).toEqual([
+      2,
+      expect.stringContaining('skillpin verify: cannot connect'),
+    ]);
   });
 });
 
@@ -162,9 +199,14 @@ describe('skillpin status and /status', () => {
       ],
     });
     const server = await startHttp(config);
-    const live = (await (await fetch(server.url.replace('/mcp', '/status'))).json()) as { sources: Array<{ id: string; current: { commit: string; problems: Array<{ reason: string }> } }>; failures: Array<{ id: string; reason: string }> };
+    const live = (await (await fetch(server.url.replace('/mcp', '/status'))).json()) as {
+      sources: Array<{ id: string; current: { commit: string; problems: Array<{ reason: string }> } }>;
+      failures: Array<{ id: string; reason: string }>;
+    };
     await server.stop();
-    expect(live.sources.map((s) => [s.id, s.current.commit, s.current.problems.map((p) => p.reason)])).toEqual([
+    expect(
+      live.sources.map((s) => [s.id, s.current.commit, s.current.problems.map((p) => p.reason)]),
+    ).toEqual([
       ['catalog', c2, ['name-invalid', 'name-mismatch', 'description-missing', 'frontmatter-missing']],
     ]);
     expect(live.failures.map((f) => [f.id, f.reason])).toEqual([['broken', 'source-ref-not-found']]);
@@ -172,12 +214,22 @@ describe('skillpin status and /status', () => {
     const run = cli('status', '--config', config, '--json');
     expect(run.status).toBe(0);
     const status = JSON.parse(run.stdout) as StatusReport;
-    expect(status.sources.map((s) => [s.id, s.current?.commit ?? null, s.current?.skills ?? null, s.current?.problems?.length ?? null, s.lastError?.reason ?? null])).toEqual([
+    expect(
+      status.sources.map((s) => [
+        s.id,
+        s.current?.commit ?? null,
+        s.current?.skills ?? null,
+        s.current?.problems?.length ?? null,
+        s.lastError?.reason ?? null,
+      ]),
+    ).toEqual([
       ['catalog', c2, 7, 4, null],
       ['broken', null, null, null, 'source-ref-not-found'],
     ]);
     const human = cli('status', '--config', config).stdout;
-    expect(human.split('\n')[0]).toMatch(/^SOURCE\s+COMMIT\s+SKILLS\s+ERR\/WARN\s+RETAINED\s+LAST SYNC\s+LAST ERROR$/);
+    expect(human.split('\n')[0]).toMatch(
+      /^SOURCE\s+COMMIT\s+SKILLS\s+ERR\/WARN\s+RETAINED\s+LAST SYNC\s+LAST ERROR$/,
+    );
     expect(human).toContain(`catalog@${c2.slice(0, 12)}  error    name-invalid`);
   });
 });

@@ -15,7 +15,8 @@ async function verifyAll(url: string): Promise<string | undefined> {
     const skills = new SkillsClient(client);
     const { skills: entries } = await skills.list();
     for (const entry of entries) {
-      for (const resource of entry.resources as Array<{ uri: string }>) expect((await skills.read(entry, resource.uri)).verified).toBe(true);
+      for (const resource of entry.resources as Array<{ uri: string }>)
+        expect((await skills.read(entry, resource.uri)).verified).toBe(true);
     }
     return entries[0]?.uri.split('/')[3];
   } finally {
@@ -34,7 +35,10 @@ describe('kill -9 during a sync', () => {
     repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'start') });
     git = await startGitHttpServer({ root });
     proxy = await startFaultProxy(git.url);
-    config = writeConfig({ sync: { timeout: '2s' }, sources: [{ id: 'skills', url: `${proxy.url}/skills.git`, ref: 'main', poll: '1s', keep: 1 }] });
+    config = writeConfig({
+      sync: { timeout: '2s' },
+      sources: [{ id: 'skills', url: `${proxy.url}/skills.git`, ref: 'main', poll: '1s', keep: 1 }],
+    });
   });
   afterAll(async () => {
     await proxy.close();
@@ -48,7 +52,12 @@ describe('kill -9 during a sync', () => {
       const online = await startHttp(config);
       const before = await verifyAll(online.url);
       served.add(before!);
-      const files = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`alpha/ref/r${round}-${i}.md`, `round ${round} file ${i}\n`.repeat(50)]));
+      const files = Object.fromEntries(
+        Array.from({ length: 40 }, (_, i) => [
+          `alpha/ref/r${round}-${i}.md`,
+          `round ${round} file ${i}\n`.repeat(50),
+        ]),
+      );
       served.add(repo.push({ ...files, 'alpha/SKILL.md': skillMd('alpha', `round ${round}`) }));
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       online.child.kill('SIGKILL');

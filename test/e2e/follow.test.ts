@@ -43,13 +43,17 @@ describe('following a branch that CI pushes to', () => {
     commits.push(repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v1'), 'alpha/guide.md': 'guide v1\n' }));
     git = await startGitHttpServer({ root });
     const url = git.urlFor('skills.git');
-    server = await startHttp(writeConfig({
-      webhook: { secret: '${SKILLPIN_WEBHOOK_SECRET}' },
-      sources: [
-        { id: 'live', url, ref: 'main', poll: '1s', keep: 2 },
-        { id: 'hooked', url, ref: 'main', poll: '1h' },
-      ],
-    }), [], { SKILLPIN_WEBHOOK_SECRET: SECRET });
+    server = await startHttp(
+      writeConfig({
+        webhook: { secret: '${SKILLPIN_WEBHOOK_SECRET}' },
+        sources: [
+          { id: 'live', url, ref: 'main', poll: '1s', keep: 2 },
+          { id: 'hooked', url, ref: 'main', poll: '1h' },
+        ],
+      }),
+      [],
+      { SKILLPIN_WEBHOOK_SECRET: SECRET },
+    );
     ({ client, close } = await connectHttp(server.url, 'legacy'));
     client.setNotificationHandler('notifications/resources/list_changed', () => {
       changes++;
@@ -65,9 +69,14 @@ describe('following a branch that CI pushes to', () => {
   it('shows each push within a poll while a held entry of the first commit keeps verifying', async () => {
     const held: Skill = (await skills.get(`skill://live/${commits[0]}/alpha/SKILL.md`)).skill;
     for (let i = 2; i <= 3; i++) {
-      commits.push(repo.push({ 'alpha/SKILL.md': skillMd('alpha', `v${i}`), 'alpha/guide.md': `guide v${i}\n` }));
-      await until(`push ${i} to be listed`, async () => ((await currentOf('live')) === commits.at(-1) ? true : undefined));
-      for (const file of ['SKILL.md', 'guide.md']) expect((await skills.read(held, file)).verified).toBe(true);
+      commits.push(
+        repo.push({ 'alpha/SKILL.md': skillMd('alpha', `v${i}`), 'alpha/guide.md': `guide v${i}\n` }),
+      );
+      await until(`push ${i} to be listed`, async () =>
+        (await currentOf('live')) === commits.at(-1) ? true : undefined,
+      );
+      for (const file of ['SKILL.md', 'guide.md'])
+        expect((await skills.read(held, file)).verified).toBe(true);
     }
     await until('list_changed notifications', async () => (changes >= 2 ? true : undefined));
   });
@@ -75,26 +84,42 @@ describe('following a branch that CI pushes to', () => {
   it('stops serving a commit once it falls out of retention', async () => {
     const first = (await skills.get(`skill://live/${commits[1]}/alpha/SKILL.md`)).skill;
     commits.push(repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v4') }));
-    await until('push 4 to be listed', async () => ((await currentOf('live')) === commits.at(-1) ? true : undefined));
-    const error = await client.readResource({ uri: `skill://live/${commits[0]}/alpha/SKILL.md` }).catch((e: unknown) => e);
+    await until('push 4 to be listed', async () =>
+      (await currentOf('live')) === commits.at(-1) ? true : undefined,
+    );
+    const error = await client
+      .readResource({ uri: `skill://live/${commits[0]}/alpha/SKILL.md` })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProtocolError);
     expect((error as ProtocolError).code).toBe(-32602);
-    expect((error as ProtocolError).message).toBe(`skill://live/${commits[0]}/alpha/SKILL.md: source "live" does not serve commit ${commits[0]}`);
+    expect((error as ProtocolError).message).toBe(
+      `skill://live/${commits[0]}/alpha/SKILL.md: source "live" does not serve commit ${commits[0]}`,
+    );
     expect((await skills.read(first, 'guide.md')).verified).toBe(true);
   });
 
-  const post = (headers: Record<string, string>, body: string) => fetch(hookUrl(), { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
-  const githubPush = () => JSON.stringify({ ref: 'refs/heads/main', repository: { clone_url: git.urlFor('skills.git'), default_branch: 'main' } });
-  const sign = (body: string, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+  const post = (headers: Record<string, string>, body: string) =>
+    fetch(hookUrl(), { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  const githubPush = () =>
+    JSON.stringify({
+      ref: 'refs/heads/main',
+      repository: { clone_url: git.urlFor('skills.git'), default_branch: 'main' },
+    });
+  const sign = (body: string, secret = SECRET) =>
+    `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
   it('refuses webhooks with a bad or missing signature, and syncs nothing', async () => {
     const before = await currentOf('hooked');
     const pushed = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'refused hooks') });
     const body = githubPush();
-    expect((await post({ 'x-github-event': 'push', 'x-hub-signature-256': sign(body, 'wrong') }, body)).status).toBe(401);
+    expect(
+      (await post({ 'x-github-event': 'push', 'x-hub-signature-256': sign(body, 'wrong') }, body)).status,
+    ).toBe(401);
     expect((await post({ 'x-github-event': 'push' }, body)).status).toBe(401);
     expect((await post({ 'x-gitlab-event': 'Push Hook', 'x-gitlab-token': 'wrong' }, body)).status).toBe(401);
-    expect((await post({ authorization: 'Bearer wrong' }, JSON.stringify({ source: 'hooked' }))).status).toBe(401);
+    expect((await post({ authorization: 'Bearer wrong' }, JSON.stringify({ source: 'hooked' }))).status).toBe(
+      401,
+    );
     expect((await post({ authorization: `Bearer ${SECRET}` }, 'x'.repeat(2 * 1024 * 1024))).status).toBe(413);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(await currentOf('hooked')).toBe(before);
@@ -105,20 +130,30 @@ describe('following a branch that CI pushes to', () => {
     const body = githubPush();
     let response = await post({ 'x-github-event': 'push', 'x-hub-signature-256': sign(body) }, body);
     expect([response.status, await response.json()]).toEqual([202, { triggered: ['live', 'hooked'] }]);
-    let pushed = (await until('the hooked source to move', async () => {
+    let pushed = await until('the hooked source to move', async () => {
       const at = await currentOf('hooked');
       return at !== undefined && at === (await currentOf('live')) ? at : undefined;
-    }));
+    });
 
     pushed = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'gitlab') });
-    const gitlab = JSON.stringify({ ref: 'refs/heads/main', project: { git_http_url: git.urlFor('skills.git'), default_branch: 'main' } });
+    const gitlab = JSON.stringify({
+      ref: 'refs/heads/main',
+      project: { git_http_url: git.urlFor('skills.git'), default_branch: 'main' },
+    });
     response = await post({ 'x-gitlab-event': 'Push Hook', 'x-gitlab-token': SECRET }, gitlab);
     expect([response.status, await response.json()]).toEqual([202, { triggered: ['live', 'hooked'] }]);
-    await until('the GitLab push to show', async () => ((await currentOf('hooked')) === pushed ? true : undefined));
+    await until('the GitLab push to show', async () =>
+      (await currentOf('hooked')) === pushed ? true : undefined,
+    );
 
     pushed = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'generic') });
-    response = await post({ authorization: `Bearer ${SECRET}` }, JSON.stringify({ source: 'hooked', ref: 'main' }));
+    response = await post(
+      { authorization: `Bearer ${SECRET}` },
+      JSON.stringify({ source: 'hooked', ref: 'main' }),
+    );
     expect([response.status, await response.json()]).toEqual([202, { triggered: ['hooked'] }]);
-    await until('the generic event to show', async () => ((await currentOf('hooked')) === pushed ? true : undefined));
+    await until('the generic event to show', async () =>
+      (await currentOf('hooked')) === pushed ? true : undefined,
+    );
   });
 });

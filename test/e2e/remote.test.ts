@@ -23,12 +23,27 @@ describe('remote sources over smart HTTP with a token', () => {
     git = await startGitHttpServer({ root, auth: { username: 'x-access-token', password: TOKEN } });
     configFile = writeConfig({
       sources: [
-        { id: 'pinned', url: git.urlFor('catalog.git'), commit: c1, paths: ['skills'], token: '${SKILLPIN_TEST_TOKEN}' },
-        { id: 'tracking', url: git.urlFor('catalog.git'), ref: 'main', paths: ['skills'], token: '${SKILLPIN_TEST_TOKEN}' },
+        {
+          id: 'pinned',
+          url: git.urlFor('catalog.git'),
+          commit: c1,
+          paths: ['skills'],
+          token: '${SKILLPIN_TEST_TOKEN}',
+        },
+        {
+          id: 'tracking',
+          url: git.urlFor('catalog.git'),
+          ref: 'main',
+          paths: ['skills'],
+          token: '${SKILLPIN_TEST_TOKEN}',
+        },
         { id: 'refused', url: git.urlFor('catalog.git'), ref: 'main', token: '${SKILLPIN_WRONG_TOKEN}' },
       ],
     });
-    server = await startHttp(configFile, [], { SKILLPIN_TEST_TOKEN: TOKEN, SKILLPIN_WRONG_TOKEN: 'not-the-token' });
+    server = await startHttp(configFile, [], {
+      SKILLPIN_TEST_TOKEN: TOKEN,
+      SKILLPIN_WRONG_TOKEN: 'not-the-token',
+    });
   });
   afterAll(async () => {
     await server.stop();
@@ -39,25 +54,36 @@ describe('remote sources over smart HTTP with a token', () => {
     const { client, close } = await connectHttp(server.url, 'modern');
     const skills = new SkillsClient(client);
     const { skills: entries } = await skills.list();
-    expect(new Set(entries.map((e) => e.uri.split('/').slice(2, 4).join('@')))).toEqual(new Set([`pinned@${c1}`, `tracking@${c2}`]));
+    expect(new Set(entries.map((e) => e.uri.split('/').slice(2, 4).join('@')))).toEqual(
+      new Set([`pinned@${c1}`, `tracking@${c2}`]),
+    );
     for (const entry of entries) {
-      for (const resource of entry.resources as Array<{ uri: string }>) expect((await skills.read(entry, resource.uri)).verified).toBe(true);
+      for (const resource of entry.resources as Array<{ uri: string }>)
+        expect((await skills.read(entry, resource.uri)).verified).toBe(true);
     }
     expect(entries[0]!._meta?.['dev.skillpin/repository']).toBe(git.urlFor('catalog.git'));
     await close();
   });
 
   it('reports the refused token as source-auth-failed', async () => {
-    const health = (await (await fetch(server.url.replace('/mcp', '/healthz'))).json()) as { failures: unknown };
+    const health = (await (await fetch(server.url.replace('/mcp', '/healthz'))).json()) as {
+      failures: unknown;
+    };
     expect(health.failures).toEqual([{ id: 'refused', reason: 'source-auth-failed' }]);
   });
 
   it('never writes the token to the data folder, the config or the logs', () => {
     const dataDir = path.join(path.dirname(configFile), 'data');
     for (const secret of [TOKEN, 'not-the-token']) {
-      expect(spawnSync('grep', ['-r', '-l', '--binary-files=text', secret, path.dirname(configFile)]).status).toBe(1);
+      expect(
+        spawnSync('grep', ['-r', '-l', '--binary-files=text', secret, path.dirname(configFile)]).status,
+      ).toBe(1);
       expect(server.stderr()).not.toContain(secret);
     }
-    expect(spawnSync('ls', [path.join(dataDir, 'repos')], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean)).toEqual(['pinned.git', 'refused.git', 'tracking.git']);
+    expect(
+      spawnSync('ls', [path.join(dataDir, 'repos')], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .filter(Boolean),
+    ).toEqual(['pinned.git', 'refused.git', 'tracking.git']);
   });
 });

@@ -3,7 +3,14 @@ import { SkillsClient, SkillVerificationError, type Skill } from '@modelcontextp
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestOf } from '../../src/index/build.ts';
 import { fixture } from '../helpers/fixtures.ts';
-import { connectHttp, connectStdio, startHttp, writeConfig, type Era, type HttpServerProcess } from '../helpers/server.ts';
+import {
+  connectHttp,
+  connectStdio,
+  startHttp,
+  writeConfig,
+  type Era,
+  type HttpServerProcess,
+} from '../helpers/server.ts';
 
 const catalog = fixture('catalog');
 const root = fixture('root-skill');
@@ -24,8 +31,15 @@ const config = writeConfig({
 });
 
 const catalogSkills = (source: string, commit: string, extra: string[]) =>
-  ['skills/data-pipeline', 'skills/data-pipeline/stages/validate-rows', 'skills/git-commit-style', 'skills/pdf-forms', 'skills/release-notes', 'skills/vercel-composition-patterns', ...extra]
-    .map((dir) => `skill://${source}/${commit}/${dir}/SKILL.md`);
+  [
+    'skills/data-pipeline',
+    'skills/data-pipeline/stages/validate-rows',
+    'skills/git-commit-style',
+    'skills/pdf-forms',
+    'skills/release-notes',
+    'skills/vercel-composition-patterns',
+    ...extra,
+  ].map((dir) => `skill://${source}/${commit}/${dir}/SKILL.md`);
 
 const EXPECTED_LISTING = [
   ...catalogSkills('catalog', c2, ['skills/changelog-writer']),
@@ -116,7 +130,7 @@ function behavesAsSpecified(connect: () => Promise<{ client: Client; close(): Pr
     });
   });
 
-  it('lists the enclosing skill\'s manifest with its nested skill\'s files (complete manifests)', async () => {
+  it("lists the enclosing skill's manifest with its nested skill's files (complete manifests)", async () => {
     const outer = entries.find((e) => e.uri === `skill://catalog/${c2}/skills/data-pipeline/SKILL.md`)!;
     expect((outer.resources as Array<{ uri: string }>).map((r) => r.uri)).toEqual([
       `skill://catalog/${c2}/skills/data-pipeline/SKILL.md`,
@@ -125,7 +139,7 @@ function behavesAsSpecified(connect: () => Promise<{ client: Client; close(): Pr
     ]);
   });
 
-  it('serves a symlink inside its skill with its target\'s bytes and leaves the escaping one out', async () => {
+  it("serves a symlink inside its skill with its target's bytes and leaves the escaping one out", async () => {
     const entry = entries.find((e) => e.uri === `skill://links/${linksCommit}/skills/linked/SKILL.md`)!;
     const resources = entry.resources as Array<{ uri: string; digest: string }>;
     const byName = new Map(resources.map((r) => [r.uri.slice(r.uri.lastIndexOf('/') + 1), r.digest]));
@@ -151,7 +165,10 @@ function behavesAsSpecified(connect: () => Promise<{ client: Client; close(): Pr
   it('keeps v1 and c2 apart: the same file differs between the two pinned namespaces', async () => {
     const v1 = await skills.get(`skill://catalog-v1/${c1}/skills/pdf-forms/SKILL.md`);
     const v2 = await skills.get(`skill://catalog/${c2}/skills/pdf-forms/SKILL.md`);
-    const forms = (skill: Skill) => (skill.resources as Array<{ uri: string; digest: string }>).find((r) => r.uri.endsWith('/references/FORMS.md'))!.digest;
+    const forms = (skill: Skill) =>
+      (skill.resources as Array<{ uri: string; digest: string }>).find((r) =>
+        r.uri.endsWith('/references/FORMS.md'),
+      )!.digest;
     expect(forms(v1.skill)).not.toBe(forms(v2.skill));
   });
 
@@ -159,11 +176,20 @@ function behavesAsSpecified(connect: () => Promise<{ client: Client; close(): Pr
     const base = `skill://catalog/${c2}`;
     const cases: Array<[string, () => Promise<unknown>]> = [
       [`${base}/skills/no-description/SKILL.md`, () => skills.get(`${base}/skills/no-description/SKILL.md`)],
-      [`${base}/skills/pdf-forms/references/MISSING.md`, () => client.readResource({ uri: `${base}/skills/pdf-forms/references/MISSING.md` })],
+      [
+        `${base}/skills/pdf-forms/references/MISSING.md`,
+        () => client.readResource({ uri: `${base}/skills/pdf-forms/references/MISSING.md` }),
+      ],
       [`${base}/skills/pdf-forms/nope`, () => skills.readDirectory(`${base}/skills/pdf-forms/nope`)],
       [`${base}/skills/pdf-forms/SKILL.md`, () => skills.readDirectory(`${base}/skills/pdf-forms/SKILL.md`)],
-      [`skill://catalog/${'0'.repeat(40)}/skills/pdf-forms/SKILL.md`, () => skills.get(`skill://catalog/${'0'.repeat(40)}/skills/pdf-forms/SKILL.md`)],
-      [`skill://nowhere/${c2}/skills/pdf-forms/SKILL.md`, () => client.readResource({ uri: `skill://nowhere/${c2}/skills/pdf-forms/SKILL.md` })],
+      [
+        `skill://catalog/${'0'.repeat(40)}/skills/pdf-forms/SKILL.md`,
+        () => skills.get(`skill://catalog/${'0'.repeat(40)}/skills/pdf-forms/SKILL.md`),
+      ],
+      [
+        `skill://nowhere/${c2}/skills/pdf-forms/SKILL.md`,
+        () => client.readResource({ uri: `skill://nowhere/${c2}/skills/pdf-forms/SKILL.md` }),
+      ],
     ];
     for (const [uri, call] of cases) {
       const error = await errorCode(call());
@@ -193,9 +219,15 @@ function behavesAsSpecified(connect: () => Promise<{ client: Client; close(): Pr
 
   it('lets the client catch a tampered digest', async () => {
     const entry = entries.find((e) => e.uri.endsWith('/skills/git-commit-style/SKILL.md'))!;
-    const resources = (entry.resources as Array<{ uri: string; digest: string; size: number }>).map((r) => ({ ...r, digest: `sha256:${'0'.repeat(64)}` }));
+    const resources = (entry.resources as Array<{ uri: string; digest: string; size: number }>).map((r) => ({
+      ...r,
+      digest: `sha256:${'0'.repeat(64)}`,
+    }));
     const tampered = { ...entry, resources };
-    const error = await skills.read(tampered, 'SKILL.md').then(() => undefined, (e: unknown) => e);
+    const error = await skills.read(tampered, 'SKILL.md').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(SkillVerificationError);
     expect((error as SkillVerificationError).reason).toBe('digest');
   });

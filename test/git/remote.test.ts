@@ -3,7 +3,14 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchCommit, GitError, openStore, pinRef, resolveRemoteRef, walkCommit } from '../../src/git/index.ts';
+import {
+  fetchCommit,
+  GitError,
+  openStore,
+  pinRef,
+  resolveRemoteRef,
+  walkCommit,
+} from '../../src/git/index.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 
@@ -21,18 +28,32 @@ function servedRoot(): { root: string; dangling: string } {
   execFileSync('git', ['clone', '--quiet', '--bare', catalog.gitdir, path.join(root, 'catalog.git')]);
   execFileSync('git', ['clone', '--quiet', '--bare', catalog.gitdir, hidden]);
   execFileSync('git', ['--git-dir', hidden, 'tag', '-d', 'v1'], { stdio: 'ignore' });
-  const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
-  const dangling = execFileSync('git', ['--git-dir', hidden, 'commit-tree', `${c2}^{tree}`, '-m', 'dangling'], { encoding: 'utf8', env }).trim();
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 't',
+    GIT_AUTHOR_EMAIL: 't@t',
+    GIT_COMMITTER_NAME: 't',
+    GIT_COMMITTER_EMAIL: 't@t',
+  };
+  const dangling = execFileSync(
+    'git',
+    ['--git-dir', hidden, 'commit-tree', `${c2}^{tree}`, '-m', 'dangling'],
+    { encoding: 'utf8', env },
+  ).trim();
   return { root, dangling };
 }
 
 async function codeOf(call: Promise<unknown>): Promise<{ code: string; message: string }> {
-  const error = await call.then(() => undefined, (e: unknown) => e);
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(GitError);
   return { code: (error as GitError).code, message: (error as GitError).message };
 }
 
-const freshStore = () => openStore(path.join(mkdtempSync(path.join(tmpdir(), 'skillpin-store-')), 'repo.git'));
+const freshStore = () =>
+  openStore(path.join(mkdtempSync(path.join(tmpdir(), 'skillpin-store-')), 'repo.git'));
 
 describe('remote repositories over smart HTTP (loopback)', () => {
   let root: string;
@@ -65,7 +86,9 @@ describe('remote repositories over smart HTTP (loopback)', () => {
     const tree = await walkCommit(repo, c1);
     expect(tree.entries.length).toBe(18);
     expect(readFileSync(path.join(repo.gitdir, 'shallow'), 'utf8').trim()).toBe(c1);
-    expect(execFileSync('git', ['--git-dir', repo.gitdir, 'rev-parse', pinRef(c1)], { encoding: 'utf8' }).trim()).toBe(c1);
+    expect(
+      execFileSync('git', ['--git-dir', repo.gitdir, 'rev-parse', pinRef(c1)], { encoding: 'utf8' }).trim(),
+    ).toBe(c1);
     expect(spawnSync('git', ['--git-dir', repo.gitdir, 'cat-file', '-e', c2]).status).toBe(1);
   });
 
@@ -84,7 +107,9 @@ describe('remote repositories over smart HTTP (loopback)', () => {
 
   it('reports a commit that does not exist', async () => {
     const repo = await freshStore();
-    expect((await codeOf(fetchCommit(repo, { url: open.urlFor('catalog.git') }, 'f'.repeat(40)))).code).toBe('source-commit-not-found');
+    expect((await codeOf(fetchCommit(repo, { url: open.urlFor('catalog.git') }, 'f'.repeat(40)))).code).toBe(
+      'source-commit-not-found',
+    );
   });
 
   it('reports a repository that is not there', async () => {
@@ -99,7 +124,11 @@ describe('credentials', () => {
   let server: GitHttpServer;
   beforeAll(async () => {
     ({ root } = servedRoot());
-    server = await startGitHttpServer({ root, config: { 'uploadpack.allowAnySHA1InWant': 'true' }, auth: { username: 'x-access-token', password: token } });
+    server = await startGitHttpServer({
+      root,
+      config: { 'uploadpack.allowAnySHA1InWant': 'true' },
+      auth: { username: 'x-access-token', password: token },
+    });
   });
   afterAll(async () => server.close());
 
@@ -112,7 +141,9 @@ describe('credentials', () => {
   });
 
   it('reports a refused token without echoing it', async () => {
-    const error = await codeOf(resolveRemoteRef({ url: server.urlFor('catalog.git'), token: 'wrong-token-value' }, 'main'));
+    const error = await codeOf(
+      resolveRemoteRef({ url: server.urlFor('catalog.git'), token: 'wrong-token-value' }, 'main'),
+    );
     expect(error.code).toBe('source-auth-failed');
     expect(error.message).not.toContain('wrong-token-value');
     const missing = await codeOf(resolveRemoteRef({ url: server.urlFor('catalog.git') }, 'main'));

@@ -10,10 +10,13 @@ export type Fault =
   | { kind: 'truncate-pack'; bytes: number };
 
 /** A loopback HTTP proxy in front of a git server that fails on cue: status codes, silence, empty or cut packs. */
-export async function startFaultProxy(target: string): Promise<{ url: string; setFault(fault: Fault): void; close(): Promise<void> }> {
+export async function startFaultProxy(
+  target: string,
+): Promise<{ url: string; setFault(fault: Fault): void; close(): Promise<void> }> {
   let fault: Fault = { kind: 'pass' };
   const hanging = new Set<ServerResponse>();
-  const isPack = (req: IncomingMessage) => req.method === 'POST' && (req.url ?? '').endsWith('/git-upload-pack');
+  const isPack = (req: IncomingMessage) =>
+    req.method === 'POST' && (req.url ?? '').endsWith('/git-upload-pack');
   const server = createServer((req, res) => {
     if (fault.kind === 'status') {
       res.writeHead(fault.status, { 'content-type': 'text/plain' }).end('injected fault\n');
@@ -29,23 +32,27 @@ export async function startFaultProxy(target: string): Promise<{ url: string; se
       return;
     }
     const cut = fault.kind === 'truncate-pack' && isPack(req) ? fault.bytes : undefined;
-    const upstream = forward(`${target}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (answer) => {
-      const headers = { ...answer.headers };
-      if (cut !== undefined) delete headers['content-length'];
-      res.writeHead(answer.statusCode ?? 502, headers);
-      if (cut === undefined) {
-        answer.pipe(res);
-        return;
-      }
-      let sent = 0;
-      answer.on('data', (chunk: Buffer) => {
-        if (sent >= cut) return;
-        res.write(chunk.subarray(0, cut - sent));
-        sent += chunk.length;
-        if (sent >= cut) res.end();
-      });
-      answer.on('end', () => res.end());
-    });
+    const upstream = forward(
+      `${target}${req.url ?? ''}`,
+      { method: req.method, headers: req.headers },
+      (answer) => {
+        const headers = { ...answer.headers };
+        if (cut !== undefined) delete headers['content-length'];
+        res.writeHead(answer.statusCode ?? 502, headers);
+        if (cut === undefined) {
+          answer.pipe(res);
+          return;
+        }
+        let sent = 0;
+        answer.on('data', (chunk: Buffer) => {
+          if (sent >= cut) return;
+          res.write(chunk.subarray(0, cut - sent));
+          sent += chunk.length;
+          if (sent >= cut) res.end();
+        });
+        answer.on('end', () => res.end());
+      },
+    );
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
   });

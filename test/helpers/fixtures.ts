@@ -7,7 +7,10 @@ export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..', '..');
 
 /** The fixture repositories test/globalSetup.ts built for this run. */
 export function fixtures(): Record<string, BuiltFixture> {
-  return JSON.parse(readFileSync(path.join(TEST_FIXTURES_DIR, 'fixtures.json'), 'utf8')) as Record<string, BuiltFixture>;
+  return JSON.parse(readFileSync(path.join(TEST_FIXTURES_DIR, 'fixtures.json'), 'utf8')) as Record<
+    string,
+    BuiltFixture
+  >;
 }
 
 export function fixture(name: string): BuiltFixture {

@@ -248,7 +248,9 @@ describe('startGitHttpServer (allowAnySHA1InWant)', () => {
     const v1 = await git.getRemoteInfo2({ http, url: srv.urlFor('skills.git'), protocolVersion: 1 });
     expect(v1.protocolVersion).toBe(1);
     expect(v1.refs).toContainEqual(expect.objectContaining({ ref: 'refs/heads/main', oid: tipCommit }));
-    expect(v1.refs).toContainEqual(expect.objectContaining({ ref: 'HEAD', oid: tipCommit, target: 'refs/heads/main' }));
+    expect(v1.refs).toContainEqual(
+      expect.objectContaining({ ref: 'HEAD', oid: tipCommit, target: 'refs/heads/main' }),
+    );
     // allowAnySHA1InWant / allowReachableSHA1InWant show up as these v0/v1 capabilities.
     expect(v1.capabilities['allow-tip-sha1-in-want']).toBe(true);
     expect(v1.capabilities['allow-reachable-sha1-in-want']).toBe(true);
@@ -441,7 +443,12 @@ describe('startGitHttpServer (basic auth)', () => {
       asked++;
       return auth;
     };
-    const info = await git.getRemoteInfo2({ http, url: srv.urlFor('skills.git'), protocolVersion: 1, onAuth });
+    const info = await git.getRemoteInfo2({
+      http,
+      url: srv.urlFor('skills.git'),
+      protocolVersion: 1,
+      onAuth,
+    });
     expect(asked).toBeGreaterThan(0);
     expect(info.refs).toContainEqual(expect.objectContaining({ ref: 'refs/heads/main', oid: tipCommit }));
 

@@ -11,7 +11,17 @@ export function pushableRepo(root: string, name: string) {
   const work = mkdtempSync(path.join(tmpdir(), 'skillpin-work-'));
   const env = () => {
     const when = `${clock++} +0000`;
-    return { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@skillpin.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@skillpin.invalid', GIT_AUTHOR_DATE: when, GIT_COMMITTER_DATE: when };
+    return {
+      ...process.env,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@skillpin.invalid',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@skillpin.invalid',
+      GIT_AUTHOR_DATE: when,
+      GIT_COMMITTER_DATE: when,
+    };
   };
   const git = (...args: string[]) => execFileSync('git', args, { env: env(), encoding: 'utf8' }).trim();
   git('init', '--quiet', '--bare', '--initial-branch=main', bare);
@@ -56,4 +66,5 @@ export function pushableRepo(root: string, name: string) {
   };
 }
 
-export const skillMd = (name: string, body: string) => `---\nname: ${name}\ndescription: The ${name} skill, for tests.\n---\n${body}\n`;
+export const skillMd = (name: string, body: string) =>
+  `---\nname: ${name}\ndescription: The ${name} skill, for tests.\n---\n${body}\n`;

@@ -5,9 +5,14 @@ import path from 'node:path';
 
 const GIT_ENV = {
   ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'test', GIT_AUTHOR_EMAIL: 'test@skillpin.invalid', GIT_AUTHOR_DATE: '2024-05-01T00:00:00Z',
-  GIT_COMMITTER_NAME: 'test', GIT_COMMITTER_EMAIL: 'test@skillpin.invalid', GIT_COMMITTER_DATE: '2024-05-01T00:00:00Z',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'test',
+  GIT_AUTHOR_EMAIL: 'test@skillpin.invalid',
+  GIT_AUTHOR_DATE: '2024-05-01T00:00:00Z',
+  GIT_COMMITTER_NAME: 'test',
+  GIT_COMMITTER_EMAIL: 'test@skillpin.invalid',
+  GIT_COMMITTER_DATE: '2024-05-01T00:00:00Z',
 };
 
 /** A work-tree repository with one commit holding `files`; returns its folder and the commit. */
@@ -17,7 +22,8 @@ export function makeRepo(files: Record<string, string | Uint8Array>): { dir: str
     mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     writeFileSync(path.join(dir, file), content);
   }
-  const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { env: GIT_ENV, encoding: 'utf8' }).trim();
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', dir, ...args], { env: GIT_ENV, encoding: 'utf8' }).trim();
   git('init', '--quiet', '--initial-branch=main');
   git('add', '--all');
   git('commit', '--quiet', '-m', 'fixture');

@@ -21,13 +21,24 @@ export function writeConfig(config: Record<string, unknown>): string {
 export const CLI_ARGS = ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'cli.ts')];
 
 function newClient(era: Era): Client {
-  return new Client({ name: 'skillpin-test', version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN } } } : {});
+  return new Client(
+    { name: 'skillpin-test', version: '1.0.0' },
+    era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN } } } : {},
+  );
 }
 
 /** Starts the real server over stdio and connects a client in `era`. */
-export async function connectStdio(configFile: string, era: Era): Promise<{ client: Client; close(): Promise<void> }> {
+export async function connectStdio(
+  configFile: string,
+  era: Era,
+): Promise<{ client: Client; close(): Promise<void> }> {
   const client = newClient(era);
-  const transport = new StdioClientTransport({ command: process.execPath, args: [...CLI_ARGS, 'serve', '--config', configFile], cwd: PROJECT_ROOT, stderr: 'ignore' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...CLI_ARGS, 'serve', '--config', configFile],
+    cwd: PROJECT_ROOT,
+    stderr: 'ignore',
+  });
   await client.connect(transport);
   return { client, close: () => client.close() };
 }
@@ -40,8 +51,16 @@ export interface HttpServerProcess {
 }
 
 /** Starts the real server with --http on a free loopback port; resolves once it says where it serves. */
-export async function startHttp(configFile: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<HttpServerProcess> {
-  const child = spawn(process.execPath, [...CLI_ARGS, 'serve', '--config', configFile, '--http', '127.0.0.1:0', ...extraArgs], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+export async function startHttp(
+  configFile: string,
+  extraArgs: string[] = [],
+  env: Record<string, string> = {},
+): Promise<HttpServerProcess> {
+  const child = spawn(
+    process.execPath,
+    [...CLI_ARGS, 'serve', '--config', configFile, '--http', '127.0.0.1:0', ...extraArgs],
+    { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
+  );
   let stderr = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${stderr}`)), 30_000);
@@ -71,7 +90,10 @@ export async function startHttp(configFile: string, extraArgs: string[] = [], en
   };
 }
 
-export async function connectHttp(url: string, era: Era): Promise<{ client: Client; close(): Promise<void> }> {
+export async function connectHttp(
+  url: string,
+  era: Era,
+): Promise<{ client: Client; close(): Promise<void> }> {
   const client = newClient(era);
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return { client, close: () => client.close() };

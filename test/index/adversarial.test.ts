@@ -72,12 +72,21 @@ describe('the adversarial fixture', () => {
 
   it('still serves the good skills beside them, and those served with warnings', () => {
     expect(ns.index.skills.map((s) => s.servedDir)).toEqual([
-      'skills/bad-file-names', 'skills/bom-crlf', 'skills/dup-a/twin', 'skills/dup-b/twin', 'skills/good-one', 'skills/lfs',
-      'skills/links', 'skills/nested-count/inner', 'skills/odd-names', 'skills/renamed-skill', 'skills/with-submodule',
+      'skills/bad-file-names',
+      'skills/bom-crlf',
+      'skills/dup-a/twin',
+      'skills/dup-b/twin',
+      'skills/good-one',
+      'skills/lfs',
+      'skills/links',
+      'skills/nested-count/inner',
+      'skills/odd-names',
+      'skills/renamed-skill',
+      'skills/with-submodule',
     ]);
   });
 
-  it('serves a symlink inside its skill with its target\'s bytes, and nothing of the others', () => {
+  it("serves a symlink inside its skill with its target's bytes, and nothing of the others", () => {
     const links = ns.skills.get('skills/links')!;
     expect(links.files.map((f) => f.relPath)).toEqual(['SKILL.md', 'alias.md', 'guide.md']);
     expect(links.files[1]!.digest).toBe(links.files[2]!.digest);
@@ -88,23 +97,46 @@ describe('the adversarial fixture', () => {
   });
 
   it('parses a SKILL.md with a BOM and CRLF line ends', () => {
-    expect(ns.skills.get('skills/bom-crlf')!.frontmatter).toEqual({ name: 'bom-crlf', description: expect.any(String) });
+    expect(ns.skills.get('skills/bom-crlf')!.frontmatter).toEqual({
+      name: 'bom-crlf',
+      description: expect.any(String),
+    });
   });
 
   it('serves an LFS pointer as the bytes the commit holds', () => {
     const file = ns.skills.get('skills/lfs')!.files.find((f) => f.relPath === 'model.bin')!;
-    const held = execFileSync('git', ['--git-dir', adversarial.gitdir, 'cat-file', 'blob', `${commit}:skills/lfs/model.bin`]);
+    const held = execFileSync('git', [
+      '--git-dir',
+      adversarial.gitdir,
+      'cat-file',
+      'blob',
+      `${commit}:skills/lfs/model.bin`,
+    ]);
     expect([file.size, file.digest]).toEqual([held.byteLength, digestOf(held)]);
   });
 
   it('encodes odd file names so that every URI decodes back to exactly its file', async () => {
-    const source = catalogSkillSource(createCatalog({ sources: [{ id: 'adv', current: ns, retained: [] }], failures: [] }), { logger: silentLogger() });
+    const source = catalogSkillSource(
+      createCatalog({ sources: [{ id: 'adv', current: ns, retained: [] }], failures: [] }),
+      { logger: silentLogger() },
+    );
     const entry = await source.get(`skill://adv/${commit}/skills/odd-names/SKILL.md`, {} as never);
-    const uris = (entry!.resources as Array<{ uri: string; digest: string }>);
-    expect(uris.map((r) => r.uri.slice(r.uri.lastIndexOf('/') + 1)).sort()).toEqual(['%252e%252e', 'Q&A%20notes.md', 'SKILL.md', 'a%252Fb']);
+    const uris = entry!.resources as Array<{ uri: string; digest: string }>;
+    expect(uris.map((r) => r.uri.slice(r.uri.lastIndexOf('/') + 1)).sort()).toEqual([
+      '%252e%252e',
+      'Q&A%20notes.md',
+      'SKILL.md',
+      'a%252Fb',
+    ]);
     for (const resource of uris) {
       const name = decodeURIComponent(resource.uri.slice(resource.uri.lastIndexOf('/') + 1));
-      const held = execFileSync('git', ['--git-dir', adversarial.gitdir, 'cat-file', 'blob', `${commit}:skills/odd-names/${name}`]);
+      const held = execFileSync('git', [
+        '--git-dir',
+        adversarial.gitdir,
+        'cat-file',
+        'blob',
+        `${commit}:skills/odd-names/${name}`,
+      ]);
       const { bytes } = await source.readBytes(resource.uri);
       expect(digestOf(bytes)).toBe(digestOf(held));
       expect(resource.digest).toBe(digestOf(held));

@@ -20,7 +20,15 @@ async function index(commit: string, cache?: IndexCache & { trees?: TreeCache },
   const repo = await openLocalRepository(catalog.gitdir);
   const tree = await walkCommit(repo, commit, cache?.trees);
   if (cache) cache.trees = tree.trees;
-  return indexCommit({ ...tree, paths: ['skills'], ...(cache ? { cache } : {}), readBlob: (id) => (reads?.push(id), readBlob(repo, id)) });
+  return indexCommit({
+    ...tree,
+    paths: ['skills'],
+    ...(cache ? { cache } : {}),
+    readBlob: (id) => {
+      reads?.push(id);
+      return readBlob(repo, id);
+    },
+  });
 }
 
 describe('indexCommit', () => {
@@ -38,8 +46,13 @@ describe('indexCommit', () => {
     }
     expect(files).toBe(15);
     expect(result.skills.map((s) => s.servedDir)).toEqual([
-      'skills/changelog-writer', 'skills/data-pipeline', 'skills/data-pipeline/stages/validate-rows', 'skills/git-commit-style',
-      'skills/pdf-forms', 'skills/release-notes', 'skills/vercel-composition-patterns',
+      'skills/changelog-writer',
+      'skills/data-pipeline',
+      'skills/data-pipeline/stages/validate-rows',
+      'skills/git-commit-style',
+      'skills/pdf-forms',
+      'skills/release-notes',
+      'skills/vercel-composition-patterns',
     ]);
     expect(result.problems.map((p) => [p.path, p.reason])).toEqual([
       ['skills/Bad_Name/SKILL.md', 'name-invalid'],
@@ -59,7 +72,9 @@ describe('indexCommit', () => {
     expect(cache.blobs.size - before).toBe(3);
     expect(reads.length).toBe(3);
     const unchanged = (s: { servedDir: string }) => s.servedDir !== 'skills/pdf-forms';
-    expect(second.skills.filter(unchanged).filter((s) => s.servedDir !== 'skills/changelog-writer')).toEqual(first.skills.filter(unchanged));
+    expect(second.skills.filter(unchanged).filter((s) => s.servedDir !== 'skills/changelog-writer')).toEqual(
+      first.skills.filter(unchanged),
+    );
   });
 
   it('gives the same index with and without the caches', async () => {
@@ -79,7 +94,10 @@ describe('indexStore', () => {
     await store.save(built, options);
     expect(await store.load(built.commit, options)).toEqual(built);
     expect(await store.load(built.commit, { paths: [], strictNames: false })).toBeUndefined();
-    writeFileSync(path.join(dir, `${built.commit}.json`), '{"options": {"paths": ["skills"], "strictNames": false}, "index": {"version": 1, "comm');
+    writeFileSync(
+      path.join(dir, `${built.commit}.json`),
+      '{"options": {"paths": ["skills"], "strictNames": false}, "index": {"version": 1, "comm',
+    );
     expect(await store.load(built.commit, options)).toBeUndefined();
   });
 });

@@ -23,8 +23,10 @@ describe('allowances', () => {
 describe('utf8Prefix', () => {
   it('never splits a character', () => {
     const bytes = new TextEncoder().encode('aé€😀');
-    expect([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((n) => new TextDecoder('utf-8', { fatal: true }).decode(utf8Prefix(bytes, n)))).toEqual(
-      ['a', 'a', 'aé', 'aé', 'aé', 'aé€', 'aé€', 'aé€', 'aé€', 'aé€😀'],
-    );
+    expect(
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((n) =>
+        new TextDecoder('utf-8', { fatal: true }).decode(utf8Prefix(bytes, n)),
+      ),
+    ).toEqual(['a', 'a', 'aé', 'aé', 'aé', 'aé€', 'aé€', 'aé€', 'aé€', 'aé€😀']);
   });
 });

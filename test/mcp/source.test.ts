@@ -10,7 +10,10 @@ const catalogRepo = fixture('catalog');
 const ctx = {} as never;
 
 async function sourceWith(...namespaces: Namespace[]) {
-  const catalog = createCatalog({ sources: namespaces.map((ns) => ({ id: ns.source, current: ns, retained: [] })), failures: [] });
+  const catalog = createCatalog({
+    sources: namespaces.map((ns) => ({ id: ns.source, current: ns, retained: [] })),
+    failures: [],
+  });
   return { catalog, source: catalogSkillSource(catalog, { pageSize: 2, logger: silentLogger() }) };
 }
 
@@ -27,7 +30,9 @@ async function walk(source: Awaited<ReturnType<typeof sourceWith>>['source']): P
 
 describe('catalogSkillSource', () => {
   it('pages the listing in URI order with cursors', async () => {
-    const { source } = await sourceWith(await namespaceOf('cat', catalogRepo.gitdir, catalogRepo.commits['c1']!, ['skills']));
+    const { source } = await sourceWith(
+      await namespaceOf('cat', catalogRepo.gitdir, catalogRepo.commits['c1']!, ['skills']),
+    );
     expect(await walk(source)).toEqual([
       ['skills/data-pipeline/SKILL.md', 'skills/data-pipeline/stages/validate-rows/SKILL.md'],
       ['skills/git-commit-style/SKILL.md', 'skills/pdf-forms/SKILL.md'],
@@ -40,13 +45,24 @@ describe('catalogSkillSource', () => {
     const { catalog, source } = await sourceWith(v1);
     const first = await source.list({}, ctx);
     const other = await namespaceOf('other', catalogRepo.gitdir, catalogRepo.commits['c1']!, ['skills']);
-    catalog.swap({ sources: [{ id: 'cat', current: v1, retained: [] }, { id: 'other', current: other, retained: [] }], failures: [] });
+    catalog.swap({
+      sources: [
+        { id: 'cat', current: v1, retained: [] },
+        { id: 'other', current: other, retained: [] },
+      ],
+      failures: [],
+    });
     const second = await source.list({ cursor: first.nextCursor! }, ctx);
-    expect(second.skills.map((s) => s.uri.split('/').slice(4).join('/'))).toEqual(['skills/git-commit-style/SKILL.md', 'skills/pdf-forms/SKILL.md']);
+    expect(second.skills.map((s) => s.uri.split('/').slice(4).join('/'))).toEqual([
+      'skills/git-commit-style/SKILL.md',
+      'skills/pdf-forms/SKILL.md',
+    ]);
   });
 
   it('refuses a forged cursor with -32602', async () => {
-    const { source } = await sourceWith(await namespaceOf('cat', catalogRepo.gitdir, catalogRepo.commits['c1']!, ['skills']));
+    const { source } = await sourceWith(
+      await namespaceOf('cat', catalogRepo.gitdir, catalogRepo.commits['c1']!, ['skills']),
+    );
     const error = await source.list({ cursor: 'not-a-cursor!' }, ctx).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProtocolError);
     expect((error as ProtocolError).code).toBe(-32602);
@@ -57,7 +73,10 @@ describe('catalogSkillSource', () => {
     const { source } = await sourceWith(ns);
     const base = `skill://cat/${ns.commit}/skills/release-notes`;
     const root = await source.readDirectory!(base, {}, ctx);
-    expect(root?.resources.map((r) => [r.name, r.mimeType])).toEqual([['SKILL.md', 'text/markdown'], ['assets', 'inode/directory']]);
+    expect(root?.resources.map((r) => [r.name, r.mimeType])).toEqual([
+      ['SKILL.md', 'text/markdown'],
+      ['assets', 'inode/directory'],
+    ]);
     const page2 = await source.readDirectory!(base, { cursor: root!.nextCursor! }, ctx);
     expect(page2?.resources.map((r) => [r.name, r.mimeType])).toEqual([['templates', 'inode/directory']]);
   });

@@ -5,8 +5,14 @@ const md = (text: string) => new TextEncoder().encode(text);
 
 describe('parseSkillMd', () => {
   it('parses the frontmatter verbatim and returns the body', () => {
-    const result = parseSkillMd(md('---\nname: pdf\ndescription: "Fill: forms"\nmetadata:\n  version: "1.2"\n---\n# Body\n'));
-    expect(result).toEqual({ ok: true, frontmatter: { name: 'pdf', description: 'Fill: forms', metadata: { version: '1.2' } }, body: '# Body\n' });
+    const result = parseSkillMd(
+      md('---\nname: pdf\ndescription: "Fill: forms"\nmetadata:\n  version: "1.2"\n---\n# Body\n'),
+    );
+    expect(result).toEqual({
+      ok: true,
+      frontmatter: { name: 'pdf', description: 'Fill: forms', metadata: { version: '1.2' } },
+      body: '# Body\n',
+    });
   });
 
   it('accepts a BOM and CRLF line ends', () => {
@@ -15,8 +21,16 @@ describe('parseSkillMd', () => {
   });
 
   it('uses YAML 1.2 core typing: dates and yes stay strings, numbers are numbers', () => {
-    const result = parseSkillMd(md('---\nname: a\ndescription: d\nwhen: 2024-01-01\nflag: yes\ncount: 3\n---\n'));
-    expect(result.ok && result.frontmatter).toEqual({ name: 'a', description: 'd', when: '2024-01-01', flag: 'yes', count: 3 });
+    const result = parseSkillMd(
+      md('---\nname: a\ndescription: d\nwhen: 2024-01-01\nflag: yes\ncount: 3\n---\n'),
+    );
+    expect(result.ok && result.frontmatter).toEqual({
+      name: 'a',
+      description: 'd',
+      when: '2024-01-01',
+      flag: 'yes',
+      count: 3,
+    });
   });
 
   it.each([

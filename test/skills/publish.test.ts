@@ -1,17 +1,36 @@
 import { describe, expect, it } from 'vitest';
-import { discoverSkills, MAX_SKILL_BYTES, MAX_SKILL_FILES, parseSkillMd, publishSkills, type RepoEntry, type SkillCandidate } from '../../src/skills/index.ts';
+import {
+  discoverSkills,
+  MAX_SKILL_BYTES,
+  MAX_SKILL_FILES,
+  parseSkillMd,
+  publishSkills,
+  type RepoEntry,
+  type SkillCandidate,
+} from '../../src/skills/index.ts';
 
 const file = (path: string, id = path): RepoEntry => ({ path, type: 'file', id });
-const skillMd = (name: string) => parseSkillMd(new TextEncoder().encode(`---\nname: ${name}\ndescription: d\n---\n`));
+const skillMd = (name: string) =>
+  parseSkillMd(new TextEncoder().encode(`---\nname: ${name}\ndescription: d\n---\n`));
 
 /** Candidates from a tree where each SKILL.md's frontmatter is given by folder. */
 function candidates(entries: RepoEntry[], names: Record<string, string>, size = 10): SkillCandidate[] {
-  return discoverSkills(entries).skills.map((skill) => ({ dir: skill.dir, parsed: skillMd(names[skill.dir]!), files: skill.members.map((m) => ({ ...m, size })) }));
+  return discoverSkills(entries).skills.map((skill) => ({
+    dir: skill.dir,
+    parsed: skillMd(names[skill.dir]!),
+    files: skill.members.map((m) => ({ ...m, size })),
+  }));
 }
 
 describe('discoverSkills', () => {
   it('finds skills at any depth, the root included, and gives nested files to every enclosing skill', () => {
-    const entries = [file('SKILL.md'), file('a/SKILL.md'), file('a/b/SKILL.md'), file('a/b/x.md'), file('c/readme.md')];
+    const entries = [
+      file('SKILL.md'),
+      file('a/SKILL.md'),
+      file('a/b/SKILL.md'),
+      file('a/b/x.md'),
+      file('c/readme.md'),
+    ];
     const found = discoverSkills(entries);
     expect(found.skills.map((s) => [s.dir, s.members.map((m) => m.relPath)])).toEqual([
       ['', ['SKILL.md', 'a/SKILL.md', 'a/b/SKILL.md', 'a/b/x.md', 'c/readme.md']],
@@ -21,29 +40,58 @@ describe('discoverSkills', () => {
   });
 
   it('only searches the configured paths', () => {
-    expect(discoverSkills([file('x/SKILL.md'), file('skills/a/SKILL.md')], ['skills']).skills.map((s) => s.dir)).toEqual(['skills/a']);
+    expect(
+      discoverSkills([file('x/SKILL.md'), file('skills/a/SKILL.md')], ['skills']).skills.map((s) => s.dir),
+    ).toEqual(['skills/a']);
   });
 
   it('reports a SKILL.md that is a folder or a symlink', () => {
-    const found = discoverSkills([file('a/SKILL.md/x'), { path: 'b/SKILL.md', type: 'symlink', id: 's', target: 'x' }]);
-    expect(found.problems.map((p) => [p.path, p.reason])).toEqual([['a/SKILL.md', 'skill-md-not-file'], ['b/SKILL.md', 'skill-md-not-file']]);
+    const found = discoverSkills([
+      file('a/SKILL.md/x'),
+      { path: 'b/SKILL.md', type: 'symlink', id: 's', target: 'x' },
+    ]);
+    expect(found.problems.map((p) => [p.path, p.reason])).toEqual([
+      ['a/SKILL.md', 'skill-md-not-file'],
+      ['b/SKILL.md', 'skill-md-not-file'],
+    ]);
     expect(found.skills).toEqual([]);
   });
 
-  it('serves a symlink inside its skill with its target\'s content and reports the others', () => {
-    const link = (path: string, target: string): RepoEntry => ({ path, type: 'symlink', id: `l:${path}`, target });
+  it("serves a symlink inside its skill with its target's content and reports the others", () => {
+    const link = (path: string, target: string): RepoEntry => ({
+      path,
+      type: 'symlink',
+      id: `l:${path}`,
+      target,
+    });
     const entries: RepoEntry[] = [
-      file('s/SKILL.md'), file('s/guide.md', 'G'), file('other/SKILL.md'),
-      link('s/alias.md', 'guide.md'), link('s/chain.md', 'alias.md'), link('s/out.md', '../other/SKILL.md'),
-      link('s/abs.md', '/etc/passwd'), link('s/gone.md', 'nope.md'), link('s/loop.md', 'loop.md'),
-      { path: 's/sub', type: 'submodule', id: 'c0ffee' }, file('s/bad\\name.md'),
+      file('s/SKILL.md'),
+      file('s/guide.md', 'G'),
+      file('other/SKILL.md'),
+      link('s/alias.md', 'guide.md'),
+      link('s/chain.md', 'alias.md'),
+      link('s/out.md', '../other/SKILL.md'),
+      link('s/abs.md', '/etc/passwd'),
+      link('s/gone.md', 'nope.md'),
+      link('s/loop.md', 'loop.md'),
+      { path: 's/sub', type: 'submodule', id: 'c0ffee' },
+      file('s/bad\\name.md'),
     ];
     const found = discoverSkills(entries);
     const s = found.skills.find((skill) => skill.dir === 's')!;
-    expect(s.members.map((m) => [m.relPath, m.contentId])).toEqual([['SKILL.md', 's/SKILL.md'], ['guide.md', 'G'], ['alias.md', 'G'], ['chain.md', 'G']]);
+    expect(s.members.map((m) => [m.relPath, m.contentId])).toEqual([
+      ['SKILL.md', 's/SKILL.md'],
+      ['guide.md', 'G'],
+      ['alias.md', 'G'],
+      ['chain.md', 'G'],
+    ]);
     expect(found.problems.map((p) => [p.path, p.reason])).toEqual([
-      ['s/out.md', 'symlink-outside-skill'], ['s/abs.md', 'symlink-outside-skill'], ['s/gone.md', 'symlink-dangling'],
-      ['s/loop.md', 'symlink-loop'], ['s/sub', 'submodule'], ['s/bad\\name.md', 'file-name-invalid'],
+      ['s/out.md', 'symlink-outside-skill'],
+      ['s/abs.md', 'symlink-outside-skill'],
+      ['s/gone.md', 'symlink-dangling'],
+      ['s/loop.md', 'symlink-loop'],
+      ['s/sub', 'submodule'],
+      ['s/bad\\name.md', 'file-name-invalid'],
     ]);
   });
 });
@@ -51,9 +99,16 @@ describe('discoverSkills', () => {
 describe('publishSkills', () => {
   it('serves a mismatched name under its name, nested skills moved with it, with a warning', () => {
     const entries = [file('skills/folder/SKILL.md'), file('skills/folder/inner/SKILL.md')];
-    const result = publishSkills(candidates(entries, { 'skills/folder': 'renamed', 'skills/folder/inner': 'inner' }));
-    expect(result.skills.map((s) => [s.dir, s.servedDir])).toEqual([['skills/folder', 'skills/renamed'], ['skills/folder/inner', 'skills/renamed/inner']]);
-    expect(result.problems.map((p) => [p.path, p.reason, p.severity])).toEqual([['skills/folder/SKILL.md', 'name-mismatch', 'warning']]);
+    const result = publishSkills(
+      candidates(entries, { 'skills/folder': 'renamed', 'skills/folder/inner': 'inner' }),
+    );
+    expect(result.skills.map((s) => [s.dir, s.servedDir])).toEqual([
+      ['skills/folder', 'skills/renamed'],
+      ['skills/folder/inner', 'skills/renamed/inner'],
+    ]);
+    expect(result.problems.map((p) => [p.path, p.reason, p.severity])).toEqual([
+      ['skills/folder/SKILL.md', 'name-mismatch', 'warning'],
+    ]);
   });
 
   it('publishes a root skill under its name', () => {
@@ -62,11 +117,14 @@ describe('publishSkills', () => {
     expect(result.problems).toEqual([]);
   });
 
-  it('refuses both skills when a renamed one lands on another\'s path', () => {
+  it("refuses both skills when a renamed one lands on another's path", () => {
     const entries = [file('skills/a/SKILL.md'), file('skills/b/SKILL.md')];
     const result = publishSkills(candidates(entries, { 'skills/a': 'b', 'skills/b': 'b' }));
     expect(result.skills).toEqual([]);
-    expect(result.problems.filter((p) => p.reason === 'path-collision').map((p) => p.path)).toEqual(['skills/a/SKILL.md', 'skills/b/SKILL.md']);
+    expect(result.problems.filter((p) => p.reason === 'path-collision').map((p) => p.path)).toEqual([
+      'skills/a/SKILL.md',
+      'skills/b/SKILL.md',
+    ]);
   });
 
   it('refuses mismatches under strictNames', () => {
@@ -76,18 +134,29 @@ describe('publishSkills', () => {
   });
 
   it('warns about two skills with the same name at different paths', () => {
-    const result = publishSkills(candidates([file('a/x/SKILL.md'), file('b/x/SKILL.md')], { 'a/x': 'x', 'b/x': 'x' }));
+    const result = publishSkills(
+      candidates([file('a/x/SKILL.md'), file('b/x/SKILL.md')], { 'a/x': 'x', 'b/x': 'x' }),
+    );
     expect(result.skills.length).toBe(2);
-    expect(result.problems.map((p) => [p.path, p.reason])).toEqual([['a/x/SKILL.md', 'duplicate-name'], ['b/x/SKILL.md', 'duplicate-name']]);
+    expect(result.problems.map((p) => [p.path, p.reason])).toEqual([
+      ['a/x/SKILL.md', 'duplicate-name'],
+      ['b/x/SKILL.md', 'duplicate-name'],
+    ]);
   });
 
   it(`refuses a skill over ${MAX_SKILL_FILES} files or ${MAX_SKILL_BYTES} bytes, counting nested skills`, () => {
     expect([MAX_SKILL_FILES, MAX_SKILL_BYTES]).toEqual([512, 16 * 1024 * 1024]);
-    const many = [file('big/SKILL.md'), file('big/n/SKILL.md'), ...Array.from({ length: 511 }, (_, i) => file(`big/n/f${i}.md`))];
+    const many = [
+      file('big/SKILL.md'),
+      file('big/n/SKILL.md'),
+      ...Array.from({ length: 511 }, (_, i) => file(`big/n/f${i}.md`)),
+    ];
     const result = publishSkills(candidates(many, { big: 'big', 'big/n': 'n' }));
     expect(result.skills.map((s) => s.dir)).toEqual(['big/n']);
     expect(result.problems.map((p) => [p.path, p.reason])).toEqual([['big', 'too-many-files']]);
-    const heavy = publishSkills(candidates([file('h/SKILL.md'), file('h/a.bin')], { h: 'h' }, MAX_SKILL_BYTES / 2 + 1));
+    const heavy = publishSkills(
+      candidates([file('h/SKILL.md'), file('h/a.bin')], { h: 'h' }, MAX_SKILL_BYTES / 2 + 1),
+    );
     expect(heavy.problems.map((p) => p.reason)).toEqual(['too-large']);
   });
 });

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { frontmatterViolations, MAX_COMPATIBILITY_LENGTH, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from '../../src/skills/index.ts';
+import {
+  frontmatterViolations,
+  MAX_COMPATIBILITY_LENGTH,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_NAME_LENGTH,
+} from '../../src/skills/index.ts';
 
-const reasons = (frontmatter: Record<string, unknown>) => frontmatterViolations(frontmatter).map((v) => v.reason);
+const reasons = (frontmatter: Record<string, unknown>) =>
+  frontmatterViolations(frontmatter).map((v) => v.reason);
 
 describe('frontmatter rules', () => {
   it('names the limits the Agent Skills format sets', () => {
@@ -9,7 +15,9 @@ describe('frontmatter rules', () => {
   });
 
   it('accepts a valid frontmatter', () => {
-    expect(reasons({ name: 'a-1', description: 'd', compatibility: 'node', metadata: { k: 'v' } })).toEqual([]);
+    expect(reasons({ name: 'a-1', description: 'd', compatibility: 'node', metadata: { k: 'v' } })).toEqual(
+      [],
+    );
   });
 
   it.each([

@@ -12,7 +12,13 @@ const catalog = fixture('catalog');
 const c2 = catalog.commits['c2']!;
 
 const local = (gitdir: string, commit = c2): SourceConfig => ({
-  id: 'cat', location: { kind: 'local', path: gitdir }, target: { kind: 'commit', commit }, paths: ['skills'], strictNames: false, keep: 2, timeoutMs: 5000,
+  id: 'cat',
+  location: { kind: 'local', path: gitdir },
+  target: { kind: 'commit', commit },
+  paths: ['skills'],
+  strictNames: false,
+  keep: 2,
+  timeoutMs: 5000,
 });
 const context = () => ({ dataDir: mkdtempSync(path.join(tmpdir(), 'skillpin-data-')), caches: new Map() });
 
@@ -24,7 +30,8 @@ describe('loadSource', () => {
     const first = await loadSource(local(copy), ctx);
     expect(existsSync(path.join(indexDir(ctx.dataDir, 'cat'), `${c2}.json`))).toBe(true);
     // Remove every object: the index must come from dataDir alone (blob reads would fail, listing must not).
-    for (const dir of readdirSync(path.join(copy, 'objects'))) if (/^[0-9a-f]{2}$/.test(dir)) rmSync(path.join(copy, 'objects', dir), { recursive: true });
+    for (const dir of readdirSync(path.join(copy, 'objects')))
+      if (/^[0-9a-f]{2}$/.test(dir)) rmSync(path.join(copy, 'objects', dir), { recursive: true });
     const again = await loadSource(local(copy), { ...ctx, caches: new Map() });
     expect(again.index).toEqual(first.index);
   });
@@ -48,7 +55,11 @@ describe('loadSource', () => {
   it('reports a blob missing from the store as source-incomplete', async () => {
     const copy = path.join(mkdtempSync(path.join(tmpdir(), 'skillpin-copy-')), 'catalog.git');
     cpSync(catalog.gitdir, copy, { recursive: true });
-    const blob = execFileSync('git', ['--git-dir', copy, 'rev-parse', `${c2}:skills/pdf-forms/references/FORMS.md`], { encoding: 'utf8' }).trim();
+    const blob = execFileSync(
+      'git',
+      ['--git-dir', copy, 'rev-parse', `${c2}:skills/pdf-forms/references/FORMS.md`],
+      { encoding: 'utf8' },
+    ).trim();
     rmSync(path.join(copy, 'objects', blob.slice(0, 2), blob.slice(2)));
     const error = await loadSource(local(copy), context()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GitError);

@@ -23,17 +23,24 @@ const until = async (what: string, check: () => boolean, timeoutMs = 10_000) => 
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 };
-const current = (catalog: Catalog, id = 'skills') => catalog.state.sources.find((s) => s.id === id)?.current.commit;
-const retained = (catalog: Catalog, id = 'skills') => catalog.state.sources.find((s) => s.id === id)?.retained.map((ns) => ns.commit);
+const current = (catalog: Catalog, id = 'skills') =>
+  catalog.state.sources.find((s) => s.id === id)?.current.commit;
+const retained = (catalog: Catalog, id = 'skills') =>
+  catalog.state.sources.find((s) => s.id === id)?.retained.map((ns) => ns.commit);
 
 function workerFor(config: Config) {
   const catalog = createCatalog();
-  return { catalog, worker: createSyncWorker({ config, catalog, logger: silentLogger(), random: () => 0.5 }) };
+  return {
+    catalog,
+    worker: createSyncWorker({ config, catalog, logger: silentLogger(), random: () => 0.5 }),
+  };
 }
 
 describe('retryDelay', () => {
   it('doubles from the minimum up to the maximum, with jitter in [0.5, 1.5)', () => {
-    expect([1, 2, 3, 4, 10].map((attempt) => retryDelay(attempt, 1000, 5000, () => 0.5))).toEqual([1000, 2000, 4000, 5000, 5000]);
+    expect([1, 2, 3, 4, 10].map((attempt) => retryDelay(attempt, 1000, 5000, () => 0.5))).toEqual([
+      1000, 2000, 4000, 5000, 5000,
+    ]);
     expect(retryDelay(1, 1000, 5000, () => 0)).toBe(500);
     expect(retryDelay(1, 1000, 5000, () => 0.999)).toBe(1499);
   });
@@ -55,10 +62,12 @@ describe('the sync worker against a remote that fails on cue', () => {
     first = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'version 1') });
     git = await startGitHttpServer({ root });
     proxy = await startFaultProxy(git.url);
-    config = loadConfig(writeConfig({
-      sync: { timeout: '500ms', retryMin: '50ms', retryMax: '200ms' },
-      sources: [{ id: 'skills', url: `${proxy.url}/skills.git`, ref: 'main', poll: '1h', keep: 2 }],
-    }));
+    config = loadConfig(
+      writeConfig({
+        sync: { timeout: '500ms', retryMin: '50ms', retryMax: '200ms' },
+        sources: [{ id: 'skills', url: `${proxy.url}/skills.git`, ref: 'main', poll: '1h', keep: 2 }],
+      }),
+    );
     ({ catalog, worker } = workerFor(config));
     await worker.start();
   });
@@ -83,19 +92,22 @@ describe('the sync worker against a remote that fails on cue', () => {
     ['a truncated pack', { kind: 'truncate-pack', bytes: 200 }, 'source-pack-invalid'],
   ];
   let version = 1;
-  it.each(faults)('on %s: reports %s, keeps the last good commit serving, retries with backoff and recovers', async (_what, fault, reason) => {
-    const before = current(catalog)!;
-    const next = repo.push({ 'alpha/SKILL.md': skillMd('alpha', `version ${++version}`) });
-    proxy.setFault(fault);
-    const outcome = await worker.trigger('skills', 'test')!;
-    expect(outcome).toMatchObject({ ok: false, reason, serving: before });
-    expect(current(catalog)).toBe(before);
-    expect(catalog.state.failures).toEqual([expect.objectContaining({ id: 'skills', reason })]);
-    expect((await readState(config.dataDir)).sources['skills']?.lastError?.reason).toBe(reason);
-    proxy.setFault({ kind: 'pass' });
-    await until('the retry to bring the new commit', () => current(catalog) === next);
-    expect(catalog.state.failures).toEqual([]);
-  });
+  it.each(faults)(
+    'on %s: reports %s, keeps the last good commit serving, retries with backoff and recovers',
+    async (_what, fault, reason) => {
+      const before = current(catalog)!;
+      const next = repo.push({ 'alpha/SKILL.md': skillMd('alpha', `version ${++version}`) });
+      proxy.setFault(fault);
+      const outcome = await worker.trigger('skills', 'test')!;
+      expect(outcome).toMatchObject({ ok: false, reason, serving: before });
+      expect(current(catalog)).toBe(before);
+      expect(catalog.state.failures).toEqual([expect.objectContaining({ id: 'skills', reason })]);
+      expect((await readState(config.dataDir)).sources['skills']?.lastError?.reason).toBe(reason);
+      proxy.setFault({ kind: 'pass' });
+      await until('the retry to bring the new commit', () => current(catalog) === next);
+      expect(catalog.state.failures).toEqual([]);
+    },
+  );
 
   it('keeps `keep` previous commits serving and forgets older ones (index files removed)', async () => {
     const commits = [current(catalog)!];
@@ -109,13 +121,22 @@ describe('the sync worker against a remote that fails on cue', () => {
     const files = readdirSync(indexDir(config.dataDir, 'skills'));
     expect(files).toContain(`${commits[3]}.json`);
     expect(files).not.toContain(`${commits[0]}.json`);
-    expect((await readState(config.dataDir)).sources['skills']).toMatchObject({ current: commits[3], retained: [commits[2], commits[1]] });
+    expect((await readState(config.dataDir)).sources['skills']).toMatchObject({
+      current: commits[3],
+      retained: [commits[2], commits[1]],
+    });
   });
 
   it('fetches only the objects the store lacks after a one-file change', async () => {
-    const packs = () => readdirSync(path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack')).filter((f) => f.endsWith('.pack'));
+    const packs = () =>
+      readdirSync(path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack')).filter((f) =>
+        f.endsWith('.pack'),
+      );
     const before = new Set(packs());
-    repo.push({ 'alpha/big.txt': randomBytes(200_000).toString('base64'), 'alpha/SKILL.md': skillMd('alpha', 'big') });
+    repo.push({
+      'alpha/big.txt': randomBytes(200_000).toString('base64'),
+      'alpha/SKILL.md': skillMd('alpha', 'big'),
+    });
     await worker.trigger('skills', 'test');
     repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'small change') });
     const afterBig = new Set(packs());
@@ -124,11 +145,19 @@ describe('the sync worker against a remote that fails on cue', () => {
     expect(newest.length).toBe(1);
     const size = readdirSync(path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack')).length;
     expect(size).toBeGreaterThan(0);
-    const packBytes = execFileSync('du', ['-b', path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack', newest[0]!)], { encoding: 'utf8' });
+    const packBytes = execFileSync(
+      'du',
+      ['-b', path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack', newest[0]!)],
+      { encoding: 'utf8' },
+    );
     // The big (incompressible, 266 KB) blob is not sent again: the incremental pack is a few hundred bytes.
     expect(Number(packBytes.split('\t')[0])).toBeLessThan(2_000);
     const bigPack = [...afterBig].find((p) => !before.has(p))!;
-    const bigBytes = execFileSync('du', ['-b', path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack', bigPack)], { encoding: 'utf8' });
+    const bigBytes = execFileSync(
+      'du',
+      ['-b', path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack', bigPack)],
+      { encoding: 'utf8' },
+    );
     expect(Number(bigBytes.split('\t')[0])).toBeGreaterThan(200_000);
   });
 
@@ -151,7 +180,11 @@ describe('the sync worker against a remote that fails on cue', () => {
   it('reports a ref that no longer exists and keeps serving', async () => {
     const before = current(catalog);
     repo.deleteBranch('main');
-    expect(await worker.trigger('skills', 'test')).toMatchObject({ ok: false, reason: 'source-ref-not-found', serving: before });
+    expect(await worker.trigger('skills', 'test')).toMatchObject({
+      ok: false,
+      reason: 'source-ref-not-found',
+      serving: before,
+    });
     expect(current(catalog)).toBe(before);
     repo.push({ 'beta/SKILL.md': skillMd('beta', 'back') });
   });
@@ -164,19 +197,26 @@ describe('other faults', () => {
     const gone = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'soon gone') });
     repo.forcePushOrphan({ 'beta/SKILL.md': skillMd('beta', 'replaces it') });
     const git = await startGitHttpServer({ root, config: { 'uploadpack.allowAnySHA1InWant': 'true' } });
-    const config = loadConfig(writeConfig({
-      sync: { timeout: '500ms', retryMin: '1h', retryMax: '1h' },
-      sources: [
-        { id: 'closed', url: 'http://127.0.0.1:9/none.git', ref: 'main' },
-        { id: 'pinned', url: git.urlFor('skills.git'), commit: gone },
-        { id: 'healthy', url: git.urlFor('skills.git'), ref: 'main' },
-      ],
-    }));
+    const config = loadConfig(
+      writeConfig({
+        sync: { timeout: '500ms', retryMin: '1h', retryMax: '1h' },
+        sources: [
+          { id: 'closed', url: 'http://127.0.0.1:9/none.git', ref: 'main' },
+          { id: 'pinned', url: git.urlFor('skills.git'), commit: gone },
+          { id: 'healthy', url: git.urlFor('skills.git'), ref: 'main' },
+        ],
+      }),
+    );
     const { catalog, worker } = workerFor(config);
     await worker.start();
-    expect(catalog.state.failures.map((f) => [f.id, f.reason])).toEqual([['closed', 'source-unreachable'], ['pinned', 'source-commit-not-found']]);
+    expect(catalog.state.failures.map((f) => [f.id, f.reason])).toEqual([
+      ['closed', 'source-unreachable'],
+      ['pinned', 'source-commit-not-found'],
+    ]);
     // The failures cost only their sources.
-    expect(catalog.listed().map((ns) => [ns.source, ns.index.skills.map((s) => s.name)])).toEqual([['healthy', ['beta']]]);
+    expect(catalog.listed().map((ns) => [ns.source, ns.index.skills.map((s) => s.name)])).toEqual([
+      ['healthy', ['beta']],
+    ]);
     await worker.stop();
     await git.close();
   });
@@ -189,12 +229,22 @@ describe('other faults', () => {
     const good = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'fits') });
     const git = await startGitHttpServer({ root });
     try {
-      const config = loadConfig(writeConfig({ dataDir: mountPoint, sync: { retryMin: '1h', retryMax: '1h' }, sources: [{ id: 'skills', url: git.urlFor('skills.git'), ref: 'main' }] }));
+      const config = loadConfig(
+        writeConfig({
+          dataDir: mountPoint,
+          sync: { retryMin: '1h', retryMax: '1h' },
+          sources: [{ id: 'skills', url: git.urlFor('skills.git'), ref: 'main' }],
+        }),
+      );
       const { catalog, worker } = workerFor(config);
       await worker.start();
       expect(current(catalog)).toBe(good);
       repo.push({ 'alpha/noise.bin': randomBytes(3 * 1024 * 1024).toString('base64') });
-      expect(await worker.trigger('skills', 'test')).toMatchObject({ ok: false, reason: 'source-disk-full', serving: good });
+      expect(await worker.trigger('skills', 'test')).toMatchObject({
+        ok: false,
+        reason: 'source-disk-full',
+        serving: good,
+      });
       expect(current(catalog)).toBe(good);
       await worker.stop();
     } finally {
@@ -207,7 +257,9 @@ describe('other faults', () => {
 describe('a local repository', () => {
   it('is followed in place: commits made by another program are found by the next sync', async () => {
     const { dir, commit } = makeRepo({ 'alpha/SKILL.md': skillMd('alpha', 'one') });
-    const config = loadConfig(writeConfig({ sources: [{ id: 'local', path: dir, ref: 'main', poll: '1h' }] }));
+    const config = loadConfig(
+      writeConfig({ sources: [{ id: 'local', path: dir, ref: 'main', poll: '1h' }] }),
+    );
     const { catalog, worker } = workerFor(config);
     await worker.start();
     expect(current(catalog, 'local')).toBe(commit);
@@ -217,7 +269,13 @@ describe('a local repository', () => {
     writeFileSync(path.join(dir, 'beta.md'), 'two\n');
     mkdirSync(path.join(dir, 'beta'));
     writeFileSync(path.join(dir, 'beta', 'SKILL.md'), skillMd('beta', 'two'));
-    const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+    const env = {
+      ...process.env,
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@t',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@t',
+    };
     execFileSync('git', ['-C', dir, 'add', '--all'], { env });
     execFileSync('git', ['-C', dir, 'commit', '-q', '-m', 'two'], { env });
     const next = execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
@@ -234,7 +292,10 @@ describe('restarts', () => {
     const a = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'a') });
     const git = await startGitHttpServer({ root });
     const proxy = await startFaultProxy(git.url);
-    const file = writeConfig({ sync: { timeout: '1h', retryMin: '1h', retryMax: '1h' }, sources: [{ id: 'skills', url: `${proxy.url}/skills.git`, ref: 'main', keep: 1 }] });
+    const file = writeConfig({
+      sync: { timeout: '1h', retryMin: '1h', retryMax: '1h' },
+      sources: [{ id: 'skills', url: `${proxy.url}/skills.git`, ref: 'main', keep: 1 }],
+    });
     const config = loadConfig(file);
     const run1 = workerFor(config);
     await run1.worker.start();
@@ -265,7 +326,10 @@ describe('restarts', () => {
     // A half-written index file is detected and rebuilt from git.
     rmSync(objects, { recursive: true });
     execFileSync('cp', ['-a', path.join(saved, 'objects'), path.dirname(objects)]);
-    writeFileSync(path.join(indexDir(config.dataDir, 'skills'), `${b}.json`), '{"options":{"paths":[],"strictNames":false},"index":{"version":1,"commit":"');
+    writeFileSync(
+      path.join(indexDir(config.dataDir, 'skills'), `${b}.json`),
+      '{"options":{"paths":[],"strictNames":false},"index":{"version":1,"commit":"',
+    );
     const run3 = workerFor(config);
     await run3.worker.start();
     expect(run3.catalog.namespace('skills', b)!.index).toEqual(indexed);
