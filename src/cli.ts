@@ -8,7 +8,7 @@ import { syncOnce } from './commands/sync.ts';
 import { verify } from './commands/verify.ts';
 import { renderStatus, statusReport } from './commands/status.ts';
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
-import { createLogger } from './log.ts';
+import { createLogger } from './shared/log.ts';
 import { SERVER_VERSION } from './mcp/server.ts';
 
 export const EXIT_USAGE = 2;

@@ -3,8 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { configSchema, loadConfig } from '../src/config/index.ts';
-import { REASONS } from '../src/skills/index.ts';
-import type { GitFailure } from '../src/git/index.ts';
+import { REASONS } from '../src/shared/reasons.ts';
 import { fixture, PROJECT_ROOT } from './helpers/fixtures.ts';
 
 const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
@@ -24,25 +23,6 @@ describe('documentation', () => {
     expect(Object.fromEntries(documented)).toEqual(
       Object.fromEntries(Object.entries(REASONS).map(([code, { severity }]) => [code, severity])),
     );
-  });
-
-  it('every git failure code is an exported reason', () => {
-    const codes: Record<GitFailure, true> = {
-      'source-not-a-repository': true,
-      'source-commit-not-found': true,
-      'source-ref-not-found': true,
-      'source-ref-ambiguous': true,
-      'source-incomplete': true,
-      'source-auth-failed': true,
-      'source-fetch-failed': true,
-      'source-repository-not-found': true,
-      'source-unreachable': true,
-      'source-timeout': true,
-      'source-http-error': true,
-      'source-pack-invalid': true,
-      'source-disk-full': true,
-    };
-    for (const code of Object.keys(codes)) expect(REASONS).toHaveProperty(code);
   });
 
   it('config.example.yaml is a valid config that shows every key', () => {

@@ -1,3 +1,4 @@
+import type { SourceReason } from '../shared/reasons.ts';
 import type { Namespace } from './namespace.ts';
 
 /** A source as served: its current commit (listed) and the commits it keeps serving (not listed). */
@@ -10,7 +11,7 @@ export interface ServedSource {
 /** A source that serves nothing, and why (stable reason code). */
 export interface SourceFailure {
   id: string;
-  reason: string;
+  reason: SourceReason;
   detail: string;
 }
 

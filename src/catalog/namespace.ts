@@ -1,5 +1,6 @@
 import type { CommitIndex, IndexedFile, IndexedSkill } from '../index/index.ts';
 import { basename, dirname, join } from '../skills/index.ts';
+import { compareText } from '../shared/text.ts';
 
 /** Where a namespace's bytes came from, for provenance: never holds credentials. */
 export interface Origin {
@@ -69,7 +70,7 @@ export function buildNamespace(
   for (const [dir, names] of children) {
     const sorted = [...names]
       .map(([name, kind]) => ({ name, kind }))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      .sort((a, b) => compareText(a.name, b.name));
     dirs.set(dir, sorted);
   }
   return { source, commit: index.commit, index, origin, skills, files, dirs, readBlob };

@@ -4,10 +4,9 @@
  * backslash, NUL, query or fragment, and every segment is percent-decoded exactly once.
  */
 
+import { COMMIT_PATTERN, SOURCE_ID_PATTERN } from '../shared/patterns.ts';
+
 export const SCHEME = 'skill://';
-/** RFC 3986 reg-name as DESIGN.md narrows it: lowercase letters, digits, `-` and `.`. */
-export const SOURCE_ID_PATTERN = /^[a-z0-9](?:[a-z0-9.-]{0,62}[a-z0-9])?$/;
-export const COMMIT_PATTERN = /^[0-9a-f]{40}$/;
 
 // Characters kept as they are in a path segment (as the SDK's skills URIs do); everything else is %-encoded.
 const ENCODED_IN_SEGMENT = /[^\w!$&'()*+,.:;=@[\]|~-]/gu;

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { namespaceUri, SOURCE_ID_PATTERN, type Namespace } from '../catalog/index.ts';
+import { namespaceUri, type Namespace } from '../catalog/index.ts';
+import { COMMIT_PATTERN, SOURCE_ID_PATTERN } from '../shared/patterns.ts';
 import type { SourceConfig } from '../config/index.ts';
 import { DEFAULT_HTTP_TIMEOUT_MS, GitError } from '../git/index.ts';
 import { join } from '../skills/index.ts';
@@ -66,7 +67,7 @@ function idFrom(target: string): string {
 function sourceFor(options: CheckOptions): SourceConfig {
   if (options.commit !== undefined && options.ref !== undefined)
     throw new UsageError('give --commit or --ref, not both');
-  if (options.commit !== undefined && !/^[0-9a-f]{40}$/.test(options.commit))
+  if (options.commit !== undefined && !COMMIT_PATTERN.test(options.commit))
     throw new UsageError('--commit must be a full 40-hex commit SHA');
   const id = options.id ?? idFrom(options.target === '.' ? process.cwd() : options.target);
   if (!SOURCE_ID_PATTERN.test(id))

@@ -2,7 +2,7 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createCatalog } from '../catalog/index.ts';
 import type { Config } from '../config/index.ts';
 import { startHttpServer } from '../http/server.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 import { createServerFactory } from '../mcp/server.ts';
 import { createSyncWorker } from '../sync/worker.ts';
 

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.ts';
 import { indexStore } from '../index/index.ts';
-import type { SkillProblem } from '../skills/index.ts';
+import type { SkillProblem } from '../shared/reasons.ts';
 import { indexDir, indexOptionsOf, originOf } from '../sync/source.ts';
 import { readState } from '../sync/state.ts';
 

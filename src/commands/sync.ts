@@ -1,7 +1,7 @@
 import { createCatalog } from '../catalog/index.ts';
 import type { Config } from '../config/index.ts';
 import type { FetchProgress } from '../git/index.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 import { createSyncWorker, type SyncOutcome } from '../sync/worker.ts';
 
 /** `skillpin sync`: sync every source once, showing progress on stderr; exit 1 if any source failed. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { COMMIT_PATTERN as COMMIT, SOURCE_ID_PATTERN as SOURCE_ID } from '../catalog/uri.ts';
+import { COMMIT_PATTERN as COMMIT, SOURCE_ID_PATTERN as SOURCE_ID } from '../shared/patterns.ts';
 
 const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 const DURATION = /^(\d+)(ms|s|m|h)$/;

@@ -1,5 +1,7 @@
 import git from 'isomorphic-git';
-import { GitError, messageOf } from './errors.ts';
+import { errnoReason, type SourceReason } from '../shared/reasons.ts';
+import { messageOf } from '../shared/text.ts';
+import { GitError } from './errors.ts';
 import { httpClient, type HttpObservations } from './http.ts';
 import type { Repository } from './repository.ts';
 import { completeCommit, type TreeCache } from './tree.ts';
@@ -57,7 +59,7 @@ export function classify(error: unknown, what: string): GitError {
   if (error instanceof GitError) return error;
   const code = (error as { code?: string } | null)?.code ?? '';
   const status = (error as { data?: { statusCode?: number } } | null)?.data?.statusCode;
-  const fail = (reason: ConstructorParameters<typeof GitError>[0], detail: string) =>
+  const fail = (reason: SourceReason, detail: string) =>
     new GitError(reason, `${what}: ${detail}`, { cause: error });
   if (code === 'HttpError' && (status === 401 || status === 403))
     return fail('source-auth-failed', `the remote refused the credentials (HTTP ${status})`);
@@ -68,7 +70,8 @@ export function classify(error: unknown, what: string): GitError {
   if (code === 'HttpError') return fail('source-http-error', `the remote answered HTTP ${status}`);
   if (code === 'ETIMEDOUT') return fail('source-timeout', messageOf(error));
   if (UNREACHABLE.has(code)) return fail('source-unreachable', `${code}: the remote could not be reached`);
-  if (code === 'ENOSPC') return fail('source-disk-full', 'no space left on the device holding dataDir');
+  const errno = errnoReason(error);
+  if (errno !== undefined) return fail(errno.reason, errno.detail);
   if (BAD_PACK.has(code)) return fail('source-pack-invalid', messageOf(error));
   return fail('source-fetch-failed', messageOf(error));
 }

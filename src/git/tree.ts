@@ -1,17 +1,8 @@
 import git from 'isomorphic-git';
-import { GitError, messageOf } from './errors.ts';
+import { messageOf } from '../shared/text.ts';
+import type { TreeEntry } from '../shared/tree.ts';
+import { GitError } from './errors.ts';
 import { withRefresh, type Repository } from './repository.ts';
-
-/** One entry of a commit's tree (blobs, symlinks, submodules; folders are implied by paths). */
-export interface TreeEntry {
-  path: string;
-  type: 'file' | 'symlink' | 'submodule';
-  /** Blob id (files, symlinks) or commit id (submodules). */
-  id: string;
-  executable?: boolean;
-  /** A symlink's target text, read from its blob. */
-  target?: string;
-}
 
 export interface CommitTree {
   commit: string;

@@ -14,7 +14,7 @@ import {
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { listingChanged, type Catalog, type Namespace } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 import { handleWebhook, WEBHOOK_PATH } from './webhooks.ts';
 
 export const MCP_PATH = '/mcp';

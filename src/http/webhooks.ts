@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SourceConfig } from '../config/index.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 
 export const WEBHOOK_PATH = '/hooks/git';
 

@@ -6,11 +6,12 @@ import {
   problem,
   publishSkills,
   type FrontmatterResult,
-  type RepoEntry,
   type SkillCandidate,
   type SkillProblem,
 } from '../skills/index.ts';
+import type { TreeEntry } from '../shared/tree.ts';
 import type { BlobFacts, CommitIndex, IndexedSkill } from './types.ts';
+import { compareText } from '../shared/text.ts';
 
 /**
  * What is already known by blob id, shared across the commits of a source: unchanged blobs are not re-hashed
@@ -28,7 +29,7 @@ export function newIndexCache(): IndexCache {
 export interface IndexInput {
   commit: string;
   commitTime: string;
-  entries: readonly RepoEntry[];
+  entries: readonly TreeEntry[];
   readBlob: (id: string) => Promise<Uint8Array>;
   /** Folders to search for skills; default the whole repository. */
   paths?: readonly string[];
@@ -63,15 +64,15 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   };
   const candidates: SkillCandidate[] = [];
   for (const skill of found.skills) {
-    let parsed = parsedCache.get(skill.skillMdId);
+    let parsed = parsedCache.get(skill.skillMd);
     if (parsed === undefined) {
-      const skillMd = await input.readBlob(skill.skillMdId);
-      if (!cache.has(skill.skillMdId)) cache.set(skill.skillMdId, factsOf(skillMd));
+      const skillMd = await input.readBlob(skill.skillMd);
+      if (!cache.has(skill.skillMd)) cache.set(skill.skillMd, factsOf(skillMd));
       parsed = parseSkillMd(skillMd);
-      parsedCache.set(skill.skillMdId, parsed);
+      parsedCache.set(skill.skillMd, parsed);
     }
     const files = [];
-    for (const member of skill.members) files.push({ ...member, size: (await facts(member.contentId)).size });
+    for (const file of skill.files) files.push({ ...file, size: (await facts(file.blob)).size });
     candidates.push({ dir: skill.dir, parsed, files });
   }
   const published = publishSkills(candidates, { strictNames: input.strictNames ?? false });
@@ -81,11 +82,11 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   for (const skill of published.skills) {
     const files = [];
     for (const file of skill.files) {
-      const { size, digest, lfs } = await facts(file.contentId);
-      files.push({ path: file.path, relPath: file.relPath, blob: file.contentId, size, digest });
+      const { size, digest, lfs } = await facts(file.blob);
+      files.push({ path: file.path, relPath: file.relPath, blob: file.blob, size, digest });
       if (lfs) pointers.add(file.path);
     }
-    files.sort((a, b) => (a.relPath < b.relPath ? -1 : a.relPath > b.relPath ? 1 : 0));
+    files.sort((a, b) => compareText(a.relPath, b.relPath));
     skills.push({
       name: skill.name,
       dir: skill.dir,
@@ -103,8 +104,6 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
         'a Git LFS pointer: served as the pointer text the commit holds; the large file is not in git',
       ),
     );
-  problems.sort((a, b) =>
-    a.path < b.path ? -1 : a.path > b.path ? 1 : a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0,
-  );
+  problems.sort((a, b) => compareText(a.path, b.path) || compareText(a.reason, b.reason));
   return { version: 1, commit: input.commit, commitTime: input.commitTime, skills, problems };
 }

@@ -1,6 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../fsutil.ts';
+import { writeFileAtomic } from '../shared/fs.ts';
 import type { CommitIndex } from './types.ts';
 
 /** What an index depends on besides the commit: a different setting means a different index. */

@@ -1,4 +1,5 @@
-import type { Frontmatter, SkillProblem } from '../skills/index.ts';
+import type { SkillProblem } from '../shared/reasons.ts';
+import type { Frontmatter, SizedFile } from '../skills/index.ts';
 
 /** Size and `sha256:` digest of one blob's raw bytes. Same blob id, same facts: cached by id. */
 export interface BlobFacts {
@@ -8,13 +9,9 @@ export interface BlobFacts {
   lfs?: true;
 }
 
-export interface IndexedFile extends BlobFacts {
-  /** Path in the repository. */
-  path: string;
-  /** Path relative to the skill's folder. */
-  relPath: string;
-  /** The blob whose bytes are served (a symlink's resolved target). */
-  blob: string;
+/** A served file with its blob's digest: what the manifest publishes. Persisted without the LFS flag. */
+export interface IndexedFile extends SizedFile {
+  digest: string;
 }
 
 export interface IndexedSkill {

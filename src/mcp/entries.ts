@@ -2,6 +2,7 @@ import type { Skill } from '@modelcontextprotocol/server/ext/skills';
 import { namespaceUri, type Namespace } from '../catalog/index.ts';
 import type { IndexedSkill } from '../index/index.ts';
 import { join } from '../skills/index.ts';
+import { compareText } from '../shared/text.ts';
 
 /** Our own `_meta` prefix for provenance (the `io.modelcontextprotocol.skills/` prefix is reserved). */
 export const META_PREFIX = 'dev.skillpin/';
@@ -33,7 +34,7 @@ export function skillEntry(ns: Namespace, skill: IndexedSkill): Skill {
       digest: file.digest,
       size: file.size,
     }))
-    .sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
+    .sort((a, b) => compareText(a.uri, b.uri));
   const entry = {
     uri: skillMdUri(ns, skill),
     frontmatter: skill.frontmatter as Skill['frontmatter'],

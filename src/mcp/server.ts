@@ -1,7 +1,7 @@
 import { McpServer, ProtocolError, ProtocolErrorCode, type CacheHint } from '@modelcontextprotocol/server';
 import { SkillsExtension, type SkillReadResult } from '@modelcontextprotocol/server/ext/skills';
 import { listingChanged, type Catalog } from '../catalog/index.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 import { registerPrompts } from './prompts.ts';
 import { catalogSkillSource } from './source.ts';
 import { registerTools } from './tools.ts';

@@ -8,9 +8,10 @@ import {
 import { namespaceUri, parseSkillUri, type Catalog, type Namespace } from '../catalog/index.ts';
 import { digestOf } from '../index/index.ts';
 import { basename, decodeUtf8, dirname, join } from '../skills/index.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
 import { provenance, skillEntry, skillMdUri } from './entries.ts';
 import { mimeTypeFor } from './mime.ts';
+import { compareText } from '../shared/text.ts';
 
 export const DEFAULT_PAGE_SIZE = 100;
 
@@ -83,7 +84,7 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
     let skills = listings.get(state);
     if (skills === undefined) {
       skills = catalog.listed().flatMap((ns) => ns.index.skills.map((skill) => skillEntry(ns, skill)));
-      skills.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
+      skills.sort((a, b) => compareText(a.uri, b.uri));
       listings.set(state, skills);
     }
     return skills;
@@ -169,7 +170,7 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
               size: ns.files.get(join(path, child.name))!.file.size,
             };
       });
-      resources.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
+      resources.sort((a, b) => compareText(a.uri, b.uri));
       const result = page(resources, (resource) => resource.uri, cursor, pageSize);
       return {
         resources: result.items,

@@ -1,31 +1,23 @@
 import { MAX_SYMLINK_HOPS } from './limits.ts';
 import { basename, dirname, isWithin, relative, resolveRelative } from './paths.ts';
-import { problem, type Reason, type SkillProblem } from './reasons.ts';
+import type { TreeEntry } from '../shared/tree.ts';
+import { problem, type Reason, type SkillProblem } from '../shared/reasons.ts';
 
-/** One entry of a commit's tree, as data: what git holds, with no I/O behind it. */
-export interface RepoEntry {
-  path: string;
-  type: 'file' | 'symlink' | 'submodule';
-  /** Content id (the blob id for files and symlinks, the commit id for submodules). */
-  id: string;
-  executable?: boolean;
-  /** A symlink's target text. */
-  target?: string;
-}
-
-/** A file of a skill: where it is, and whose bytes it serves (a resolved symlink serves its target's). */
-export interface SkillMember {
+/** A file of a skill as discovered: where it is, and the blob it serves (a resolved symlink serves its target's). */
+export interface SkillFile {
+  /** Path in the repository. */
   path: string;
   /** Path relative to the skill's folder. */
   relPath: string;
-  contentId: string;
+  blob: string;
 }
 
 export interface DiscoveredSkill {
   /** The folder holding SKILL.md ('' for the repository root). */
   dir: string;
-  skillMdId: string;
-  members: SkillMember[];
+  /** The blob of its SKILL.md. */
+  skillMd: string;
+  files: SkillFile[];
 }
 
 export const SKILL_MD = 'SKILL.md';
@@ -37,7 +29,7 @@ const BAD_NAME = /[\u0000-\u001f\u007f\\\uFFFD]/u;
  * each: every entry below it, nested skills' files included (spec: nested content is supporting content).
  */
 export function discoverSkills(
-  entries: readonly RepoEntry[],
+  entries: readonly TreeEntry[],
   searchPaths: readonly string[] = [''],
 ): { skills: DiscoveredSkill[]; problems: SkillProblem[] } {
   const problems: SkillProblem[] = [];
@@ -67,19 +59,19 @@ export function discoverSkills(
     dirs.push(dirname(entry.path));
   }
   const skillDirs = new Set(dirs);
-  const members = new Map<string, SkillMember[]>(dirs.map((dir) => [dir, []]));
+  const filesOf = new Map<string, SkillFile[]>(dirs.map((dir) => [dir, []]));
   for (const entry of entries) {
     const owners = ownersOf(entry.path, skillDirs);
     if (owners.length === 0) continue;
-    const contentId = memberContent(entry, owners[0]!, byPath, problems);
-    if (contentId === undefined) continue;
+    const blob = servedBlob(entry, owners[0]!, byPath, problems);
+    if (blob === undefined) continue;
     for (const dir of owners)
-      members.get(dir)!.push({ path: entry.path, relPath: relative(dir, entry.path), contentId });
+      filesOf.get(dir)!.push({ path: entry.path, relPath: relative(dir, entry.path), blob });
   }
   const skills = dirs.map((dir) => ({
     dir,
-    skillMdId: byPath.get(dir === '' ? SKILL_MD : `${dir}/${SKILL_MD}`)!.id,
-    members: members.get(dir)!,
+    skillMd: byPath.get(dir === '' ? SKILL_MD : `${dir}/${SKILL_MD}`)!.id,
+    files: filesOf.get(dir)!,
   }));
   return { skills, problems };
 }
@@ -93,11 +85,11 @@ function ownersOf(path: string, skillDirs: ReadonlySet<string>): string[] {
   }
 }
 
-/** The content id a member serves, or `undefined` (and a problem) when it cannot be served. */
-function memberContent(
-  entry: RepoEntry,
+/** The blob a file of a skill serves, or `undefined` (and a problem) when it cannot be served. */
+function servedBlob(
+  entry: TreeEntry,
   skillDir: string,
-  byPath: Map<string, RepoEntry>,
+  byPath: Map<string, TreeEntry>,
   problems: SkillProblem[],
 ): string | undefined {
   const leaveOut = (reason: Reason, detail: string) => {

@@ -1,6 +1,6 @@
 import { parseDocument, Parser } from 'yaml';
 import { MAX_FRONTMATTER_BYTES } from './limits.ts';
-import type { Reason } from './reasons.ts';
+import type { Reason } from '../shared/reasons.ts';
 
 export type Frontmatter = Record<string, unknown>;
 export type FrontmatterResult =

@@ -1,9 +1,7 @@
-import { SKILL_LIMITS } from '@modelcontextprotocol/server/ext/skills';
-
 /** Spec §Limits: at most 512 resources per skill, SKILL.md and nested skills' files included. */
-export const MAX_SKILL_FILES = SKILL_LIMITS.files;
+export const MAX_SKILL_FILES = 512;
 /** Spec §Limits: at most 16 MiB summed over a skill's resources. */
-export const MAX_SKILL_BYTES = SKILL_LIMITS.bytes;
+export const MAX_SKILL_BYTES = 16 * 1024 * 1024;
 /** Frontmatter larger than this is refused before YAML parsing (a bound on parser work). */
 export const MAX_FRONTMATTER_BYTES = 64 * 1024;
 /** Agent Skills: name is 1-64 characters. */

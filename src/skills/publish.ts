@@ -1,20 +1,20 @@
+import { problem, type SkillProblem } from '../shared/reasons.ts';
+import { compareText } from '../shared/text.ts';
+import { SKILL_MD, type SkillFile } from './discover.ts';
 import type { Frontmatter, FrontmatterResult } from './frontmatter.ts';
 import { MAX_SKILL_BYTES, MAX_SKILL_FILES } from './limits.ts';
 import { basename, dirname, join, relative } from './paths.ts';
-import { problem, type SkillProblem } from './reasons.ts';
 import { frontmatterViolations, isValidName } from './validate.ts';
 
-export interface CandidateFile {
-  path: string;
-  relPath: string;
-  contentId: string;
+/** A discovered file with its blob's size: what the limits are checked against. */
+export interface SizedFile extends SkillFile {
   size: number;
 }
 
 export interface SkillCandidate {
   dir: string;
   parsed: FrontmatterResult;
-  files: CandidateFile[];
+  files: SizedFile[];
 }
 
 /** A skill that is served: where it lives in the repository and the folder path it is served under. */
@@ -23,7 +23,7 @@ export interface PublishedSkill {
   servedDir: string;
   name: string;
   frontmatter: Frontmatter;
-  files: CandidateFile[];
+  files: SizedFile[];
   bytes: number;
 }
 
@@ -32,7 +32,7 @@ export interface PublishOptions {
   strictNames?: boolean;
 }
 
-const manifestPath = (dir: string) => join(dir, 'SKILL.md');
+const manifestPath = (dir: string) => join(dir, SKILL_MD);
 
 /**
  * Decides which skills are served and under which path. The last segment of the served path is the
@@ -142,7 +142,7 @@ export function publishSkills(
       );
     }
   }
-  skills.sort((a, b) => (a.servedDir < b.servedDir ? -1 : a.servedDir > b.servedDir ? 1 : 0));
+  skills.sort((a, b) => compareText(a.servedDir, b.servedDir));
   return { skills, problems };
 }
 

@@ -1,6 +1,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../fsutil.ts';
+import { writeFileAtomic } from '../shared/fs.ts';
+import type { SourceReason } from '../shared/reasons.ts';
 
 /** What skillpin remembers about a source between runs (dataDir/state.json). Never holds a secret. */
 export interface SourceState {
@@ -12,7 +13,7 @@ export interface SourceState {
   lastSync?: string;
   /** When a sync of this source last succeeded. */
   lastSuccess?: string;
-  lastError?: { reason: string; detail: string; at: string };
+  lastError?: { reason: SourceReason; detail: string; at: string };
 }
 
 export interface SyncState {

@@ -2,14 +2,15 @@ import PQueue from 'p-queue';
 import type { Catalog, CatalogState, Namespace, ServedSource, SourceFailure } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
 import { GitError, type FetchProgress } from '../git/index.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../shared/log.ts';
+import { errnoReason, type SourceReason } from '../shared/reasons.ts';
 import { forgetCommit, loadSource, resolveSource, restoreSource, type SourceContext } from './source.ts';
 import { readState, writeState, type SourceState } from './state.ts';
 
 /** What one sync of one source did. */
 export type SyncOutcome =
   | { id: string; ok: true; commit: string; changed: boolean }
-  | { id: string; ok: false; reason: string; detail: string; serving?: string };
+  | { id: string; ok: false; reason: SourceReason; detail: string; serving?: string };
 
 export interface SyncWorkerOptions {
   config: Config;
@@ -54,8 +55,8 @@ export function retryDelay(attempt: number, minMs: number, maxMs: number, random
 
 function failureOf(id: string, error: unknown): SourceFailure {
   if (error instanceof GitError) return { id, reason: error.code, detail: error.message };
-  if ((error as NodeJS.ErrnoException | null)?.code === 'ENOSPC')
-    return { id, reason: 'source-disk-full', detail: 'no space left on the device holding dataDir' };
+  const errno = errnoReason(error);
+  if (errno !== undefined) return { id, ...errno };
   return { id, reason: 'source-internal', detail: 'unexpected error; see the log' };
 }
 

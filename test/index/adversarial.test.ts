@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
 import { digestOf } from '../../src/index/index.ts';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/shared/log.ts';
 import { catalogSkillSource } from '../../src/mcp/source.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';

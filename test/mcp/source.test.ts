@@ -1,7 +1,7 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/shared/log.ts';
 import { catalogSkillSource } from '../../src/mcp/source.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';

@@ -5,20 +5,20 @@ import {
   MAX_SKILL_FILES,
   parseSkillMd,
   publishSkills,
-  type RepoEntry,
   type SkillCandidate,
 } from '../../src/skills/index.ts';
+import type { TreeEntry } from '../../src/shared/tree.ts';
 
-const file = (path: string, id = path): RepoEntry => ({ path, type: 'file', id });
+const file = (path: string, id = path): TreeEntry => ({ path, type: 'file', id });
 const skillMd = (name: string) =>
   parseSkillMd(new TextEncoder().encode(`---\nname: ${name}\ndescription: d\n---\n`));
 
 /** Candidates from a tree where each SKILL.md's frontmatter is given by folder. */
-function candidates(entries: RepoEntry[], names: Record<string, string>, size = 10): SkillCandidate[] {
+function candidates(entries: TreeEntry[], names: Record<string, string>, size = 10): SkillCandidate[] {
   return discoverSkills(entries).skills.map((skill) => ({
     dir: skill.dir,
     parsed: skillMd(names[skill.dir]!),
-    files: skill.members.map((m) => ({ ...m, size })),
+    files: skill.files.map((m) => ({ ...m, size })),
   }));
 }
 
@@ -32,7 +32,7 @@ describe('discoverSkills', () => {
       file('c/readme.md'),
     ];
     const found = discoverSkills(entries);
-    expect(found.skills.map((s) => [s.dir, s.members.map((m) => m.relPath)])).toEqual([
+    expect(found.skills.map((s) => [s.dir, s.files.map((m) => m.relPath)])).toEqual([
       ['', ['SKILL.md', 'a/SKILL.md', 'a/b/SKILL.md', 'a/b/x.md', 'c/readme.md']],
       ['a', ['SKILL.md', 'b/SKILL.md', 'b/x.md']],
       ['a/b', ['SKILL.md', 'x.md']],
@@ -58,13 +58,13 @@ describe('discoverSkills', () => {
   });
 
   it("serves a symlink inside its skill with its target's content and reports the others", () => {
-    const link = (path: string, target: string): RepoEntry => ({
+    const link = (path: string, target: string): TreeEntry => ({
       path,
       type: 'symlink',
       id: `l:${path}`,
       target,
     });
-    const entries: RepoEntry[] = [
+    const entries: TreeEntry[] = [
       file('s/SKILL.md'),
       file('s/guide.md', 'G'),
       file('other/SKILL.md'),
@@ -79,7 +79,7 @@ describe('discoverSkills', () => {
     ];
     const found = discoverSkills(entries);
     const s = found.skills.find((skill) => skill.dir === 's')!;
-    expect(s.members.map((m) => [m.relPath, m.contentId])).toEqual([
+    expect(s.files.map((m) => [m.relPath, m.blob])).toEqual([
       ['SKILL.md', 's/SKILL.md'],
       ['guide.md', 'G'],
       ['alias.md', 'G'],

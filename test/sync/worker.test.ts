@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, type Catalog } from '../../src/catalog/index.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
-import { silentLogger } from '../../src/log.ts';
+import { silentLogger } from '../../src/shared/log.ts';
 import { indexDir } from '../../src/sync/source.ts';
 import { readState } from '../../src/sync/state.ts';
 import { createSyncWorker, retryDelay, type SyncWorker } from '../../src/sync/worker.ts';

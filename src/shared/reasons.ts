@@ -121,6 +121,20 @@ export const REASONS = {
 
 export type Reason = keyof typeof REASONS;
 export type Severity = 'error' | 'warning';
+/** Why a whole source serves nothing new: the `source-` reasons. */
+export type SourceReason = Extract<Reason, `source-${string}`>;
+
+export function isSourceReason(code: string): code is SourceReason {
+  return code.startsWith('source-') && Object.hasOwn(REASONS, code);
+}
+
+/** The one mapping of file-system errors to a source reason: a full disk (or quota) where dataDir is. */
+export function errnoReason(error: unknown): { reason: SourceReason; detail: string } | undefined {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT')
+    return { reason: 'source-disk-full', detail: 'no space left on the device holding dataDir' };
+  return undefined;
+}
 
 /** A problem found in one commit, located by its path in the repository. */
 export interface SkillProblem {

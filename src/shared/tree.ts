@@ -1,0 +1,10 @@
+/** One entry of a commit's tree, as data (blobs, symlinks, submodules; folders are implied by paths). */
+export interface TreeEntry {
+  path: string;
+  type: 'file' | 'symlink' | 'submodule';
+  /** Blob id (files, symlinks) or commit id (submodules). */
+  id: string;
+  executable?: boolean;
+  /** A symlink's target text, read from its blob. */
+  target?: string;
+}

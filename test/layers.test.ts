@@ -1,0 +1,70 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from './helpers/fixtures.ts';
+
+/** DESIGN.md §Layers, bottom to top: a file may import its own layer and the layers before it. */
+const LAYERS = [
+  'shared',
+  'config',
+  'git',
+  'skills',
+  'index',
+  'catalog',
+  'sync',
+  'mcp',
+  'http',
+  'commands',
+  'cli.ts',
+];
+/** DESIGN.md: skills depends on nothing of ours but the leaf modules. */
+const ONLY: Record<string, string[]> = { shared: ['shared'], skills: ['shared', 'skills'] };
+
+const SRC = path.join(PROJECT_ROOT, 'src');
+
+function layerOf(file: string): string {
+  const first = path.relative(SRC, file).split(path.sep)[0]!;
+  if (!LAYERS.includes(first))
+    throw new Error(`${path.relative(PROJECT_ROOT, file)} is in no layer of DESIGN.md`);
+  return first;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? sourceFiles(path.join(dir, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [path.join(dir, entry.name)]
+        : [],
+  );
+}
+
+/** Every `from '…'` and `import('…')` of our own files. */
+function localImports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specifiers = [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => m[1]!);
+  return specifiers.map((specifier) => path.resolve(path.dirname(file), specifier));
+}
+
+describe('layers', () => {
+  it('no file in src/ imports a layer above its own', () => {
+    const wrong: string[] = [];
+    for (const file of sourceFiles(SRC)) {
+      const mine = layerOf(file);
+      for (const target of localImports(file)) {
+        const theirs = layerOf(target);
+        const allowed = ONLY[mine]?.includes(theirs) ?? LAYERS.indexOf(theirs) <= LAYERS.indexOf(mine);
+        if (!allowed)
+          wrong.push(
+            `${path.relative(SRC, file)} (${mine}) imports ${path.relative(SRC, target)} (${theirs})`,
+          );
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('knows every folder of src/', () => {
+    const folders = readdirSync(SRC, { withFileTypes: true }).map((entry) => entry.name);
+    expect(folders.filter((name) => !LAYERS.includes(name))).toEqual([]);
+  });
+});
