@@ -4,10 +4,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { check } from './commands/check.ts';
 import { serve } from './commands/serve.ts';
-import { syncOnce } from './commands/sync.ts';
+import { status } from './commands/status.ts';
+import { sync } from './commands/sync.ts';
 import { verify } from './commands/verify.ts';
-import { renderStatus, statusReport } from './commands/status.ts';
-import { ConfigError, loadConfig, type Config } from './config/index.ts';
+import { ConfigError, loadConfig, parseDuration, type Config } from './config/index.ts';
 import { createLogger } from './shared/log.ts';
 import { SERVER_VERSION } from './mcp/server.ts';
 
@@ -20,6 +20,14 @@ function parseListen(value: string): { host: string; port: number } {
   if (match === null || !Number.isInteger(port) || port > 65535)
     throw new InvalidArgumentError('expected <host>:<port>, for example 127.0.0.1:3917');
   return { host: match[1] || match[2] || '127.0.0.1', port };
+}
+
+function parseWait(value: string): number {
+  try {
+    return parseDuration(value);
+  } catch {
+    throw new InvalidArgumentError('expected a duration like 30s, 5m or 1h');
+  }
 }
 
 function readConfig(file: string): Config {
@@ -53,9 +61,12 @@ export function program(): Command {
       'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio',
       parseListen,
     )
-    .action(async (options: { config: string; http?: { host: string; port: number } }) =>
-      serve(readConfig(options.config), options.http, createLogger()),
-    );
+    .action(async (options: { config: string; http?: { host: string; port: number } }) => {
+      const code = await serve(readConfig(options.config), options.http, createLogger(), {
+        err: write(process.stderr),
+      });
+      if (code !== undefined) process.exit(code);
+    });
 
   cli
     .command('sync')
@@ -63,13 +74,19 @@ export function program(): Command {
       'sync every source once (fetch, index, record in dataDir) with progress on stderr; exit 1 if any source failed',
     )
     .addOption(configOption())
-    .action(async (options: { config: string }) => {
+    .option(
+      '--wait <duration>',
+      'when another skillpin process holds dataDir, wait this long for it (30s, 5m) before giving up',
+      parseWait,
+      0,
+    )
+    .action(async (options: { config: string; wait: number }) => {
       const logger = createLogger(process.env['SKILLPIN_LOG_LEVEL'] ?? 'warn');
-      process.exitCode = await syncOnce(
+      process.exitCode = await sync(
         readConfig(options.config),
+        { waitMs: options.wait, interactive: process.stderr.isTTY === true },
         logger,
         write(process.stderr),
-        process.stderr.isTTY === true,
       );
     });
 
@@ -144,10 +161,9 @@ export function program(): Command {
     )
     .addOption(configOption())
     .option('--json', 'print the status as JSON')
-    .action(async (options: { config: string; json?: boolean }) => {
-      const report = await statusReport(readConfig(options.config));
-      process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
-    });
+    .action(async (options: { config: string; json?: boolean }) =>
+      status(readConfig(options.config), { json: options.json === true }, write(process.stdout)),
+    );
   return cli;
 }
 

@@ -6,7 +6,7 @@ import { COMMIT_PATTERN, SOURCE_ID_PATTERN } from '../shared/patterns.ts';
 import type { SourceConfig } from '../config/index.ts';
 import { DEFAULT_HTTP_TIMEOUT_MS, GitError } from '../git/index.ts';
 import { join } from '../skills/index.ts';
-import { loadSource } from '../sync/source.ts';
+import { openSource } from '../sync/source.ts';
 
 export interface CheckOptions {
   target: string;
@@ -162,7 +162,8 @@ export async function check(
   }
   const dataDir = mkdtempSync(path.join(tmpdir(), 'skillpin-check-'));
   try {
-    const ns = await loadSource(source, { dataDir, caches: new Map() });
+    const opened = openSource(source, { dataDir });
+    const ns = await opened.load(await opened.resolve());
     const report = reportOf(ns, options.strict ?? false);
     out(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderReport(report));
     return report.ok ? CHECK_EXIT.ok : CHECK_EXIT.problems;

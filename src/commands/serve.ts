@@ -1,20 +1,40 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { createCatalog } from '../catalog/index.ts';
-import type { Config } from '../config/index.ts';
-import { startHttpServer } from '../http/server.ts';
-import type { Logger } from '../shared/log.ts';
+import { createCatalog, type Catalog } from '../catalog/index.ts';
+import type { Config, SourceConfig } from '../config/index.ts';
+import { ListenError, startHttpServer } from '../http/server.ts';
 import { createServerFactory } from '../mcp/server.ts';
+import type { Logger } from '../shared/log.ts';
+import { DataDirBusyError, lockDataDir } from '../sync/lock.ts';
 import { createSyncWorker } from '../sync/worker.ts';
 
-/** `skillpin serve`: serve what dataDir holds at once, sync every source, then serve MCP until stopped. */
+/** Exit status when serve cannot start: dataDir in use, or the port cannot be opened. */
+export const SERVE_CANNOT_START = 2;
+
+const isLocal = (source: SourceConfig) => source.location.kind === 'local';
+const skillsOf = (catalog: Catalog) => catalog.listed().reduce((sum, ns) => sum + ns.index.skills.length, 0);
+
+/**
+ * `skillpin serve`: serves what dataDir holds at once. Local sources (no network) sync before the first request
+ * is answered; remote sources sync once the transport is open and join as each lands (list_changed), so a slow
+ * remote never holds the others. Returns an exit status when it cannot start, `undefined` while it serves.
+ */
 export async function serve(
   config: Config,
   http: { host: string; port: number } | undefined,
   logger: Logger,
-): Promise<void> {
+  io: { err: (text: string) => void },
+): Promise<number | undefined> {
+  let lock: Awaited<ReturnType<typeof lockDataDir>>;
+  try {
+    lock = await lockDataDir(config.dataDir, 'serve');
+  } catch (error) {
+    if (!(error instanceof DataDirBusyError)) throw error;
+    io.err(`skillpin: ${error.message}\n`);
+    return SERVE_CANNOT_START;
+  }
   const catalog = createCatalog();
   const worker = createSyncWorker({ config, catalog, logger });
-  await worker.start();
+  await worker.restore();
   const factory = createServerFactory({
     catalog,
     logger,
@@ -23,27 +43,53 @@ export async function serve(
     tools: config.tools,
     prompts: config.prompts,
   });
-  const skills = catalog.listed().reduce((sum, ns) => sum + ns.index.skills.length, 0);
+  const syncRemotes = () => void worker.syncAll('start', (source) => !isLocal(source));
+
   if (http === undefined) {
+    await worker.syncAll('start', isLocal);
     serveStdio(factory, { onerror: (error) => logger.debug({ err: error.message }, 'stdio') });
-    logger.info({ skills, sources: config.sources.length }, 'serving MCP over stdio');
-    return;
+    logger.info({ skills: skillsOf(catalog), sources: config.sources.length }, 'serving MCP over stdio');
+    syncRemotes();
+    // The stdio binding: exit promptly once the client closes stdin. A sync cut short is redone next start.
+    const exit = () => process.exit(0);
+    process.stdin.once('end', exit);
+    process.once('SIGINT', exit);
+    process.once('SIGTERM', exit);
+    return undefined;
   }
-  const server = await startHttpServer({
-    ...http,
-    factory,
-    catalog,
-    logger,
-    worker,
-    ...(config.webhook === undefined ? {} : { webhook: config.webhook }),
-    sources: config.sources,
-    ...config.http,
-  });
+
+  let server: Awaited<ReturnType<typeof startHttpServer>>;
+  try {
+    server = await startHttpServer({
+      ...http,
+      factory,
+      catalog,
+      logger,
+      worker,
+      ...(config.webhook === undefined ? {} : { webhook: config.webhook }),
+      sources: config.sources,
+      status: () => worker.status(),
+      pending: () => worker.pending(),
+      ...config.http,
+    });
+  } catch (error) {
+    if (!(error instanceof ListenError)) throw error;
+    io.err(`skillpin: ${error.message}\n`);
+    lock.release();
+    return SERVE_CANNOT_START;
+  }
+  await worker.syncAll('start', isLocal);
   logger.info(
-    { url: server.url, skills, sources: config.sources.length },
+    { url: server.url, skills: skillsOf(catalog), sources: config.sources.length },
     `serving MCP over Streamable HTTP at ${server.url}`,
   );
-  const stop = () => void Promise.all([server.close(), worker.stop()]).then(() => process.exit(0));
+  syncRemotes();
+  // Running syncs are not waited for (a dripping remote would hold the exit): one cut short is redone next start.
+  const stop = () => {
+    void worker.stop();
+    void server.close().then(() => process.exit(0));
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  return undefined;
 }

@@ -1,68 +1,18 @@
 import type { Config } from '../config/index.ts';
-import { indexStore } from '../index/index.ts';
-import type { SkillProblem } from '../shared/reasons.ts';
-import { indexDir, indexOptionsOf, originOf } from '../sync/source.ts';
-import { readState } from '../sync/state.ts';
+import { statusReport, type StatusReport } from '../sync/status.ts';
 
-/** `skillpin status --json` output. Version 1: fields are only ever added. */
-export interface StatusReport {
-  version: 1;
-  sources: Array<{
-    id: string;
-    repository: string;
-    current: { commit: string; commitTime?: string; skills?: number; problems?: SkillProblem[] } | null;
-    retained: string[];
-    lastSync: string | null;
-    lastSuccess: string | null;
-    lastError: { reason: string; detail: string; at: string } | null;
-  }>;
-}
-
-/** What the last run recorded in dataDir, read without touching any repository or the network. */
-export async function statusReport(config: Config): Promise<StatusReport> {
-  const state = await readState(config.dataDir);
-  const sources = [];
-  for (const source of config.sources) {
-    const saved = state.sources[source.id];
-    let current: StatusReport['sources'][number]['current'] = null;
-    if (saved?.current !== undefined) {
-      const index = await indexStore(indexDir(config.dataDir, source.id)).load(
-        saved.current,
-        indexOptionsOf(source),
-      );
-      current =
-        index === undefined
-          ? { commit: saved.current }
-          : {
-              commit: saved.current,
-              commitTime: index.commitTime,
-              skills: index.skills.length,
-              problems: index.problems,
-            };
-    }
-    sources.push({
-      id: source.id,
-      repository: originOf(source).repository,
-      current,
-      retained: saved?.retained ?? [],
-      lastSync: saved?.lastSync ?? null,
-      lastSuccess: saved?.lastSuccess ?? null,
-      lastError: saved?.lastError ?? null,
-    });
-  }
-  return { version: 1, sources };
-}
+export { statusReport, type StatusReport } from '../sync/status.ts';
 
 export function renderStatus(report: StatusReport): string {
   const rows = report.sources.map((s) => {
     const problems = s.current?.problems;
-    const errors = problems?.filter((p) => p.severity === 'error').length;
+    const errors = problems?.filter((p) => p.severity === 'error').length ?? 0;
     return [
       s.id,
       s.current === null ? '-' : s.current.commit.slice(0, 12),
       s.current?.skills === undefined ? '-' : String(s.current.skills),
-      problems === undefined ? '-' : `${errors}/${problems.length - errors!}`,
-      s.retained.length === 0 ? '-' : s.retained.map((c) => c.slice(0, 12)).join(','),
+      problems === undefined ? '-' : `${errors}/${problems.length - errors}`,
+      s.retained.length === 0 ? '-' : s.retained.map((c) => c.commit.slice(0, 12)).join(','),
       s.lastSync ?? 'never',
       s.lastError === null ? '-' : `${s.lastError.reason} (${s.lastError.at})`,
     ];
@@ -83,4 +33,10 @@ export function renderStatus(report: StatusReport): string {
     if (s.lastError !== null) out.push(`${s.id}  last error: ${s.lastError.reason}: ${s.lastError.detail}`);
   }
   return `${out.join('\n')}\n`;
+}
+
+/** `skillpin status`: what dataDir records for every source (no network, no lock: it only reads). */
+export async function status(config: Config, options: { json: boolean }, out: (text: string) => void) {
+  const report = await statusReport(config);
+  out(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
 }

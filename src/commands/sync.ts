@@ -2,15 +2,30 @@ import { createCatalog } from '../catalog/index.ts';
 import type { Config } from '../config/index.ts';
 import type { FetchProgress } from '../git/index.ts';
 import type { Logger } from '../shared/log.ts';
+import { DataDirBusyError, lockDataDir } from '../sync/lock.ts';
 import { createSyncWorker, type SyncOutcome } from '../sync/worker.ts';
 
-/** `skillpin sync`: sync every source once, showing progress on stderr; exit 1 if any source failed. */
-export async function syncOnce(
+export const SYNC_EXIT = { ok: 0, failed: 1, busy: 2 } as const;
+
+/**
+ * `skillpin sync`: syncs every source once, showing progress on stderr; exit 1 if any source failed, 2 if
+ * another process holds dataDir (after waiting up to `waitMs` for it).
+ */
+export async function sync(
   config: Config,
+  options: { waitMs: number; interactive: boolean },
   logger: Logger,
   err: (text: string) => void,
-  interactive: boolean,
 ): Promise<number> {
+  let lock: Awaited<ReturnType<typeof lockDataDir>>;
+  try {
+    lock = await lockDataDir(config.dataDir, 'sync', { waitMs: options.waitMs });
+  } catch (error) {
+    if (!(error instanceof DataDirBusyError)) throw error;
+    err(`skillpin sync: ${error.message}\n`);
+    return SYNC_EXIT.busy;
+  }
+  const { interactive } = options;
   const last = new Map<string, string>();
   const onProgress = (source: string, progress: FetchProgress | { phase: 'indexing' }) => {
     const line =
@@ -24,8 +39,15 @@ export async function syncOnce(
     else if (!('loaded' in progress) || progress.loaded === 0) err(`${line}\n`);
   };
   const worker = createSyncWorker({ config, catalog: createCatalog(), logger, onProgress });
-  const outcomes: SyncOutcome[] = await worker.syncAll('skillpin sync');
-  await worker.stop();
+  let outcomes: SyncOutcome[];
+  try {
+    // Restored first, so retention carries on from what was served (and `have` spares re-sending it).
+    await worker.restore();
+    outcomes = await worker.syncAll('skillpin sync');
+    await worker.stop();
+  } finally {
+    lock.release();
+  }
   if (interactive) err('\r\x1b[K');
   for (const outcome of outcomes) {
     err(
@@ -34,5 +56,5 @@ export async function syncOnce(
         : `${outcome.id}: FAILED ${outcome.reason}: ${outcome.detail}${outcome.serving === undefined ? '' : ` (still serving ${outcome.serving})`}\n`,
     );
   }
-  return outcomes.every((outcome) => outcome.ok) ? 0 : 1;
+  return outcomes.every((outcome) => outcome.ok) ? SYNC_EXIT.ok : SYNC_EXIT.failed;
 }

@@ -12,9 +12,10 @@ import {
   type McpServer,
 } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { listingChanged, type Catalog, type Namespace } from '../catalog/index.ts';
+import { listingChanged, type Catalog } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
+import type { StatusReport } from '../sync/status.ts';
 import { handleWebhook, WEBHOOK_PATH } from './webhooks.ts';
 
 export const MCP_PATH = '/mcp';
@@ -33,6 +34,27 @@ export interface HttpOptions {
   worker?: { trigger(id: string, why: string): unknown };
   webhook?: { secret: string; maxBodyBytes: number };
   sources?: readonly SourceConfig[];
+  /** The live status for GET /status (404 without it). */
+  status?: () => StatusReport;
+  /** Sources not tried yet: GET /readyz answers 503 until there are none. */
+  pending?: () => readonly string[];
+}
+
+/** The port could not be opened (in use, not allowed): one line for the user, no stack. */
+export class ListenError extends Error {
+  constructor(host: string, port: number, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    const why =
+      code === 'EADDRINUSE'
+        ? 'the address is already in use'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EADDRNOTAVAIL'
+            ? 'the address is not available on this machine'
+            : (cause as Error).message;
+    super(`cannot listen on ${host}:${port}: ${why}${code === undefined ? '' : ` (${code})`}`, { cause });
+    this.name = 'ListenError';
+  }
 }
 
 export interface RunningHttpServer {
@@ -44,27 +66,6 @@ const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 const rpcError = (status: number, code: number, message: string) =>
   json(status, { jsonrpc: '2.0', error: { code, message }, id: null });
-
-/** Every served commit with its problems, and every source that failed: the live view of the catalog. */
-export function statusOf(catalog: Catalog) {
-  const { sources, failures } = catalog.state;
-  const commit = (ns: Namespace) => ({
-    commit: ns.commit,
-    commitTime: ns.index.commitTime,
-    repository: ns.origin.repository,
-    skills: ns.index.skills.length,
-    problems: ns.index.problems,
-  });
-  return {
-    version: 1,
-    sources: sources.map((source) => ({
-      id: source.id,
-      current: commit(source.current),
-      retained: source.retained.map(commit),
-    })),
-    failures,
-  };
-}
 
 /**
  * Streamable HTTP at /mcp: 2026-07-28 requests are served statelessly, 2025-11-25 clients get sessions, on the
@@ -125,7 +126,15 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
         failures: state.failures.map((f) => ({ id: f.id, reason: f.reason })),
       });
     }
-    if (pathname === '/status') return json(200, statusOf(options.catalog));
+    if (pathname === '/readyz') {
+      // 503 until every source was tried once: a replica joins its load balancer with all it can serve.
+      const pending = options.pending?.() ?? [];
+      return json(pending.length === 0 ? 200 : 503, { ready: pending.length === 0, pending });
+    }
+    if (pathname === '/status')
+      return options.status === undefined
+        ? json(404, { error: 'no status here' })
+        : json(200, options.status());
     if (pathname === WEBHOOK_PATH) {
       const { webhook, worker } = options;
       if (webhook === undefined || worker === undefined)
@@ -154,10 +163,16 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
     { onerror: (error) => options.logger.error({ err: error.message }, 'http handler failed') },
   );
   const server: Server = createServer((req, res) => void nodeHandler(req, res));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => resolve());
+    });
+  } catch (error) {
+    unsubscribe();
+    await modern.close();
+    throw new ListenError(options.host, options.port, error);
+  }
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${hostname}:${port}${MCP_PATH}`,

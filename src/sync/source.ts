@@ -1,3 +1,4 @@
+import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { buildNamespace, type Namespace, type Origin } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
@@ -5,6 +6,7 @@ import {
   fetchCommit,
   openLocalRepository,
   openStore,
+  pinRef,
   readBlob,
   redactUrl,
   resolveLocalRef,
@@ -16,64 +18,37 @@ import {
   type Repository,
   type TreeCache,
 } from '../git/index.ts';
-import {
-  indexCommit,
-  indexStore,
-  newIndexCache,
-  type IndexCache,
-  type IndexOptions,
-} from '../index/index.ts';
+import { indexCommit, indexStore, newIndexCache, type CommitIndex, type IndexStore } from '../index/index.ts';
+import { COMMIT_PATTERN } from '../shared/patterns.ts';
+import type { CommitStatus } from './status.ts';
 
-export interface SourceContext {
+export interface SourceDeps {
   dataDir: string;
-  /** Caches per source id, kept across syncs: unchanged trees are not re-read nor unchanged blobs re-hashed. */
-  caches: Map<string, SourceCache>;
-  onProgress?: (source: string, progress: FetchProgress | { phase: 'indexing' }) => void;
+  onProgress?: (progress: FetchProgress | { phase: 'indexing' }) => void;
+  /** Opens the folder of index files; tests pass one that fails like a full disk. */
+  indexStore?: (dir: string) => IndexStore;
 }
 
-/** What is kept per source between syncs. */
-export interface SourceCache {
-  index: IndexCache;
-  trees?: TreeCache;
-  /** One repository object per source: its pack indexes are parsed once, and its namespaces share them. */
-  repo?: Repository;
-}
-
-function cacheOf(source: SourceConfig, ctx: SourceContext): SourceCache {
-  let cache = ctx.caches.get(source.id);
-  if (cache === undefined) ctx.caches.set(source.id, (cache = { index: newIndexCache() }));
-  return cache;
-}
-
-/** The settings an index depends on besides the commit. */
-export function indexOptionsOf(source: SourceConfig): IndexOptions {
-  return { paths: source.paths, strictNames: source.strictNames };
-}
-
-export function storeDir(dataDir: string, id: string): string {
-  return path.join(dataDir, 'repos', `${id}.git`);
-}
-
-export function indexDir(dataDir: string, id: string): string {
-  return path.join(dataDir, 'index', id);
-}
-
-async function openSource(source: SourceConfig, ctx: SourceContext): Promise<Repository> {
-  const cache = cacheOf(source, ctx);
-  cache.repo ??=
-    source.location.kind === 'local'
-      ? await openLocalRepository(source.location.path)
-      : await openStore(storeDir(ctx.dataDir, source.id));
-  return cache.repo;
-}
-
-function remoteOf(source: SourceConfig): Remote | undefined {
-  if (source.location.kind !== 'remote') return undefined;
-  return {
-    url: source.location.url,
-    timeoutMs: source.timeoutMs,
-    ...(source.location.token === undefined ? {} : { token: source.location.token }),
-  };
+/**
+ * One configured source and what it holds in dataDir: its repository (opened once, so pack indexes are parsed
+ * once and shared by its namespaces), its caches (unchanged trees are not re-read, unchanged blobs not
+ * re-hashed) and its index files. The only code of the sync layer that calls git.
+ */
+export interface Source {
+  readonly id: string;
+  readonly origin: Origin;
+  /** The commit the source should serve now: its pin, or its ref resolved (remote refs over the network). */
+  resolve(): Promise<string>;
+  /** Fetches `commit` (remote; `have` names a commit the store holds) and indexes it, or loads its index file. */
+  load(commit: string, have?: string): Promise<Namespace>;
+  /** A commit served before, from its index file, or rebuilt from the store when that is gone; never the network. */
+  restore(commit: string): Promise<Namespace>;
+  /** Forgets a commit no longer served: its index file, and its pin in a remote source's store. */
+  forget(commit: string): Promise<void>;
+  /** What the index file of `commit` says, without opening the repository; only the commit when it is gone. */
+  status(commit: string): Promise<CommitStatus>;
+  /** Every commit dataDir holds for this source (index files, and pins in a remote source's store). */
+  held(): Promise<string[]>;
 }
 
 /** Where a source's bytes come from, for provenance and status: never a credential. */
@@ -86,78 +61,116 @@ export function originOf(source: SourceConfig): Origin {
   };
 }
 
-/** The commit a source should serve now: its pin, or its ref resolved. */
-export async function targetCommit(source: SourceConfig, repo: Repository): Promise<string> {
-  if (source.target.kind === 'commit') return source.target.commit;
-  const remote = remoteOf(source);
-  return remote === undefined
-    ? resolveLocalRef(repo, source.target.ref)
-    : resolveRemoteRef(remote, source.target.ref);
+function remoteOf(source: SourceConfig): Remote | undefined {
+  if (source.location.kind !== 'remote') return undefined;
+  return {
+    url: source.location.url,
+    timeoutMs: source.timeoutMs,
+    ...(source.location.token === undefined ? {} : { token: source.location.token }),
+  };
 }
 
-/**
- * Brings one source to a served namespace: resolve (unless `at` names the commit), fetch (remote), then index
- * (or load the persisted index). Throws GitError with a stable code when the source cannot be served.
- */
-export async function loadSource(
-  source: SourceConfig,
-  ctx: SourceContext,
-  at?: string,
-  have?: string,
-): Promise<Namespace> {
-  const repo = await openSource(source, ctx);
-  const commit = at ?? (await targetCommit(source, repo));
-  const remote = remoteOf(source);
-  const cache = cacheOf(source, ctx);
-  if (remote !== undefined) {
-    // The completeness check walks the commit's trees: the index walk below reuses them all.
-    cache.trees = await fetchCommit(repo, remote, commit, {
-      ...(have === undefined ? {} : { have }),
-      ...(cache.trees === undefined ? {} : { trees: cache.trees }),
-      onProgress: (progress) => ctx.onProgress?.(source.id, progress),
+/** Commits named by `<dir>/<commit><suffix>` files. */
+async function commitsIn(dir: string, suffix: string): Promise<string[]> {
+  const names = await fsp.readdir(dir).catch(() => [] as string[]);
+  return names
+    .filter((name) => name.endsWith(suffix))
+    .map((name) => name.slice(0, name.length - suffix.length))
+    .filter((commit) => COMMIT_PATTERN.test(commit));
+}
+
+/** Commits pinned in a store: loose pin refs, and pin refs a `git gc` packed into packed-refs. */
+async function pinnedCommits(gitdir: string): Promise<string[]> {
+  const prefix = pinRef('');
+  const loose = await commitsIn(path.join(gitdir, prefix), '');
+  const packed = await fsp.readFile(path.join(gitdir, 'packed-refs'), 'utf8').catch(() => '');
+  const inPacked = packed
+    .split('\n')
+    .map((line) => line.split(' ')[1] ?? '')
+    .filter((ref) => ref.startsWith(prefix))
+    .map((ref) => ref.slice(prefix.length))
+    .filter((commit) => COMMIT_PATTERN.test(commit));
+  return [...loose, ...inPacked];
+}
+
+export function openSource(config: SourceConfig, deps: SourceDeps): Source {
+  const origin = originOf(config);
+  const remote = remoteOf(config);
+  const storeDir = path.join(deps.dataDir, 'repos', `${config.id}.git`);
+  const indexes = (deps.indexStore ?? indexStore)(path.join(deps.dataDir, 'index', config.id));
+  const options = { paths: config.paths, strictNames: config.strictNames };
+  const indexCache = newIndexCache();
+  let trees: TreeCache | undefined;
+  let opened: Promise<Repository> | undefined;
+
+  const repository = (): Promise<Repository> => {
+    opened ??= (
+      config.location.kind === 'local' ? openLocalRepository(config.location.path) : openStore(storeDir)
+    ).catch((error: unknown) => {
+      // Not there yet (a local path created later): the next sync tries again.
+      opened = undefined;
+      throw error;
     });
-  }
-  const options = indexOptionsOf(source);
-  const store = indexStore(indexDir(ctx.dataDir, source.id));
-  let index = await store.load(commit, options);
-  if (index === undefined) {
-    ctx.onProgress?.(source.id, { phase: 'indexing' });
-    const tree = await walkCommit(repo, commit, cache.trees);
-    cache.trees = tree.trees;
-    index = await indexCommit({
+    return opened;
+  };
+  const namespace = (index: CommitIndex, repo: Repository) =>
+    buildNamespace(config.id, index, origin, (blob) => readBlob(repo, blob));
+
+  /** The index of a commit in store: its index file, or built from git (and saved) when there is none. */
+  const indexOf = async (repo: Repository, commit: string): Promise<CommitIndex> => {
+    const stored = await indexes.load(commit, options);
+    if (stored !== undefined) return stored;
+    deps.onProgress?.({ phase: 'indexing' });
+    const tree = await walkCommit(repo, commit, trees);
+    trees = tree.trees;
+    const index = await indexCommit({
       ...tree,
       readBlob: (id) => readBlob(repo, id),
       ...options,
-      cache: cache.index,
+      cache: indexCache,
     });
-    await store.save(index, options);
-  }
-  return buildNamespace(source.id, index, originOf(source), (blob) => readBlob(repo, blob));
-}
+    await indexes.save(index, options);
+    return index;
+  };
 
-/** The commit a source should serve now, resolved against its repository or remote. */
-export async function resolveSource(source: SourceConfig, ctx: SourceContext): Promise<string> {
-  return targetCommit(source, await openSource(source, ctx));
-}
-
-/**
- * A commit served before, brought back from its persisted index without touching the network (and without
- * re-hashing); only when the index is gone is it rebuilt, which may need the network for a commit not in store.
- */
-export async function restoreSource(
-  source: SourceConfig,
-  ctx: SourceContext,
-  commit: string,
-): Promise<Namespace> {
-  const repo = await openSource(source, ctx);
-  const index = await indexStore(indexDir(ctx.dataDir, source.id)).load(commit, indexOptionsOf(source));
-  if (index === undefined) return loadSource(source, ctx, commit);
-  return buildNamespace(source.id, index, originOf(source), (blob) => readBlob(repo, blob));
-}
-
-/** Forgets a commit that is no longer served: its index file, and its pin in a remote source's store. */
-export async function forgetCommit(source: SourceConfig, ctx: SourceContext, commit: string): Promise<void> {
-  await indexStore(indexDir(ctx.dataDir, source.id)).remove(commit);
-  if (source.location.kind === 'remote')
-    await unpinCommit(await openSource(source, ctx), commit).catch(() => undefined);
+  return {
+    id: config.id,
+    origin,
+    async resolve() {
+      if (config.target.kind === 'commit') return config.target.commit;
+      return remote === undefined
+        ? resolveLocalRef(await repository(), config.target.ref)
+        : resolveRemoteRef(remote, config.target.ref);
+    },
+    async load(commit, have) {
+      const repo = await repository();
+      if (remote !== undefined) {
+        // The completeness check walks the commit's trees: the index walk that follows reuses them all.
+        trees = await fetchCommit(repo, remote, commit, {
+          ...(have === undefined ? {} : { have }),
+          ...(trees === undefined ? {} : { trees }),
+          onProgress: (progress) => deps.onProgress?.(progress),
+        });
+      }
+      return namespace(await indexOf(repo, commit), repo);
+    },
+    async restore(commit) {
+      const repo = await repository();
+      return namespace(await indexOf(repo, commit), repo);
+    },
+    async forget(commit) {
+      await indexes.remove(commit);
+      if (remote !== undefined) await unpinCommit(await repository(), commit).catch(() => undefined);
+    },
+    async status(commit) {
+      const index = await indexes.load(commit, options);
+      if (index === undefined) return { commit };
+      return { commit, commitTime: index.commitTime, skills: index.skills.length, problems: index.problems };
+    },
+    async held() {
+      const indexed = await commitsIn(path.join(deps.dataDir, 'index', config.id), '.json');
+      const pinned = remote === undefined ? [] : await pinnedCommits(storeDir);
+      return [...new Set([...indexed, ...pinned])];
+    },
+  };
 }

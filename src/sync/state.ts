@@ -1,7 +1,10 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../shared/fs.ts';
-import type { SourceReason } from '../shared/reasons.ts';
+import { z } from 'zod';
+import { latestWins, writeFileAtomic, type WriteFs } from '../shared/fs.ts';
+import { COMMIT_PATTERN } from '../shared/patterns.ts';
+import { isSourceReason, type SourceReason } from '../shared/reasons.ts';
+import { messageOf } from '../shared/text.ts';
 
 /** What skillpin remembers about a source between runs (dataDir/state.json). Never holds a secret. */
 export interface SourceState {
@@ -13,6 +16,7 @@ export interface SourceState {
   lastSync?: string;
   /** When a sync of this source last succeeded. */
   lastSuccess?: string;
+  /** Why the last sync failed; absent when it succeeded. */
   lastError?: { reason: SourceReason; detail: string; at: string };
 }
 
@@ -21,19 +25,67 @@ export interface SyncState {
   sources: Record<string, SourceState>;
 }
 
-export const stateFile = (dataDir: string) => path.join(dataDir, 'state.json');
+const commit = z.string().regex(COMMIT_PATTERN);
+const stateSchema = z.object({
+  version: z.literal(1),
+  sources: z.record(
+    z.string(),
+    z.object({
+      current: commit.optional(),
+      retained: z.array(commit),
+      lastSync: z.string().optional(),
+      lastSuccess: z.string().optional(),
+      lastError: z
+        .object({
+          reason: z.string().refine(isSourceReason, 'not a source reason'),
+          detail: z.string(),
+          at: z.string(),
+        })
+        .optional(),
+    }),
+  ),
+});
 
-/** The saved state; an empty one when the file is missing or unreadable (it is rebuilt by the next sync). */
-export async function readState(dataDir: string): Promise<SyncState> {
-  try {
-    const parsed = JSON.parse(await fsp.readFile(stateFile(dataDir), 'utf8')) as SyncState;
-    if (parsed?.version === 1 && typeof parsed.sources === 'object' && parsed.sources !== null) return parsed;
-  } catch {
-    // Missing or corrupt: start empty.
-  }
-  return { version: 1, sources: {} };
+/** What reading state.json found: the state, or why there is none (then it is rebuilt from dataDir). */
+export type StateRead =
+  | { found: 'state'; state: SyncState }
+  | { found: 'nothing'; state: SyncState }
+  | { found: 'corrupt'; state: SyncState; detail: string };
+
+/** dataDir/state.json, with its one writer. */
+export interface StateFile {
+  readonly file: string;
+  read(): Promise<StateRead>;
+  /** Writes `state`; a write asked for during another replaces any still waiting (the latest wins). */
+  write(state: SyncState): Promise<void>;
 }
 
-export async function writeState(dataDir: string, state: SyncState): Promise<void> {
-  await writeFileAtomic(stateFile(dataDir), `${JSON.stringify(state, null, 2)}\n`);
+const EMPTY: SyncState = { version: 1, sources: {} };
+
+export function openStateFile(dataDir: string, fs?: WriteFs): StateFile {
+  const file = path.join(dataDir, 'state.json');
+  const write = latestWins((text) => writeFileAtomic(file, text, fs));
+  return {
+    file,
+    async read() {
+      let text: string;
+      try {
+        text = await fsp.readFile(file, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { found: 'nothing', state: EMPTY };
+        return { found: 'corrupt', state: EMPTY, detail: messageOf(error) };
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch (error) {
+        return { found: 'corrupt', state: EMPTY, detail: messageOf(error) };
+      }
+      const parsed = stateSchema.safeParse(json);
+      if (!parsed.success)
+        return { found: 'corrupt', state: EMPTY, detail: z.prettifyError(parsed.error).split('\n')[0]! };
+      return { found: 'state', state: parsed.data as SyncState };
+    },
+    write: (state) => write(`${JSON.stringify(state, null, 2)}\n`),
+  };
 }

@@ -2,13 +2,14 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../src/config/index.ts';
 import { CACHE_USES, GitError } from '../../src/git/index.ts';
-import { indexDir, loadSource } from '../../src/sync/source.ts';
+import { openSource } from '../../src/sync/source.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 const catalog = fixture('catalog');
+const c1 = catalog.commits['c1']!;
 const c2 = catalog.commits['c2']!;
 
 const local = (gitdir: string, commit = c2): SourceConfig => ({
@@ -20,27 +21,58 @@ const local = (gitdir: string, commit = c2): SourceConfig => ({
   keep: 2,
   timeoutMs: 5000,
 });
-const context = () => ({ dataDir: mkdtempSync(path.join(tmpdir(), 'skillpin-data-')), caches: new Map() });
+const dirs: string[] = [];
+const temp = (prefix: string) => {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+const copyOfCatalog = () => {
+  const copy = path.join(temp('skillpin-copy-'), 'catalog.git');
+  cpSync(catalog.gitdir, copy, { recursive: true });
+  return copy;
+};
 
-describe('loadSource', () => {
-  it('persists the index of a commit and serves it again without reading the repository', async () => {
-    const copy = path.join(mkdtempSync(path.join(tmpdir(), 'skillpin-copy-')), 'catalog.git');
-    cpSync(catalog.gitdir, copy, { recursive: true });
-    const ctx = context();
-    const first = await loadSource(local(copy), ctx);
-    expect(existsSync(path.join(indexDir(ctx.dataDir, 'cat'), `${c2}.json`))).toBe(true);
+describe('a source', () => {
+  it('resolves its pin, persists the index of a commit and serves it again without reading the repository', async () => {
+    const copy = copyOfCatalog();
+    const dataDir = temp('skillpin-data-');
+    const source = openSource(local(copy), { dataDir });
+    expect(await source.resolve()).toBe(c2);
+    const first = await source.load(c2);
+    expect(existsSync(path.join(dataDir, 'index', 'cat', `${c2}.json`))).toBe(true);
     // Remove every object: the index must come from dataDir alone (blob reads would fail, listing must not).
     for (const dir of readdirSync(path.join(copy, 'objects')))
       if (/^[0-9a-f]{2}$/.test(dir)) rmSync(path.join(copy, 'objects', dir), { recursive: true });
-    const again = await loadSource(local(copy), { ...ctx, caches: new Map() });
+    const again = await openSource(local(copy), { dataDir }).restore(c2);
     expect(again.index).toEqual(first.index);
   });
 
+  it('reports a commit from its index file alone, and names what dataDir holds; forget removes it', async () => {
+    const dataDir = temp('skillpin-data-');
+    const source = openSource(local(catalog.gitdir), { dataDir });
+    expect(await source.held()).toEqual([]);
+    expect(await source.status(c2)).toEqual({ commit: c2 });
+    const ns = await source.load(c2);
+    await source.load(c1);
+    expect((await source.held()).sort()).toEqual([c1, c2].sort());
+    expect(await source.status(c2)).toEqual({
+      commit: c2,
+      commitTime: ns.index.commitTime,
+      skills: ns.index.skills.length,
+      problems: ns.index.problems,
+    });
+    await source.forget(c1);
+    expect(await source.held()).toEqual([c2]);
+  });
+
   it('keeps serving a local repository after another program repacks it (git gc)', async () => {
-    const copy = path.join(mkdtempSync(path.join(tmpdir(), 'skillpin-copy-')), 'catalog.git');
-    cpSync(catalog.gitdir, copy, { recursive: true });
+    const copy = copyOfCatalog();
     execFileSync('git', ['--git-dir', copy, 'repack', '-a', '-d', '-q']);
-    const ns = await loadSource(local(copy), context());
+    const ns = await openSource(local(copy), { dataDir: temp('skillpin-data-') }).load(c2);
     const file = ns.files.get('skills/pdf-forms/references/FORMS.md')!.file;
     expect((await ns.readBlob(file.blob)).byteLength).toBe(file.size);
     // Repack again: the pack the namespace knew is deleted and a new one written. Enough reads follow for
@@ -53,15 +85,16 @@ describe('loadSource', () => {
   });
 
   it('reports a blob missing from the store as source-incomplete', async () => {
-    const copy = path.join(mkdtempSync(path.join(tmpdir(), 'skillpin-copy-')), 'catalog.git');
-    cpSync(catalog.gitdir, copy, { recursive: true });
+    const copy = copyOfCatalog();
     const blob = execFileSync(
       'git',
       ['--git-dir', copy, 'rev-parse', `${c2}:skills/pdf-forms/references/FORMS.md`],
       { encoding: 'utf8' },
     ).trim();
     rmSync(path.join(copy, 'objects', blob.slice(0, 2), blob.slice(2)));
-    const error = await loadSource(local(copy), context()).catch((e: unknown) => e);
+    const error = await openSource(local(copy), { dataDir: temp('skillpin-data-') })
+      .load(c2)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GitError);
     expect((error as GitError).code).toBe('source-incomplete');
   });

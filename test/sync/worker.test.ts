@@ -1,58 +1,90 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  promises as fsp,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, type Catalog } from '../../src/catalog/index.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
+import { indexStore } from '../../src/index/index.ts';
+import type { WriteFs } from '../../src/shared/fs.ts';
 import { silentLogger } from '../../src/shared/log.ts';
-import { indexDir } from '../../src/sync/source.ts';
-import { readState } from '../../src/sync/state.ts';
-import { createSyncWorker, retryDelay, type SyncWorker } from '../../src/sync/worker.ts';
+import type { SyncOutcome } from '../../src/sync/follower.ts';
+import { openStateFile } from '../../src/sync/state.ts';
+import { createSyncWorker, type SyncWorkerOptions } from '../../src/sync/worker.ts';
+import { manualClock } from '../helpers/clock.ts';
 import { startFaultProxy, type Fault } from '../helpers/faultProxy.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { makeRepo } from '../helpers/repo.ts';
 import { writeConfig } from '../helpers/server.ts';
 
-const until = async (what: string, check: () => boolean, timeoutMs = 10_000) => {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
 const current = (catalog: Catalog, id = 'skills') =>
   catalog.state.sources.find((s) => s.id === id)?.current.commit;
 const retained = (catalog: Catalog, id = 'skills') =>
   catalog.state.sources.find((s) => s.id === id)?.retained.map((ns) => ns.commit);
+const indexFiles = (config: Config, id = 'skills') =>
+  readdirSync(path.join(config.dataDir, 'index', id)).sort();
+const pins = (config: Config, id = 'skills') =>
+  readdirSync(path.join(config.dataDir, 'repos', `${id}.git`, 'refs', 'skillpin', 'pins')).sort();
+const savedState = async (config: Config) => (await openStateFile(config.dataDir).read()).state;
+const diskFull = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+/** Node's fs, except that while `full()` no temp file can be created: state.json cannot be written. */
+const fillable = (full: () => boolean): WriteFs => ({
+  ...fsp,
+  open: ((file: string, flags: string) =>
+    full() && file.endsWith('.tmp') ? Promise.reject(diskFull()) : fsp.open(file, flags)) as WriteFs['open'],
+});
 
-function workerFor(config: Config) {
+/** A worker on a manual clock; `next(id)` resolves with the next settled sync of that source. */
+function workerFor(config: Config, extra: Partial<SyncWorkerOptions> = {}) {
   const catalog = createCatalog();
-  return {
+  const clock = manualClock();
+  const waiting: Array<{ id: string; resolve: (outcome: SyncOutcome) => void }> = [];
+  const worker = createSyncWorker({
+    config,
     catalog,
-    worker: createSyncWorker({ config, catalog, logger: silentLogger(), random: () => 0.5 }),
+    logger: silentLogger(),
+    random: () => 0.5,
+    clock,
+    onSettled: (outcome) => {
+      for (const w of waiting.splice(0)) {
+        if (w.id === outcome.id) w.resolve(outcome);
+        else waiting.push(w);
+      }
+    },
+    ...extra,
+  });
+  const next = (id: string) => new Promise<SyncOutcome>((resolve) => waiting.push({ id, resolve }));
+  const start = async () => {
+    await worker.restore();
+    return worker.syncAll('start');
   };
+  return { catalog, worker, clock, next, start };
 }
 
-describe('retryDelay', () => {
-  it('doubles from the minimum up to the maximum, with jitter in [0.5, 1.5)', () => {
-    expect([1, 2, 3, 4, 10].map((attempt) => retryDelay(attempt, 1000, 5000, () => 0.5))).toEqual([
-      1000, 2000, 4000, 5000, 5000,
-    ]);
-    expect(retryDelay(1, 1000, 5000, () => 0)).toBe(500);
-    expect(retryDelay(1, 1000, 5000, () => 0.999)).toBe(1499);
-  });
-});
+/** A logger whose lines the test reads. */
+function capturedLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return { logger, lines };
+}
 
 describe('the sync worker against a remote that fails on cue', () => {
   let root: string;
   let git: GitHttpServer;
   let proxy: Awaited<ReturnType<typeof startFaultProxy>>;
   let repo: ReturnType<typeof pushableRepo>;
-  let catalog: Catalog;
-  let worker: SyncWorker;
+  let run: ReturnType<typeof workerFor>;
   let config: Config;
   let first: string;
 
@@ -68,17 +100,17 @@ describe('the sync worker against a remote that fails on cue', () => {
         sources: [{ id: 'skills', url: `${proxy.url}/skills.git`, ref: 'main', poll: '1h', keep: 2 }],
       }),
     );
-    ({ catalog, worker } = workerFor(config));
-    await worker.start();
+    run = workerFor(config);
+    await run.start();
   });
   afterAll(async () => {
-    await worker.stop();
+    await run.worker.stop();
     await proxy.close();
     await git.close();
   });
 
-  it('serves the branch tip at start', () => {
-    expect(current(catalog)).toBe(first);
+  it('serves the branch tip at start, and polls an hour later', () => {
+    expect([current(run.catalog), run.clock.pending()]).toEqual([first, [3_600_000]]);
   });
 
   const faults: Array<[string, Fault, string]> = [
@@ -95,21 +127,30 @@ describe('the sync worker against a remote that fails on cue', () => {
   it.each(faults)(
     'on %s: reports %s, keeps the last good commit serving, retries with backoff and recovers',
     async (_what, fault, reason) => {
+      const { catalog, worker, clock, next } = run;
       const before = current(catalog)!;
-      const next = repo.push({ 'alpha/SKILL.md': skillMd('alpha', `version ${++version}`) });
+      const pushed = repo.push({ 'alpha/SKILL.md': skillMd('alpha', `version ${++version}`) });
       proxy.setFault(fault);
-      const outcome = await worker.trigger('skills', 'test')!;
-      expect(outcome).toMatchObject({ ok: false, reason, serving: before });
+      expect(await worker.trigger('skills', 'test')).toMatchObject({ ok: false, reason, serving: before });
       expect(current(catalog)).toBe(before);
       expect(catalog.state.failures).toEqual([expect.objectContaining({ id: 'skills', reason })]);
-      expect((await readState(config.dataDir)).sources['skills']?.lastError?.reason).toBe(reason);
+      expect((await savedState(config)).sources['skills']?.lastError?.reason).toBe(reason);
+      // The first retry is due after retryMin (50 ms, jitter 0.5 → ×1); a second failure doubles it.
+      expect(clock.pending()).toEqual([50]);
+      let retried = next('skills');
+      clock.advance(50);
+      expect(await retried).toMatchObject({ ok: false, reason });
+      expect(clock.pending()).toEqual([100]);
       proxy.setFault({ kind: 'pass' });
-      await until('the retry to bring the new commit', () => current(catalog) === next);
-      expect(catalog.state.failures).toEqual([]);
+      retried = next('skills');
+      clock.advance(100);
+      expect(await retried).toEqual({ id: 'skills', ok: true, commit: pushed, changed: true });
+      expect([current(catalog), catalog.state.failures, clock.pending()]).toEqual([pushed, [], [3_600_000]]);
     },
   );
 
-  it('keeps `keep` previous commits serving and forgets older ones (index files removed)', async () => {
+  it('keeps `keep` previous commits serving and forgets older ones (index files and pins removed)', async () => {
+    const { catalog, worker } = run;
     const commits = [current(catalog)!];
     for (let i = 0; i < 3; i++) {
       commits.push(repo.push({ 'alpha/SKILL.md': skillMd('alpha', `retention ${i}`) }));
@@ -118,20 +159,19 @@ describe('the sync worker against a remote that fails on cue', () => {
     expect(current(catalog)).toBe(commits[3]);
     expect(retained(catalog)).toEqual([commits[2], commits[1]]);
     expect(catalog.namespace('skills', commits[0]!)).toBeUndefined();
-    const files = readdirSync(indexDir(config.dataDir, 'skills'));
-    expect(files).toContain(`${commits[3]}.json`);
-    expect(files).not.toContain(`${commits[0]}.json`);
-    expect((await readState(config.dataDir)).sources['skills']).toMatchObject({
+    const kept = [commits[3]!, commits[2]!, commits[1]!].sort();
+    expect(indexFiles(config)).toEqual(kept.map((c) => `${c}.json`));
+    expect(pins(config)).toEqual(kept);
+    expect((await savedState(config)).sources['skills']).toMatchObject({
       current: commits[3],
       retained: [commits[2], commits[1]],
     });
   });
 
   it('fetches only the objects the store lacks after a one-file change', async () => {
-    const packs = () =>
-      readdirSync(path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack')).filter((f) =>
-        f.endsWith('.pack'),
-      );
+    const { worker } = run;
+    const packDir = path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack');
+    const packs = () => readdirSync(packDir).filter((f) => f.endsWith('.pack'));
     const before = new Set(packs());
     repo.push({
       'alpha/big.txt': randomBytes(200_000).toString('base64'),
@@ -143,49 +183,40 @@ describe('the sync worker against a remote that fails on cue', () => {
     await worker.trigger('skills', 'test');
     const newest = packs().filter((p) => !afterBig.has(p) && !before.has(p));
     expect(newest.length).toBe(1);
-    const size = readdirSync(path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack')).length;
-    expect(size).toBeGreaterThan(0);
-    const packBytes = execFileSync(
-      'du',
-      ['-b', path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack', newest[0]!)],
-      { encoding: 'utf8' },
-    );
+    const bytes = (pack: string) =>
+      Number(execFileSync('du', ['-b', path.join(packDir, pack)], { encoding: 'utf8' }).split('\t')[0]);
     // The big (incompressible, 266 KB) blob is not sent again: the incremental pack is a few hundred bytes.
-    expect(Number(packBytes.split('\t')[0])).toBeLessThan(2_000);
-    const bigPack = [...afterBig].find((p) => !before.has(p))!;
-    const bigBytes = execFileSync(
-      'du',
-      ['-b', path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack', bigPack)],
-      { encoding: 'utf8' },
-    );
-    expect(Number(bigBytes.split('\t')[0])).toBeGreaterThan(200_000);
+    expect(bytes(newest[0]!)).toBeLessThan(2_000);
+    expect(bytes([...afterBig].find((p) => !before.has(p))!)).toBeGreaterThan(200_000);
   });
 
   it('follows a branch that was force-pushed to a new history', async () => {
     const rewritten = repo.forcePushOrphan({ 'beta/SKILL.md': skillMd('beta', 'new history') });
-    expect(await worker.trigger('skills', 'test')).toMatchObject({ ok: true, commit: rewritten });
-    expect(catalog.listed()[0]!.index.skills.map((s) => s.name)).toEqual(['beta']);
+    expect(await run.worker.trigger('skills', 'test')).toMatchObject({ ok: true, commit: rewritten });
+    expect(run.catalog.listed()[0]!.index.skills.map((s) => s.name)).toEqual(['beta']);
   });
 
   it('merges triggers for a source that is already syncing into one follow-up sync', async () => {
     const pushed = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'merged') });
     const refsBefore = git.requests.filter((r) => r.path.endsWith('/info/refs')).length;
-    const outcomes = await Promise.all(Array.from({ length: 6 }, () => worker.trigger('skills', 'burst')!));
+    const outcomes = await Promise.all(
+      Array.from({ length: 6 }, () => run.worker.trigger('skills', 'burst')!),
+    );
     expect(new Set(outcomes.map((o) => o.ok && o.commit))).toEqual(new Set([pushed]));
     const refRequests = git.requests.filter((r) => r.path.endsWith('/info/refs')).length - refsBefore;
-    // One sync resolves the ref once and fetches (two info/refs requests at most); the merged follow-up once more.
-    expect(refRequests).toBeLessThanOrEqual(4);
+    // One sync resolves the ref once and fetches (two info/refs requests); the merged follow-up resolves once more.
+    expect(refRequests).toBe(3);
   });
 
   it('reports a ref that no longer exists and keeps serving', async () => {
-    const before = current(catalog);
+    const before = current(run.catalog);
     repo.deleteBranch('main');
-    expect(await worker.trigger('skills', 'test')).toMatchObject({
+    expect(await run.worker.trigger('skills', 'test')).toMatchObject({
       ok: false,
       reason: 'source-ref-not-found',
       serving: before,
     });
-    expect(current(catalog)).toBe(before);
+    expect(current(run.catalog)).toBe(before);
     repo.push({ 'beta/SKILL.md': skillMd('beta', 'back') });
   });
 });
@@ -207,8 +238,8 @@ describe('other faults', () => {
         ],
       }),
     );
-    const { catalog, worker } = workerFor(config);
-    await worker.start();
+    const { catalog, worker, start } = workerFor(config);
+    await start();
     expect(catalog.state.failures.map((f) => [f.id, f.reason])).toEqual([
       ['closed', 'source-unreachable'],
       ['pinned', 'source-commit-not-found'],
@@ -222,35 +253,202 @@ describe('other faults', () => {
   });
 
   it('reports a full disk and keeps the last good commit serving', async () => {
-    const mountPoint = mkdtempSync(path.join(tmpdir(), 'skillpin-tmpfs-'));
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mountPoint]);
     const root = mkdtempSync(path.join(tmpdir(), 'skillpin-disk-'));
     const repo = pushableRepo(root, 'skills');
     const good = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'fits') });
     const git = await startGitHttpServer({ root });
-    try {
-      const config = loadConfig(
-        writeConfig({
-          dataDir: mountPoint,
-          sync: { retryMin: '1h', retryMax: '1h' },
-          sources: [{ id: 'skills', url: git.urlFor('skills.git'), ref: 'main' }],
-        }),
-      );
-      const { catalog, worker } = workerFor(config);
-      await worker.start();
-      expect(current(catalog)).toBe(good);
-      repo.push({ 'alpha/noise.bin': randomBytes(3 * 1024 * 1024).toString('base64') });
-      expect(await worker.trigger('skills', 'test')).toMatchObject({
-        ok: false,
-        reason: 'source-disk-full',
-        serving: good,
-      });
-      expect(current(catalog)).toBe(good);
-      await worker.stop();
-    } finally {
-      await git.close();
-      execFileSync('umount', [mountPoint]);
-    }
+    let full = false;
+    const config = loadConfig(
+      writeConfig({
+        sync: { retryMin: '1m', retryMax: '1h' },
+        sources: [{ id: 'skills', url: git.urlFor('skills.git'), ref: 'main' }],
+      }),
+    );
+    // The disk fills up while the new commit's index file is written.
+    const { catalog, worker, clock, start } = workerFor(config, {
+      indexStore: (dir) => {
+        const store = indexStore(dir);
+        return { ...store, save: (...args) => (full ? Promise.reject(diskFull()) : store.save(...args)) };
+      },
+    });
+    await start();
+    expect(current(catalog)).toBe(good);
+    full = true;
+    const next = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'does not fit') });
+    expect(await worker.trigger('skills', 'test')).toEqual({
+      id: 'skills',
+      ok: false,
+      reason: 'source-disk-full',
+      detail: 'no space left on the device holding dataDir',
+      serving: good,
+    });
+    expect([current(catalog), clock.pending(), indexFiles(config)]).toEqual([
+      good,
+      [60_000],
+      [`${good}.json`],
+    ]);
+    full = false;
+    expect(await worker.trigger('skills', 'space again')).toMatchObject({ ok: true, commit: next });
+    await worker.stop();
+    await git.close();
+  });
+});
+
+describe('state.json', () => {
+  let root: string;
+  let git: GitHttpServer;
+  let repo: ReturnType<typeof pushableRepo>;
+  beforeAll(async () => {
+    root = mkdtempSync(path.join(tmpdir(), 'skillpin-statefile-'));
+    repo = pushableRepo(root, 'skills');
+    git = await startGitHttpServer({ root });
+  });
+  afterAll(async () => git.close());
+
+  it('a commit that falls out of retention is forgotten only once state.json no longer names it', async () => {
+    const a = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'a') });
+    const config = loadConfig(
+      writeConfig({ sources: [{ id: 'skills', url: git.urlFor('skills.git'), ref: 'main', keep: 0 }] }),
+    );
+    let full = false;
+    const { catalog, worker, start } = workerFor(config, { fs: fillable(() => full) });
+    await start();
+    full = true;
+    const b = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'b') });
+    expect(await worker.trigger('skills', 'test')).toMatchObject({ ok: true, commit: b });
+    // Served at once, but state.json could not be written: it still names `a`, so `a` stays on disk.
+    expect([current(catalog), retained(catalog)]).toEqual([b, []]);
+    expect((await savedState(config)).sources['skills']?.current).toBe(a);
+    expect([indexFiles(config), pins(config)]).toEqual([
+      [a, b].sort().map((c) => `${c}.json`),
+      [a, b].sort(),
+    ]);
+    full = false;
+    expect(await worker.trigger('skills', 'test')).toMatchObject({ ok: true, changed: false });
+    expect((await savedState(config)).sources['skills']?.current).toBe(b);
+    expect([indexFiles(config), pins(config)]).toEqual([[`${b}.json`], [b]]);
+    await worker.stop();
+  });
+
+  it('a dropped commit that is served again before the state is written is kept', async () => {
+    const a = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'again a') });
+    const config = loadConfig(
+      writeConfig({ sources: [{ id: 'skills', url: git.urlFor('skills.git'), ref: 'main', keep: 0 }] }),
+    );
+    let full = false;
+    const { catalog, worker, start } = workerFor(config, { fs: fillable(() => full) });
+    await start();
+    full = true;
+    repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'again b') });
+    expect(await worker.trigger('skills', 'test')).toMatchObject({ ok: true, changed: true });
+    execFileSync('git', ['-C', repo.bare, 'update-ref', 'refs/heads/main', a]);
+    full = false;
+    expect(await worker.trigger('skills', 'moved back')).toMatchObject({
+      ok: true,
+      commit: a,
+      changed: true,
+    });
+    expect(current(catalog)).toBe(a);
+    expect([indexFiles(config), pins(config)]).toEqual([[`${a}.json`], [a]]);
+    await worker.stop();
+  });
+
+  it('when corrupt, is rebuilt from the index files and pins, and the source serves with its remote down', async () => {
+    const a = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'rebuild a') });
+    const proxy = await startFaultProxy(git.url);
+    const config = loadConfig(
+      writeConfig({
+        sync: { timeout: '1h' },
+        sources: [{ id: 'skills', url: `${proxy.url}/skills.git`, ref: 'main', keep: 1 }],
+      }),
+    );
+    const run1 = workerFor(config);
+    await run1.start();
+    const b = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'rebuild b') });
+    await run1.worker.trigger('skills', 'test');
+    await run1.worker.stop();
+    const indexed = run1.catalog.namespace('skills', b)!.index;
+
+    // A torn state.json, b's index file gone (its pin remains), and a remote that never answers.
+    writeFileSync(path.join(config.dataDir, 'state.json'), '{"version":1,"sources":{"skills":{"curr');
+    rmSync(path.join(config.dataDir, 'index', 'skills', `${b}.json`));
+    proxy.setFault({ kind: 'hang' });
+    const { logger, lines } = capturedLogger();
+    const run2 = workerFor(config, { logger });
+    await run2.worker.restore();
+    expect([current(run2.catalog), retained(run2.catalog)]).toEqual([b, [a]]);
+    expect(run2.catalog.namespace('skills', b)!.index).toEqual(indexed);
+    expect(
+      lines
+        .filter((l) => l['level'] === 40)
+        .map((l) => [l['msg'], l['current'] ?? null, l['retained'] ?? null]),
+    ).toEqual([
+      ['state.json is corrupt: rebuilding it from the index files and pins in dataDir', null, null],
+      ['state.json does not name this source: rebuilt from the index files and pins in dataDir', b, [a]],
+    ]);
+    // The first sync fails (the remote is gone for good); what was rebuilt keeps serving and is written down.
+    const first = run2.worker.syncAll('start');
+    await proxy.close();
+    expect(await first).toEqual([expect.objectContaining({ ok: false, serving: b })]);
+    expect((await savedState(config)).sources['skills']).toMatchObject({ current: b, retained: [a] });
+    await run2.worker.stop();
+  });
+});
+
+describe('status and readiness', () => {
+  it('report every source: pending until tried, then what it serves, its last sync and last error', async () => {
+    const { dir, commit } = makeRepo({ 'alpha/SKILL.md': skillMd('alpha', 'one') });
+    const config = loadConfig(
+      writeConfig({
+        sources: [
+          { id: 'local', path: dir, commit },
+          { id: 'closed', url: 'http://127.0.0.1:9/none.git', ref: 'main' },
+        ],
+      }),
+    );
+    const { worker, clock } = workerFor(config);
+    await worker.restore();
+    expect(worker.pending()).toEqual(['local', 'closed']);
+    clock.advance(1500);
+    const syncing = worker.syncAll('start', (source) => source.id === 'local');
+    expect(worker.status().sources.map((s) => [s.id, s.syncing])).toEqual([
+      ['local', true],
+      ['closed', false],
+    ]);
+    await syncing;
+    expect(worker.pending()).toEqual(['closed']);
+    await worker.syncAll('start', (source) => source.id === 'closed');
+    expect(worker.pending()).toEqual([]);
+    const at = '2024-05-01T00:00:01.500Z';
+    const detail =
+      'listing the refs of http://127.0.0.1:9/none.git: ECONNREFUSED: the remote could not be reached';
+    expect(worker.status()).toEqual({
+      version: 2,
+      sources: [
+        {
+          id: 'local',
+          repository: `local:${path.basename(dir)}`,
+          current: { commit, commitTime: '2024-05-01T00:00:00.000Z', skills: 1, problems: [] },
+          retained: [],
+          syncing: false,
+          lastSync: at,
+          lastSuccess: at,
+          lastError: null,
+        },
+        {
+          id: 'closed',
+          repository: 'http://127.0.0.1:9/none.git',
+          current: null,
+          retained: [],
+          syncing: false,
+          lastSync: at,
+          lastSuccess: null,
+          lastError: { reason: 'source-unreachable', detail, at },
+        },
+      ],
+      failures: [{ id: 'closed', reason: 'source-unreachable', detail }],
+    });
+    await worker.stop();
   });
 });
 
@@ -260,8 +458,8 @@ describe('a local repository', () => {
     const config = loadConfig(
       writeConfig({ sources: [{ id: 'local', path: dir, ref: 'main', poll: '1h' }] }),
     );
-    const { catalog, worker } = workerFor(config);
-    await worker.start();
+    const { catalog, worker, start } = workerFor(config);
+    await start();
     expect(current(catalog, 'local')).toBe(commit);
     // Read a file so the store's memory of which loose objects exist is filled, then commit more beside it.
     const ns = catalog.listed()[0]!;
@@ -298,14 +496,14 @@ describe('restarts', () => {
     });
     const config = loadConfig(file);
     const run1 = workerFor(config);
-    await run1.worker.start();
+    await run1.start();
     const b = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'b') });
     await run1.worker.trigger('skills', 'test');
     await run1.worker.stop();
     const indexed = run1.catalog.namespace('skills', b)!.index;
 
-    // The remote now never answers (and the timeout is an hour), and the object files are gone: start() still
-    // resolves, serving listing and entries from dataDir alone. Waiting on the network would hang this test.
+    // The remote now never answers (and the timeout is an hour), and the object files are gone: restore()
+    // still resolves, serving listing and entries from dataDir alone. Waiting on the network would hang this test.
     proxy.setFault({ kind: 'hang' });
     const objects = path.join(config.dataDir, 'repos', 'skills.git', 'objects');
     const saved = mkdtempSync(path.join(tmpdir(), 'skillpin-objects-'));
@@ -313,13 +511,14 @@ describe('restarts', () => {
     for (const entry of readdirSync(objects)) rmSync(path.join(objects, entry), { recursive: true });
     mkdirSync(path.join(objects, 'pack'));
     const run2 = workerFor(config);
-    await run2.worker.start();
+    await run2.worker.restore();
     expect([current(run2.catalog), retained(run2.catalog)]).toEqual([b, [a]]);
     expect(run2.catalog.namespace('skills', b)!.index).toEqual(indexed);
-    // Once the remote is gone for good, the sync start() began fails: reported, and the restored commits keep serving.
+    // Once the remote is gone for good, the first sync fails: reported, and the restored commits keep serving.
+    const first = run2.worker.syncAll('start');
     await proxy.close();
     await git.close();
-    expect(await run2.worker.trigger('skills', 'test')).toMatchObject({ ok: false, serving: b });
+    expect(await first).toEqual([expect.objectContaining({ ok: false, serving: b })]);
     expect(run2.catalog.state.failures.map((f) => f.id)).toEqual(['skills']);
     await run2.worker.stop();
 
@@ -327,13 +526,14 @@ describe('restarts', () => {
     rmSync(objects, { recursive: true });
     execFileSync('cp', ['-a', path.join(saved, 'objects'), path.dirname(objects)]);
     writeFileSync(
-      path.join(indexDir(config.dataDir, 'skills'), `${b}.json`),
+      path.join(config.dataDir, 'index', 'skills', `${b}.json`),
       '{"options":{"paths":[],"strictNames":false},"index":{"version":1,"commit":"',
     );
     const run3 = workerFor(config);
-    await run3.worker.start();
+    await run3.worker.restore();
     expect(run3.catalog.namespace('skills', b)!.index).toEqual(indexed);
-    expect(existsSync(path.join(indexDir(config.dataDir, 'skills'), `${b}.json`))).toBe(true);
+    expect(existsSync(path.join(config.dataDir, 'index', 'skills', `${b}.json`))).toBe(true);
     await run3.worker.stop();
+    rmSync(saved, { recursive: true, force: true });
   });
 });

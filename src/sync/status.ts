@@ -1,0 +1,88 @@
+import type { Namespace, SourceFailure } from '../catalog/index.ts';
+import type { Config } from '../config/index.ts';
+import type { SkillProblem, SourceReason } from '../shared/reasons.ts';
+import { rebuilt } from './retention.ts';
+import { openSource } from './source.ts';
+import { openStateFile } from './state.ts';
+
+/** One commit as reported: what its index says (only `commit` when its index file is gone). */
+export interface CommitStatus {
+  commit: string;
+  commitTime?: string;
+  skills?: number;
+  problems?: SkillProblem[];
+}
+
+export interface SourceStatus {
+  id: string;
+  /** URL without credentials, or `local:<folder>`. */
+  repository: string;
+  /** The commit listed, or `null` when the source has served nothing yet. */
+  current: CommitStatus | null;
+  /** Earlier commits still served (not listed), newest first. */
+  retained: CommitStatus[];
+  /** A sync of the source is running now (always false when read from dataDir). */
+  syncing: boolean;
+  lastSync: string | null;
+  lastSuccess: string | null;
+  /** Why the latest sync failed; `null` when it succeeded. */
+  lastError: { reason: SourceReason; detail: string; at: string } | null;
+}
+
+/** `GET /status` (live) and `skillpin status --json` (from dataDir). Version 2: fields are only ever added. */
+export interface StatusReport {
+  version: 2;
+  /** Every configured source, in configuration order. */
+  sources: SourceStatus[];
+  /** The sources whose latest sync failed (what they served before keeps serving). */
+  failures: SourceFailure[];
+}
+
+export function commitStatusOf(ns: Namespace): CommitStatus {
+  return {
+    commit: ns.commit,
+    commitTime: ns.index.commitTime,
+    skills: ns.index.skills.length,
+    problems: ns.index.problems,
+  };
+}
+
+export function reportOf(sources: SourceStatus[]): StatusReport {
+  const failures = sources.flatMap((s) =>
+    s.lastError === null ? [] : [{ id: s.id, reason: s.lastError.reason, detail: s.lastError.detail }],
+  );
+  return { version: 2, sources, failures };
+}
+
+/**
+ * What the last run recorded in dataDir, read without opening a repository or touching the network. A source
+ * state.json does not name (it is missing or corrupt) is shown as a restart would rebuild it.
+ */
+export async function statusReport(config: Config): Promise<StatusReport> {
+  const { state } = await openStateFile(config.dataDir).read();
+  const sources: SourceStatus[] = [];
+  for (const sourceConfig of config.sources) {
+    const source = openSource(sourceConfig, { dataDir: config.dataDir });
+    let saved = state.sources[source.id];
+    if (saved === undefined) {
+      const held = await Promise.all((await source.held()).map((commit) => source.status(commit)));
+      const pinned = sourceConfig.target.kind === 'commit' ? sourceConfig.target.commit : undefined;
+      const { current, retained } = rebuilt(held, pinned, sourceConfig.keep);
+      saved = {
+        ...(current === undefined ? {} : { current: current.commit }),
+        retained: retained.map((c) => c.commit),
+      };
+    }
+    sources.push({
+      id: source.id,
+      repository: source.origin.repository,
+      current: saved.current === undefined ? null : await source.status(saved.current),
+      retained: await Promise.all(saved.retained.map((commit) => source.status(commit))),
+      syncing: false,
+      lastSync: saved.lastSync ?? null,
+      lastSuccess: saved.lastSuccess ?? null,
+      lastError: saved.lastError ?? null,
+    });
+  }
+  return reportOf(sources);
+}

@@ -1,0 +1,112 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DataDirBusyError, lockDataDir, type LockHolder } from '../../src/sync/lock.ts';
+
+const dirs: string[] = [];
+const dataDir = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'skillpin-lock-'));
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const holderIn = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'lock'), 'utf8')) as LockHolder;
+const busy = (promise: Promise<unknown>) =>
+  promise.then(
+    () => {
+      throw new Error('expected the lock to be busy');
+    },
+    (error: unknown) => {
+      expect(error).toBeInstanceOf(DataDirBusyError);
+      return error as DataDirBusyError;
+    },
+  );
+/** A pid that no process has any more: a child that has exited. */
+const deadPid = () => spawnSync(process.execPath, ['-e', '']).pid!;
+
+describe('the dataDir lock', () => {
+  it('names this process while held, refuses a second holder, and is gone once released', async () => {
+    const dir = dataDir();
+    const lock = await lockDataDir(dir, 'serve');
+    expect(holderIn(dir)).toMatchObject({ pid: process.pid, host: os.hostname(), command: 'serve' });
+    const error = await busy(lockDataDir(dir, 'sync'));
+    expect(error.holder.pid).toBe(process.pid);
+    expect(error.message).toMatch(
+      new RegExp(`^dataDir .+ is in use by skillpin serve \\(pid ${process.pid}, since `),
+    );
+    lock.release();
+    expect(readdirSync(dir)).toEqual([]);
+    (await lockDataDir(dir, 'sync')).release();
+  });
+
+  it('takes over the lock of a process that is gone', async () => {
+    const dir = dataDir();
+    const dead: LockHolder = {
+      pid: deadPid(),
+      host: os.hostname(),
+      command: 'serve',
+      since: '2024-05-01T00:00:00.000Z',
+    };
+    writeFileSync(path.join(dir, 'lock'), JSON.stringify(dead));
+    const lock = await lockDataDir(dir, 'sync');
+    expect(holderIn(dir)).toMatchObject({ pid: process.pid, command: 'sync' });
+    expect(readdirSync(dir)).toEqual(['lock']);
+    lock.release();
+  });
+
+  it('takes over an unreadable lock file', async () => {
+    const dir = dataDir();
+    writeFileSync(path.join(dir, 'lock'), '{"pid":');
+    const lock = await lockDataDir(dir, 'serve');
+    expect(holderIn(dir).pid).toBe(process.pid);
+    lock.release();
+  });
+
+  it('refuses the lock of a live process, and of a process on another host', async () => {
+    const dir = dataDir();
+    const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    try {
+      const live: LockHolder = { pid: child.pid!, host: os.hostname(), command: 'serve', since: 'then' };
+      writeFileSync(path.join(dir, 'lock'), JSON.stringify(live));
+      expect((await busy(lockDataDir(dir, 'sync'))).holder).toEqual(live);
+      const remote: LockHolder = {
+        pid: deadPid(),
+        host: 'elsewhere.invalid',
+        command: 'serve',
+        since: 'then',
+      };
+      writeFileSync(path.join(dir, 'lock'), JSON.stringify(remote));
+      const error = await busy(lockDataDir(dir, 'sync'));
+      expect(error.message).toContain(`(pid ${remote.pid} on host elsewhere.invalid, since then)`);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('with a wait, gets the lock once its holder is gone', async () => {
+    const dir = dataDir();
+    const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    const live: LockHolder = { pid: child.pid!, host: os.hostname(), command: 'serve', since: 'then' };
+    writeFileSync(path.join(dir, 'lock'), JSON.stringify(live));
+    const waiting = lockDataDir(dir, 'sync', { waitMs: 30_000, retryMs: 20 });
+    await new Promise((resolve) => child.once('spawn', resolve));
+    child.kill('SIGKILL');
+    const lock = await waiting;
+    expect(holderIn(dir).pid).toBe(process.pid);
+    lock.release();
+  });
+
+  it('never removes a lock another process took over after it', async () => {
+    const dir = dataDir();
+    const lock = await lockDataDir(dir, 'serve');
+    const later: LockHolder = { pid: deadPid(), host: os.hostname(), command: 'sync', since: 'later' };
+    writeFileSync(path.join(dir, 'lock'), JSON.stringify(later));
+    lock.release();
+    expect(existsSync(path.join(dir, 'lock'))).toBe(true);
+  });
+});
