@@ -19,7 +19,13 @@ export async function sync(
 ): Promise<number> {
   let lock: Awaited<ReturnType<typeof lockDataDir>>;
   try {
-    lock = await lockDataDir(config.dataDir, 'sync', { waitMs: options.waitMs });
+    lock = await lockDataDir(config.dataDir, 'sync', {
+      waitMs: options.waitMs,
+      onWait: (holder) =>
+        err(
+          `skillpin sync: dataDir is in use by skillpin ${holder.command} (pid ${holder.pid}); waiting up to ${Math.round(options.waitMs / 1000)}s\n`,
+        ),
+    });
   } catch (error) {
     if (!(error instanceof DataDirBusyError)) throw error;
     err(`skillpin sync: ${error.message}\n`);

@@ -69,12 +69,12 @@ function linkExclusive(temp: string, file: string): boolean {
 /**
  * Takes `dataDir/lock` for this process, so that two processes never write one dataDir. A lock left by a
  * process that is gone (same host, pid not running) is taken over; one of a live process throws
- * DataDirBusyError naming it. With `waitMs`, a busy lock is retried until then.
+ * DataDirBusyError naming it. With `waitMs`, a busy lock is retried until then (`onWait` is told once).
  */
 export async function lockDataDir(
   dataDir: string,
   command: string,
-  options: { waitMs?: number; retryMs?: number } = {},
+  options: { waitMs?: number; retryMs?: number; onWait?: (holder: LockHolder) => void } = {},
 ): Promise<DataDirLock> {
   const dir = path.resolve(dataDir);
   const file = path.join(dir, 'lock');
@@ -90,10 +90,11 @@ export async function lockDataDir(
   await fsp.writeFile(temp, text);
   const deadline = Date.now() + (options.waitMs ?? 0);
   try {
-    for (;;) {
+    for (let tries = 0; ; tries++) {
       const other = heldHere.get(dir) ?? tryLock(file, temp);
       if (other === undefined) break;
       if (Date.now() >= deadline) throw new DataDirBusyError(dataDir, other);
+      if (tries === 0) options.onWait?.(other);
       await new Promise((resolve) => setTimeout(resolve, options.retryMs ?? 100));
     }
   } finally {

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultProxy } from '../helpers/faultProxy.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
+import { waitReady } from '../helpers/ready.ts';
 import { connectHttp, startHttp, writeConfig } from '../helpers/server.ts';
 
 /** Lists and verifies every file of every listed skill; returns the served commit of `source`. */
@@ -50,6 +51,7 @@ describe('kill -9 during a sync', () => {
     for (const [round, delayMs] of [0, 150, 400, 700, 1100].entries()) {
       proxy.setFault({ kind: 'pass' });
       const online = await startHttp(config);
+      await waitReady(online.url);
       const before = await verifyAll(online.url);
       served.add(before!);
       const files = Object.fromEntries(
@@ -69,5 +71,24 @@ describe('kill -9 during a sync', () => {
       await offline.stop();
       expect(served).toContain(after);
     }
+    // Ten server starts: slow on a busy machine.
+  }, 120_000);
+
+  it('a torn state.json with the remote down still serves a verified catalog, rebuilt from dataDir', async () => {
+    proxy.setFault({ kind: 'pass' });
+    const online = await startHttp(config);
+    await waitReady(online.url);
+    const served = await verifyAll(online.url);
+    await online.stop();
+    const stateFile = path.join(path.dirname(config), 'data', 'state.json');
+    writeFileSync(stateFile, readFileSync(stateFile, 'utf8').slice(0, 40));
+    proxy.setFault({ kind: 'status', status: 503 });
+    const offline = await startHttp(config);
+    const after = await verifyAll(offline.url);
+    await offline.stop();
+    expect(after).toBe(served);
+    expect(offline.stderr()).toContain(
+      'state.json is corrupt: rebuilding it from the index files and pins in dataDir',
+    );
   });
 });

@@ -7,7 +7,9 @@ import { SkillsClient, type Skill } from '@modelcontextprotocol/client/ext/skill
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
+import { waitReady } from '../helpers/ready.ts';
 import { connectHttp, startHttp, writeConfig, type HttpServerProcess } from '../helpers/server.ts';
+import type { StatusReport } from '../../src/sync/status.ts';
 
 const SECRET = 'whsec-test-5b1e0c';
 
@@ -54,6 +56,7 @@ describe('following a branch that CI pushes to', () => {
       [],
       { SKILLPIN_WEBHOOK_SECRET: SECRET },
     );
+    await waitReady(server.url);
     ({ client, close } = await connectHttp(server.url, 'legacy'));
     client.setNotificationHandler('notifications/resources/list_changed', () => {
       changes++;
@@ -108,9 +111,14 @@ describe('following a branch that CI pushes to', () => {
   const sign = (body: string, secret = SECRET) =>
     `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
+  const statusOf = async (source: string) => {
+    const report = (await (await fetch(server.url.replace('/mcp', '/status'))).json()) as StatusReport;
+    return report.sources.find((s) => s.id === source)!;
+  };
+
   it('refuses webhooks with a bad or missing signature, and syncs nothing', async () => {
-    const before = await currentOf('hooked');
-    const pushed = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'refused hooks') });
+    const before = await statusOf('hooked');
+    repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'refused hooks') });
     const body = githubPush();
     expect(
       (await post({ 'x-github-event': 'push', 'x-hub-signature-256': sign(body, 'wrong') }, body)).status,
@@ -121,9 +129,14 @@ describe('following a branch that CI pushes to', () => {
       401,
     );
     expect((await post({ authorization: `Bearer ${SECRET}` }, 'x'.repeat(2 * 1024 * 1024))).status).toBe(413);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(await currentOf('hooked')).toBe(before);
-    expect(pushed).not.toBe(before);
+    // An accepted hook starts its sync before it answers, and a sync records lastSync when it ends: a source
+    // neither syncing nor with a new lastSync was not triggered. No waiting needed to see that.
+    const after = await statusOf('hooked');
+    expect([after.syncing, after.lastSync, after.current?.commit]).toEqual([
+      false,
+      before.lastSync,
+      before.current?.commit,
+    ]);
   });
 
   it('syncs at once on a signed GitHub push, a GitLab push and a generic event', async () => {

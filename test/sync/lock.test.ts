@@ -93,10 +93,16 @@ describe('the dataDir lock', () => {
     const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
     const live: LockHolder = { pid: child.pid!, host: os.hostname(), command: 'serve', since: 'then' };
     writeFileSync(path.join(dir, 'lock'), JSON.stringify(live));
-    const waiting = lockDataDir(dir, 'sync', { waitMs: 30_000, retryMs: 20 });
-    await new Promise((resolve) => child.once('spawn', resolve));
-    child.kill('SIGKILL');
-    const lock = await waiting;
+    let told: LockHolder | undefined;
+    const lock = await lockDataDir(dir, 'sync', {
+      waitMs: 30_000,
+      retryMs: 20,
+      onWait: (holder) => {
+        told = holder;
+        child.kill('SIGKILL');
+      },
+    });
+    expect(told).toEqual(live);
     expect(holderIn(dir).pid).toBe(process.pid);
     lock.release();
   });

@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StatusReport } from '../../src/sync/status.ts';
+import { PROJECT_ROOT } from '../helpers/fixtures.ts';
+import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
+import { pushableRepo, skillMd } from '../helpers/pushable.ts';
+import { waitReady } from '../helpers/ready.ts';
+import { makeRepo } from '../helpers/repo.ts';
+import { CLI_ARGS, connectHttp, startHttp, writeConfig } from '../helpers/server.ts';
+import { drippingRemote, silentRemote, type SlowRemote } from '../helpers/slowRemotes.ts';
+
+const get = async (url: string) => {
+  const response = await fetch(url);
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+};
+
+describe('serve opens at once; a slow source never holds the others', () => {
+  let git: GitHttpServer;
+  let silent: SlowRemote;
+  let drip: SlowRemote;
+  let healthy: string;
+  let local: { dir: string; commit: string };
+  beforeAll(async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'skillpin-open-'));
+    healthy = pushableRepo(root, 'skills').push({ 'alpha/SKILL.md': skillMd('alpha', 'healthy') });
+    git = await startGitHttpServer({ root });
+    silent = await silentRemote();
+    drip = await drippingRemote();
+    local = makeRepo({ 'beta/SKILL.md': skillMd('beta', 'local') });
+  });
+  afterAll(async () => {
+    await Promise.all([git.close(), silent.close(), drip.close()]);
+  });
+
+  it('lists the healthy sources while one never answers and one drips, and is not ready until each was tried', async () => {
+    const server = await startHttp(
+      writeConfig({
+        sync: { timeout: '10m' },
+        sources: [
+          { id: 'silent', url: silent.url, ref: 'main' },
+          { id: 'drip', url: drip.url, ref: 'main' },
+          { id: 'healthy', url: git.urlFor('skills.git'), ref: 'main' },
+          { id: 'local', path: local.dir, commit: local.commit },
+        ],
+      }),
+    );
+    try {
+      const base = server.url.replace('/mcp', '');
+      const { client, close } = await connectHttp(server.url, 'modern');
+      const skills = new SkillsClient(client);
+      // The healthy remote joins when its sync lands (list_changed); wait for that, not for a time.
+      let listed: string[] = [];
+      for (;;) {
+        listed = (await skills.list()).skills.map((s) => s.uri.split('/').slice(2, 4).join('@')).sort();
+        if (listed.length === 2) break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      await close();
+      expect(listed).toEqual([`healthy@${healthy}`, `local@${local.commit}`]);
+      expect(await get(`${base}/readyz`)).toEqual({
+        status: 503,
+        body: { ready: false, pending: ['silent', 'drip'] },
+      });
+      const status = (await get(`${base}/status`)).body as unknown as StatusReport;
+      expect(status.sources.map((s) => [s.id, s.syncing, s.current?.commit ?? null])).toEqual([
+        ['silent', true, null],
+        ['drip', true, null],
+        ['healthy', false, healthy],
+        ['local', false, local.commit],
+      ]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('is ready once every source was tried, failed ones included', async () => {
+    const server = await startHttp(
+      writeConfig({
+        sync: { timeout: '300ms' },
+        sources: [
+          { id: 'silent', url: silent.url, ref: 'main' },
+          { id: 'local', path: local.dir, commit: local.commit },
+        ],
+      }),
+    );
+    try {
+      await waitReady(server.url);
+      const base = server.url.replace('/mcp', '');
+      expect(await get(`${base}/readyz`)).toEqual({ status: 200, body: { ready: true, pending: [] } });
+      const status = (await get(`${base}/status`)).body as unknown as StatusReport;
+      expect(status.failures.map((f) => [f.id, f.reason])).toEqual([['silent', 'source-timeout']]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('a port already in use is one line on stderr and exit 2, before any sync', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    const requestsBefore = git.requests.length;
+    const config = writeConfig({ sources: [{ id: 'healthy', url: git.urlFor('skills.git'), ref: 'main' }] });
+    const child = spawn(
+      process.execPath,
+      [...CLI_ARGS, 'serve', '--config', config, '--http', `127.0.0.1:${port}`],
+      {
+        cwd: PROJECT_ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => void (stdout += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    await new Promise<void>((resolve) => taken.close(() => resolve()));
+    expect([code, stdout, stderr]).toEqual([
+      2,
+      '',
+      `skillpin: cannot listen on 127.0.0.1:${port}: the address is already in use (EADDRINUSE)\n`,
+    ]);
+    expect(git.requests.length).toBe(requestsBefore);
+  });
+});
