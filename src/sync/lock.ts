@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, promises as fsp, readFileSync, renameSync, rmSync } from 'node:fs';
+import { linkSync, promises as fsp, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { systemClock, type Clock } from './clock.ts';
 
 /** Who holds a dataDir: written into `dataDir/lock` by the process that holds it. */
 export interface LockHolder {
@@ -30,6 +31,10 @@ export interface DataDirLock {
   release(): void;
 }
 
+/** The holder touches its lock this often; one from another host untouched for LOCK_STALE_MS is taken over. */
+export const LOCK_REFRESH_MS = 10_000;
+export const LOCK_STALE_MS = 60_000;
+
 /** dataDirs this process holds: a second lock of one of them fails like another process's would. */
 const heldHere = new Map<string, LockHolder>();
 
@@ -42,9 +47,15 @@ function holderOf(file: string): LockHolder | undefined {
   }
 }
 
-/** Whether the holder may still be running: on this host, a signal 0 tells; elsewhere we cannot know. */
-function alive(holder: LockHolder): boolean {
-  if (holder.host !== os.hostname()) return true;
+/** Whether the holder may still be running: on this host a signal 0 tells; elsewhere, whether it touched the lock lately. */
+function alive(holder: LockHolder, file: string): boolean {
+  if (holder.host !== os.hostname()) {
+    try {
+      return Date.now() - statSync(file).mtimeMs < LOCK_STALE_MS;
+    } catch {
+      return false;
+    }
+  }
   // Our own pid in a lock we do not hold: a previous process of ours that had the same pid (a container restart).
   if (holder.pid === process.pid) return false;
   try {
@@ -68,13 +79,14 @@ function linkExclusive(temp: string, file: string): boolean {
 
 /**
  * Takes `dataDir/lock` for this process, so that two processes never write one dataDir. A lock left by a
- * process that is gone (same host, pid not running) is taken over; one of a live process throws
+ * process that is gone (same host: pid not running; another host: not touched for LOCK_STALE_MS) is taken
+ * over; one of a live process throws
  * DataDirBusyError naming it. With `waitMs`, a busy lock is retried until then (`onWait` is told once).
  */
 export async function lockDataDir(
   dataDir: string,
   command: string,
-  options: { waitMs?: number; retryMs?: number; onWait?: (holder: LockHolder) => void } = {},
+  options: { waitMs?: number; retryMs?: number; onWait?: (holder: LockHolder) => void; clock?: Clock } = {},
 ): Promise<DataDirLock> {
   const dir = path.resolve(dataDir);
   const file = path.join(dir, 'lock');
@@ -101,7 +113,22 @@ export async function lockDataDir(
     await fsp.rm(temp, { force: true });
   }
   heldHere.set(dir, holder);
+  const clock = options.clock ?? systemClock;
+  let stopTouching = () => {};
+  const touchLater = () => {
+    stopTouching = clock.after(LOCK_REFRESH_MS, () => {
+      const now = new Date(clock.now());
+      try {
+        utimesSync(file, now, now);
+      } catch {
+        // Gone or replaced: release() decides what is ours.
+      }
+      touchLater();
+    });
+  };
+  touchLater();
   const release = () => {
+    stopTouching();
     process.off('exit', release);
     if (!heldHere.delete(dir)) return;
     // Only our own lock: never one a later process took over after us.
@@ -115,13 +142,13 @@ export async function lockDataDir(
 function tryLock(file: string, temp: string): LockHolder | undefined {
   if (linkExclusive(temp, file)) return undefined;
   const stale = holderOf(file);
-  if (stale !== undefined && alive(stale)) return stale;
+  if (stale !== undefined && alive(stale, file)) return stale;
   // Its process is gone (or the file is unreadable). Takeovers go one at a time through a guard file, so two
   // processes that both saw the lock stale cannot both replace it.
   const guard = `${file}.takeover`;
   if (!linkExclusive(temp, guard)) {
     const taking = holderOf(guard);
-    if (taking !== undefined && alive(taking)) return taking;
+    if (taking !== undefined && alive(taking, guard)) return taking;
     rmSync(guard, { force: true });
     return tryLock(file, temp);
   }

@@ -1,9 +1,25 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DataDirBusyError, lockDataDir, type LockHolder } from '../../src/sync/lock.ts';
+import {
+  DataDirBusyError,
+  LOCK_REFRESH_MS,
+  LOCK_STALE_MS,
+  lockDataDir,
+  type LockHolder,
+} from '../../src/sync/lock.ts';
+import { manualClock } from '../helpers/clock.ts';
 
 const dirs: string[] = [];
 const dataDir = () => {
@@ -30,6 +46,22 @@ const busy = (promise: Promise<unknown>) =>
 const deadPid = () => spawnSync(process.execPath, ['-e', '']).pid!;
 
 describe('the dataDir lock', () => {
+  it('is touched every LOCK_REFRESH_MS while held, so that another host sees it alive', async () => {
+    expect([LOCK_REFRESH_MS, LOCK_STALE_MS]).toEqual([10_000, 60_000]);
+    const dir = dataDir();
+    const clock = manualClock(Date.parse('2030-01-01T00:00:00.000Z'));
+    const lock = await lockDataDir(dir, 'serve', { clock });
+    const mtime = () => statSync(path.join(dir, 'lock')).mtime.toISOString();
+    clock.advance(LOCK_REFRESH_MS - 1);
+    expect(mtime()).not.toBe('2030-01-01T00:00:10.000Z');
+    clock.advance(1);
+    expect(mtime()).toBe('2030-01-01T00:00:10.000Z');
+    clock.advance(LOCK_REFRESH_MS);
+    expect(mtime()).toBe('2030-01-01T00:00:20.000Z');
+    lock.release();
+    expect(clock.pending()).toEqual([]);
+  });
+
   it('names this process while held, refuses a second holder, and is gone once released', async () => {
     const dir = dataDir();
     const lock = await lockDataDir(dir, 'serve');
