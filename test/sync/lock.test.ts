@@ -99,7 +99,7 @@ describe('the dataDir lock', () => {
     lock.release();
   });
 
-  it('refuses the lock of a live process, and of a process on another host', async () => {
+  it('refuses the lock of a live process and of another host, unless that one went untouched', async () => {
     const dir = dataDir();
     const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
     try {
@@ -115,6 +115,12 @@ describe('the dataDir lock', () => {
       writeFileSync(path.join(dir, 'lock'), JSON.stringify(remote));
       const error = await busy(lockDataDir(dir, 'sync'));
       expect(error.message).toContain(`(pid ${remote.pid} on host elsewhere.invalid, since then)`);
+      // Untouched for longer than LOCK_STALE_MS: its holder is gone.
+      const old = new Date(Date.now() - LOCK_STALE_MS - 1000);
+      utimesSync(path.join(dir, 'lock'), old, old);
+      const lock = await lockDataDir(dir, 'sync');
+      expect(holderIn(dir).pid).toBe(process.pid);
+      lock.release();
     } finally {
       child.kill('SIGKILL');
     }
