@@ -83,11 +83,11 @@ describe('remote sources over smart HTTP with a token', () => {
       ).toBe(1);
       expect(server.stderr()).not.toContain(secret);
     }
+    // The refused source never got as far as a fetch: no store was made for it.
     expect(
       spawnSync('ls', [path.join(dataDir, 'repos')], { encoding: 'utf8' })
         .stdout.split('\n')
         .filter(Boolean),
-      // The refused source never got as far as a fetch: no store was made for it.
     ).toEqual(['pinned.git', 'tracking.git']);
   });
 });
