@@ -200,14 +200,19 @@ describe('skillpin status and /status', () => {
     });
     const server = await startHttp(config);
     const live = (await (await fetch(server.url.replace('/mcp', '/status'))).json()) as {
-      sources: Array<{ id: string; current: { commit: string; problems: Array<{ reason: string }> } }>;
+      sources: Array<{ id: string; current: { commit: string; problems: Array<{ reason: string }> } | null }>;
       failures: Array<{ id: string; reason: string }>;
     };
     await server.stop();
     expect(
-      live.sources.map((s) => [s.id, s.current.commit, s.current.problems.map((p) => p.reason)]),
+      live.sources.map((s) => [
+        s.id,
+        s.current?.commit ?? null,
+        s.current?.problems.map((p) => p.reason) ?? null,
+      ]),
     ).toEqual([
       ['catalog', c2, ['name-invalid', 'name-mismatch', 'description-missing', 'frontmatter-missing']],
+      ['broken', null, null],
     ]);
     expect(live.failures.map((f) => [f.id, f.reason])).toEqual([['broken', 'source-ref-not-found']]);
 
