@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { check } from './commands/check.ts';
 import { serve } from './commands/serve.ts';
 import { syncOnce } from './commands/sync.ts';
 import { verify } from './commands/verify.ts';
 import { renderStatus, statusReport } from './commands/status.ts';
-import { ConfigError, loadConfig, type Config } from './config/index.ts';
+import { ConfigError, loadConfig } from './config/index.ts';
 import { createLogger } from './shared/log.ts';
 import { SERVER_VERSION } from './mcp/server.ts';
 
@@ -22,26 +22,34 @@ function parseListen(value: string): { host: string; port: number } {
   return { host: match[1] || match[2] || '127.0.0.1', port };
 }
 
-function readConfig(file: string): Config {
-  try {
-    return loadConfig(file);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`skillpin: ${error.message}\n`);
-      process.exit(EXIT_USAGE);
-    }
-    throw error;
-  }
+/** Where the commands write; tests pass their own to run the CLI in-process. */
+export interface CliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  /** `err` is a terminal: progress rewrites one line. */
+  interactive: boolean;
 }
 
 const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text);
+const processIo: CliIo = {
+  out: write(process.stdout),
+  err: write(process.stderr),
+  interactive: process.stderr.isTTY === true,
+};
 
-export function program(): Command {
+/** The CLI; a command's exit status goes to `exit`, a usage error is thrown as a CommanderError. */
+export function program(
+  io: CliIo = processIo,
+  exit: (code: number) => void = (code) => {
+    process.exitCode = code;
+  },
+): Command {
   const cli = new Command('skillpin')
     .description('Serve Agent Skills from git repositories, pinned to exact commits, over MCP')
     .version(SERVER_VERSION)
     .showHelpAfterError()
-    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE));
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride();
   const configOption = () => new Option('-c, --config <file>', 'configuration file').default('skillpin.yaml');
 
   cli
@@ -54,7 +62,7 @@ export function program(): Command {
       parseListen,
     )
     .action(async (options: { config: string; http?: { host: string; port: number } }) =>
-      serve(readConfig(options.config), options.http, createLogger()),
+      serve(loadConfig(options.config), options.http, createLogger()),
     );
 
   cli
@@ -65,12 +73,7 @@ export function program(): Command {
     .addOption(configOption())
     .action(async (options: { config: string }) => {
       const logger = createLogger(process.env['SKILLPIN_LOG_LEVEL'] ?? 'warn');
-      process.exitCode = await syncOnce(
-        readConfig(options.config),
-        logger,
-        write(process.stderr),
-        process.stderr.isTTY === true,
-      );
+      exit(await syncOnce(loadConfig(options.config), logger, io.err, io.interactive));
     });
 
   cli
@@ -101,10 +104,7 @@ export function program(): Command {
           tokenEnv?: string;
         },
       ) => {
-        process.exitCode = await check(
-          { target: repository, ...options },
-          { out: write(process.stdout), err: write(process.stderr) },
-        );
+        exit(await check({ target: repository, ...options }, io));
       },
     );
 
@@ -130,10 +130,7 @@ export function program(): Command {
         options: { config?: string; era: 'auto' | 'modern' | 'legacy'; json?: boolean },
       ) => {
         const cliEntry = fileURLToPath(import.meta.url);
-        process.exitCode = await verify({ ...(url === undefined ? {} : { url }), ...options }, cliEntry, {
-          out: write(process.stdout),
-          err: write(process.stderr),
-        });
+        exit(await verify({ ...(url === undefined ? {} : { url }), ...options }, cliEntry, io));
       },
     );
 
@@ -145,13 +142,30 @@ export function program(): Command {
     .addOption(configOption())
     .option('--json', 'print the status as JSON')
     .action(async (options: { config: string; json?: boolean }) => {
-      const report = await statusReport(readConfig(options.config));
-      process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
+      const report = await statusReport(loadConfig(options.config));
+      io.out(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
     });
   return cli;
 }
 
+/** Runs the CLI on `args` (what follows the script) and resolves to its exit status; `serve` resolves once serving. */
+export async function run(args: readonly string[], io: CliIo = processIo): Promise<number> {
+  let status = 0;
+  try {
+    const cli = program(io, (code) => {
+      status = code;
+    });
+    await cli.parseAsync(args, { from: 'user' });
+    return status;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT_USAGE;
+    if (!(error instanceof ConfigError)) throw error;
+    io.err(`skillpin: ${error.message}\n`);
+    return EXIT_USAGE;
+  }
+}
+
 const entry = process.argv[1];
 if (entry !== undefined && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  await program().parseAsync(process.argv);
+  process.exitCode = await run(process.argv.slice(2));
 }
