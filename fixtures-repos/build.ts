@@ -39,12 +39,11 @@ const REF = /^refs\/(heads|tags)\/[A-Za-z0-9_-]+(?:[./][A-Za-z0-9_-]+)*$/;
 const MAX_COUNT = 100_000;
 const MAX_SIZE = 1024 ** 3;
 
+const PLAIN = 'must be a relative path without empty, ".", ".." or ".git" parts';
 const isPlainPath = (text: string) =>
   !/[\0\n]/.test(text) &&
   !text.split('/').some((part) => ['', '.', '..', '.git'].includes(part.toLowerCase()));
-const plainPath = z
-  .string()
-  .refine(isPlainPath, 'must be a relative path without empty, ".", ".." or ".git" parts');
+const plainPath = z.string().refine(isPlainPath, PLAIN);
 
 /** `%XX` is the byte 0xXX, every other character its UTF-8 bytes; undefined when a `%` is not `%XX`. */
 function percentDecoded(text: string): Buffer | undefined {
@@ -97,10 +96,7 @@ const generated = z
     (item) => item.path.includes('{i}') === (item.count !== undefined),
     'a path holds {i} exactly when count is given',
   )
-  .refine(
-    (item) => isPlainPath(item.path.replaceAll('{i}', '0')),
-    'path must be relative, without empty, ".", ".." or ".git" parts',
-  );
+  .refine((item) => isPlainPath(item.path.replaceAll('{i}', '0')), { message: PLAIN, path: ['path'] });
 
 const raw = z
   .strictObject({ path: rawPath, content: z.string().optional(), contentBase64: base64.optional() })
@@ -300,8 +296,10 @@ async function fastImport(
   });
   const [fed, code] = await Promise.allSettled([pipeline(Readable.from(stream), child.stdin), exited]);
   if (code.status === 'rejected') throw code.reason;
-  if (code.value !== 0) throw new Error(`git fast-import failed: ${Buffer.concat(stderr).toString().trim()}`);
-  if (fed.status === 'rejected') throw fed.reason;
+  if (code.value === 0 && fed.status === 'fulfilled') return;
+  // Either side may have failed first: a stream that ends early, or a git that stops reading.
+  const ours = fed.status === 'rejected' ? ` (writing its input: ${(fed.reason as Error).message})` : '';
+  throw new Error(`git fast-import failed: ${Buffer.concat(stderr).toString().trim()}${ours}`);
 }
 
 async function buildRepository(dir: string, outDir: string): Promise<BuiltFixture> {
