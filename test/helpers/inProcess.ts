@@ -11,7 +11,7 @@ import { createSyncWorker } from '../../src/sync/worker.ts';
  */
 export async function serveHttpInProcess(
   configFile: string,
-): Promise<{ url: string; close(): Promise<void> }> {
+): Promise<{ url: string; sync(id: string): Promise<unknown>; close(): Promise<void> }> {
   const config = loadConfig(configFile);
   const catalog = createCatalog();
   const logger = silentLogger();
@@ -21,6 +21,7 @@ export async function serveHttpInProcess(
   const server = await startHttpServer({ host: '127.0.0.1', port: 0, factory, catalog, logger, worker });
   return {
     url: server.url,
+    sync: async (id) => worker.trigger(id, 'test'),
     close: async () => {
       await server.close();
       await worker.stop();
