@@ -164,9 +164,13 @@ describe('skillpin sync', () => {
   });
 
   it('exits 2 naming the file and the key of a bad config', async () => {
-    const result = await cli('sync', '--config', writeConfig({ sources: [{ ...pinnedC2, pathz: ['x'] }] }));
-    expect([result.status, result.stdout]).toEqual([2, '']);
-    expect(result.stderr).toMatch(/^skillpin: .*skillpin\.yaml: sources\[0\]: unknown key "pathz"\n$/);
+    const file = writeConfig({ sources: [{ ...pinnedC2, pathz: ['x'] }] });
+    const result = await cli('sync', '--config', file);
+    expect([result.status, result.stdout, result.stderr]).toEqual([
+      2,
+      '',
+      `skillpin: ${file}: sources[0]: unknown key "pathz"\n`,
+    ]);
   });
 });
 
