@@ -3,5 +3,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { program } = await import('../src/cli.ts');
-await program().parseAsync(process.argv);
+const { run } = await import('../src/cli.ts');
+process.exitCode = await run(process.argv.slice(2));

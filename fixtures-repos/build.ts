@@ -1,850 +1,379 @@
 /**
- * Builds the fixture git repositories described under fixtures-repos/ into
- * bare repositories with deterministic commit SHAs.
+ * Builds each fixtures-repos/<name>/repo.yaml history into a bare repository <outDir>/<name>.git whose commit
+ * SHAs are the same on every machine (fixtures-repos/README.md describes the format and why).
  *
- * Each fixtures-repos/<name>/repo.yaml lists commits whose trees are plain
- * folders next to it, plus what a folder cannot hold, declared in the YAML:
- * symlinks, submodules, executable bits, generated files (many files or big
- * ones, without storing them) and raw entries (paths given as percent-encoded
- * bytes, content as text or base64). The history is streamed into
- * `git fast-import`, without a work tree, with a fixed author/committer and
- * each commit's own UTC date, and with every user/system git setting shut out,
- * so the SHAs are identical on every machine. See fixtures-repos/README.md for
- * the format.
- *
- * CLI: npx tsx fixtures-repos/build.ts [outDir] [name...]
+ *   npx tsx fixtures-repos/build.ts [outDir]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
-import * as fs from 'node:fs/promises';
-import * as path from 'node:path';
-import type { Writable } from 'node:stream';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parse as parseYaml } from 'yaml';
+import { execFile, spawn } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import { devNull } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { writeFileAtomic } from '../src/shared/fs.ts';
 
-/** Absolute path of the fixtures-repos/ folder. */
-export const FIXTURES_ROOT: string = path.dirname(fileURLToPath(import.meta.url));
-
-/** Where the CLI builds by default: <project root>/.skillpin/fixtures. */
-export const DEFAULT_OUT_DIR: string = path.resolve(FIXTURES_ROOT, '..', '.skillpin', 'fixtures');
+/** This folder: one folder per fixture repository. */
+export const FIXTURES_ROOT = import.meta.dirname;
+export const DEFAULT_OUT_DIR = path.resolve(FIXTURES_ROOT, '..', '.skillpin', 'fixtures');
 
 export interface BuiltFixture {
   name: string;
-  /** Absolute path of the bare repository, outDir/<name>.git. */
+  /** The bare repository, `<outDir>/<name>.git` (absolute). */
   gitdir: string;
-  /** Commit id from repo.yaml -> 40-hex commit SHA. */
+  /** Commit id in repo.yaml → 40-hex SHA. */
   commits: Record<string, string>;
-  /** Full ref name -> the object the ref stores (a tag object's SHA for annotated tags). */
+  /** Full ref name → the object it stores (the tag object for an annotated tag). */
   refs: Record<string, string>;
-  /** Full ref name -> the commit SHA it resolves to (annotated tags peeled). */
-  peeled: Record<string, string>;
-  /** The symbolic ref HEAD points to, e.g. refs/heads/main. */
-  head: string;
 }
 
 const AUTHOR = 'skillpin fixtures <fixtures@skillpin.invalid>';
 const BUILD_REF = 'refs/skillpin-build/tmp';
-const SHA_RE = /^[0-9a-f]{40}$/;
-const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-const REF_RE = /^refs\/[A-Za-z0-9._/-]+$/;
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const REF = /^refs\/(heads|tags)\/[A-Za-z0-9_-]+(?:[./][A-Za-z0-9_-]+)*$/;
+/** Largest `count` and `size` of generated files: a typo fails instead of filling the disk. */
+const MAX_COUNT = 100_000;
+const MAX_SIZE = 1024 ** 3;
 
-// ---------------------------------------------------------------------------
-// repo.yaml
+const PLAIN = 'must be a relative path without empty, ".", ".." or ".git" parts';
+const isPlainPath = (text: string) =>
+  !/[\0\n]/.test(text) &&
+  !text.split('/').some((part) => ['', '.', '..', '.git'].includes(part.toLowerCase()));
+const plainPath = z.string().refine(isPlainPath, PLAIN);
 
-interface CommitSpec {
-  id: string;
-  /** Absolute path of the tree folder, or null for a commit without plain files. */
-  treeDir: string | null;
-  message: string;
-  /** Seconds since the epoch (UTC). */
-  time: number;
-  parents: string[];
-  symlinks: Record<string, string>;
-  submodules: Record<string, string>;
-  executable: string[];
-  generate: GenerateSpec[];
-  raw: RawSpec[];
-}
-
-/** `generate:` item: `count` files (or one) at `path` with `{i}` expanded, holding `content` or `size` filler bytes. */
-interface GenerateSpec {
-  /** Path template; holds `{i}` exactly when `count` was given. */
-  path: string;
-  count: number | null;
-  content: { kind: 'text'; text: string } | { kind: 'bytes'; bytes: Buffer } | { kind: 'fill'; size: number };
-}
-
-/** `raw:` item: one regular file whose path is given as percent-encoded bytes. */
-interface RawSpec {
-  /** The path as written in repo.yaml (for messages). */
-  written: string;
-  /** The decoded path bytes. */
-  bytes: Buffer;
-  content: Buffer;
-  executable: boolean;
-}
-
-type RefSpec =
-  | { kind: 'direct'; target: string }
-  | { kind: 'annotated'; target: string; message: string; time: number | null };
-
-interface RepoSpec {
-  name: string;
-  head: string;
-  commits: CommitSpec[];
-  refs: Map<string, RefSpec>;
-}
-
-class SpecError extends Error {}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function expectKeys(where: string, obj: Record<string, unknown>, allowed: string[]): void {
-  for (const k of Object.keys(obj)) {
-    if (!allowed.includes(k))
-      throw new SpecError(`${where}: unknown key "${k}" (allowed: ${allowed.join(', ')})`);
-  }
-}
-
-function parseDate(where: string, v: unknown): number {
-  const s = v instanceof Date ? v.toISOString() : v;
-  if (typeof s !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(s)) {
-    throw new SpecError(`${where}: date must be an ISO 8601 UTC string like "2024-03-01T09:00:00Z"`);
-  }
-  const ms = Date.parse(s);
-  if (!Number.isFinite(ms) || ms % 1000 !== 0)
-    throw new SpecError(`${where}: invalid date "${s}" (whole seconds only)`);
-  return ms / 1000;
-}
-
-function parseMessage(where: string, v: unknown): string {
-  if (typeof v !== 'string' || v.trim() === '')
-    throw new SpecError(`${where}: message must be a non-empty string`);
-  // Normalised like `git commit` does: no trailing whitespace, one final newline.
-  return v.replace(/\s+$/, '') + '\n';
-}
-
-/** Validates a tree path: relative, "/"-separated, no empty, ".", ".." or ".git" components. NFC-normalised. */
-function checkPath(where: string, p: string): string {
-  const n = p.normalize('NFC');
-  const parts = n.split('/');
-  if (
-    n === '' ||
-    parts.some((c) => c === '' || c === '.' || c === '..' || c.toLowerCase() === '.git') ||
-    /[\0\n]/.test(n)
-  ) {
-    throw new SpecError(`${where}: invalid path "${p}"`);
-  }
-  return n;
-}
-
-function stringMap(where: string, v: unknown): Record<string, string> {
-  if (v === undefined || v === null) return {};
-  if (!isRecord(v)) throw new SpecError(`${where}: must be a mapping`);
-  const out: Record<string, string> = {};
-  for (const [k, val] of Object.entries(v)) {
-    if (typeof val !== 'string' || val === '')
-      throw new SpecError(`${where}.${k}: must be a non-empty string`);
-    out[checkPath(where, k)] = val;
-  }
-  return out;
-}
-
-function listOf(where: string, v: unknown): unknown[] {
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw new SpecError(`${where}: must be a list`);
-  return v;
-}
-
-/** Largest `count` and `size` accepted, to catch typos before they fill the disk. */
-const MAX_GENERATE_COUNT = 100_000;
-const MAX_GENERATE_SIZE = 1024 * 1024 * 1024;
-
-/** File content given as exactly one of `content` (UTF-8 text) or `contentBase64` (bytes), or also `size` when allowed. */
-function parseContent(
-  where: string,
-  v: Record<string, unknown>,
-  allowSize: boolean,
-): GenerateSpec['content'] {
-  const given = ['content', 'contentBase64', ...(allowSize ? ['size'] : [])].filter(
-    (k) => v[k] !== undefined,
+/** `%XX` is the byte 0xXX, every other character its UTF-8 bytes; undefined when a `%` is not `%XX`. */
+function percentDecoded(text: string): Buffer | undefined {
+  if (/%(?![0-9A-Fa-f]{2})/.test(text)) return undefined;
+  const parts = text.split(/(%[0-9A-Fa-f]{2})/);
+  return Buffer.concat(
+    parts.map((part, n) =>
+      n % 2 === 1 ? Buffer.from([Number.parseInt(part.slice(1), 16)]) : Buffer.from(part),
+    ),
   );
-  if (given.length !== 1) {
-    throw new SpecError(
-      `${where}: give exactly one of ${allowSize ? 'content, contentBase64 or size' : 'content or contentBase64'}`,
-    );
-  }
-  if (v.content !== undefined) {
-    if (typeof v.content !== 'string') throw new SpecError(`${where}: content must be a string (quote it)`);
-    return { kind: 'text', text: v.content };
-  }
-  if (v.contentBase64 !== undefined) {
-    const b64 = typeof v.contentBase64 === 'string' ? v.contentBase64.replace(/\s+/g, '') : null;
-    if (b64 === null || b64.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) {
-      throw new SpecError(`${where}: contentBase64 must be standard padded base64`);
-    }
-    const bytes = Buffer.from(b64, 'base64');
-    if (bytes.toString('base64') !== b64)
-      throw new SpecError(`${where}: contentBase64 is not canonical base64`);
-    return { kind: 'bytes', bytes };
-  }
-  if (typeof v.size !== 'number' || !Number.isInteger(v.size) || v.size < 0 || v.size > MAX_GENERATE_SIZE) {
-    throw new SpecError(`${where}: size must be a whole number of bytes from 0 to ${MAX_GENERATE_SIZE}`);
-  }
-  return { kind: 'fill', size: v.size };
 }
 
-function parseGenerate(where: string, g: unknown): GenerateSpec {
-  if (!isRecord(g)) throw new SpecError(`${where}: must be a mapping`);
-  expectKeys(where, g, ['path', 'count', 'content', 'contentBase64', 'size']);
-  if (typeof g.path !== 'string') throw new SpecError(`${where}: path must be a string`);
-  let count: number | null = null;
-  if (g.count !== undefined) {
-    if (
-      typeof g.count !== 'number' ||
-      !Number.isInteger(g.count) ||
-      g.count < 1 ||
-      g.count > MAX_GENERATE_COUNT
-    ) {
-      throw new SpecError(`${where}: count must be a whole number from 1 to ${MAX_GENERATE_COUNT}`);
-    }
-    if (!g.path.includes('{i}')) throw new SpecError(`${where}: a path with count must hold "{i}"`);
-    count = g.count;
-  } else if (g.path.includes('{i}')) {
-    throw new SpecError(`${where}: "{i}" in the path needs a count`);
-  }
-  checkPath(where, g.path.replaceAll('{i}', '0'));
-  return { path: g.path, count, content: parseContent(where, g, true) };
-}
+const rawPath = z
+  .string()
+  .transform((text, ctx) => {
+    const bytes = percentDecoded(text);
+    if (bytes === undefined)
+      ctx.addIssue({ code: 'custom', message: 'write "%25" for a "%" that is not "%XX"' });
+    return bytes ?? Buffer.alloc(0);
+  })
+  .refine(
+    (bytes) => !bytes.includes(0) && !bytes.toString('latin1').split('/').includes(''),
+    'must not hold a NUL byte or an empty part',
+  );
 
-/**
- * Percent-decodes a raw path to bytes: "%XX" (two hex digits) is the byte 0xXX, every other
- * character stands for its UTF-8 bytes; a literal "%" is written "%25".
- */
-function decodeRawPath(written: string): Buffer {
-  const out: Buffer[] = [];
-  let i = 0;
-  while (i < written.length) {
-    const pct = written.indexOf('%', i);
-    const end = pct === -1 ? written.length : pct;
-    if (end > i) out.push(Buffer.from(written.slice(i, end), 'utf8'));
-    if (pct === -1) break;
-    const hex = written.slice(pct + 1, pct + 3);
-    if (!/^[0-9A-Fa-f]{2}$/.test(hex))
-      throw new SpecError(`"%" must be followed by two hex digits (write "%25" for "%")`);
-    out.push(Buffer.from([parseInt(hex, 16)]));
-    i = pct + 3;
-  }
-  return Buffer.concat(out);
-}
+const base64 = z
+  .string()
+  .transform((text) => text.replace(/\s+/g, ''))
+  .refine(
+    (text) => Buffer.from(text, 'base64').toString('base64') === text,
+    'must be canonical padded base64',
+  )
+  .transform((text) => Buffer.from(text, 'base64'));
 
-function parseRaw(where: string, r: unknown): RawSpec {
-  if (!isRecord(r)) throw new SpecError(`${where}: must be a mapping`);
-  expectKeys(where, r, ['path', 'content', 'contentBase64', 'executable']);
-  if (typeof r.path !== 'string') throw new SpecError(`${where}: path must be a string`);
-  let bytes: Buffer;
-  try {
-    bytes = decodeRawPath(r.path);
-  } catch (e) {
-    throw new SpecError(`${where}: path "${r.path}": ${(e as Error).message}`);
-  }
-  // Byte-level checks: the same component rules as plain paths, and no NUL (a tree cannot hold one).
-  const components = bytes.toString('latin1').split('/');
-  if (
-    bytes.length === 0 ||
-    bytes.includes(0) ||
-    components.some((c) => c === '' || c === '.' || c === '..' || c.toLowerCase() === '.git')
-  ) {
-    throw new SpecError(`${where}: invalid path "${r.path}"`);
-  }
-  if (r.executable !== undefined && typeof r.executable !== 'boolean')
-    throw new SpecError(`${where}: executable must be true or false`);
-  const content = parseContent(where, r, false);
-  return {
-    written: r.path,
-    bytes,
-    content:
-      content.kind === 'text'
-        ? Buffer.from(content.text, 'utf8')
-        : content.kind === 'bytes'
-          ? content.bytes
-          : Buffer.alloc(0),
-    executable: r.executable === true,
-  };
-}
+// Normalised as `git commit` does: no trailing white space, one final newline.
+const message = z
+  .string()
+  .refine((text) => text.trim() !== '', 'must not be empty')
+  .transform((text) => `${text.replace(/\s+$/, '')}\n`);
 
-export async function loadRepoSpec(name: string): Promise<RepoSpec> {
-  const dir = path.join(FIXTURES_ROOT, name);
-  const file = path.join(dir, 'repo.yaml');
-  const raw: unknown = parseYaml(await fs.readFile(file, 'utf8'));
-  const w = `${name}/repo.yaml`;
-  if (!isRecord(raw)) throw new SpecError(`${w}: must be a mapping`);
-  expectKeys(w, raw, ['head', 'commits', 'refs']);
+const generated = z
+  .strictObject({
+    path: z.string(),
+    count: z.int().min(1).max(MAX_COUNT).optional(),
+    content: z.string().optional(),
+    size: z.int().min(0).max(MAX_SIZE).optional(),
+  })
+  .refine((item) => (item.content === undefined) !== (item.size === undefined), 'give content or size')
+  .refine(
+    (item) => item.path.includes('{i}') === (item.count !== undefined),
+    'a path holds {i} exactly when count is given',
+  )
+  .refine((item) => isPlainPath(item.path.replaceAll('{i}', '0')), { message: PLAIN, path: ['path'] });
 
-  if (!Array.isArray(raw.commits) || raw.commits.length === 0)
-    throw new SpecError(`${w}: commits must be a non-empty list`);
-  const commits: CommitSpec[] = [];
-  const ids = new Set<string>();
-  raw.commits.forEach((c: unknown, i: number) => {
-    const cw = `${w}: commits[${i}]`;
-    if (!isRecord(c)) throw new SpecError(`${cw}: must be a mapping`);
-    expectKeys(cw, c, [
-      'id',
-      'tree',
-      'message',
-      'date',
-      'parents',
-      'symlinks',
-      'submodules',
-      'executable',
-      'generate',
-      'raw',
-    ]);
-    if (typeof c.id !== 'string' || !ID_RE.test(c.id)) throw new SpecError(`${cw}: id must match ${ID_RE}`);
-    if (ids.has(c.id)) throw new SpecError(`${cw}: duplicate id "${c.id}"`);
-    let treeDir: string | null = null;
-    if (c.tree !== undefined && c.tree !== null) {
-      if (typeof c.tree !== 'string' || !ID_RE.test(c.tree))
-        throw new SpecError(`${cw}: tree must be a folder name next to repo.yaml`);
-      treeDir = path.join(dir, c.tree);
-      if (!existsSync(treeDir)) throw new SpecError(`${cw}: tree folder ${name}/${c.tree} does not exist`);
+const raw = z
+  .strictObject({ path: rawPath, content: z.string().optional(), contentBase64: base64.optional() })
+  .refine((item) => (item.content === undefined) !== (item.contentBase64 === undefined), 'give one content')
+  .transform((item) => ({ path: item.path, bytes: item.contentBase64 ?? Buffer.from(item.content!) }));
+
+const commit = z.strictObject({
+  id: z.string().regex(ID),
+  tree: z.string().regex(ID, 'must be a folder next to repo.yaml'),
+  date: z
+    .string()
+    .regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/, 'must be a UTC time in whole seconds: "2024-03-01T09:00:00Z"')
+    .transform((text) => Date.parse(text) / 1000),
+  message,
+  executable: z.array(plainPath).default([]),
+  symlinks: z.record(plainPath, z.string().min(1)).default({}),
+  submodules: z.record(plainPath, z.string().regex(/^[0-9a-f]{40}$/)).default({}),
+  generate: z.array(generated).default([]),
+  raw: z.array(raw).default([]),
+});
+
+const repoSchema = z
+  .strictObject({
+    head: z.string().startsWith('refs/heads/'),
+    commits: z.array(commit).min(1),
+    refs: z.record(
+      z.string().regex(REF),
+      z.union([z.string(), z.strictObject({ tag: z.string(), message })]),
+    ),
+  })
+  .superRefine((repo, ctx) => {
+    const ids = repo.commits.map((c) => c.id);
+    if (new Set(ids).size !== ids.length) ctx.addIssue({ code: 'custom', message: 'commit ids must differ' });
+    for (const [ref, target] of Object.entries(repo.refs)) {
+      const id = typeof target === 'string' ? target : target.tag;
+      if (!ids.includes(id))
+        ctx.addIssue({ code: 'custom', message: `names no commit`, path: ['refs', ref] });
+      if (typeof target !== 'string' && !ref.startsWith('refs/tags/'))
+        ctx.addIssue({
+          code: 'custom',
+          message: 'an annotated tag lives in refs/tags/',
+          path: ['refs', ref],
+        });
     }
-    let parents: string[];
-    if (c.parents === undefined) {
-      const prev = commits[commits.length - 1];
-      parents = prev ? [prev.id] : [];
-    } else {
-      if (!Array.isArray(c.parents) || !c.parents.every((p): p is string => typeof p === 'string')) {
-        throw new SpecError(`${cw}: parents must be a list of earlier commit ids`);
-      }
-      parents = c.parents;
-    }
-    for (const p of parents)
-      if (!ids.has(p)) throw new SpecError(`${cw}: parent "${p}" is not an earlier commit`);
-    const symlinks = stringMap(`${cw}.symlinks`, c.symlinks);
-    const submodules = stringMap(`${cw}.submodules`, c.submodules);
-    for (const [p, sha] of Object.entries(submodules)) {
-      if (!SHA_RE.test(sha)) throw new SpecError(`${cw}.submodules.${p}: must be a 40-hex lowercase SHA`);
-    }
-    let executable: string[] = [];
-    if (c.executable !== undefined && c.executable !== null) {
-      if (!Array.isArray(c.executable) || !c.executable.every((p): p is string => typeof p === 'string')) {
-        throw new SpecError(`${cw}: executable must be a list of paths`);
-      }
-      executable = c.executable.map((p) => checkPath(`${cw}.executable`, p));
-    }
-    const generate = listOf(`${cw}.generate`, c.generate).map((g, j) =>
-      parseGenerate(`${cw}.generate[${j}]`, g),
-    );
-    const rawEntries = listOf(`${cw}.raw`, c.raw).map((r, j) => parseRaw(`${cw}.raw[${j}]`, r));
-    ids.add(c.id);
-    commits.push({
-      id: c.id,
-      treeDir,
-      message: parseMessage(cw, c.message),
-      time: parseDate(cw, c.date),
-      parents,
-      symlinks,
-      submodules,
-      executable,
-      generate,
-      raw: rawEntries,
-    });
+    if (!(repo.head in repo.refs)) ctx.addIssue({ code: 'custom', message: 'must be a ref', path: ['head'] });
   });
 
-  if (!isRecord(raw.refs) || Object.keys(raw.refs).length === 0)
-    throw new SpecError(`${w}: refs must be a non-empty mapping`);
-  const refs = new Map<string, RefSpec>();
-  for (const [ref, v] of Object.entries(raw.refs)) {
-    const rw = `${w}: refs.${ref}`;
-    if (!REF_RE.test(ref) || ref.startsWith(BUILD_REF) || /\.\.|\/\/|\/$|\.lock$|\/\./.test(ref)) {
-      throw new SpecError(`${rw}: invalid ref name`);
-    }
-    if (typeof v === 'string') {
-      if (!ids.has(v)) throw new SpecError(`${rw}: unknown commit "${v}"`);
-      refs.set(ref, { kind: 'direct', target: v });
-    } else if (isRecord(v)) {
-      expectKeys(rw, v, ['tag', 'message', 'date']);
-      if (!ref.startsWith('refs/tags/'))
-        throw new SpecError(`${rw}: annotated tags must live under refs/tags/`);
-      if (typeof v.tag !== 'string' || !ids.has(v.tag))
-        throw new SpecError(`${rw}: tag must name a commit id`);
-      refs.set(ref, {
-        kind: 'annotated',
-        target: v.tag,
-        message: parseMessage(rw, v.message),
-        time: v.date === undefined ? null : parseDate(rw, v.date),
-      });
-    } else {
-      throw new SpecError(`${rw}: must be a commit id or {tag, message, date?}`);
-    }
-  }
-  if (typeof raw.head !== 'string' || !refs.has(raw.head) || !raw.head.startsWith('refs/heads/')) {
-    throw new SpecError(`${w}: head must be one of the refs/heads/* refs`);
-  }
-  return { name, head: raw.head, commits, refs };
-}
+type Repo = z.infer<typeof repoSchema>;
+type Commit = Repo['commits'][number];
 
-/** Names of all fixture repositories (folders of FIXTURES_ROOT holding a repo.yaml), sorted. */
-export async function listFixtures(): Promise<string[]> {
-  const entries = await fs.readdir(FIXTURES_ROOT, { withFileTypes: true });
-  return entries
-    .filter((e) => e.isDirectory() && existsSync(path.join(FIXTURES_ROOT, e.name, 'repo.yaml')))
-    .map((e) => e.name)
-    .sort();
-}
-
-// ---------------------------------------------------------------------------
-// fast-import stream
-
-/**
- * Tree paths are kept as "binary strings": one char per byte (latin1), so raw paths that are not
- * UTF-8 fit next to ordinary ones, and comparing two keys compares their bytes.
- */
-type PathKey = string;
-const keyOf = (p: string): PathKey => Buffer.from(p, 'utf8').toString('latin1');
-const showKey = (k: PathKey): string => JSON.stringify(Buffer.from(k, 'latin1').toString('utf8'));
-
-type EntrySource =
-  | { kind: 'disk'; abs: string }
-  | { kind: 'bytes'; bytes: Buffer }
-  | { kind: 'fill'; size: number }
-  | { kind: 'gitlink'; sha: string };
-
-interface PlannedEntry {
+interface Entry {
   mode: '100644' | '100755' | '120000' | '160000';
-  source: EntrySource;
+  content: { file: string } | { bytes: Buffer } | { fill: number } | { gitlink: string };
 }
 
-/** Every regular file below dir: path relative to dir ("/" separators, NFC) -> absolute path on disk. */
-async function readTree(dir: string, where: string): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  async function walk(abs: string, rel: string): Promise<void> {
-    const entries = await fs.readdir(abs, { withFileTypes: true });
-    for (const e of entries) {
-      const a = path.join(abs, e.name);
-      const r = rel === '' ? e.name : `${rel}/${e.name}`;
-      if (e.isDirectory()) await walk(a, r);
-      else if (e.isFile()) {
-        const p = checkPath(where, r);
-        if (out.has(p)) throw new SpecError(`${where}: two files normalise to the same path "${p}"`);
-        out.set(p, a);
-      } else {
-        throw new SpecError(
-          `${where}: "${r}" is not a regular file; declare symlinks and submodules in repo.yaml`,
-        );
-      }
-    }
+/** Tree paths as one char per byte (latin1), so raw paths that are not UTF-8 share a map with plain ones. */
+const keyOf = (plain: string) => Buffer.from(plain.normalize('NFC')).toString('latin1');
+const shown = (key: string) => JSON.stringify(Buffer.from(key, 'latin1').toString());
+
+async function readRepo(dir: string): Promise<Repo> {
+  const parsed = repoSchema.safeParse(parse(await fs.readFile(path.join(dir, 'repo.yaml'), 'utf8')));
+  if (!parsed.success)
+    throw new Error(`${path.basename(dir)}/repo.yaml is invalid:\n${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+/** The regular files below `dir`, as "/"-separated paths; anything else on disk belongs in repo.yaml. */
+async function filesBelow(dir: string): Promise<string[]> {
+  const files = [];
+  for (const relative of await fs.readdir(dir, { recursive: true })) {
+    const stat = await fs.lstat(path.join(dir, relative));
+    const file = relative.split(path.sep).join('/');
+    if (stat.isFile() && isPlainPath(file)) files.push(file);
+    else if (!stat.isDirectory()) throw new Error(`${dir}: declare "${file}" in repo.yaml (symlinks, raw)`);
   }
-  await walk(dir, '');
-  return out;
+  return files;
 }
 
-/** The complete tree of one commit, checked, sorted by path bytes; contents are read while streaming. */
-async function planCommit(spec: RepoSpec, c: CommitSpec): Promise<Array<[PathKey, PlannedEntry]>> {
-  const where = `${spec.name}/repo.yaml: commit ${c.id}`;
-  const entries = new Map<PathKey, PlannedEntry>();
-  const add = (key: PathKey, e: PlannedEntry, what: string) => {
-    if (entries.has(key))
-      throw new SpecError(`${where}: ${what} ${showKey(key)} collides with another entry`);
-    entries.set(key, e);
+/** Every entry of a commit's tree by path, checked before git starts; file contents are read while streaming. */
+async function treeOf(dir: string, commit: Commit): Promise<Map<string, Entry>> {
+  const where = `${path.basename(dir)}/repo.yaml: commit ${commit.id}`;
+  const entries = new Map<string, Entry>();
+  const executable = new Set(commit.executable.map(keyOf));
+  const add = (key: string, content: Entry['content'], mode: Entry['mode'] = '100644') => {
+    if (entries.has(key)) throw new Error(`${where}: ${shown(key)} is declared twice`);
+    entries.set(key, { mode: executable.delete(key) ? '100755' : mode, content });
   };
-  if (c.treeDir) {
-    for (const [p, abs] of await readTree(c.treeDir, `${spec.name}/${path.basename(c.treeDir)}`)) {
-      add(keyOf(p), { mode: '100644', source: { kind: 'disk', abs } }, 'file');
+  const treeDir = path.join(dir, commit.tree);
+  for (const file of await filesBelow(treeDir)) add(keyOf(file), { file: path.join(treeDir, file) });
+  for (const item of commit.generate) {
+    const width = String((item.count ?? 1) - 1).length;
+    for (let n = 0; n < (item.count ?? 1); n++) {
+      const i = String(n).padStart(width, '0');
+      add(
+        keyOf(item.path.replaceAll('{i}', i)),
+        item.size === undefined
+          ? { bytes: Buffer.from(item.content!.replaceAll('{i}', i)) }
+          : { fill: item.size },
+      );
     }
   }
-  for (const g of c.generate) {
-    const width = g.count === null ? 0 : String(g.count - 1).length;
-    for (let i = 0; i < (g.count ?? 1); i++) {
-      const n = String(i).padStart(width, '0');
-      const p = checkPath(`${where}: generate`, g.path.replaceAll('{i}', n));
-      const source: EntrySource =
-        g.content.kind === 'fill'
-          ? { kind: 'fill', size: g.content.size }
-          : {
-              kind: 'bytes',
-              bytes:
-                g.content.kind === 'text'
-                  ? Buffer.from(g.content.text.replaceAll('{i}', n), 'utf8')
-                  : g.content.bytes,
-            };
-      add(keyOf(p), { mode: '100644', source }, 'generated file');
-    }
-  }
-  for (const r of c.raw) {
-    add(
-      r.bytes.toString('latin1'),
-      { mode: r.executable ? '100755' : '100644', source: { kind: 'bytes', bytes: r.content } },
-      `raw entry "${r.written}" ->`,
-    );
-  }
-  for (const p of c.executable) {
-    const e = entries.get(keyOf(p));
-    if (!e) throw new SpecError(`${where}: executable "${p}" is not a file of the tree`);
-    e.mode = '100755';
-  }
-  for (const [p, target] of Object.entries(c.symlinks)) {
-    add(
-      keyOf(p),
-      { mode: '120000', source: { kind: 'bytes', bytes: Buffer.from(target, 'utf8') } },
-      'symlink',
-    );
-  }
-  for (const [p, sha] of Object.entries(c.submodules))
-    add(keyOf(p), { mode: '160000', source: { kind: 'gitlink', sha } }, 'submodule');
-
-  // an entry may not also be a folder of another entry (e.g. "a" and "a/b")
-  for (const key of entries.keys()) {
-    for (let i = key.indexOf('/'); i !== -1; i = key.indexOf('/', i + 1)) {
-      if (entries.has(key.slice(0, i)))
-        throw new SpecError(`${where}: ${showKey(key.slice(0, i))} is both an entry and a folder`);
-    }
-  }
-  return [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const item of commit.raw) add(item.path.toString('latin1'), { bytes: item.bytes });
+  if (executable.size > 0)
+    throw new Error(`${where}: executable ${shown([...executable][0]!)} is not a file of the tree`);
+  for (const [link, target] of Object.entries(commit.symlinks))
+    add(keyOf(link), { bytes: Buffer.from(target) }, '120000');
+  for (const [at, sha] of Object.entries(commit.submodules)) add(keyOf(at), { gitlink: sha }, '160000');
+  for (const key of entries.keys())
+    for (let slash = key.indexOf('/'); slash !== -1; slash = key.indexOf('/', slash + 1))
+      if (entries.has(key.slice(0, slash)))
+        throw new Error(`${where}: ${shown(key.slice(0, slash))} is both an entry and a folder`);
+  return entries;
 }
 
-/** C-style quoting for fast-import: `"` and `\` escaped, control bytes and every byte >= 0x80 as octal. */
-function quotePath(key: PathKey): string {
-  let out = '"';
-  for (let i = 0; i < key.length; i++) {
-    const b = key.charCodeAt(i);
-    if (b === 0x22 || b === 0x5c) out += '\\' + key[i];
-    else if (b < 0x20 || b >= 0x7f) out += '\\' + b.toString(8).padStart(3, '0');
-    else out += key[i];
-  }
-  return out + '"';
+/** fast-import's quoted path: `"` and `\` escaped, control bytes and bytes >= 0x7f in octal. */
+function quoted(key: string): string {
+  const octal = (char: string) => `\\${char.charCodeAt(0).toString(8).padStart(3, '0')}`;
+  return `"${key.replace(/["\\]/g, '\\$&').replace(/[\0-\x1f\x7f-\xff]/g, octal)}"`;
 }
 
-/** Deterministic filler for `size`: byte n of a file is n mod 256. 64 KiB, a multiple of 256. */
+function* data(bytes: Buffer): Generator<Buffer | string> {
+  yield `data ${bytes.length}\n`;
+  yield bytes;
+  yield '\n';
+}
+
+/** Byte n of a filler file is n mod 256; 64 KiB pieces, so a large file is never held whole. */
 const FILL = Buffer.from(Array.from({ length: 64 * 1024 }, (_, n) => n % 256));
-/** Bytes gathered before they are handed to fast-import's stdin. */
-const FLUSH_BYTES = 256 * 1024;
-
-/**
- * `git fast-import` fed as the stream is produced, with back-pressure, so no more than a few hundred
- * KiB (plus the largest file read from disk) is held at once.
- */
-class FastImport {
-  private readonly child: ChildProcess & { stdin: Writable };
-  private readonly stderr: Buffer[] = [];
-  private readonly exited: Promise<void>;
-  private exit: { code: number | null; error?: Error } | null = null;
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
-
-  constructor(gitdir: string, marksFile: string, env: NodeJS.ProcessEnv) {
-    const child = spawn(
-      'git',
-      ['--git-dir', gitdir, 'fast-import', '--quiet', `--export-marks=${marksFile}`],
-      {
-        env,
-        stdio: ['pipe', 'ignore', 'pipe'],
-      },
-    );
-    this.child = child;
-    child.stderr.on('data', (b: Buffer) => this.stderr.push(b));
-    child.stdin.on('error', () => {}); // a failing git closes stdin early; the exit code reports it
-    this.exited = new Promise((resolve) => {
-      child.on('error', (error) => {
-        this.exit = { code: null, error };
-        resolve();
-      });
-      child.on('close', (code) => {
-        this.exit ??= { code };
-        resolve();
-      });
-    });
-  }
-
-  private failure(): Error {
-    const detail = this.exit?.error?.message ?? Buffer.concat(this.stderr).toString('utf8').trim();
-    return new Error(
-      `git fast-import failed (${this.exit?.code ?? 'not started'}): ${detail || 'exited early'}`,
-    );
-  }
-
-  private async flush(): Promise<void> {
-    if (this.pendingBytes === 0) return;
-    const parts = this.pending;
-    this.pending = [];
-    this.pendingBytes = 0;
-    if (this.exit) throw this.failure();
-    const stdin = this.child.stdin;
-    let ok = true;
-    stdin.cork(); // handed over in one writev, without copying the parts together
-    for (const b of parts) ok = stdin.write(b);
-    stdin.uncork();
-    if (!ok) {
-      await Promise.race([new Promise((resolve) => stdin.once('drain', resolve)), this.exited]);
-    }
-  }
-
-  private async push(b: Buffer): Promise<void> {
-    this.pending.push(b);
-    this.pendingBytes += b.length;
-    if (this.pendingBytes >= FLUSH_BYTES) await this.flush();
-  }
-
-  line(s: string): Promise<void> {
-    return this.push(Buffer.from(s + '\n', 'utf8'));
-  }
-
-  async data(bytes: Buffer | string): Promise<void> {
-    const b = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
-    await this.line(`data ${b.length}`);
-    await this.push(b);
-    await this.push(Buffer.from('\n'));
-  }
-
-  /** A `data` command of `size` filler bytes, produced chunk by chunk. */
-  async dataFill(size: number): Promise<void> {
-    await this.line(`data ${size}`);
-    for (let left = size; left > 0; left -= FILL.length)
-      await this.push(left >= FILL.length ? FILL : FILL.subarray(0, left));
-    await this.push(Buffer.from('\n'));
-  }
-
-  /** Ends the stream and waits for fast-import to finish; throws when it failed. */
-  async end(): Promise<void> {
-    await this.flush();
-    this.child.stdin.end();
-    await this.exited;
-    if (this.exit?.code !== 0) throw this.failure();
-  }
-
-  /** Stops fast-import after an error of ours. */
-  async abort(): Promise<void> {
-    if (!this.exit) this.child.kill();
-    await this.exited;
-  }
+function* filler(size: number): Generator<Buffer | string> {
+  yield `data ${size}\n`;
+  for (let left = size; left > 0; left -= FILL.length) yield FILL.subarray(0, Math.min(left, FILL.length));
+  yield '\n';
 }
 
-async function writeCommit(
-  s: FastImport,
-  c: CommitSpec,
-  entries: Array<[PathKey, PlannedEntry]>,
-  marks: Map<string, number>,
-): Promise<void> {
-  const mark = marks.size + 1;
-  marks.set(c.id, mark);
-  await s.line(`reset ${BUILD_REF}`);
-  await s.line(`commit ${BUILD_REF}`);
-  await s.line(`mark :${mark}`);
-  await s.line(`author ${AUTHOR} ${c.time} +0000`);
-  await s.line(`committer ${AUTHOR} ${c.time} +0000`);
-  await s.data(c.message);
-  for (const [i, p] of c.parents.entries()) await s.line(`${i === 0 ? 'from' : 'merge'} :${marks.get(p)}`);
-  await s.line('deleteall');
-  for (const [key, e] of entries) {
-    const src = e.source;
-    if (src.kind === 'gitlink') {
-      await s.line(`M ${e.mode} ${src.sha} ${quotePath(key)}`);
+async function* importStream(repo: Repo, trees: Map<string, Entry>[]): AsyncGenerator<Buffer | string> {
+  const marks = new Map(repo.commits.map((c, n) => [c.id, { mark: n + 1, date: c.date }]));
+  yield 'feature done\n';
+  for (const [n, c] of repo.commits.entries()) {
+    yield `commit ${BUILD_REF}\nmark :${n + 1}\nauthor ${AUTHOR} ${c.date} +0000\ncommitter ${AUTHOR} ${c.date} +0000\n`;
+    yield* data(Buffer.from(c.message));
+    yield n === 0 ? 'deleteall\n' : `from :${n}\ndeleteall\n`;
+    for (const [key, { mode, content }] of trees[n]!) {
+      if ('gitlink' in content) yield `M ${mode} ${content.gitlink} ${quoted(key)}\n`;
+      else yield `M ${mode} inline ${quoted(key)}\n`;
+      if ('fill' in content) yield* filler(content.fill);
+      else if ('file' in content) yield* data(await fs.readFile(content.file));
+      else if ('bytes' in content) yield* data(content.bytes);
+    }
+    yield '\n';
+  }
+  for (const [ref, target] of Object.entries(repo.refs)) {
+    if (typeof target === 'string') {
+      yield `reset ${ref}\nfrom :${marks.get(target)!.mark}\n\n`;
       continue;
     }
-    await s.line(`M ${e.mode} inline ${quotePath(key)}`);
-    if (src.kind === 'fill') await s.dataFill(src.size);
-    else await s.data(src.kind === 'disk' ? await fs.readFile(src.abs) : src.bytes);
+    const { mark, date } = marks.get(target.tag)!;
+    yield `tag ${ref.slice('refs/tags/'.length)}\nfrom :${mark}\ntagger ${AUTHOR} ${date} +0000\n`;
+    yield* data(Buffer.from(target.message));
   }
-  await s.line('');
+  // A reset without "from" drops the scratch branch the commits were made on.
+  yield `reset ${BUILD_REF}\n\ndone\n`;
 }
 
-// ---------------------------------------------------------------------------
-// git
-
-/** An environment no user or system git configuration can leak into. */
-function gitEnv(home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!k.startsWith('GIT_') && k !== 'HOME' && k !== 'XDG_CONFIG_HOME' && k !== 'EMAIL') env[k] = v;
-  }
+/** Git with no user or system configuration and no GIT_* variables from outside: the same objects everywhere. */
+export function gitEnv(): NodeJS.ProcessEnv {
+  const outside = ['HOME', 'XDG_CONFIG_HOME', 'EMAIL'];
+  const env = Object.entries(process.env).filter(
+    ([key]) => !key.startsWith('GIT_') && !outside.includes(key),
+  );
   return {
-    ...env,
-    HOME: home,
-    XDG_CONFIG_HOME: home,
+    ...Object.fromEntries(env),
+    HOME: devNull,
+    XDG_CONFIG_HOME: devNull,
     GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: process.platform === 'win32' ? 'NUL' : '/dev/null',
+    GIT_CONFIG_GLOBAL: devNull,
     GIT_TERMINAL_PROMPT: '0',
     LC_ALL: 'C',
   };
 }
 
-function git(args: string[], env: NodeJS.ProcessEnv, input?: Buffer): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
-      else
-        reject(
-          new Error(`git ${args.join(' ')} failed (${code}): ${Buffer.concat(err).toString('utf8').trim()}`),
-        );
-    });
-    child.stdin.on('error', () => {}); // a failing git closes stdin early; the exit code reports it
-    child.stdin.end(input ?? Buffer.alloc(0));
+const git = async (...args: string[]) => (await promisify(execFile)('git', args, { env: gitEnv() })).stdout;
+
+async function fastImport(
+  gitdir: string,
+  marks: string,
+  stream: AsyncIterable<Buffer | string>,
+): Promise<void> {
+  const child = spawn('git', ['--git-dir', gitdir, 'fast-import', '--quiet', `--export-marks=${marks}`], {
+    env: gitEnv(),
+    stdio: ['pipe', 'ignore', 'pipe'],
   });
+  const stderr: Buffer[] = [];
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  const [fed, code] = await Promise.allSettled([pipeline(Readable.from(stream), child.stdin), exited]);
+  if (code.status === 'rejected') throw code.reason;
+  if (code.value === 0 && fed.status === 'fulfilled') return;
+  // Either side may have failed first: a stream that ends early, or a git that stops reading.
+  const ours = fed.status === 'rejected' ? ` (writing its input: ${(fed.reason as Error).message})` : '';
+  throw new Error(`git fast-import failed: ${Buffer.concat(stderr).toString().trim()}${ours}`);
 }
 
-async function buildOne(name: string, outDir: string): Promise<BuiltFixture> {
-  const spec = await loadRepoSpec(name);
+async function buildRepository(dir: string, outDir: string): Promise<BuiltFixture> {
+  const name = path.basename(dir);
+  const repo = await readRepo(dir);
+  const trees = await Promise.all(repo.commits.map((c) => treeOf(dir, c)));
   const gitdir = path.join(outDir, `${name}.git`);
-  const tmpdir = path.join(outDir, `.${name}.git.tmp-${process.pid}`);
-  const env = gitEnv(path.join(outDir, '.no-home'));
-  await fs.rm(tmpdir, { recursive: true, force: true });
-
+  const building = path.join(outDir, `.${name}.git.${process.pid}`);
+  const marks = path.join(outDir, `.${name}.marks.${process.pid}`);
   try {
-    await git(['init', '--bare', '--quiet', '--object-format=sha1', '--template=', tmpdir], env);
-
-    // Check every commit before git starts; file contents are read while streaming.
-    const planned: Array<Array<[PathKey, PlannedEntry]>> = [];
-    for (const c of spec.commits) planned.push(await planCommit(spec, c));
-
-    const marksFile = path.join(tmpdir, 'fixture-marks');
-    const s = new FastImport(tmpdir, marksFile, env);
-    const marks = new Map<string, number>();
-    try {
-      await s.line('feature done');
-      for (const [i, c] of spec.commits.entries()) await writeCommit(s, c, planned[i]!, marks);
-      for (const [ref, r] of spec.refs) {
-        if (r.kind === 'direct') {
-          await s.line(`reset ${ref}`);
-          await s.line(`from :${marks.get(r.target)}`);
-          await s.line('');
-        } else {
-          const time = r.time ?? spec.commits.find((c) => c.id === r.target)!.time;
-          await s.line(`tag ${ref.slice('refs/tags/'.length)}`);
-          await s.line(`from :${marks.get(r.target)}`);
-          await s.line(`tagger ${AUTHOR} ${time} +0000`);
-          await s.data(r.message); // a tag has no optional trailing LF, so no blank line here
-        }
-      }
-      await s.line(`reset ${BUILD_REF}`); // no "from": deletes the scratch ref
-      await s.line('');
-      await s.line('done');
-      await s.end();
-    } catch (e) {
-      await s.abort();
-      throw e;
-    }
-    await git(['--git-dir', tmpdir, 'symbolic-ref', 'HEAD', spec.head], env);
-
-    const markSha = new Map<number, string>();
-    for (const line of (await fs.readFile(marksFile, 'utf8')).split('\n')) {
-      const m = /^:(\d+) ([0-9a-f]{40})$/.exec(line);
-      if (m) markSha.set(Number(m[1]), m[2]!);
-    }
-    await fs.rm(marksFile);
-    const commits: Record<string, string> = {};
-    for (const c of spec.commits) commits[c.id] = markSha.get(marks.get(c.id)!)!;
-
-    const refs: Record<string, string> = {};
-    const peeled: Record<string, string> = {};
-    const listed = await git(
-      ['--git-dir', tmpdir, 'for-each-ref', '--format=%(refname) %(objectname) %(*objectname)'],
-      env,
+    const branch = repo.head.slice('refs/heads/'.length);
+    await git(
+      'init',
+      '--bare',
+      '--quiet',
+      '--object-format=sha1',
+      '--template=',
+      `--initial-branch=${branch}`,
+      building,
     );
-    for (const line of listed.split('\n')) {
-      if (!line) continue;
-      const [ref, obj, peel] = line.split(' ') as [string, string, string | undefined];
-      refs[ref] = obj;
-      peeled[ref] = peel || obj;
-    }
-    for (const [ref, r] of spec.refs) {
-      if (peeled[ref] !== commits[r.target])
-        throw new Error(`${name}: ref ${ref} was not written as expected`);
-    }
-    if (Object.keys(refs).length !== spec.refs.size) {
-      throw new Error(`${name}: unexpected refs after fast-import: ${Object.keys(refs).join(', ')}`);
-    }
-
+    await fastImport(building, marks, importStream(repo, trees));
+    const shaOfMark = new Map(
+      (await fs.readFile(marks, 'utf8')).split('\n').map((line) => [line.split(' ')[0], line.split(' ')[1]]),
+    );
+    const listed = await git('--git-dir', building, 'for-each-ref', '--format=%(refname) %(objectname)');
     await fs.rm(gitdir, { recursive: true, force: true });
-    await fs.rename(tmpdir, gitdir);
-    return { name, gitdir, commits, refs: sortKeys(refs), peeled: sortKeys(peeled), head: spec.head };
-  } catch (e) {
-    await fs.rm(tmpdir, { recursive: true, force: true });
-    throw e;
+    await fs.rename(building, gitdir);
+    return {
+      name,
+      gitdir,
+      commits: Object.fromEntries(repo.commits.map((c, n) => [c.id, shaOfMark.get(`:${n + 1}`)!])),
+      refs: Object.fromEntries(
+        listed
+          .trim()
+          .split('\n')
+          .map((line) => line.split(' ')),
+      ),
+    };
+  } finally {
+    await fs.rm(building, { recursive: true, force: true });
+    await fs.rm(marks, { force: true });
   }
 }
 
-function sortKeys<T>(o: Record<string, T>): Record<string, T> {
-  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}
-
-/**
- * (Re)builds the named fixture repositories (all when names is omitted) as
- * bare repositories outDir/<name>.git, and writes outDir/fixtures.json. When
- * only some repositories are built, entries for the others already in
- * fixtures.json are kept as long as their git directories still exist.
- */
-export async function buildFixtures(outDir: string, names?: string[]): Promise<Record<string, BuiltFixture>> {
+/** (Re)builds every repository of `root` into `outDir` and writes `outDir/fixtures.json`, the same record. */
+export async function buildFixtures(
+  outDir: string = DEFAULT_OUT_DIR,
+  root: string = FIXTURES_ROOT,
+): Promise<Record<string, BuiltFixture>> {
   const out = path.resolve(outDir);
-  const available = await listFixtures();
-  const wanted = names ?? available;
-  for (const n of wanted)
-    if (!available.includes(n))
-      throw new Error(`unknown fixture repository "${n}" (have: ${available.join(', ')})`);
   await fs.mkdir(out, { recursive: true });
-
-  const built = await Promise.all(wanted.map((n) => buildOne(n, out)));
-  const result: Record<string, BuiltFixture> = {};
-  for (const b of built) result[b.name] = b;
-
-  const jsonFile = path.join(out, 'fixtures.json');
-  let previous: Record<string, BuiltFixture> = {};
-  if (names) {
-    try {
-      previous = JSON.parse(await fs.readFile(jsonFile, 'utf8')) as Record<string, BuiltFixture>;
-    } catch {
-      previous = {};
-    }
-  }
-  const merged: Record<string, BuiltFixture> = {};
-  for (const [n, b] of Object.entries(previous)) if (!(n in result) && existsSync(b.gitdir)) merged[n] = b;
-  Object.assign(merged, result);
-  const tmpJson = `${jsonFile}.tmp-${process.pid}`;
-  await fs.writeFile(tmpJson, JSON.stringify(sortKeys(merged), null, 2) + '\n');
-  await fs.rename(tmpJson, jsonFile);
-  return result;
+  const folders = await fs.readdir(root, { withFileTypes: true });
+  const names = folders.filter((folder) => folder.isDirectory()).map((folder) => folder.name);
+  const built = await Promise.all(names.sort().map((name) => buildRepository(path.join(root, name), out)));
+  const fixtures = Object.fromEntries(built.map((fixture) => [fixture.name, fixture]));
+  await writeFileAtomic(path.join(out, 'fixtures.json'), `${JSON.stringify(fixtures, null, 2)}\n`);
+  return fixtures;
 }
 
-// ---------------------------------------------------------------------------
-// CLI
-
-function isMain(): boolean {
-  const argv1 = process.argv[1];
-  if (!argv1) return false;
-  try {
-    return realpathSync(argv1) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return import.meta.url === pathToFileURL(argv1).href;
-  }
-}
-
-if (isMain()) {
-  const [outArg, ...nameArgs] = process.argv.slice(2);
-  const outDir = outArg ? path.resolve(outArg) : DEFAULT_OUT_DIR;
-  const started = Date.now();
-  buildFixtures(outDir, nameArgs.length > 0 ? nameArgs : undefined).then(
+const entry = process.argv[1];
+if (entry !== undefined && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
+  const outDir = path.resolve(process.argv[2] ?? DEFAULT_OUT_DIR);
+  await buildFixtures(outDir).then(
     (built) => {
-      for (const b of Object.values(built)) {
-        process.stderr.write(`${b.name}: ${b.gitdir} (HEAD -> ${b.head})\n`);
-        for (const [id, sha] of Object.entries(b.commits)) {
-          const at = Object.entries(b.peeled)
-            .filter(([, s]) => s === sha)
-            .map(([r]) => r);
-          process.stderr.write(`  ${id} ${sha}${at.length ? ` ${at.join(' ')}` : ''}\n`);
-        }
-      }
-      process.stderr.write(`wrote ${path.join(outDir, 'fixtures.json')} in ${Date.now() - started} ms\n`);
+      for (const { name, commits } of Object.values(built))
+        process.stderr.write(
+          `${name}: ${Object.entries(commits)
+            .map((pair) => pair.join(' '))
+            .join(', ')}\n`,
+        );
+      process.stderr.write(`wrote ${path.join(outDir, 'fixtures.json')}\n`);
     },
-    (e: unknown) => {
-      process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
       process.exitCode = 1;
     },
   );

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { check } from './commands/check.ts';
 import { serve } from './commands/serve.ts';
 import { status } from './commands/status.ts';
 import { sync } from './commands/sync.ts';
 import { verify } from './commands/verify.ts';
-import { ConfigError, loadConfig, parseDuration, type Config } from './config/index.ts';
+import { ConfigError, loadConfig, parseDuration } from './config/index.ts';
 import { createLogger } from './shared/log.ts';
 import { SERVER_VERSION } from './mcp/server.ts';
 
@@ -30,26 +30,34 @@ function parseWait(value: string): number {
   }
 }
 
-function readConfig(file: string): Config {
-  try {
-    return loadConfig(file);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`skillpin: ${error.message}\n`);
-      process.exit(EXIT_USAGE);
-    }
-    throw error;
-  }
+/** Where the commands write; tests pass their own to run the CLI in-process. */
+export interface CliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  /** `err` is a terminal: progress rewrites one line. */
+  interactive: boolean;
 }
 
 const write = (stream: NodeJS.WriteStream) => (text: string) => void stream.write(text);
+const processIo: CliIo = {
+  out: write(process.stdout),
+  err: write(process.stderr),
+  interactive: process.stderr.isTTY === true,
+};
 
-export function program(): Command {
+/** The CLI; a command's exit status goes to `exit`, a usage error is thrown as a CommanderError. */
+export function program(
+  io: CliIo = processIo,
+  exit: (code: number) => void = (code) => {
+    process.exitCode = code;
+  },
+): Command {
   const cli = new Command('skillpin')
     .description('Serve Agent Skills from git repositories, pinned to exact commits, over MCP')
     .version(SERVER_VERSION)
     .showHelpAfterError()
-    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE));
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride();
   const configOption = () => new Option('-c, --config <file>', 'configuration file').default('skillpin.yaml');
 
   cli
@@ -62,10 +70,8 @@ export function program(): Command {
       parseListen,
     )
     .action(async (options: { config: string; http?: { host: string; port: number } }) => {
-      const code = await serve(readConfig(options.config), options.http, createLogger(), {
-        err: write(process.stderr),
-      });
-      if (code !== undefined) process.exit(code);
+      const code = await serve(loadConfig(options.config), options.http, createLogger(), { err: io.err });
+      if (code !== undefined) exit(code);
     });
 
   cli
@@ -82,11 +88,13 @@ export function program(): Command {
     )
     .action(async (options: { config: string; wait: number }) => {
       const logger = createLogger(process.env['SKILLPIN_LOG_LEVEL'] ?? 'warn');
-      process.exitCode = await sync(
-        readConfig(options.config),
-        { waitMs: options.wait, interactive: process.stderr.isTTY === true },
-        logger,
-        write(process.stderr),
+      exit(
+        await sync(
+          loadConfig(options.config),
+          { waitMs: options.wait, interactive: io.interactive },
+          logger,
+          io.err,
+        ),
       );
     });
 
@@ -118,10 +126,7 @@ export function program(): Command {
           tokenEnv?: string;
         },
       ) => {
-        process.exitCode = await check(
-          { target: repository, ...options },
-          { out: write(process.stdout), err: write(process.stderr) },
-        );
+        exit(await check({ target: repository, ...options }, io));
       },
     );
 
@@ -147,10 +152,7 @@ export function program(): Command {
         options: { config?: string; era: 'auto' | 'modern' | 'legacy'; json?: boolean },
       ) => {
         const cliEntry = fileURLToPath(import.meta.url);
-        process.exitCode = await verify({ ...(url === undefined ? {} : { url }), ...options }, cliEntry, {
-          out: write(process.stdout),
-          err: write(process.stderr),
-        });
+        exit(await verify({ ...(url === undefined ? {} : { url }), ...options }, cliEntry, io));
       },
     );
 
@@ -162,12 +164,29 @@ export function program(): Command {
     .addOption(configOption())
     .option('--json', 'print the status as JSON')
     .action(async (options: { config: string; json?: boolean }) =>
-      status(readConfig(options.config), { json: options.json === true }, write(process.stdout)),
+      status(loadConfig(options.config), { json: options.json === true }, io.out),
     );
   return cli;
 }
 
+/** Runs the CLI on `args` (what follows the script) and resolves to its exit status; `serve` resolves once serving. */
+export async function run(args: readonly string[], io: CliIo = processIo): Promise<number> {
+  let status = 0;
+  try {
+    const cli = program(io, (code) => {
+      status = code;
+    });
+    await cli.parseAsync(args, { from: 'user' });
+    return status;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT_USAGE;
+    if (!(error instanceof ConfigError)) throw error;
+    io.err(`skillpin: ${error.message}\n`);
+    return EXIT_USAGE;
+  }
+}
+
 const entry = process.argv[1];
 if (entry !== undefined && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  await program().parseAsync(process.argv);
+  process.exitCode = await run(process.argv.slice(2));
 }

@@ -31,6 +31,8 @@ function transportFor(options: VerifyOptions, cliEntry: string): Transport {
   return new StdioClientTransport({
     command: process.execPath,
     args: ['--import', import.meta.resolve('tsx'), cliEntry, 'serve', '--config', options.config!],
+    // The config may reference environment variables (tokens, secrets): not only the SDK's short default list.
+    env: process.env as Record<string, string>,
     stderr: 'ignore',
   });
 }

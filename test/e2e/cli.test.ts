@@ -1,43 +1,57 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/client';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { run } from '../../src/cli.ts';
 import type { CheckReport } from '../../src/commands/check.ts';
 import type { StatusReport } from '../../src/commands/status.ts';
-import { fixture, PROJECT_ROOT } from '../helpers/fixtures.ts';
+import type { VerifyReport } from '../../src/commands/verify.ts';
+import { fixture, fixtureFile, PROJECT_ROOT } from '../helpers/fixtures.ts';
+import { git } from '../helpers/git.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
-import { CLI_ARGS, startHttp, writeConfig } from '../helpers/server.ts';
+import { serveHttpInProcess } from '../helpers/inProcess.ts';
+import { writeConfig } from '../helpers/server.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 const catalog = fixture('catalog');
 const c1 = catalog.commits['c1']!;
 const c2 = catalog.commits['c2']!;
+const pinnedC2 = { id: 'catalog', path: catalog.gitdir, commit: c2, paths: ['skills'] };
+/** The skills of catalog@c2 as skills/list gives them, with the number of files of each. */
+const C2_SKILLS: Array<[string, number]> = [
+  ['changelog-writer', 1],
+  ['data-pipeline', 3],
+  ['data-pipeline/stages/validate-rows', 2],
+  ['git-commit-style', 1],
+  ['pdf-forms', 3],
+  ['release-notes', 4],
+  ['vercel-composition-patterns', 1],
+];
+const uriOf = (skill: string) => `skill://catalog/${c2}/skills/${skill}/SKILL.md`;
 
-function cli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(process.execPath, [...CLI_ARGS, ...args], {
-    cwd: PROJECT_ROOT,
-    encoding: 'utf8',
-    input: '',
-  });
-}
+// The commands run in this process: their logs (stderr, JSON lines) would only clutter the test output.
+beforeAll(() => void vi.stubEnv('SKILLPIN_LOG_LEVEL', 'silent'));
+afterAll(() => void vi.unstubAllEnvs());
 
-function cliAsync(...args: string[]): Promise<{ status: number | null; stdout: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...CLI_ARGS, ...args], {
-      cwd: PROJECT_ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.once('close', (status) => resolve({ status, stdout }));
+/** `skillpin <args>` run in this process: its exit status and what it wrote. */
+async function cli(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  const written = { stdout: '', stderr: '' };
+  const status = await run(args, {
+    out: (text) => void (written.stdout += text),
+    err: (text) => void (written.stderr += text),
+    interactive: false,
   });
+  return { status, ...written };
 }
 
 describe('skillpin check', () => {
-  it('reports every skill and problem as JSON and exits 1 on errors', () => {
-    const run = cli('check', catalog.gitdir, '--paths', 'skills', '--json');
-    expect(run.status).toBe(1);
-    const report = JSON.parse(run.stdout) as CheckReport;
+  it('reports every skill and problem as JSON and exits 1 on errors', async () => {
+    const result = await cli('check', catalog.gitdir, '--paths', 'skills', '--json');
+    expect(result.status).toBe(1);
+    const report = JSON.parse(result.stdout) as CheckReport;
     expect(report.commit).toBe(c2);
     expect(report.repository).toBe('local:catalog.git');
     expect(report.skills.map((s) => [s.name, s.servedPath, s.files])).toEqual([
@@ -49,7 +63,7 @@ describe('skillpin check', () => {
       ['release-notes', 'skills/release-notes', 4],
       ['vercel-composition-patterns', 'skills/vercel-composition-patterns', 1],
     ]);
-    expect(report.skills[0]!.uri).toBe(`skill://catalog/${c2}/skills/changelog-writer/SKILL.md`);
+    expect(report.skills[0]!.uri).toBe(uriOf('changelog-writer'));
     expect(report.problems.map((p) => [p.path, p.reason, p.severity])).toEqual([
       ['skills/Bad_Name/SKILL.md', 'name-invalid', 'error'],
       ['skills/composition-patterns/SKILL.md', 'name-mismatch', 'warning'],
@@ -57,39 +71,49 @@ describe('skillpin check', () => {
       ['skills/no-frontmatter/SKILL.md', 'frontmatter-missing', 'error'],
     ]);
     expect([report.errors, report.warnings, report.ok]).toEqual([3, 1, false]);
+    expect(result.stderr).toBe('');
   });
 
-  it('checks a given commit or ref, and exits 0 when nothing is wrong', () => {
-    const root = fixture('root-skill');
-    expect(cli('check', root.gitdir).status).toBe(0);
-    const atTag = JSON.parse(cli('check', catalog.gitdir, '--ref', 'v1', '--json').stdout) as CheckReport;
-    expect(atTag.commit).toBe(c1);
-    const atCommit = JSON.parse(cli('check', catalog.gitdir, '--commit', c1, '--json').stdout) as CheckReport;
-    expect(atCommit.commit).toBe(c1);
+  it('checks a given commit or ref, and exits 0 when nothing is wrong', async () => {
+    expect((await cli('check', fixture('root-skill').gitdir)).status).toBe(0);
+    const atTag = await cli('check', catalog.gitdir, '--ref', 'v1', '--json');
+    expect((JSON.parse(atTag.stdout) as CheckReport).commit).toBe(c1);
+    const atCommit = await cli('check', catalog.gitdir, '--commit', c1, '--json');
+    expect((JSON.parse(atCommit.stdout) as CheckReport).commit).toBe(c1);
   });
 
-  it('fails on warnings only under --strict', () => {
+  it('fails on warnings only under --strict', async () => {
     const links = fixture('symlinks');
-    const relaxed = cli('check', links.gitdir, '--json');
+    const relaxed = await cli('check', links.gitdir, '--json');
     const report = JSON.parse(relaxed.stdout) as CheckReport;
     expect(report.problems.map((p) => p.reason)).toEqual(['symlink-outside-skill']);
     expect(relaxed.status).toBe(0);
-    expect(cli('check', links.gitdir, '--strict').status).toBe(1);
+    expect((await cli('check', links.gitdir, '--strict')).status).toBe(1);
   });
 
-  it('prints a human report naming each problem', () => {
-    const run = cli('check', catalog.gitdir, '--paths', 'skills');
-    expect(run.stdout).toContain('7 skills served, 3 errors, 1 warning');
-    expect(run.stdout).toContain('error    description-missing     skills/no-description/SKILL.md');
+  it('prints a human report naming each problem', async () => {
+    const result = await cli('check', catalog.gitdir, '--paths', 'skills');
+    expect(result.stdout.split('\n').slice(0, 2)).toEqual([
+      `local:catalog.git @ ${c2} (2024-03-08T16:30:00.000Z)`,
+      '7 skills served, 3 errors, 1 warning',
+    ]);
+    expect(result.stdout).toContain('error    description-missing     skills/no-description/SKILL.md');
   });
 
-  it('exits 2 on usage and I/O errors', () => {
-    const notARepo = mkdtempSync(path.join(tmpdir(), 'skillpin-not-a-repo-'));
-    const missing = cli('check', notARepo);
+  it('exits 2 on usage and I/O errors', async () => {
+    const missing = await cli('check', tempDir('skillpin-not-a-repo-'));
     expect([missing.status, missing.stderr]).toEqual([2, expect.stringContaining('source-not-a-repository')]);
-    expect(cli('check', catalog.gitdir, '--commit', 'abc').status).toBe(2);
-    expect(cli('check', catalog.gitdir, '--commit', c1, '--ref', 'main').status).toBe(2);
-    const unknown = cli('check', catalog.gitdir, '--commit', 'f'.repeat(40), '--json');
+    const short = await cli('check', catalog.gitdir, '--commit', 'abc');
+    expect([short.status, short.stderr]).toEqual([
+      2,
+      'skillpin check: --commit must be a full 40-hex commit SHA\n',
+    ]);
+    const both = await cli('check', catalog.gitdir, '--commit', c1, '--ref', 'main');
+    expect([both.status, both.stderr.split('\n')[0]]).toEqual([
+      2,
+      "error: option '--commit <sha>' cannot be used with option '--ref <ref>'",
+    ]);
+    const unknown = await cli('check', catalog.gitdir, '--commit', 'f'.repeat(40), '--json');
     expect([unknown.status, JSON.parse(unknown.stdout)]).toEqual([
       2,
       { version: 1, error: { reason: 'source-commit-not-found', detail: expect.any(String) } },
@@ -97,30 +121,22 @@ describe('skillpin check', () => {
   });
 
   describe('a remote repository', () => {
-    let git: GitHttpServer;
+    let server: GitHttpServer;
     beforeAll(async () => {
-      const root = mkdtempSync(path.join(tmpdir(), 'skillpin-check-remote-'));
-      spawnSync('git', ['clone', '--quiet', '--bare', catalog.gitdir, path.join(root, 'catalog.git')]);
-      git = await startGitHttpServer({ root });
+      const root = tempDir('skillpin-check-remote-');
+      git(['clone', '--quiet', '--bare', catalog.gitdir, path.join(root, 'catalog.git')]);
+      server = await startGitHttpServer({ root });
     });
-    afterAll(async () => git.close());
+    afterAll(async () => server.close());
 
     it('is fetched at the ref and checked', async () => {
-      // Not spawnSync: the git server runs in this process and must keep answering.
-      const run = await cliAsync(
-        'check',
-        git.urlFor('catalog.git'),
-        '--ref',
-        'v1',
-        '--paths',
-        'skills',
-        '--json',
-      );
-      const report = JSON.parse(run.stdout) as CheckReport;
-      expect([run.status, report.commit, report.repository, report.skills.length]).toEqual([
+      const url = server.urlFor('catalog.git');
+      const result = await cli('check', url, '--ref', 'v1', '--paths', 'skills', '--json');
+      const report = JSON.parse(result.stdout) as CheckReport;
+      expect([result.status, report.commit, report.repository, report.skills.length]).toEqual([
         1,
         c1,
-        git.urlFor('catalog.git'),
+        url,
         6,
       ]);
     });
@@ -128,64 +144,88 @@ describe('skillpin check', () => {
 });
 
 describe('skillpin sync', () => {
-  it('syncs every source once, reports each, and exits 1 when one failed', () => {
+  it('syncs every source once, reports each, and exits 1 when one failed', async () => {
     const config = writeConfig({
       sources: [
         { id: 'catalog', path: catalog.gitdir, ref: 'main', paths: ['skills'] },
         { id: 'broken', path: catalog.gitdir, ref: 'no-such-branch' },
       ],
     });
-    const run = cli('sync', '--config', config);
-    expect(run.status).toBe(1);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toContain('catalog: indexing\n');
-    expect(run.stderr).toContain(`catalog: now at ${c2}\n`);
-    expect(run.stderr).toContain(
+    const result = await cli('sync', '--config', config);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('catalog: indexing\n');
+    expect(result.stderr).toContain(`catalog: now at ${c2}\n`);
+    expect(result.stderr).toContain(
       'broken: FAILED source-ref-not-found: the repository has no ref "no-such-branch"\n',
     );
-    const again = cli(
-      'sync',
-      '--config',
-      writeConfig({ sources: [{ id: 'catalog', path: catalog.gitdir, ref: 'main' }] }),
-    );
-    expect(again.status).toBe(0);
+    const single = writeConfig({ sources: [{ id: 'catalog', path: catalog.gitdir, ref: 'main' }] });
+    expect((await cli('sync', '--config', single)).status).toBe(0);
+  });
+
+  it('exits 2 naming the file and the key of a bad config', async () => {
+    const file = writeConfig({ sources: [{ ...pinnedC2, pathz: ['x'] }] });
+    const result = await cli('sync', '--config', file);
+    expect([result.status, result.stdout, result.stderr]).toEqual([
+      2,
+      '',
+      `skillpin: ${file}: sources[0]: unknown key "pathz"\n`,
+    ]);
   });
 });
 
 describe('skillpin verify', () => {
+  const SECRET = 'SKILLPIN_CLI_TEST_SECRET';
+  beforeAll(() => void vi.stubEnv(SECRET, 'not-a-real-secret'));
+
   it('verifies every file of every skill of a config over stdio, and of a running server over HTTP', async () => {
-    const config = writeConfig({
-      sources: [{ id: 'catalog', path: catalog.gitdir, commit: c2, paths: ['skills'] }],
-    });
-    const run = cli('verify', '--config', config);
-    expect(run.status).toBe(0);
-    expect(run.stdout.trim().split('\n').at(-1)).toBe('7 skills, 15 files read and verified, 0 failures');
-    const server = await startHttp(config);
-    const overHttp = await cliAsync('verify', server.url, '--era', 'legacy', '--json');
-    await server.stop();
-    const report = JSON.parse(overHttp.stdout) as { ok: boolean; files: number; skills: unknown[] };
-    expect([overHttp.status, report.ok, report.files, report.skills.length]).toEqual([0, true, 15, 7]);
+    // The served config reads the environment (webhook.secret): the stdio child must get it.
+    const config = writeConfig({ webhook: { secret: `\${${SECRET}}` }, sources: [pinnedC2] });
+    const overStdio = await cli('verify', '--config', config);
+    expect([overStdio.status, overStdio.stderr]).toEqual([0, '']);
+    expect(overStdio.stdout.split('\n')).toEqual([
+      ...C2_SKILLS.map(([skill, files]) => `ok    ${uriOf(skill)}  (${files} files)`),
+      '7 skills, 15 files read and verified, 0 failures',
+      '',
+    ]);
+    const server = await serveHttpInProcess(config);
+    const overHttp = await cli('verify', server.url, '--era', 'legacy', '--json');
+    await server.close();
+    const report = JSON.parse(overHttp.stdout) as VerifyReport;
+    expect([overHttp.status, report.ok, report.files, report.failures]).toEqual([0, true, 15, 0]);
+    expect(report.skills.map((s) => [s.uri, s.files, s.ok])).toEqual(
+      C2_SKILLS.map(([skill, files]) => [uriOf(skill), files, true]),
+    );
   });
 
   it('exits 1 when a file cannot be verified, and 2 when it cannot connect', async () => {
-    const config = writeConfig({
-      sources: [{ id: 'catalog', path: catalog.gitdir, commit: c2, paths: ['skills'] }],
-    });
-    expect(cli('sync', '--config', config).status).toBe(0);
-    // Tamper with the persisted index: the published digest no longer matches the bytes git holds.
+    const config = writeConfig({ sources: [pinnedC2] });
+    expect((await cli('sync', '--config', config)).status).toBe(0);
+    // Tamper with the persisted index: the digest published for pdf-forms/SKILL.md no longer matches git's bytes.
     const indexFile = path.join(path.dirname(config), 'data', 'index', 'catalog', `${c2}.json`);
-    const stored = readFileSync(indexFile, 'utf8');
-    const skillMdDigest =
-      /"relPath":"SKILL.md","blob":"[0-9a-f]+","size":\d+,"digest":"(sha256:[0-9a-f]{64})"/.exec(stored)![1]!;
-    writeFileSync(indexFile, stored.replace(skillMdDigest, `sha256:${'0'.repeat(64)}`));
-    const run = cli('verify', '--config', config);
-    expect(run.status).toBe(1);
-    expect(run.stdout).toMatch(/^FAIL {2}skill:\/\/catalog\/[0-9a-f]{40}\/skills\/[a-z-/]+\/SKILL\.md/m);
-    expect(run.stdout.trim().split('\n').at(-1)).toBe('7 skills, 15 files read and verified, 1 failure');
-    const unreachable = cli('verify', 'http://127.0.0.1:9/mcp');
+    const stored = JSON.parse(readFileSync(indexFile, 'utf8')) as {
+      index: { skills: Array<{ name: string; files: Array<{ relPath: string; digest: string }> }> };
+    };
+    const skillMd = stored.index.skills
+      .find((s) => s.name === 'pdf-forms')!
+      .files.find((f) => f.relPath === 'SKILL.md')!;
+    skillMd.digest = `sha256:${'0'.repeat(64)}`;
+    writeFileSync(indexFile, JSON.stringify(stored));
+    const server = await serveHttpInProcess(config);
+    const tampered = await cli('verify', server.url);
+    await server.close();
+    expect(tampered.status).toBe(1);
+    const lines = tampered.stdout.split('\n');
+    expect(lines.filter((line) => !line.startsWith('ok'))).toEqual([
+      `FAIL  ${uriOf('pdf-forms')}  (3 files)`,
+      expect.stringMatching(new RegExp(`^ {6}[a-z-]+: ${uriOf('pdf-forms')}: `)),
+      '7 skills, 15 files read and verified, 1 failure',
+      '',
+    ]);
+    const unreachable = await cli('verify', 'http://127.0.0.1:9/mcp');
     expect([unreachable.status, unreachable.stderr]).toEqual([
       2,
-      expect.stringContaining('skillpin verify: cannot connect'),
+      expect.stringMatching(/^skillpin verify: cannot connect: /),
     ]);
   });
 });
@@ -193,17 +233,14 @@ describe('skillpin verify', () => {
 describe('skillpin status and /status', () => {
   it('shows each source with its commit, problems and last error, live and from dataDir', async () => {
     const config = writeConfig({
-      sources: [
-        { id: 'catalog', path: catalog.gitdir, commit: c2, paths: ['skills'] },
-        { id: 'broken', path: catalog.gitdir, ref: 'no-such-branch' },
-      ],
+      sources: [pinnedC2, { id: 'broken', path: catalog.gitdir, ref: 'no-such-branch' }],
     });
-    const server = await startHttp(config);
+    const server = await serveHttpInProcess(config);
     const live = (await (await fetch(server.url.replace('/mcp', '/status'))).json()) as {
       sources: Array<{ id: string; current: { commit: string; problems: Array<{ reason: string }> } | null }>;
       failures: Array<{ id: string; reason: string }>;
     };
-    await server.stop();
+    await server.close();
     expect(
       live.sources.map((s) => [
         s.id,
@@ -216,9 +253,10 @@ describe('skillpin status and /status', () => {
     ]);
     expect(live.failures.map((f) => [f.id, f.reason])).toEqual([['broken', 'source-ref-not-found']]);
 
-    const run = cli('status', '--config', config, '--json');
-    expect(run.status).toBe(0);
-    const status = JSON.parse(run.stdout) as StatusReport;
+    const result = await cli('status', '--config', config, '--json');
+    expect(result.status).toBe(0);
+    const status = JSON.parse(result.stdout) as StatusReport;
+    expect(result.stdout).toBe(`${JSON.stringify(status, null, 2)}\n`);
     expect(
       status.sources.map((s) => [
         s.id,
@@ -231,10 +269,56 @@ describe('skillpin status and /status', () => {
       ['catalog', c2, 7, 4, null],
       ['broken', null, null, null, 'source-ref-not-found'],
     ]);
-    const human = cli('status', '--config', config).stdout;
+    const human = (await cli('status', '--config', config)).stdout;
     expect(human.split('\n')[0]).toMatch(
       /^SOURCE\s+COMMIT\s+SKILLS\s+ERR\/WARN\s+RETAINED\s+LAST SYNC\s+LAST ERROR$/,
     );
     expect(human).toContain(`catalog@${c2.slice(0, 12)}  error    name-invalid`);
+  });
+});
+
+// The installed command in its own process: the only two tests here that start one.
+describe('bin/skillpin.js', () => {
+  const bin = path.join(PROJECT_ROOT, 'bin', 'skillpin.js');
+
+  it('serves over stdio to an SDK client, which verifies what it reads', async () => {
+    const client = new Client({ name: 'skillpin-test', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [bin, 'serve', '--config', writeConfig({ sources: [pinnedC2] })],
+        env: process.env as Record<string, string>,
+        stderr: 'ignore',
+      }),
+    );
+    try {
+      const skills = new SkillsClient(client);
+      const { skills: entries } = await skills.list();
+      expect(entries.map((entry) => entry.uri)).toEqual(C2_SKILLS.map(([skill]) => uriOf(skill)));
+      const pdfForms = entries.find((entry) => entry.uri === uriOf('pdf-forms'))!;
+      const read = await skills.read(pdfForms, 'references/FORMS.md');
+      expect(read.verified).toBe(true);
+      expect(Buffer.from(read.bytes)).toEqual(
+        fixtureFile('catalog', 'c2', 'skills/pdf-forms/references/FORMS.md'),
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('exits 2 on a usage error, with the message and the usage on stderr', () => {
+    const result = spawnSync(
+      process.execPath,
+      [bin, 'check', catalog.gitdir, '--commit', c1, '--ref', 'main'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect([result.status, result.stdout]).toEqual([2, '']);
+    expect(result.stderr.split('\n').slice(0, 3)).toEqual([
+      "error: option '--commit <sha>' cannot be used with option '--ref <ref>'",
+      '',
+      'Usage: skillpin check [options] [repository]',
+    ]);
   });
 });

@@ -1,29 +1,15 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { git as run } from './git.ts';
+import { tempDir } from './temp.ts';
 
 let clock = Date.parse('2024-06-01T00:00:00Z') / 1000;
 
 /** A bare repository under `root` and a work tree that commits and pushes to it, as a CI would. */
 export function pushableRepo(root: string, name: string) {
   const bare = path.join(root, `${name}.git`);
-  const work = mkdtempSync(path.join(tmpdir(), 'skillpin-work-'));
-  const env = () => {
-    const when = `${clock++} +0000`;
-    return {
-      ...process.env,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@skillpin.invalid',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@skillpin.invalid',
-      GIT_AUTHOR_DATE: when,
-      GIT_COMMITTER_DATE: when,
-    };
-  };
-  const git = (...args: string[]) => execFileSync('git', args, { env: env(), encoding: 'utf8' }).trim();
+  const work = tempDir('skillpin-work-');
+  const git = (...args: string[]) => run(args, `${clock++} +0000`);
   git('init', '--quiet', '--bare', '--initial-branch=main', bare);
   git('-C', work, 'init', '--quiet', '--initial-branch=main');
   git('-C', work, 'remote', 'add', 'origin', bare);
@@ -51,7 +37,7 @@ export function pushableRepo(root: string, name: string) {
     forcePushOrphan(files: Record<string, string>, branch = 'main'): string {
       git('-C', work, 'checkout', '--quiet', '--orphan', `orphan-${clock}`);
       git('-C', work, 'rm', '-r', '--quiet', '--cached', '--ignore-unmatch', '.');
-      execFileSync('git', ['-C', work, 'clean', '-fdq'], { env: env() });
+      git('-C', work, 'clean', '-fdq');
       write(files);
       git('-C', work, 'add', '--all');
       git('-C', work, 'commit', '--quiet', '-m', 'rewrite');

@@ -1,18 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { stringify } from 'yaml';
 import { PROJECT_ROOT } from './fixtures.ts';
+import { tempDir } from './temp.ts';
 
 export type Era = 'modern' | 'legacy';
 export const MODERN = '2026-07-28';
 
 /** Writes a config file into a fresh temp folder; returns its path. */
 export function writeConfig(config: Record<string, unknown>): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'skillpin-test-'));
+  const dir = tempDir('skillpin-test-');
   const file = path.join(dir, 'skillpin.yaml');
   writeFileSync(file, stringify({ dataDir: path.join(dir, 'data'), ...config }));
   return file;
@@ -37,6 +37,7 @@ export async function connectStdio(
     command: process.execPath,
     args: [...CLI_ARGS, 'serve', '--config', configFile],
     cwd: PROJECT_ROOT,
+    env: process.env as Record<string, string>,
     stderr: 'ignore',
   });
   await client.connect(transport);

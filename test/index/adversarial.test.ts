@@ -1,11 +1,13 @@
-import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
 import { digestOf } from '../../src/index/index.ts';
 import { silentLogger } from '../../src/shared/log.ts';
 import { catalogSkillSource } from '../../src/mcp/source.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
-import { fixture } from '../helpers/fixtures.ts';
+import { fixture, fixtureFile, PROJECT_ROOT } from '../helpers/fixtures.ts';
 
 const adversarial = fixture('adversarial');
 const commit = adversarial.commits['c1']!;
@@ -59,6 +61,24 @@ const EXPECTED_PROBLEMS: Array<[string, string]> = [
   ['skills/yaml-syntax/SKILL.md', 'frontmatter-invalid'],
 ];
 
+/** Folders holding an entry named SKILL.md, from the fixture's data: its tree folder and repo.yaml (raw paths as written). */
+function skillFolders(): string[] {
+  const root = path.join(PROJECT_ROOT, 'fixtures-repos', 'adversarial');
+  const spec = parse(readFileSync(path.join(root, 'repo.yaml'), 'utf8')) as {
+    commits: Array<{ symlinks?: Record<string, string>; raw?: Array<{ path: string }> }>;
+  };
+  const declared = [
+    ...readdirSync(path.join(root, 'c1'), { recursive: true, encoding: 'utf8' }),
+    ...Object.keys(spec.commits[0]!.symlinks ?? {}),
+    ...(spec.commits[0]!.raw ?? []).map((entry) => entry.path),
+  ];
+  const folders = declared
+    .map((entry) => entry.split(path.sep).join('/'))
+    .filter((entry) => path.posix.basename(entry) === 'SKILL.md')
+    .map((entry) => path.posix.dirname(entry));
+  return [...new Set(folders)].sort();
+}
+
 describe('the adversarial fixture', () => {
   let ns: Namespace;
   beforeAll(async () => {
@@ -67,7 +87,18 @@ describe('the adversarial fixture', () => {
 
   it('reports every bad case by its exact reason', () => {
     expect(ns.index.problems.map((p) => [p.path, p.reason])).toEqual(EXPECTED_PROBLEMS);
-    expect(new Set(EXPECTED_PROBLEMS.map(([path]) => path)).size).toBeGreaterThanOrEqual(30);
+  });
+
+  it('serves or reports every skill folder the fixture declares: none is left out in silence', () => {
+    const declared = skillFolders();
+    // fixtures-repos/README.md: 31 broken, 4 good, the nested `inner`, 7 served with warnings (twin twice).
+    expect(declared.length).toBe(43);
+    const accounted = declared.filter(
+      (dir) =>
+        ns.index.skills.some((skill) => skill.dir === dir) ||
+        ns.index.problems.some((problem) => problem.path === dir || problem.path.startsWith(`${dir}/`)),
+    );
+    expect(accounted).toEqual(declared);
   });
 
   it('still serves the good skills beside them, and those served with warnings', () => {
@@ -105,13 +136,7 @@ describe('the adversarial fixture', () => {
 
   it('serves an LFS pointer as the bytes the commit holds', () => {
     const file = ns.skills.get('skills/lfs')!.files.find((f) => f.relPath === 'model.bin')!;
-    const held = execFileSync('git', [
-      '--git-dir',
-      adversarial.gitdir,
-      'cat-file',
-      'blob',
-      `${commit}:skills/lfs/model.bin`,
-    ]);
+    const held = fixtureFile('adversarial', 'c1', 'skills/lfs/model.bin');
     expect([file.size, file.digest]).toEqual([held.byteLength, digestOf(held)]);
   });
 
@@ -130,13 +155,7 @@ describe('the adversarial fixture', () => {
     ]);
     for (const resource of uris) {
       const name = decodeURIComponent(resource.uri.slice(resource.uri.lastIndexOf('/') + 1));
-      const held = execFileSync('git', [
-        '--git-dir',
-        adversarial.gitdir,
-        'cat-file',
-        'blob',
-        `${commit}:skills/odd-names/${name}`,
-      ]);
+      const held = fixtureFile('adversarial', 'c1', `skills/odd-names/${name}`);
       const { bytes } = await source.readBytes(resource.uri);
       expect(digestOf(bytes)).toBe(digestOf(held));
       expect(resource.digest).toBe(digestOf(held));

@@ -1,18 +1,17 @@
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openLocalRepository, readBlob, walkCommit, type TreeCache } from '../../src/git/index.ts';
 import { indexCommit, indexStore, newIndexCache, type IndexCache } from '../../src/index/index.ts';
-import { fixture } from '../helpers/fixtures.ts';
+import { fixture, fixtureFile } from '../helpers/fixtures.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 const catalog = fixture('catalog');
 
-/** The oracle: git's own bytes for `<commit>:<path>`, hashed here. */
-function gitDigest(gitdir: string, commit: string, file: string): { size: number; digest: string } {
-  const bytes = execFileSync('git', ['--git-dir', gitdir, 'cat-file', 'blob', `${commit}:${file}`]);
+/** The oracle: the bytes fixtures-repos/catalog/c2 holds for a file, hashed with node:crypto. */
+function declared(file: string): { size: number; digest: string } {
+  const bytes = fixtureFile('catalog', 'c2', file);
   return { size: bytes.byteLength, digest: `sha256:${createHash('sha256').update(bytes).digest('hex')}` };
 }
 
@@ -32,7 +31,7 @@ async function index(commit: string, cache?: IndexCache & { trees?: TreeCache },
 }
 
 describe('indexCommit', () => {
-  it('gives every file the size and sha256 of the bytes git holds for it', async () => {
+  it('gives every file the size and sha256 of the bytes the fixture declares for it', async () => {
     const c2 = catalog.commits['c2']!;
     const result = await index(c2);
     expect(result.commit).toBe(c2);
@@ -40,7 +39,7 @@ describe('indexCommit', () => {
     let files = 0;
     for (const skill of result.skills) {
       for (const file of skill.files) {
-        expect({ size: file.size, digest: file.digest }).toEqual(gitDigest(catalog.gitdir, c2, file.path));
+        expect({ size: file.size, digest: file.digest }).toEqual(declared(file.path));
         files++;
       }
     }
@@ -88,7 +87,7 @@ describe('indexStore', () => {
   const options = { paths: ['skills'], strictNames: false };
 
   it('round-trips an index and refuses a corrupt, foreign or differently configured one', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'skillpin-index-'));
+    const dir = tempDir('skillpin-index-');
     const store = indexStore(dir);
     const built = await index(catalog.commits['c1']!);
     await store.save(built, options);
