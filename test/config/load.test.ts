@@ -1,13 +1,13 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.ts';
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
 
 const C = 'b'.repeat(40);
 
 function configFile(text: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'skillpin-config-'));
+  const dir = tempDir('skillpin-config-');
   const file = path.join(dir, 'skillpin.yaml');
   writeFileSync(file, text);
   return file;

@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.ts';
 import { startFaultProxy } from '../helpers/faultProxy.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
@@ -31,7 +31,7 @@ describe('kill -9 during a sync', () => {
   let repo: ReturnType<typeof pushableRepo>;
   let config: string;
   beforeAll(async () => {
-    const root = mkdtempSync(path.join(tmpdir(), 'skillpin-crash-'));
+    const root = tempDir('skillpin-crash-');
     repo = pushableRepo(root, 'skills');
     repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'start') });
     git = await startGitHttpServer({ root });

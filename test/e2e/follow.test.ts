@@ -1,27 +1,16 @@
 import { createHmac } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { ProtocolError, type Client } from '@modelcontextprotocol/client';
 import { SkillsClient, type Skill } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { waitReady } from '../helpers/ready.ts';
 import { connectHttp, startHttp, writeConfig, type HttpServerProcess } from '../helpers/server.ts';
 import type { StatusReport } from '../../src/sync/status.ts';
+import { until } from '../helpers/until.ts';
 
 const SECRET = 'whsec-test-5b1e0c';
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('following a branch that CI pushes to', () => {
   let git: GitHttpServer;
@@ -40,7 +29,7 @@ describe('following a branch that CI pushes to', () => {
   };
 
   beforeAll(async () => {
-    const root = mkdtempSync(path.join(tmpdir(), 'skillpin-follow-'));
+    const root = tempDir('skillpin-follow-');
     repo = pushableRepo(root, 'skills');
     commits.push(repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v1'), 'alpha/guide.md': 'guide v1\n' }));
     git = await startGitHttpServer({ root });

@@ -1,9 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { waitReady } from '../helpers/ready.ts';
@@ -19,7 +18,7 @@ describe('remote sources over smart HTTP with a token', () => {
   let server: HttpServerProcess;
   let configFile: string;
   beforeAll(async () => {
-    const root = mkdtempSync(path.join(tmpdir(), 'skillpin-remote-e2e-'));
+    const root = tempDir('skillpin-remote-e2e-');
     spawnSync('git', ['clone', '--quiet', '--bare', catalog.gitdir, path.join(root, 'catalog.git')]);
     git = await startGitHttpServer({ root, auth: { username: 'x-access-token', password: TOKEN } });
     configFile = writeConfig({

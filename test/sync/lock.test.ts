@@ -1,17 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
-import os, { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.ts';
 import {
   DataDirBusyError,
   LOCK_REFRESH_MS,
@@ -23,7 +15,7 @@ import { manualClock } from '../helpers/clock.ts';
 
 const dirs: string[] = [];
 const dataDir = () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'skillpin-lock-'));
+  const dir = tempDir('skillpin-lock-');
   dirs.push(dir);
   return dir;
 };

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.ts';
 import type { SourceConfig } from '../../src/config/index.ts';
 import { CACHE_USES, GitError } from '../../src/git/index.ts';
 import { openSource } from '../../src/sync/source.ts';
@@ -23,7 +23,7 @@ const local = (gitdir: string, commit = c2): SourceConfig => ({
 });
 const dirs: string[] = [];
 const temp = (prefix: string) => {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  const dir = tempDir(prefix);
   dirs.push(dir);
   return dir;
 };

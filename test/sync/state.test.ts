@@ -1,12 +1,12 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.ts';
 import { openStateFile, type SyncState } from '../../src/sync/state.ts';
 
 const dirs: string[] = [];
 const dataDir = () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'skillpin-state-'));
+  const dir = tempDir('skillpin-state-');
   dirs.push(dir);
   return dir;
 };

@@ -1,18 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-  existsSync,
-  promises as fsp,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, promises as fsp, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.ts';
 import { createCatalog, type Catalog } from '../../src/catalog/index.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
 import { indexStore } from '../../src/index/index.ts';
@@ -23,6 +15,7 @@ import { openStateFile } from '../../src/sync/state.ts';
 import { createSyncWorker, type SyncWorkerOptions } from '../../src/sync/worker.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { startFaultProxy, type Fault } from '../helpers/faultProxy.ts';
+import { git as runGit } from '../helpers/git.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { makeRepo } from '../helpers/repo.ts';
@@ -89,7 +82,7 @@ describe('the sync worker against a remote that fails on cue', () => {
   let first: string;
 
   beforeAll(async () => {
-    root = mkdtempSync(path.join(tmpdir(), 'skillpin-faults-'));
+    root = tempDir('skillpin-faults-');
     repo = pushableRepo(root, 'skills');
     first = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'version 1') });
     git = await startGitHttpServer({ root });
@@ -223,7 +216,7 @@ describe('the sync worker against a remote that fails on cue', () => {
 
 describe('other faults', () => {
   it('reports an unreachable remote and a pinned commit that is gone after a force-push', async () => {
-    const root = mkdtempSync(path.join(tmpdir(), 'skillpin-gone-'));
+    const root = tempDir('skillpin-gone-');
     const repo = pushableRepo(root, 'skills');
     const gone = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'soon gone') });
     repo.forcePushOrphan({ 'beta/SKILL.md': skillMd('beta', 'replaces it') });
@@ -253,7 +246,7 @@ describe('other faults', () => {
   });
 
   it('reports a full disk and keeps the last good commit serving', async () => {
-    const root = mkdtempSync(path.join(tmpdir(), 'skillpin-disk-'));
+    const root = tempDir('skillpin-disk-');
     const repo = pushableRepo(root, 'skills');
     const good = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'fits') });
     const git = await startGitHttpServer({ root });
@@ -299,7 +292,7 @@ describe('state.json', () => {
   let git: GitHttpServer;
   let repo: ReturnType<typeof pushableRepo>;
   beforeAll(async () => {
-    root = mkdtempSync(path.join(tmpdir(), 'skillpin-statefile-'));
+    root = tempDir('skillpin-statefile-');
     repo = pushableRepo(root, 'skills');
     git = await startGitHttpServer({ root });
   });
@@ -467,16 +460,9 @@ describe('a local repository', () => {
     writeFileSync(path.join(dir, 'beta.md'), 'two\n');
     mkdirSync(path.join(dir, 'beta'));
     writeFileSync(path.join(dir, 'beta', 'SKILL.md'), skillMd('beta', 'two'));
-    const env = {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@t',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@t',
-    };
-    execFileSync('git', ['-C', dir, 'add', '--all'], { env });
-    execFileSync('git', ['-C', dir, 'commit', '-q', '-m', 'two'], { env });
-    const next = execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+    runGit(['-C', dir, 'add', '--all']);
+    runGit(['-C', dir, 'commit', '-q', '-m', 'two']);
+    const next = runGit(['-C', dir, 'rev-parse', 'HEAD']);
     expect(await worker.trigger('local', 'test')).toMatchObject({ ok: true, commit: next, changed: true });
     expect(catalog.listed()[0]!.index.skills.map((s) => s.name)).toEqual(['alpha', 'beta']);
     await worker.stop();
@@ -485,7 +471,7 @@ describe('a local repository', () => {
 
 describe('restarts', () => {
   it('serve the last good catalog at once without the network or the objects, and rebuild a corrupt index', async () => {
-    const root = mkdtempSync(path.join(tmpdir(), 'skillpin-restart-'));
+    const root = tempDir('skillpin-restart-');
     const repo = pushableRepo(root, 'skills');
     const a = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'a') });
     const git = await startGitHttpServer({ root });
@@ -506,7 +492,7 @@ describe('restarts', () => {
     // still resolves, serving listing and entries from dataDir alone. Waiting on the network would hang this test.
     proxy.setFault({ kind: 'hang' });
     const objects = path.join(config.dataDir, 'repos', 'skills.git', 'objects');
-    const saved = mkdtempSync(path.join(tmpdir(), 'skillpin-objects-'));
+    const saved = tempDir('skillpin-objects-');
     execFileSync('cp', ['-a', objects, saved]);
     for (const entry of readdirSync(objects)) rmSync(path.join(objects, entry), { recursive: true });
     mkdirSync(path.join(objects, 'pack'));
