@@ -62,8 +62,8 @@ async function openSource(source: SourceConfig, ctx: SourceContext): Promise<Rep
   const cache = cacheOf(source, ctx);
   cache.repo ??=
     source.location.kind === 'local'
-      ? await openLocalRepository(source.location.path)
-      : await openStore(storeDir(ctx.dataDir, source.id));
+      ? await openLocalRepository(source.location.path, source.git)
+      : await openStore(storeDir(ctx.dataDir, source.id), source.git);
   return cache.repo;
 }
 
@@ -73,6 +73,9 @@ function remoteOf(source: SourceConfig): Remote | undefined {
     url: source.location.url,
     timeoutMs: source.timeoutMs,
     ...(source.location.token === undefined ? {} : { token: source.location.token }),
+    ...(source.location.credentialHelper === undefined
+      ? {}
+      : { credentialHelper: source.location.credentialHelper }),
   };
 }
 
@@ -92,7 +95,7 @@ export async function targetCommit(source: SourceConfig, repo: Repository): Prom
   const remote = remoteOf(source);
   return remote === undefined
     ? resolveLocalRef(repo, source.target.ref)
-    : resolveRemoteRef(remote, source.target.ref);
+    : resolveRemoteRef(repo, remote, source.target.ref);
 }
 
 /**
@@ -114,6 +117,7 @@ export async function loadSource(
     cache.trees = await fetchCommit(repo, remote, commit, {
       ...(have === undefined ? {} : { have }),
       ...(cache.trees === undefined ? {} : { trees: cache.trees }),
+      paths: source.paths,
       onProgress: (progress) => ctx.onProgress?.(source.id, progress),
     });
   }
