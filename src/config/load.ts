@@ -40,7 +40,9 @@ export function defaultGitSettings(env: NodeJS.ProcessEnv = process.env): GitSet
   const chosen = env['SKILLPIN_GIT_BACKEND'];
   if (chosen === undefined || chosen === '') return { backend: 'auto' };
   if (!(BACKENDS as readonly string[]).includes(chosen))
-    throw new ConfigError(`SKILLPIN_GIT_BACKEND: must be one of ${BACKENDS.join(', ')}, not ${JSON.stringify(chosen)}`);
+    throw new ConfigError(
+      `SKILLPIN_GIT_BACKEND: must be one of ${BACKENDS.join(', ')}, not ${JSON.stringify(chosen)}`,
+    );
   return { backend: chosen as GitSettings['backend'] };
 }
 

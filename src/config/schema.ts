@@ -22,7 +22,8 @@ const duration = (min: number, what: string) =>
     );
 
 /** `user@host:path`: git's scp-like SSH syntax (no `://`, a colon before any slash; no host starting with `-`). */
-const SCP_LIKE = /^(?:[A-Za-z0-9._~][A-Za-z0-9._~-]*@)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(?!\/\/)[^\s]+$/;
+const SCP_LIKE =
+  /^(?:[A-Za-z0-9._~][A-Za-z0-9._~-]*@)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(?!\/\/)[^\s]+$/;
 
 /** What kind of remote a `url:` names, or `undefined` when it is none skillpin fetches from. */
 export function remoteKind(url: string): 'http' | 'ssh' | 'scp' | 'file' | undefined {
@@ -47,10 +48,7 @@ const source = z
         (value) => remoteKind(value) !== undefined,
         'must be an https://, http://, ssh://, file:// or user@host:path URL',
       )
-      .refine(
-        (value) => remoteKind(value) === 'scp' || URL.canParse(value),
-        'is not a valid URL',
-      )
+      .refine((value) => remoteKind(value) === 'scp' || URL.canParse(value), 'is not a valid URL')
       .refine(
         (value) =>
           !URL.canParse(value) ||
@@ -91,7 +89,11 @@ const source = z
       ctx.addIssue({ code: 'custom', message: 'give exactly one of commit or ref', path: [] });
     const kind = value.url === undefined ? undefined : remoteKind(value.url);
     if (value.token !== undefined && kind !== 'http')
-      ctx.addIssue({ code: 'custom', message: 'token only applies to an http(s) url source', path: ['token'] });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'token only applies to an http(s) url source',
+        path: ['token'],
+      });
     if (value.credentialHelper !== undefined && kind !== 'http')
       ctx.addIssue({
         code: 'custom',

@@ -30,7 +30,10 @@ function probeGit(): Promise<{ version?: string; usable: boolean }> {
       if (error !== null || match === null) return resolve({ usable: false });
       const [major, minor] = [Number(match[1]), Number(match[2])];
       const version = `${major}.${minor}.${match[3] ?? 0}`;
-      resolve({ version, usable: major > MIN_GIT_VERSION[0] || (major === MIN_GIT_VERSION[0] && minor >= MIN_GIT_VERSION[1]) });
+      resolve({
+        version,
+        usable: major > MIN_GIT_VERSION[0] || (major === MIN_GIT_VERSION[0] && minor >= MIN_GIT_VERSION[1]),
+      });
     });
   });
   return probe;
@@ -39,7 +42,9 @@ function probeGit(): Promise<{ version?: string; usable: boolean }> {
 const minimum = `${MIN_GIT_VERSION[0]}.${MIN_GIT_VERSION[1]}`;
 
 /** Resolves `git.backend` (`auto` picks the git binary when a recent enough one is on PATH). */
-export async function describeGitBackend(settings: GitSettings = defaultGitSettings()): Promise<GitBackendInfo> {
+export async function describeGitBackend(
+  settings: GitSettings = defaultGitSettings(),
+): Promise<GitBackendInfo> {
   const git = await probeGit();
   const found = git.version === undefined ? 'no git on PATH' : `git ${git.version} on PATH`;
   const version = git.version === undefined ? {} : { gitVersion: git.version };
@@ -64,8 +69,14 @@ async function open(gitdir: string, store: boolean, settings: GitSettings): Prom
   const chosen = await describeGitBackend(settings);
   if (chosen.backend === 'isomorphic') return openIsomorphicRepository(gitdir, store);
   if (!(await probeGit()).usable)
-    throw new GitError('source-unsupported', `git.backend is cli, but ${chosen.reason.replace(/^configured, but /, '')}`);
-  return openCliRepository(gitdir, store, { git: 'git', ...(settings.proxy === undefined ? {} : { proxy: settings.proxy }) });
+    throw new GitError(
+      'source-unsupported',
+      `git.backend is cli, but ${chosen.reason.replace(/^configured, but /, '')}`,
+    );
+  return openCliRepository(gitdir, store, {
+    git: 'git',
+    ...(settings.proxy === undefined ? {} : { proxy: settings.proxy }),
+  });
 }
 
 /** Opens a local repository in place: a work tree (with `.git`) or a bare repository. Nothing is written. */

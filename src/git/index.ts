@@ -1,4 +1,10 @@
-export { describeGitBackend, type GitBackendInfo, MIN_GIT_VERSION, openLocalRepository, openStore } from './backend.ts';
+export {
+  describeGitBackend,
+  type GitBackendInfo,
+  MIN_GIT_VERSION,
+  openLocalRepository,
+  openStore,
+} from './backend.ts';
 export { GitError } from './errors.ts';
 export { DEFAULT_HTTP_TIMEOUT_MS } from './isomorphic/http.ts';
 export { CACHE_USES } from './isomorphic/odb.ts';

@@ -22,7 +22,14 @@ function exactlyOne<T>(found: T[], ref: string, where: string): T {
 /** Resolves a branch, tag, `HEAD` or full ref of a local repository to a commit, peeling annotated tags. */
 export async function resolveLocalRef(repo: Repository, ref: string): Promise<string> {
   const values = await Promise.all(candidates(ref).map((name) => repo.readRef(name)));
-  return peel(repo, exactlyOne(values.filter((value) => value !== undefined), ref, 'the repository'));
+  return peel(
+    repo,
+    exactlyOne(
+      values.filter((value) => value !== undefined),
+      ref,
+      'the repository',
+    ),
+  );
 }
 
 async function peel(repo: Repository, oid: string): Promise<string> {
@@ -30,7 +37,10 @@ async function peel(repo: Repository, oid: string): Promise<string> {
     const found = await readObject(repo, oid);
     if (found?.type === 'commit') return oid;
     if (found?.type !== 'tag')
-      throw new GitError('source-ref-not-found', `the ref points at a ${found?.type ?? 'missing object'}, not a commit`);
+      throw new GitError(
+        'source-ref-not-found',
+        `the ref points at a ${found?.type ?? 'missing object'}, not a commit`,
+      );
     oid = parseTag(found.data, oid).object;
   }
   throw new GitError('source-ref-not-found', 'the ref is a chain of more than 10 tags');

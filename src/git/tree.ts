@@ -40,7 +40,10 @@ async function readTyped(repo: Repository, oid: string, type: GitObject['type'])
 }
 
 /** A commit's root tree and committer time; `source-commit-not-found` when it is not a readable commit. */
-export async function readCommit(repo: Repository, commit: string): Promise<{ tree: string; commitTime: string }> {
+export async function readCommit(
+  repo: Repository,
+  commit: string,
+): Promise<{ tree: string; commitTime: string }> {
   try {
     const { tree, committerTime } = parseCommit(await readTyped(repo, commit, 'commit'), commit);
     return { tree, commitTime: new Date(committerTime * 1000).toISOString() };

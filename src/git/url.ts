@@ -5,7 +5,9 @@ const SCP_LIKE = /^(?:([A-Za-z0-9._~-]+)@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-
 export function protocolOf(url: string): 'https' | 'http' | 'ssh' | 'file' | undefined {
   if (SCP_LIKE.test(url) && !url.includes('://')) return 'ssh';
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
-  return scheme === 'https' || scheme === 'http' || scheme === 'ssh' || scheme === 'file' ? scheme : undefined;
+  return scheme === 'https' || scheme === 'http' || scheme === 'ssh' || scheme === 'file'
+    ? scheme
+    : undefined;
 }
 
 /** `scheme://host[:port]` of an HTTP(S) URL: what credentials are scoped to. */

@@ -88,7 +88,8 @@ export const REASONS = {
   },
   'source-unsupported': {
     severity: 'error',
-    summary: 'the running git backend cannot serve this source (SSH, file URLs and credential helpers need the git binary)',
+    summary:
+      'the running git backend cannot serve this source (SSH, file URLs and credential helpers need the git binary)',
   },
   'source-internal': {
     severity: 'error',

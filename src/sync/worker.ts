@@ -276,6 +276,8 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       stopped = true;
       for (const t of tracked.values()) clearTimeout(t.timer);
       await Promise.all([...tracked.values()].map((t) => t.running?.catch(() => undefined)));
+      // Ends each repository's git process and open pack files (a later read opens them again).
+      await Promise.all([...ctx.caches.values()].map((cache) => cache.repo?.close()));
     },
   };
 }

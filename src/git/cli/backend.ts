@@ -1,7 +1,13 @@
 import { promises as fsp } from 'node:fs';
 import { GitError } from '../errors.ts';
 import { OID } from '../objects.ts';
-import { isRepository, type Remote, type RemoteRef, type Repository, type TransferOptions } from '../repository.ts';
+import {
+  isRepository,
+  type Remote,
+  type RemoteRef,
+  type Repository,
+  type TransferOptions,
+} from '../repository.ts';
 import { originOf, protocolOf, redactUrl } from '../url.ts';
 import { catFileReader } from './catFile.ts';
 import { classifyRun } from './classify.ts';
@@ -10,6 +16,8 @@ import { runGit, type RunOptions } from './run.ts';
 
 /** The idle timeout of a transfer when the remote names none. */
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** How much longer than curl's own low-speed limit the watchdog waits before it stops a silent HTTP(S) child. */
+const WATCHDOG_MARGIN_MS = 10_000;
 
 /** Settings of the git binary shared by every repository: its path, and the proxy for HTTP(S). */
 export interface CliSettings {
@@ -34,7 +42,10 @@ function transport(remote: Remote, settings: CliSettings): RunOptions & { secret
   const secrets: string[] = [];
   if (protocol === 'http' || protocol === 'https') {
     // curl gives up when fewer than 1 byte/s arrive for this long (whole seconds); the watchdog covers the rest.
-    config.push(['http.lowSpeedLimit', '1'], ['http.lowSpeedTime', String(Math.max(1, Math.ceil(timeoutMs / 1000)))]);
+    config.push(
+      ['http.lowSpeedLimit', '1'],
+      ['http.lowSpeedTime', String(Math.max(1, Math.ceil(timeoutMs / 1000)))],
+    );
     if (settings.proxy !== undefined) {
       config.push(['http.proxy', settings.proxy]);
       secrets.push(settings.proxy);
@@ -51,7 +62,11 @@ function transport(remote: Remote, settings: CliSettings): RunOptions & { secret
     } else if (remote.credentialHelper !== undefined)
       config.push([`credential.${origin}.helper`, remote.credentialHelper]);
   }
-  return { protocols: [protocol], config, vars, idleTimeoutMs: timeoutMs, secrets };
+  // Over HTTP(S) curl watches the bytes; a child silent for longer than that (a command like ls-remote prints
+  // only at its end) is stopped by the watchdog with a margin. Over SSH the watchdog is the only guard.
+  const idleTimeoutMs =
+    protocol === 'http' || protocol === 'https' ? timeoutMs + WATCHDOG_MARGIN_MS : timeoutMs;
+  return { protocols: [protocol], config, vars, idleTimeoutMs, secrets };
 }
 
 /** A repository read through a long-lived `git cat-file --batch`, with the git binary for refs and the network. */
@@ -67,7 +82,9 @@ export async function openCliRepository(
     });
   if (store && !(await isRepository(gitdir))) {
     await fsp.mkdir(gitdir, { recursive: true });
-    const made = await runGit(settings.git, ['init', '--quiet', '--bare', gitdir], { vars: settings.vars ?? {} });
+    const made = await runGit(settings.git, ['init', '--quiet', '--bare', gitdir], {
+      vars: settings.vars ?? {},
+    });
     if (made.code !== 0) throw classifyRun(made, `creating the store ${gitdir}`);
   }
   const objects = catFileReader(settings.git, gitdir, settings.vars);
@@ -87,10 +104,12 @@ export async function openCliRepository(
       ['extensions.partialClone', 'origin'],
       ['remote.origin.promisor', 'true'],
       ['remote.origin.partialclonefilter', 'blob:none'],
+      // Every transfer stays one pack (git would explode small ones into loose objects): what came is visible.
+      ['transfer.unpackLimit', '1'],
       ...(more.config ?? []),
     ];
     const result = await git(
-      ['fetch', '--progress', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', ...args, 'origin'],
+      ['fetch', '--progress', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', ...args],
       {
         ...run,
         ...(more.input === undefined ? {} : { input: more.input }),
@@ -166,7 +185,7 @@ export async function openCliRepository(
       // Every pin is sent as a have, so only what the store lacks comes over.
       await fetch(
         remote,
-        ['--depth=1', options.blobless ? '--filter=blob:none' : '--no-filter', commit],
+        ['--depth=1', options.blobless ? '--filter=blob:none' : '--no-filter', 'origin', commit],
         `fetching ${commit}`,
         options,
       );
@@ -175,7 +194,7 @@ export async function openCliRepository(
       // As git's own lazy fetch of a partial clone does: ids on stdin, no negotiation.
       await fetch(
         remote,
-        ['--filter=blob:none', '--stdin'],
+        ['--filter=blob:none', '--stdin', 'origin'],
         `fetching ${oids.length} blob(s)`,
         options,
         { input: `${oids.join('\n')}\n`, config: [['fetch.negotiationAlgorithm', 'noop']] },

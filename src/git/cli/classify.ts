@@ -11,7 +11,10 @@ const RULES: Array<[SourceReason, RegExp]> = [
     'source-auth-failed',
     /could not read (Username|Password)|Authentication failed|returned error: 40[13]\b|HTTP 40[13]\b|Permission denied \(|Host key verification failed/i,
   ],
-  ['source-repository-not-found', /returned error: 404\b|HTTP 404\b|repository '.*' not found|does not appear to be a git repository/i],
+  [
+    'source-repository-not-found',
+    /returned error: 404\b|HTTP 404\b|repository '.*' not found|does not appear to be a git repository/i,
+  ],
   ['source-http-error', /returned error: \d{3}\b|HTTP \d{3}\b/i],
   [
     'source-unreachable',

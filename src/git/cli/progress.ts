@@ -7,9 +7,8 @@ const UNITS: Record<string, number> = { bytes: 1, KiB: 1024, MiB: 1024 ** 2, GiB
  * or the server's "remote: Counting objects: 100% (5/5), done.". Other lines are not progress.
  */
 export function parseProgress(line: string): FetchProgress | undefined {
-  const match = /^(?:remote: )?([A-Z][A-Za-z ]+):\s+\d+% \((\d+)\/(\d+)\)(?:, ([\d.]+) (bytes|KiB|MiB|GiB))?/.exec(
-    line,
-  );
+  const match =
+    /^(?:remote: )?([A-Z][A-Za-z ]+):\s+\d+% \((\d+)\/(\d+)\)(?:, ([\d.]+) (bytes|KiB|MiB|GiB))?/.exec(line);
   if (match === null) return undefined;
   const [, phase, loaded, total, amount, unit] = match;
   return {

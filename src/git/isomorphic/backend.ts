@@ -40,7 +40,12 @@ async function initStore(gitdir: string): Promise<void> {
   await fsp.mkdir(gitdir, { recursive: true });
   await git.init({ fs, gitdir, bare: true, defaultBranch: 'main' });
   // isomorphic-git's fetch needs a refspec for its remote; the URL is always passed per call, never stored.
-  await git.setConfig({ fs, gitdir, path: 'remote.origin.fetch', value: '+refs/heads/*:refs/remotes/origin/*' });
+  await git.setConfig({
+    fs,
+    gitdir,
+    path: 'remote.origin.fetch',
+    value: '+refs/heads/*:refs/remotes/origin/*',
+  });
 }
 
 /** A repository read by our own pack reader, with isomorphic-git for refs and the network. */
@@ -91,7 +96,13 @@ export async function openIsomorphicRepository(gitdir: string, store: boolean): 
       const wanted = new Set(names);
       return refs
         .filter((ref) => wanted.has(ref.ref))
-        .map((ref): RemoteRef => ({ name: ref.ref, oid: ref.oid, ...(ref.peeled ? { peeled: ref.peeled } : {}) }));
+        .map(
+          (ref): RemoteRef => ({
+            name: ref.ref,
+            oid: ref.oid,
+            ...(ref.peeled ? { peeled: ref.peeled } : {}),
+          }),
+        );
     },
     async fetch(remote, commit, options) {
       supported(remote);
@@ -123,7 +134,8 @@ export async function openIsomorphicRepository(gitdir: string, store: boolean): 
       // With a commit in store, a depth-1 request makes isomorphic-git get the whole snapshot again; a
       // deepen-since at the held commit's time gets only what is new. If that falls short (a branch moved to an
       // older commit), one depth-1 fetch of the snapshot follows.
-      const held = options.have === undefined ? undefined : await objects.read(options.have).catch(() => undefined);
+      const held =
+        options.have === undefined ? undefined : await objects.read(options.have).catch(() => undefined);
       let arrived = false;
       if (held?.type === 'commit') {
         const since = new Date(parseCommit(held.data, options.have!).committerTime * 1000);
@@ -147,7 +159,10 @@ export async function openIsomorphicRepository(gitdir: string, store: boolean): 
       );
     },
     async fetchBlobs() {
-      throw new GitError('source-unsupported', 'the isomorphic backend cannot fetch blobs by id (partial clone)');
+      throw new GitError(
+        'source-unsupported',
+        'the isomorphic backend cannot fetch blobs by id (partial clone)',
+      );
     },
     refresh: () => objects.refresh(),
     close: () => objects.close(),

@@ -78,10 +78,7 @@ export function openObjectDatabase(gitdir: string): ObjectDatabase {
   const openOne = async (name: string): Promise<Pack> => {
     const file = await fsp.open(path.join(packDir, `${name}.pack`), 'r');
     try {
-      const [idx, stat] = await Promise.all([
-        fsp.readFile(path.join(packDir, `${name}.idx`)),
-        file.stat(),
-      ]);
+      const [idx, stat] = await Promise.all([fsp.readFile(path.join(packDir, `${name}.idx`)), file.stat()]);
       return openPack(name, file, parsePackIndex(idx, stat.size), cache, read);
     } catch (error) {
       await file.close();
@@ -100,7 +97,12 @@ export function openObjectDatabase(gitdir: string): ObjectDatabase {
       pack.catch(() => undefined);
       next.set(name, pack);
     }
-    for (const [name, pack] of open) if (!next.has(name)) void pack.then((p) => p.close(), () => undefined);
+    for (const [name, pack] of open)
+      if (!next.has(name))
+        void pack.then(
+          (p) => p.close(),
+          () => undefined,
+        );
     open = next;
     const packs = await Promise.allSettled(next.values());
     return packs.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
@@ -115,7 +117,10 @@ export function openObjectDatabase(gitdir: string): ObjectDatabase {
     return listing;
   };
 
-  const fromPacks = async (key: Buffer, current: Pack[]): Promise<{ pack: Pack; offset: number } | undefined> => {
+  const fromPacks = async (
+    key: Buffer,
+    current: Pack[],
+  ): Promise<{ pack: Pack; offset: number } | undefined> => {
     for (const pack of current) {
       const offset = pack.index.offsetOf(key);
       if (offset !== undefined) return { pack, offset };
@@ -130,7 +135,13 @@ export function openObjectDatabase(gitdir: string): ObjectDatabase {
     const known = await packs();
     const found = await fromPacks(key, known);
     if (found !== undefined) return found;
-    if (await fsp.access(loosePath(oid)).then(() => true, () => false)) return 'loose';
+    if (
+      await fsp.access(loosePath(oid)).then(
+        () => true,
+        () => false,
+      )
+    )
+      return 'loose';
     // Not where it was: list the packs again, in case another program wrote or repacked the store.
     listing = list();
     return fromPacks(key, await listing);
