@@ -67,7 +67,7 @@ export async function describeGitBackend(
 
 async function open(gitdir: string, store: boolean, settings: GitSettings): Promise<Repository> {
   const chosen = await describeGitBackend(settings);
-  if (chosen.backend === 'isomorphic') return openIsomorphicRepository(gitdir, store);
+  if (chosen.backend === 'isomorphic') return openIsomorphicRepository(gitdir, store, settings.proxy);
   if (!(await probeGit()).usable)
     throw new GitError(
       'source-unsupported',

@@ -165,7 +165,9 @@ export async function openCliRepository(
     },
     async listRemoteRefs(remote, names) {
       const { secrets, ...run } = transport(remote, settings);
-      const result = await git(['ls-remote', 'origin', ...names], run);
+      // ls-remote matches its patterns against peeled entries too (`refs/tags/v1^{}`): ask for those as well.
+      const patterns = names.flatMap((name) => [name, `${name}^{}`]);
+      const result = await git(['ls-remote', 'origin', ...patterns], run);
       if (result.code !== 0)
         throw classifyRun(result, `listing the refs of ${redactUrl(remote.url)}`, secrets, run.idleTimeoutMs);
       const refs = new Map<string, RemoteRef>();

@@ -20,7 +20,10 @@ const RULES: Array<[SourceReason, RegExp]> = [
     'source-unreachable',
     /Failed to connect|Could not resolve (host|hostname|proxy)|Connection refused|No route to host|Network is unreachable|Couldn't connect to server|Connection closed by remote host/i,
   ],
-  ['source-commit-not-found', /not our ref|couldn't find remote ref|no such remote ref|bad object/i],
+  [
+    'source-commit-not-found',
+    /not our ref|unadvertised object|couldn't find remote ref|no such remote ref|bad object/i,
+  ],
   [
     'source-pack-invalid',
     /early EOF|index-pack failed|unexpected end of file|bad pack|pack has|protocol error|hung up unexpectedly|expected flush|invalid index-pack output|unpack-objects|inflate|fetch-pack:|sideband/i,

@@ -49,7 +49,11 @@ async function initStore(gitdir: string): Promise<void> {
 }
 
 /** A repository read by our own pack reader, with isomorphic-git for refs and the network. */
-export async function openIsomorphicRepository(gitdir: string, store: boolean): Promise<Repository> {
+export async function openIsomorphicRepository(
+  gitdir: string,
+  store: boolean,
+  proxy?: string,
+): Promise<Repository> {
   if (store) await initStore(gitdir);
   const objects = openObjectDatabase(gitdir);
   const repo: Repository = {
@@ -83,7 +87,7 @@ export async function openIsomorphicRepository(gitdir: string, store: boolean): 
       let refs: Awaited<ReturnType<typeof git.listServerRefs>>;
       try {
         refs = await git.listServerRefs({
-          http: httpClient(remote.timeoutMs),
+          http: httpClient(remote.timeoutMs, {}, proxy),
           url: remote.url,
           symrefs: true,
           peelTags: true,
@@ -111,7 +115,7 @@ export async function openIsomorphicRepository(gitdir: string, store: boolean): 
         try {
           await git.fetch({
             fs,
-            http: httpClient(remote.timeoutMs, seen),
+            http: httpClient(remote.timeoutMs, seen, proxy),
             gitdir,
             cache: {},
             url: remote.url,
