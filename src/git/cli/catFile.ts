@@ -113,6 +113,8 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
       const process = child;
       if (process === undefined || process.exitCode !== null || process.signalCode !== null) return;
       const exited = new Promise((resolve) => process.once('exit', resolve));
+      // Waiting for the exit must keep Node running (the process is unref'd while idle).
+      process.ref();
       process.stdin.end();
       await exited;
     },
