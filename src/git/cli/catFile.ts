@@ -27,12 +27,16 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
   let chunks: Buffer[] = [];
   let buffered = 0;
   let stderr = '';
+  let unsent = '';
 
+  // Takes `bytes` from the front; copies only when they span chunks (small answers are views, not copies).
   const take = (bytes: number): Buffer => {
-    const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-    chunks = all.length > bytes ? [all.subarray(bytes)] : [];
+    if (chunks[0]!.length < bytes) chunks = [Buffer.concat(chunks)];
+    const first = chunks[0]!;
+    if (first.length > bytes) chunks[0] = first.subarray(bytes);
+    else chunks.shift();
     buffered -= bytes;
-    return all.subarray(0, bytes);
+    return first.subarray(0, bytes);
   };
 
   const fail = (error: Error) => {
@@ -106,7 +110,15 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
         child ??= start();
         pending.push({ oid, resolve, reject });
         (child.stdout as unknown as { ref(): void }).ref();
-        child.stdin.write(`${oid}\n`);
+        // Requests made in the same tick go out in one write.
+        if (unsent === '') {
+          const to = child;
+          queueMicrotask(() => {
+            if (to.exitCode === null && to.signalCode === null) to.stdin.write(unsent);
+            unsent = '';
+          });
+        }
+        unsent += `${oid}\n`;
       });
     },
     async close() {

@@ -1,3 +1,4 @@
+import { readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { inflateSync } from 'node:zlib';
 import type { GitObject, ObjectType } from '../objects.ts';
@@ -9,6 +10,8 @@ const OFS_DELTA = 6;
 const REF_DELTA = 7;
 /** git's own limit on a delta chain is 4095 (pack.depth); a longer chain is a corrupt or hostile pack. */
 const MAX_CHAIN = 4096;
+/** Entries up to this size are read synchronously. */
+const SYNC_READ_MAX = 64 * 1024;
 
 /** One entry of a pack as stored: a whole object, or a delta against a base found by offset or by id. */
 type Entry =
@@ -44,7 +47,11 @@ export function openPack(
     const end = index.endOf(offset);
     if (!(end > offset)) throw new Error(`pack ${name} has no object at ${offset}`);
     const bytes = Buffer.allocUnsafe(end - offset);
-    const { bytesRead } = await file.read(bytes, 0, bytes.length, offset);
+    // A small read from the page cache costs less than the thread-pool round trip of an asynchronous one.
+    const bytesRead =
+      bytes.length <= SYNC_READ_MAX
+        ? readSync(file.fd, bytes, 0, bytes.length, offset)
+        : (await file.read(bytes, 0, bytes.length, offset)).bytesRead;
     if (bytesRead !== bytes.length) throw new Error(`pack ${name} is truncated`);
     // Header: type in bits 4-6 of the first byte, size in base-128 little-endian after its low four bits.
     let at = 0;
