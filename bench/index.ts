@@ -121,7 +121,8 @@ function summary(samples: Sample[]): Sample {
 async function runAll(kinds: Array<[string, string[]]>, runs: number): Promise<Map<string, Sample>> {
   const results = new Map<string, Sample[]>();
   for (let run = 0; run < runs; run++)
-    for (const [kind, args] of kinds) results.set(kind, [...(results.get(kind) ?? []), await measure(kind, args)]);
+    for (const [kind, args] of kinds)
+      results.set(kind, [...(results.get(kind) ?? []), await measure(kind, args)]);
   return new Map([...results].map(([kind, samples]) => [kind, summary(samples)]));
 }
 
@@ -164,7 +165,9 @@ async function main(): Promise<void> {
     ],
     Number(runs),
   );
-  console.log(`index bench: a commit of 401 blobs in a repository with a ${long.packMiB.toFixed(0)} MiB pack`);
+  console.log(
+    `index bench: a commit of 401 blobs in a repository with a ${long.packMiB.toFixed(0)} MiB pack`,
+  );
   console.log(line('peer: git ls-tree + cat-file + sha256', l.get('peer')!));
   for (const backend of ['cli', 'isomorphic']) {
     const s = l.get(backend)!;

@@ -15,7 +15,12 @@ export interface LongHistoryRepo {
   packMiB: number;
 }
 
-const GIT_ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: '/nonexistent' };
+const GIT_ENV = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  HOME: '/nonexistent',
+};
 const COMMITS = 250;
 const ASSET_BYTES = 1024 * 1024;
 
@@ -29,8 +34,12 @@ function skillFiles(): Array<[string, string]> {
   const files: Array<[string, string]> = [];
   for (let s = 0; s < 100; s++) {
     const name = `long-${String(s).padStart(3, '0')}`;
-    const text = `Step of skill ${s}: read the inputs, check them against the rules, write the result.\n`.repeat(20);
-    files.push([`skills/${name}/SKILL.md`, `---\nname: ${name}\ndescription: Skill ${s} of a long history.\n---\n\n${text}`]);
+    const text =
+      `Step of skill ${s}: read the inputs, check them against the rules, write the result.\n`.repeat(20);
+    files.push([
+      `skills/${name}/SKILL.md`,
+      `---\nname: ${name}\ndescription: Skill ${s} of a long history.\n---\n\n${text}`,
+    ]);
     for (let f = 1; f < 4; f++) files.push([`skills/${name}/references/file-${f}.md`, `# ${f}\n\n${text}`]);
   }
   return files;
@@ -66,8 +75,14 @@ export async function longHistoryRepo(dir: string): Promise<LongHistoryRepo> {
     // One pack, as a long-lived repository has after git gc.
     execFileSync('git', ['--git-dir', gitdir, 'repack', '-a', '-d', '-q'], { env: GIT_ENV });
   }
-  const tip = execFileSync('git', ['--git-dir', gitdir, 'rev-parse', 'main'], { encoding: 'utf8', env: GIT_ENV }).trim();
-  const sizes = execFileSync('git', ['--git-dir', gitdir, 'count-objects', '-v'], { encoding: 'utf8', env: GIT_ENV });
+  const tip = execFileSync('git', ['--git-dir', gitdir, 'rev-parse', 'main'], {
+    encoding: 'utf8',
+    env: GIT_ENV,
+  }).trim();
+  const sizes = execFileSync('git', ['--git-dir', gitdir, 'count-objects', '-v'], {
+    encoding: 'utf8',
+    env: GIT_ENV,
+  });
   const packKiB = Number(/size-pack: (\d+)/.exec(sizes)?.[1] ?? 0);
   return { gitdir, tip, packMiB: packKiB / 1024 };
 }

@@ -78,7 +78,10 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
     }
     return pending;
   };
-  for (const skill of found.skills) for (const file of skill.files) void facts(file.blob);
+  // Every SKILL.md (nested ones too) is read below for its text, once.
+  const skillMds = new Set(found.skills.map((skill) => skill.skillMd));
+  for (const skill of found.skills)
+    for (const file of skill.files) if (!skillMds.has(file.blob)) void facts(file.blob);
   const candidates: SkillCandidate[] = [];
   for (const skill of found.skills) {
     let parsed = parsedCache.get(skill.skillMd);
