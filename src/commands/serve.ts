@@ -1,6 +1,7 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createCatalog } from '../catalog/index.ts';
 import type { Config } from '../config/index.ts';
+import { describeGitBackend } from '../git/index.ts';
 import { startHttpServer } from '../http/server.ts';
 import type { Logger } from '../shared/log.ts';
 import { createServerFactory } from '../mcp/server.ts';
@@ -12,6 +13,8 @@ export async function serve(
   http: { host: string; port: number } | undefined,
   logger: Logger,
 ): Promise<void> {
+  const git = await describeGitBackend(config.git);
+  logger.info(git, `git backend: ${git.backend} (${git.reason})`);
   const catalog = createCatalog();
   const worker = createSyncWorker({ config, catalog, logger });
   await worker.start();
