@@ -16,6 +16,15 @@ export default defineConfig({
         test: { name: 'unit', include: UNIT, setupFiles: ['test/unitSetup.ts'], isolate: false },
       },
       { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT } },
+      // The sync and end-to-end tests again with the other git backend (test/git/ runs both itself).
+      {
+        extends: true,
+        test: {
+          name: 'isomorphic',
+          include: ['test/sync/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          env: { SKILLPIN_GIT_BACKEND: 'isomorphic' },
+        },
+      },
     ],
   },
 });

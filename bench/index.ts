@@ -1,16 +1,20 @@
 /**
- * Indexing benchmark, side by side in one run (each measurement in its own child process, so peak RSS is its own):
- *   skillpin  walk the commit's tree with isomorphic-git, find skills, hash every served blob (sha256), apply the rules
- *   peer      `git ls-tree -r` + `git cat-file --batch` + sha256 of every blob of the same commit
- *   reindex   the next commit (one file changed) with the digest cache of the first: only new blobs are hashed
+ * Indexing benchmark, side by side in one run (each measurement in its own child process, so peak RSS is its own),
+ * on a synthetic repository (1000 skills × 5 files) and on one with a 250 MiB pack of history (bench/longhistory.ts):
+ *   peer        `git ls-tree -r` + `git cat-file --batch` + sha256 of every blob of the same commit
+ *   cli         walk the commit's tree and index it (find skills, hash every served blob, apply the rules) with
+ *               the cli backend (one long-lived git cat-file --batch)
+ *   isomorphic  the same with the isomorphic backend (our pack reader)
+ *   reindex     the next commit (one file changed) with the digest cache of the first: only new blobs are hashed
  * Usage: npx tsx bench/index.ts [skills=1000] [filesPerSkill=5] [runs=3]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openLocalRepository, readBlob, walkCommit, type TreeCache } from '../src/git/index.ts';
+import { openLocalRepository, readBlob, type TreeCache, walkCommit } from '../src/git/index.ts';
 import { indexCommit, newIndexCache } from '../src/index/index.ts';
+import { longHistoryRepo } from './longhistory.ts';
 import { syntheticRepo } from './synthetic.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -22,8 +26,13 @@ interface Sample {
   detail: string;
 }
 
-async function skillpinIndex(gitdir: string, commit: string, warmFrom?: string): Promise<Sample> {
-  const repo = await openLocalRepository(gitdir);
+async function skillpinIndex(
+  gitdir: string,
+  commit: string,
+  backend: 'cli' | 'isomorphic',
+  warmFrom?: string,
+): Promise<Sample> {
+  const repo = await openLocalRepository(gitdir, { backend });
   const cache = newIndexCache();
   let trees: TreeCache | undefined;
   const index = async (oid: string) => {
@@ -36,6 +45,7 @@ async function skillpinIndex(gitdir: string, commit: string, warmFrom?: string):
   const started = performance.now();
   const result = await index(commit);
   const ms = performance.now() - started;
+  await repo.close();
   const files = result.skills.reduce((sum, s) => sum + s.files.length, 0);
   return {
     ms,
@@ -100,50 +110,81 @@ function measure(kind: string, args: string[]): Promise<Sample> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
+function summary(samples: Sample[]): Sample {
+  return {
+    ms: median(samples.map((s) => s.ms)),
+    rssMiB: median(samples.map((s) => s.rssMiB)),
+    detail: samples[0]!.detail,
+  };
+}
+
+async function runAll(kinds: Array<[string, string[]]>, runs: number): Promise<Map<string, Sample>> {
+  const results = new Map<string, Sample[]>();
+  for (let run = 0; run < runs; run++)
+    for (const [kind, args] of kinds)
+      results.set(kind, [...(results.get(kind) ?? []), await measure(kind, args)]);
+  return new Map([...results].map(([kind, samples]) => [kind, summary(samples)]));
+}
+
+const line = (label: string, s: Sample) =>
+  `  ${label.padEnd(34)} ${s.ms.toFixed(0).padStart(6)} ms, peak RSS ${s.rssMiB.toFixed(0).padStart(4)} MiB (${s.detail})`;
+
 async function main(): Promise<void> {
   const [skills = '1000', perSkill = '5', runs = '3'] = process.argv.slice(2);
   const repo = syntheticRepo(workDir, Number(skills), Number(perSkill));
-  const kinds: Array<[string, string[]]> = [
-    ['peer', [repo.gitdir, repo.base]],
-    ['skillpin', [repo.gitdir, repo.base]],
-    ['reindex', [repo.gitdir, repo.changed, repo.base]],
-  ];
-  const results = new Map<string, Sample[]>();
-  for (let run = 0; run < Number(runs); run++) {
-    for (const [kind, args] of kinds)
-      results.set(kind, [...(results.get(kind) ?? []), await measure(kind, args)]);
-  }
-  const summary = (kind: string) => {
-    const samples = results.get(kind)!;
-    return {
-      ms: median(samples.map((s) => s.ms)),
-      rssMiB: median(samples.map((s) => s.rssMiB)),
-      detail: samples[0]!.detail,
-    };
-  };
-  const peer = summary('peer');
-  const ours = summary('skillpin');
-  const re = summary('reindex');
+  const r = await runAll(
+    [
+      ['peer', [repo.gitdir, repo.base]],
+      ['cli', [repo.gitdir, repo.base]],
+      ['isomorphic', [repo.gitdir, repo.base]],
+      ['reindex-cli', [repo.gitdir, repo.changed, repo.base]],
+      ['reindex-isomorphic', [repo.gitdir, repo.changed, repo.base]],
+    ],
+    Number(runs),
+  );
+  const peer = r.get('peer')!;
   console.log(
     `index bench: ${skills} skills x ${perSkill} files (${repo.files} files), median of ${runs} runs, each in its own process`,
   );
-  console.log(
-    `  peer     git ls-tree -r + cat-file --batch + sha256: ${peer.ms.toFixed(0)} ms, peak RSS ${peer.rssMiB.toFixed(0)} MiB (${peer.detail})`,
+  console.log(line('peer: git ls-tree + cat-file + sha256', peer));
+  for (const backend of ['cli', 'isomorphic']) {
+    const cold = r.get(backend)!;
+    const re = r.get(`reindex-${backend}`)!;
+    console.log(line(`${backend} cold index`, cold));
+    console.log(line(`${backend} re-index after one change`, re));
+    console.log(
+      `  ratio ${backend} cold / peer: ${(cold.ms / peer.ms).toFixed(2)}x time; re-index / cold: ${(re.ms / cold.ms).toFixed(2)}x`,
+    );
+  }
+  const long = await longHistoryRepo(workDir);
+  const l = await runAll(
+    [
+      ['peer', [long.gitdir, long.tip]],
+      ['cli', [long.gitdir, long.tip]],
+      ['isomorphic', [long.gitdir, long.tip]],
+    ],
+    Number(runs),
   );
   console.log(
-    `  skillpin cold index:                               ${ours.ms.toFixed(0)} ms, peak RSS ${ours.rssMiB.toFixed(0)} MiB (${ours.detail})`,
+    `index bench: a commit of 401 blobs in a repository with a ${long.packMiB.toFixed(0)} MiB pack`,
   );
-  console.log(`  skillpin re-index after a one-file change:         ${re.ms.toFixed(0)} ms (${re.detail})`);
-  console.log(`  ratio cold index / peer:          ${(ours.ms / peer.ms).toFixed(2)}x time`);
-  console.log(`  ratio re-index / cold index:      ${(re.ms / ours.ms).toFixed(2)}x time`);
+  console.log(line('peer: git ls-tree + cat-file + sha256', l.get('peer')!));
+  for (const backend of ['cli', 'isomorphic']) {
+    const s = l.get(backend)!;
+    console.log(line(`${backend} cold index`, s));
+    console.log(
+      `  ratio ${backend} / peer: ${(s.ms / l.get('peer')!.ms).toFixed(2)}x time; peak RSS of the whole Node process ${s.rssMiB.toFixed(0)} MiB (target ${backend === 'cli' ? 150 : 250} MiB)`,
+    );
+  }
 }
 
 if (process.argv[2] === '--child') {
   const [, , , kind, gitdir, commit, warm] = process.argv;
+  const backend = kind!.endsWith('isomorphic') ? 'isomorphic' : 'cli';
   const sample =
     kind === 'peer'
       ? await peerIndex(gitdir!, commit!)
-      : await skillpinIndex(gitdir!, commit!, kind === 'reindex' ? warm : undefined);
+      : await skillpinIndex(gitdir!, commit!, backend, kind!.startsWith('reindex') ? warm : undefined);
   process.stdout.write(JSON.stringify(sample));
 } else {
   await main();

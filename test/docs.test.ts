@@ -40,11 +40,12 @@ describe('documentation', () => {
         ).unwrap().shape,
       );
     expect(Object.keys(example).sort()).toEqual(Object.keys(configSchema.shape).sort());
-    for (const key of ['cache', 'sync', 'webhook', 'http'])
+    for (const key of ['cache', 'sync', 'webhook', 'http', 'git'])
       expect(Object.keys(example[key] as object).sort()).toEqual(nested(key).sort());
     const sourceKeys = new Set(example.sources.flatMap((source) => Object.keys(source)));
     expect([...sourceKeys].sort()).toEqual([
       'commit',
+      'credentialHelper',
       'id',
       'keep',
       'path',

@@ -1,6 +1,7 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createCatalog, type Catalog } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
+import { describeGitBackend } from '../git/index.ts';
 import { ListenError, startHttpServer } from '../http/server.ts';
 import { createServerFactory } from '../mcp/server.ts';
 import type { Logger } from '../shared/log.ts';
@@ -32,6 +33,8 @@ export async function serve(
     io.err(`skillpin: ${error.message}\n`);
     return SERVE_CANNOT_START;
   }
+  const git = await describeGitBackend(config.git);
+  logger.info(git, `git backend: ${git.backend} (${git.reason})`);
   const catalog = createCatalog();
   const worker = createSyncWorker({ config, catalog, logger });
   await worker.restore();

@@ -6,7 +6,9 @@ import { configSchema, ENV_REFERENCE, parseDuration } from './schema.ts';
 /** A source as the rest of the program sees it: paths absolute, secrets resolved (and never printed). */
 export interface SourceConfig {
   id: string;
-  location: { kind: 'remote'; url: string; token?: string } | { kind: 'local'; path: string };
+  location:
+    | { kind: 'remote'; url: string; token?: string; credentialHelper?: string }
+    | { kind: 'local'; path: string };
   target: { kind: 'commit'; commit: string } | { kind: 'ref'; ref: string };
   paths: string[];
   strictNames: boolean;
@@ -16,6 +18,32 @@ export interface SourceConfig {
   keep: number;
   /** Per-request network timeout (remote sources). */
   timeoutMs: number;
+  /** Which git runs (the config's `git:` section); absent: `defaultGitSettings()`. */
+  git?: GitSettings;
+}
+
+/** The config's `git:` section. */
+export interface GitSettings {
+  /** `cli` (the git binary), `isomorphic` (isomorphic-git), or `auto` (the binary when a recent one is on PATH). */
+  backend: 'auto' | 'cli' | 'isomorphic';
+  /** git's `http.proxy` for the cli backend; may hold credentials, never printed. */
+  proxy?: string;
+}
+
+const BACKENDS = ['auto', 'cli', 'isomorphic'] as const;
+
+/**
+ * The `git:` settings when the config does not say: `SKILLPIN_GIT_BACKEND` (one of auto, cli, isomorphic) or
+ * `auto`. The variable lets a whole test run, or a deployment, pick the backend without editing configs.
+ */
+export function defaultGitSettings(env: NodeJS.ProcessEnv = process.env): GitSettings {
+  const chosen = env['SKILLPIN_GIT_BACKEND'];
+  if (chosen === undefined || chosen === '') return { backend: 'auto' };
+  if (!(BACKENDS as readonly string[]).includes(chosen))
+    throw new ConfigError(
+      `SKILLPIN_GIT_BACKEND: must be one of ${BACKENDS.join(', ')}, not ${JSON.stringify(chosen)}`,
+    );
+  return { backend: chosen as GitSettings['backend'] };
 }
 
 export interface Config {
@@ -29,6 +57,7 @@ export interface Config {
   cache: { ttlMs: number; cacheScope: 'public' | 'private' };
   http: { allowedHosts?: string[]; allowedOrigins?: string[] };
   sync: { concurrency: number; timeoutMs: number; retryMinMs: number; retryMaxMs: number };
+  git: GitSettings;
   /** Webhook endpoint settings (HTTP mode); absent: POST /hooks/git answers 404. */
   webhook?: { secret: string; maxBodyBytes: number };
   sources: SourceConfig[];
@@ -84,6 +113,12 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       throw new ConfigError(`${file}: ${key}: environment variable ${name} is not set`);
     return value;
   };
+  const git: GitSettings = {
+    backend: raw.git.backend ?? defaultGitSettings(env).backend,
+    ...(raw.git.proxy === undefined
+      ? {}
+      : { proxy: ENV_REFERENCE.test(raw.git.proxy) ? fromEnv(raw.git.proxy, 'git.proxy') : raw.git.proxy }),
+  };
   const base = path.dirname(absolute);
   const seen = new Set<string>();
   const sources = raw.sources.map((source, index): SourceConfig => {
@@ -95,7 +130,12 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       id: source.id,
       location:
         source.url !== undefined
-          ? { kind: 'remote', url: source.url, ...(token === undefined ? {} : { token }) }
+          ? {
+              kind: 'remote',
+              url: source.url,
+              ...(token === undefined ? {} : { token }),
+              ...(source.credentialHelper === undefined ? {} : { credentialHelper: source.credentialHelper }),
+            }
           : { kind: 'local', path: path.resolve(base, source.path!) },
       target:
         source.commit !== undefined
@@ -108,6 +148,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       ...(source.ref === undefined ? {} : { pollMs: parseDuration(source.poll ?? raw.sync.poll) }),
       keep: source.keep ?? raw.sync.keep,
       timeoutMs: parseDuration(raw.sync.timeout),
+      git,
     };
   });
   return {
@@ -124,6 +165,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       retryMinMs: parseDuration(raw.sync.retryMin),
       retryMaxMs: parseDuration(raw.sync.retryMax),
     },
+    git,
     ...(raw.webhook === undefined
       ? {}
       : {

@@ -21,6 +21,19 @@ const duration = (min: number, what: string) =>
       `${what} must be at least ${min} ms`,
     );
 
+/** `user@host:path`: git's scp-like SSH syntax (no `://`, a colon before any slash; no host starting with `-`). */
+const SCP_LIKE =
+  /^(?:[A-Za-z0-9._~][A-Za-z0-9._~-]*@)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(?!\/\/)[^\s]+$/;
+
+/** What kind of remote a `url:` names, or `undefined` when it is none skillpin fetches from. */
+export function remoteKind(url: string): 'http' | 'ssh' | 'scp' | 'file' | undefined {
+  if (/^https?:\/\//i.test(url)) return 'http';
+  if (/^ssh:\/\/[^-]/i.test(url)) return 'ssh';
+  if (/^file:\/\//i.test(url)) return 'file';
+  if (!url.includes('://') && SCP_LIKE.test(url)) return 'scp';
+  return undefined;
+}
+
 const source = z
   .strictObject({
     id: z
@@ -31,11 +44,16 @@ const source = z
       ),
     url: z
       .string()
-      .refine((value) => /^https?:\/\//.test(value), 'must be an http:// or https:// URL')
-      .refine((value) => URL.canParse(value), 'is not a valid URL')
       .refine(
-        (value) => !URL.canParse(value) || (new URL(value).username === '' && new URL(value).password === ''),
-        'must not carry credentials; use token: ${ENV_NAME}',
+        (value) => remoteKind(value) !== undefined,
+        'must be an https://, http://, ssh://, file:// or user@host:path URL',
+      )
+      .refine((value) => remoteKind(value) === 'scp' || URL.canParse(value), 'is not a valid URL')
+      .refine(
+        (value) =>
+          !URL.canParse(value) ||
+          (new URL(value).password === '' && (remoteKind(value) === 'ssh' || new URL(value).username === '')),
+        'must not carry credentials; use token: ${ENV_NAME} or credentialHelper',
       )
       .optional(),
     path: z.string().min(1).optional(),
@@ -59,6 +77,7 @@ const source = z
         'must be an environment reference like ${MY_TOKEN}; secrets are never written in the config',
       )
       .optional(),
+    credentialHelper: z.string().min(1).optional(),
     strictNames: z.boolean().optional(),
     poll: duration(1000, 'poll').optional(),
     keep: z.number().int().min(0).max(100).optional(),
@@ -68,8 +87,21 @@ const source = z
       ctx.addIssue({ code: 'custom', message: 'give exactly one of url or path', path: [] });
     if ((value.commit === undefined) === (value.ref === undefined))
       ctx.addIssue({ code: 'custom', message: 'give exactly one of commit or ref', path: [] });
-    if (value.token !== undefined && value.url === undefined)
-      ctx.addIssue({ code: 'custom', message: 'token only applies to a url source', path: ['token'] });
+    const kind = value.url === undefined ? undefined : remoteKind(value.url);
+    if (value.token !== undefined && kind !== 'http')
+      ctx.addIssue({
+        code: 'custom',
+        message: 'token only applies to an http(s) url source',
+        path: ['token'],
+      });
+    if (value.credentialHelper !== undefined && kind !== 'http')
+      ctx.addIssue({
+        code: 'custom',
+        message: 'credentialHelper only applies to an http(s) url source',
+        path: ['credentialHelper'],
+      });
+    if (value.credentialHelper !== undefined && value.token !== undefined)
+      ctx.addIssue({ code: 'custom', message: 'give token or credentialHelper, not both', path: [] });
     if (value.poll !== undefined && value.commit !== undefined)
       ctx.addIssue({
         code: 'custom',
@@ -116,6 +148,20 @@ export const configSchema = z.strictObject({
         .default(1024 * 1024),
     })
     .optional(),
+  git: z
+    .strictObject({
+      backend: z.enum(['auto', 'cli', 'isomorphic']).optional(),
+      proxy: z
+        .string()
+        .refine(
+          (value) =>
+            ENV_REFERENCE.test(value) ||
+            (URL.canParse(value) && new URL(value).username === '' && new URL(value).password === ''),
+          'must be a proxy URL without credentials, or an environment reference like ${HTTPS_PROXY_URL}',
+        )
+        .optional(),
+    })
+    .prefault({}),
   http: z
     .strictObject({
       allowedHosts: z.array(z.string().min(1)).optional(),

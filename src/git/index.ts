@@ -1,6 +1,15 @@
-export * from './errors.ts';
-export * from './refs.ts';
-export * from './remote.ts';
-export * from './repository.ts';
-export * from './tree.ts';
-export * from './http.ts';
+export {
+  describeGitBackend,
+  type GitBackendInfo,
+  MIN_GIT_VERSION,
+  openLocalRepository,
+  openStore,
+} from './backend.ts';
+export { GitError } from './errors.ts';
+export { DEFAULT_HTTP_TIMEOUT_MS } from './isomorphic/http.ts';
+export { CACHE_USES } from './isomorphic/odb.ts';
+export { resolveLocalRef, resolveRemoteRef } from './refs.ts';
+export { fetchCommit, type FetchOptions, unpinCommit } from './remote.ts';
+export { type FetchProgress, pinRef, type Remote, type Repository } from './repository.ts';
+export { type CommitTree, readBlob, type TreeCache, walkCommit } from './tree.ts';
+export { redactUrl } from './url.ts';

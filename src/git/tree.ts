@@ -1,8 +1,8 @@
-import git from 'isomorphic-git';
 import { messageOf } from '../shared/text.ts';
 import type { TreeEntry } from '../shared/tree.ts';
 import { GitError } from './errors.ts';
-import { withRefresh, type Repository } from './repository.ts';
+import { type GitObject, parseCommit, parseTree } from './objects.ts';
+import type { Repository } from './repository.ts';
 
 export interface CommitTree {
   commit: string;
@@ -11,69 +11,42 @@ export interface CommitTree {
   entries: TreeEntry[];
 }
 
-const MODE_TREE = '040000';
-const MODE_EXECUTABLE = '100755';
-const MODE_SYMLINK = '120000';
-const MODE_SUBMODULE = '160000';
-
-interface RawTreeItem {
-  mode: string;
-  path: string;
-  oid: string;
-}
-
-const lossyUtf8 = new TextDecoder('utf-8');
-
 /**
- * A tree's entries, parsed from the raw object. isomorphic-git's own tree parser refuses names it deems
- * unsafe (a backslash, for one) and so the whole commit; here such names are data, reported and left out by
- * the skill rules. Bytes that are not UTF-8 decode to U+FFFD, which the rules also report.
+ * Flattened entries of trees by tree id, relative to that tree (symlink targets not filled in): a tree id names
+ * its content, so reuse is exact.
  */
-async function readTreeItems(repo: Repository, oid: string): Promise<RawTreeItem[]> {
-  const { type, object } = await git.readObject({
-    fs: repo.fs,
-    gitdir: repo.gitdir,
-    cache: repo.cache,
-    oid,
-    format: 'content',
-  });
-  if (type !== 'tree' || !(object instanceof Uint8Array))
-    throw new Error(`object ${oid} is a ${type}, not a tree`);
-  const items: RawTreeItem[] = [];
-  let at = 0;
-  while (at < object.length) {
-    const space = object.indexOf(0x20, at);
-    const nul = object.indexOf(0x00, space + 1);
-    if (space === -1 || nul === -1 || nul + 21 > object.length) throw new Error(`tree ${oid} is malformed`);
-    const mode = lossyUtf8.decode(object.subarray(at, space)).padStart(6, '0');
-    items.push({
-      mode,
-      path: lossyUtf8.decode(object.subarray(space + 1, nul)),
-      oid: Buffer.from(object.subarray(nul + 1, nul + 21)).toString('hex'),
-    });
-    at = nul + 21;
-  }
-  return items;
-}
-
-/** Flattened entries of trees by tree id, relative to that tree: a tree id names its content, so reuse is exact. */
 export type TreeCache = Map<string, readonly TreeEntry[]>;
 
 /**
- * Every entry of `commit`'s tree, in git's order. Throws `source-incomplete` when any object is missing.
- * Subtrees found in `previous` (the cache of an earlier walk) are not read again; the returned cache holds
- * this commit's trees only, so it stays the size of one tree.
+ * Reads an object; if it is not there (or the read fails), forgets what is known about the store and tries once
+ * more. A store that another program repacked (git gc in a local repository) then reads again.
  */
-export async function walkCommit(
+export async function readObject(repo: Repository, oid: string): Promise<GitObject | undefined> {
+  try {
+    const found = await repo.readObject(oid);
+    if (found !== undefined) return found;
+  } catch {
+    // Retried below.
+  }
+  repo.refresh();
+  return repo.readObject(oid);
+}
+
+async function readTyped(repo: Repository, oid: string, type: GitObject['type']): Promise<Buffer> {
+  const found = await readObject(repo, oid);
+  if (found === undefined) throw new Error(`object ${oid} is missing`);
+  if (found.type !== type) throw new Error(`object ${oid} is a ${found.type}, not a ${type}`);
+  return found.data;
+}
+
+/** A commit's root tree and committer time; `source-commit-not-found` when it is not a readable commit. */
+export async function readCommit(
   repo: Repository,
   commit: string,
-  previous?: TreeCache,
-): Promise<CommitTree & { trees: TreeCache }> {
-  let info: Awaited<ReturnType<typeof git.readCommit>>;
+): Promise<{ tree: string; commitTime: string }> {
   try {
-    info = await withRefresh(repo, () =>
-      git.readCommit({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid: commit }),
-    );
+    const { tree, committerTime } = parseCommit(await readTyped(repo, commit, 'commit'), commit);
+    return { tree, commitTime: new Date(committerTime * 1000).toISOString() };
   } catch (error) {
     throw new GitError(
       'source-commit-not-found',
@@ -81,6 +54,18 @@ export async function walkCommit(
       { cause: error },
     );
   }
+}
+
+/**
+ * Every entry of `commit`'s tree in git's order, symlink targets not read (their blobs may not be fetched yet).
+ * Subtrees found in `previous` are not read again; the returned cache holds this commit's trees only.
+ */
+export async function listCommit(
+  repo: Repository,
+  commit: string,
+  previous?: TreeCache,
+): Promise<{ commitTime: string; entries: TreeEntry[]; trees: TreeCache }> {
+  const { tree: root, commitTime } = await readCommit(repo, commit);
   const trees: TreeCache = new Map();
   const flatten = async (treeId: string): Promise<readonly TreeEntry[]> => {
     const known = trees.get(treeId) ?? previous?.get(treeId);
@@ -88,9 +73,9 @@ export async function walkCommit(
       trees.set(treeId, known);
       return known;
     }
-    let tree: RawTreeItem[];
+    let items: ReturnType<typeof parseTree>;
     try {
-      tree = await withRefresh(repo, () => readTreeItems(repo, treeId));
+      items = parseTree(await readTyped(repo, treeId, 'tree'), treeId);
     } catch (error) {
       throw new GitError(
         'source-incomplete',
@@ -98,58 +83,57 @@ export async function walkCommit(
         { cause: error },
       );
     }
+    // Subtrees are asked for at once: the cli backend answers them in one pipelined stream.
+    const subtrees = await Promise.all(
+      items.map((item) => (item.kind === 'tree' ? flatten(item.oid) : undefined)),
+    );
     const entries: TreeEntry[] = [];
-    for (const item of tree) {
-      if (item.mode === MODE_TREE) {
-        for (const child of await flatten(item.oid))
-          entries.push({ ...child, path: `${item.path}/${child.path}` });
-      } else if (item.mode === MODE_SUBMODULE)
-        entries.push({ path: item.path, type: 'submodule', id: item.oid });
-      else if (item.mode === MODE_SYMLINK) {
-        const target = new TextDecoder().decode(await readBlob(repo, item.oid));
-        entries.push({ path: item.path, type: 'symlink', id: item.oid, target });
-      } else
+    items.forEach((item, i) => {
+      if (item.kind === 'tree')
+        for (const child of subtrees[i]!) entries.push({ ...child, path: `${item.name}/${child.path}` });
+      else if (item.kind === 'submodule') entries.push({ path: item.name, type: 'submodule', id: item.oid });
+      else if (item.kind === 'symlink') entries.push({ path: item.name, type: 'symlink', id: item.oid });
+      else
         entries.push({
-          path: item.path,
+          path: item.name,
           type: 'file',
           id: item.oid,
-          ...(item.mode === MODE_EXECUTABLE ? { executable: true } : {}),
+          ...(item.executable ? { executable: true } : {}),
         });
-    }
+    });
     trees.set(treeId, entries);
     return entries;
   };
-  const entries = [...(await flatten(info.commit.tree))];
-  const seconds = info.commit.committer.timestamp;
-  return { commit, commitTime: new Date(seconds * 1000).toISOString(), entries, trees };
-}
-
-/** A blob's raw bytes. */
-export async function readBlob(repo: Repository, oid: string): Promise<Uint8Array> {
-  try {
-    const { blob } = await withRefresh(repo, () =>
-      git.readBlob({ fs: repo.fs, gitdir: repo.gitdir, cache: repo.cache, oid }),
-    );
-    return blob;
-  } catch (error) {
-    throw new GitError('source-incomplete', `blob ${oid} is missing (${messageOf(error)})`, { cause: error });
-  }
+  const entries = [...(await flatten(root))];
+  return { commitTime, entries, trees };
 }
 
 /**
- * The commit's trees (as a cache for the next walk) when the commit and every tree under it are present,
- * `undefined` otherwise. Trees in `known` were seen complete before and are not read again. Blobs are not
- * inflated here: indexing reads and hashes every blob a skill serves, and a missing one fails the index with
- * `source-incomplete`.
+ * Every entry of `commit`'s tree, in git's order, symlinks with their targets. Throws `source-incomplete` when
+ * any object is missing. Subtrees found in `previous` (the cache of an earlier walk) are not read again; the
+ * returned cache holds this commit's trees only, so it stays the size of one tree.
  */
-export async function completeCommit(
+export async function walkCommit(
   repo: Repository,
   commit: string,
-  known?: TreeCache,
-): Promise<TreeCache | undefined> {
+  previous?: TreeCache,
+): Promise<CommitTree & { trees: TreeCache }> {
+  const { commitTime, entries, trees } = await listCommit(repo, commit, previous);
+  const targets = await Promise.all(
+    entries.map((entry) => (entry.type === 'symlink' ? readBlob(repo, entry.id) : undefined)),
+  );
+  const decoder = new TextDecoder();
+  const withTargets = entries.map((entry, i) =>
+    entry.type === 'symlink' ? { ...entry, target: decoder.decode(targets[i]!) } : entry,
+  );
+  return { commit, commitTime, entries: withTargets, trees };
+}
+
+/** A blob's raw bytes; `source-incomplete` when the repository does not hold it. */
+export async function readBlob(repo: Repository, oid: string): Promise<Uint8Array> {
   try {
-    return (await walkCommit(repo, commit, known)).trees;
-  } catch {
-    return undefined;
+    return await readTyped(repo, oid, 'blob');
+  } catch (error) {
+    throw new GitError('source-incomplete', `blob ${oid} is missing (${messageOf(error)})`, { cause: error });
   }
 }

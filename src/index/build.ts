@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import PQueue from 'p-queue';
 import {
   discoverSkills,
   isLfsPointer,
@@ -37,6 +38,9 @@ export interface IndexInput {
   cache?: IndexCache;
 }
 
+/** Blob reads in flight while indexing. */
+export const READ_AHEAD = 32;
+
 export function digestOf(bytes: Uint8Array): string {
   return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 }
@@ -54,14 +58,30 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   const { blobs: cache, skillMd: parsedCache } = input.cache ?? newIndexCache();
   const found = discoverSkills(input.entries, input.paths?.length ? input.paths : ['']);
   const problems: SkillProblem[] = [...found.problems];
-  const facts = async (id: string): Promise<BlobFacts> => {
+  // Blobs are read READ_AHEAD at a time, in the order the loops below ask for them: a git backend answers
+  // concurrent reads in one pipelined stream, and memory stays READ_AHEAD blobs.
+  const reads = new PQueue({ concurrency: READ_AHEAD });
+  const reading = new Map<string, Promise<BlobFacts>>();
+  const facts = (id: string): Promise<BlobFacts> => {
     const known = cache.get(id);
-    if (known !== undefined) return known;
-    const bytes = await input.readBlob(id);
-    const computed = factsOf(bytes);
-    cache.set(id, computed);
-    return computed;
+    if (known !== undefined) return Promise.resolve(known);
+    let pending = reading.get(id);
+    if (pending === undefined) {
+      pending = reads.add(async () => {
+        const computed = factsOf(await input.readBlob(id));
+        cache.set(id, computed);
+        return computed;
+      });
+      // Awaited (and its error thrown) by the loops below; never an unhandled rejection meanwhile.
+      pending.catch(() => undefined);
+      reading.set(id, pending);
+    }
+    return pending;
   };
+  // Every SKILL.md (nested ones too) is read below for its text, once.
+  const skillMds = new Set(found.skills.map((skill) => skill.skillMd));
+  for (const skill of found.skills)
+    for (const file of skill.files) if (!skillMds.has(file.blob)) void facts(file.blob);
   const candidates: SkillCandidate[] = [];
   for (const skill of found.skills) {
     let parsed = parsedCache.get(skill.skillMd);

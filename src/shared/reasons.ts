@@ -86,6 +86,11 @@ export const REASONS = {
     severity: 'error',
     summary: 'the transfer failed for another reason (see the detail)',
   },
+  'source-unsupported': {
+    severity: 'error',
+    summary:
+      'the running git backend cannot serve this source (SSH, file URLs and credential helpers need the git binary)',
+  },
   'source-internal': {
     severity: 'error',
     summary: 'an unexpected error while syncing the source (see logs)',

@@ -49,6 +49,8 @@ export interface Source {
   status(commit: string): Promise<CommitStatus>;
   /** Every commit dataDir holds for this source (index files, and pins in a remote source's store). */
   held(): Promise<string[]>;
+  /** Ends the repository's git processes and closes its files; a later call opens them again. */
+  close(): Promise<void>;
 }
 
 /** Where a source's bytes come from, for provenance and status: never a credential. */
@@ -67,6 +69,9 @@ function remoteOf(source: SourceConfig): Remote | undefined {
     url: source.location.url,
     timeoutMs: source.timeoutMs,
     ...(source.location.token === undefined ? {} : { token: source.location.token }),
+    ...(source.location.credentialHelper === undefined
+      ? {}
+      : { credentialHelper: source.location.credentialHelper }),
   };
 }
 
@@ -105,7 +110,9 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
 
   const repository = (): Promise<Repository> => {
     opened ??= (
-      config.location.kind === 'local' ? openLocalRepository(config.location.path) : openStore(storeDir)
+      config.location.kind === 'local'
+        ? openLocalRepository(config.location.path, config.git)
+        : openStore(storeDir, config.git)
     ).catch((error: unknown) => {
       // Not there yet (a local path created later): the next sync tries again.
       opened = undefined;
@@ -140,7 +147,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       if (config.target.kind === 'commit') return config.target.commit;
       return remote === undefined
         ? resolveLocalRef(await repository(), config.target.ref)
-        : resolveRemoteRef(remote, config.target.ref);
+        : resolveRemoteRef(await repository(), remote, config.target.ref);
     },
     async load(commit, have) {
       const repo = await repository();
@@ -149,6 +156,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
         trees = await fetchCommit(repo, remote, commit, {
           ...(have === undefined ? {} : { have }),
           ...(trees === undefined ? {} : { trees }),
+          paths: config.paths,
           onProgress: (progress) => deps.onProgress?.(progress),
         });
       }
@@ -171,6 +179,11 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       const indexed = await commitsIn(path.join(deps.dataDir, 'index', config.id), '.json');
       const pinned = remote === undefined ? [] : await pinnedCommits(storeDir);
       return [...new Set([...indexed, ...pinned])];
+    },
+    async close() {
+      const open = opened;
+      opened = undefined;
+      await (await open?.catch(() => undefined))?.close();
     },
   };
 }

@@ -202,6 +202,8 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     },
     async stop() {
       await Promise.all([...followed.values()].map(({ follower }) => follower.stop()));
+      // Ends each repository's git process and open pack files (a later read opens them again).
+      await Promise.all([...followed.values()].map(({ source }) => source.close()));
     },
   };
 }

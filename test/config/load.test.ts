@@ -40,6 +40,7 @@ describe('loadConfig', () => {
       cache: { ttlMs: 60_000, cacheScope: 'private' },
       http: {},
       sync: { concurrency: 4, timeoutMs: 30_000, retryMinMs: 5000, retryMaxMs: 600_000 },
+      git: { backend: 'auto' },
       sources: [
         {
           id: 'local',
@@ -50,6 +51,7 @@ describe('loadConfig', () => {
           pollMs: 300_000,
           keep: 2,
           timeoutMs: 30_000,
+          git: { backend: 'auto' },
         },
         {
           id: 'remote.one',
@@ -59,6 +61,7 @@ describe('loadConfig', () => {
           strictNames: false,
           keep: 2,
           timeoutMs: 30_000,
+          git: { backend: 'auto' },
         },
       ],
     });
@@ -86,11 +89,11 @@ describe('loadConfig', () => {
     ],
     [
       'sources:\n  - id: a\n    url: ftp://h/r.git\n    ref: main\n',
-      '<file>: sources[0].url: must be an http:// or https:// URL',
+      '<file>: sources[0].url: must be an https://, http://, ssh://, file:// or user@host:path URL',
     ],
     [
       'sources:\n  - id: a\n    url: https://me:pw@h/r.git\n    ref: main\n',
-      '<file>: sources[0].url: must not carry credentials; use token: ${ENV_NAME}',
+      '<file>: sources[0].url: must not carry credentials; use token: ${ENV_NAME} or credentialHelper',
     ],
     [
       'sources:\n  - id: a\n    url: https://h/r.git\n    ref: main\n    token: ghp_literal\n',
@@ -135,6 +138,72 @@ describe('loadConfig', () => {
   it('names a file that cannot be read', () => {
     expect(() => loadConfig('/nonexistent/skillpin.yaml')).toThrow(
       '/nonexistent/skillpin.yaml: cannot be read (ENOENT)',
+    );
+  });
+});
+
+describe('the git section and remotes beyond HTTP', () => {
+  const source = (extra: string) => `sources:\n  - id: a\n    ref: main\n${extra}`;
+
+  it('takes ssh://, user@host:path and file:// remotes, and a credential helper for HTTP(S)', () => {
+    const urls = ['ssh://git@host.example/org/r.git', 'git@host.example:org/r.git', 'file:///srv/r.git'];
+    for (const url of urls) {
+      const config = loadConfig(configFile(source(`    url: ${url}\n`)), {});
+      expect(config.sources[0]!.location).toEqual({ kind: 'remote', url });
+    }
+    const helped = loadConfig(
+      configFile(source('    url: https://h.example/r.git\n    credentialHelper: store --file /etc/creds\n')),
+      {},
+    );
+    expect(helped.sources[0]!.location).toEqual({
+      kind: 'remote',
+      url: 'https://h.example/r.git',
+      credentialHelper: 'store --file /etc/creds',
+    });
+  });
+
+  it.each([
+    [
+      '    url: -oProxyCommand=x:r.git\n',
+      '<file>: sources[0].url: must be an https://, http://, ssh://, file:// or user@host:path URL',
+    ],
+    [
+      '    url: ssh://-oProxyCommand=x/r.git\n',
+      '<file>: sources[0].url: must be an https://, http://, ssh://, file:// or user@host:path URL',
+    ],
+    [
+      '    url: ssh://git:pw@h/r.git\n',
+      '<file>: sources[0].url: must not carry credentials; use token: ${ENV_NAME} or credentialHelper',
+    ],
+    [
+      '    url: git@h:r.git\n    token: ${T}\n',
+      '<file>: sources[0].token: token only applies to an http(s) url source',
+    ],
+    [
+      '    url: https://h/r.git\n    token: ${T}\n    credentialHelper: cache\n',
+      '<file>: sources[0]: give token or credentialHelper, not both',
+    ],
+  ])('refuses %j', (extra, message) => {
+    expect(errorOf(source(extra), { T: 't' })).toBe(message);
+  });
+
+  it('picks the backend from git.backend, else SKILLPIN_GIT_BACKEND, else auto; resolves a proxy reference', () => {
+    const remote = source('    url: https://h.example/r.git\n');
+    expect(loadConfig(configFile(remote), {}).git).toEqual({ backend: 'auto' });
+    expect(loadConfig(configFile(remote), { SKILLPIN_GIT_BACKEND: 'isomorphic' }).git).toEqual({
+      backend: 'isomorphic',
+    });
+    const chosen = loadConfig(configFile(`git:\n  backend: cli\n  proxy: \${PROXY}\n${remote}`), {
+      SKILLPIN_GIT_BACKEND: 'isomorphic',
+      PROXY: 'http://u:p@proxy.example:3128',
+    });
+    expect(chosen.git).toEqual({ backend: 'cli', proxy: 'http://u:p@proxy.example:3128' });
+    expect(chosen.sources[0]!.git).toEqual(chosen.git);
+    expect(errorOf(remote, { SKILLPIN_GIT_BACKEND: 'jgit' })).toBe(
+      'SKILLPIN_GIT_BACKEND: must be one of auto, cli, isomorphic, not "jgit"',
+    );
+    expect(errorOf(`git:\n  proxy: http://u:p@proxy.example:3128\n${remote}`)).toBe(
+      '<file>: git.proxy: must be a proxy URL without credentials, or an environment reference like ${HTTPS_PROXY_URL}',
     );
   });
 });

@@ -1,6 +1,9 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { HttpProxyAgent } from 'http-proxy-agent';
+import { HttpsProxyAgent } from 'https-proxy-agent';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
+import { getProxyForUrl } from 'proxy-from-env';
 
 /** Default per-request timeout: no bytes for this long, in either direction, fails the request. */
 export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
@@ -28,9 +31,15 @@ function send(
   headers: Record<string, string>,
   body: Buffer | undefined,
   timeoutMs: number,
+  proxy: string | undefined,
 ): Promise<IncomingMessage> {
+  // git.proxy, else HTTPS_PROXY / HTTP_PROXY / ALL_PROXY unless NO_PROXY names the host, as git (curl) does.
+  const via = proxy ?? (getProxyForUrl(url) || undefined);
+  const https = url.startsWith('https:');
+  const agent = via === undefined ? undefined : https ? new HttpsProxyAgent(via) : new HttpProxyAgent(via);
   return new Promise((resolve, reject) => {
-    const request = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, {
+    const request = (https ? httpsRequest : httpRequest)(url, {
+      ...(agent === undefined ? {} : { agent }),
       method,
       headers: body === undefined ? headers : { ...headers, 'content-length': String(body.byteLength) },
     });
@@ -61,14 +70,18 @@ async function* counted(
   count(total);
 }
 
-/** isomorphic-git's HTTP plugin over node:http(s), with a timeout and redirects followed. */
-export function httpClient(timeoutMs = DEFAULT_HTTP_TIMEOUT_MS, seen: HttpObservations = {}): HttpClient {
+/** isomorphic-git's HTTP plugin over node:http(s), with a timeout, redirects followed and proxies used. */
+export function httpClient(
+  timeoutMs = DEFAULT_HTTP_TIMEOUT_MS,
+  seen: HttpObservations = {},
+  proxy?: string,
+): HttpClient {
   return {
     async request({ url, method = 'GET', headers = {}, body }: GitHttpRequest): Promise<GitHttpResponse> {
       const payload = await collect(body);
       let current = url;
       for (let hop = 0; ; hop++) {
-        const response = await send(current, method, headers, payload, timeoutMs);
+        const response = await send(current, method, headers, payload, timeoutMs, proxy);
         const location = response.headers.location;
         const redirect =
           location !== undefined &&

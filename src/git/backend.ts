@@ -1,0 +1,90 @@
+import { execFile } from 'node:child_process';
+import { defaultGitSettings, type GitSettings } from '../config/index.ts';
+import { openCliRepository } from './cli/backend.ts';
+import { GitError } from './errors.ts';
+import { openIsomorphicRepository } from './isomorphic/backend.ts';
+import { type BackendName, gitdirOf, type Repository } from './repository.ts';
+
+/**
+ * The oldest git the cli backend runs: 2.32 is the first to take GIT_CONFIG_GLOBAL (so the user's global config
+ * is never read) beside GIT_CONFIG_COUNT (2.31: configuration, credentials included, in the environment, not
+ * argv). Ubuntu 22.04 ships 2.34, Debian 12 2.39.
+ */
+export const MIN_GIT_VERSION: readonly [number, number] = [2, 32];
+
+/** Which backend runs and why: for the start-up log and `skillpin status`. */
+export interface GitBackendInfo {
+  backend: BackendName;
+  reason: string;
+  /** The git on PATH, when there is one. */
+  gitVersion?: string;
+}
+
+let probe: Promise<{ version?: string; usable: boolean }> | undefined;
+
+/** `git --version` of the git on PATH, asked once per process. */
+function probeGit(): Promise<{ version?: string; usable: boolean }> {
+  probe ??= new Promise((resolve) => {
+    execFile('git', ['--version'], { timeout: 10_000 }, (error, stdout) => {
+      const match = /git version (\d+)\.(\d+)(?:\.(\d+))?/.exec(stdout ?? '');
+      if (error !== null || match === null) return resolve({ usable: false });
+      const [major, minor] = [Number(match[1]), Number(match[2])];
+      const version = `${major}.${minor}.${match[3] ?? 0}`;
+      resolve({
+        version,
+        usable: major > MIN_GIT_VERSION[0] || (major === MIN_GIT_VERSION[0] && minor >= MIN_GIT_VERSION[1]),
+      });
+    });
+  });
+  return probe;
+}
+
+const minimum = `${MIN_GIT_VERSION[0]}.${MIN_GIT_VERSION[1]}`;
+
+/** Resolves `git.backend` (`auto` picks the git binary when a recent enough one is on PATH). */
+export async function describeGitBackend(
+  settings: GitSettings = defaultGitSettings(),
+): Promise<GitBackendInfo> {
+  const git = await probeGit();
+  const found = git.version === undefined ? 'no git on PATH' : `git ${git.version} on PATH`;
+  const version = git.version === undefined ? {} : { gitVersion: git.version };
+  if (settings.backend === 'isomorphic')
+    return { backend: 'isomorphic', reason: 'configured (git.backend: isomorphic)', ...version };
+  if (settings.backend === 'cli')
+    return {
+      backend: 'cli',
+      reason: git.usable ? `configured, ${found}` : `configured, but ${found} (at least ${minimum} needed)`,
+      ...version,
+    };
+  return git.usable
+    ? { backend: 'cli', reason: `auto: ${found} (at least ${minimum} needed)`, ...version }
+    : {
+        backend: 'isomorphic',
+        reason: `auto: ${found}${git.version === undefined ? '' : `, older than ${minimum}`}`,
+        ...version,
+      };
+}
+
+async function open(gitdir: string, store: boolean, settings: GitSettings): Promise<Repository> {
+  const chosen = await describeGitBackend(settings);
+  if (chosen.backend === 'isomorphic') return openIsomorphicRepository(gitdir, store, settings.proxy);
+  if (!(await probeGit()).usable)
+    throw new GitError(
+      'source-unsupported',
+      `git.backend is cli, but ${chosen.reason.replace(/^configured, but /, '')}`,
+    );
+  return openCliRepository(gitdir, store, {
+    git: 'git',
+    ...(settings.proxy === undefined ? {} : { proxy: settings.proxy }),
+  });
+}
+
+/** Opens a local repository in place: a work tree (with `.git`) or a bare repository. Nothing is written. */
+export async function openLocalRepository(location: string, settings?: GitSettings): Promise<Repository> {
+  return open(await gitdirOf(location), false, settings ?? defaultGitSettings());
+}
+
+/** Opens (creating if needed) the bare repository skillpin keeps for a remote source. */
+export async function openStore(gitdir: string, settings?: GitSettings): Promise<Repository> {
+  return open(gitdir, true, settings ?? defaultGitSettings());
+}

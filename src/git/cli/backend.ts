@@ -1,0 +1,215 @@
+import { promises as fsp } from 'node:fs';
+import { GitError } from '../errors.ts';
+import { OID } from '../objects.ts';
+import {
+  isRepository,
+  type Remote,
+  type RemoteRef,
+  type Repository,
+  type TransferOptions,
+} from '../repository.ts';
+import { originOf, protocolOf, redactUrl } from '../url.ts';
+import { catFileReader } from './catFile.ts';
+import { classifyRun } from './classify.ts';
+import { parseProgress } from './progress.ts';
+import { runGit, type RunOptions } from './run.ts';
+
+/** The idle timeout of a transfer when the remote names none. */
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** How much longer than curl's own low-speed limit the watchdog waits before it stops a silent HTTP(S) child. */
+const WATCHDOG_MARGIN_MS = 10_000;
+
+/** Settings of the git binary shared by every repository: its path, and the proxy for HTTP(S). */
+export interface CliSettings {
+  git: string;
+  /** More variables for every child (tests); the user's environment passes only through `childEnv`'s list. */
+  vars?: Record<string, string>;
+  /** git's `http.proxy`; may hold credentials (never logged). */
+  proxy?: string;
+}
+
+/**
+ * How one remote is reached: the URL and credentials only in the child's environment (never in argv, which any
+ * local user can read), the source's own protocol the only one allowed, an idle timeout.
+ */
+function transport(remote: Remote, settings: CliSettings): RunOptions & { secrets: string[] } {
+  const protocol = protocolOf(remote.url);
+  if (protocol === undefined)
+    throw new GitError('source-unsupported', `${redactUrl(remote.url)}: not an https, http, ssh or file URL`);
+  const timeoutMs = remote.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const config: Array<[string, string]> = [['remote.origin.url', remote.url]];
+  const vars: Record<string, string> = {};
+  const secrets: string[] = [];
+  if (protocol === 'http' || protocol === 'https') {
+    // curl gives up when fewer than 1 byte/s arrive for this long (whole seconds); the watchdog covers the rest.
+    config.push(
+      ['http.lowSpeedLimit', '1'],
+      ['http.lowSpeedTime', String(Math.max(1, Math.ceil(timeoutMs / 1000)))],
+    );
+    if (settings.proxy !== undefined) {
+      config.push(['http.proxy', settings.proxy]);
+      secrets.push(settings.proxy);
+    }
+    const origin = originOf(remote.url)!;
+    if (remote.token !== undefined) {
+      // The token reaches git as an environment variable read by a helper scoped to the source's own origin.
+      vars['SKILLPIN_GIT_TOKEN'] = remote.token;
+      secrets.push(remote.token);
+      config.push([
+        `credential.${origin}.helper`,
+        '!f() { test "$1" = get && printf "username=x-access-token\\npassword=%s\\n" "$SKILLPIN_GIT_TOKEN"; }; f',
+      ]);
+    } else if (remote.credentialHelper !== undefined)
+      config.push([`credential.${origin}.helper`, remote.credentialHelper]);
+  }
+  // Over HTTP(S) curl watches the bytes; a child silent for longer than that (a command like ls-remote prints
+  // only at its end) is stopped by the watchdog with a margin. Over SSH the watchdog is the only guard.
+  const idleTimeoutMs =
+    protocol === 'http' || protocol === 'https' ? timeoutMs + WATCHDOG_MARGIN_MS : timeoutMs;
+  return { protocols: [protocol], config, vars, idleTimeoutMs, secrets };
+}
+
+/** A repository read through a long-lived `git cat-file --batch`, with the git binary for refs and the network. */
+export async function openCliRepository(
+  gitdir: string,
+  store: boolean,
+  settings: CliSettings,
+): Promise<Repository> {
+  const git = (args: string[], options: RunOptions = {}) =>
+    runGit(settings.git, ['--git-dir', gitdir, ...args], {
+      ...options,
+      vars: { ...settings.vars, ...options.vars },
+    });
+  if (store && !(await isRepository(gitdir))) {
+    await fsp.mkdir(gitdir, { recursive: true });
+    const made = await runGit(settings.git, ['init', '--quiet', '--bare', gitdir], {
+      vars: settings.vars ?? {},
+    });
+    if (made.code !== 0) throw classifyRun(made, `creating the store ${gitdir}`);
+  }
+  const objects = catFileReader(settings.git, gitdir, settings.vars);
+
+  const fetch = async (
+    remote: Remote,
+    args: string[],
+    what: string,
+    options: TransferOptions,
+    more: { input?: string; config?: Array<[string, string]> } = {},
+  ) => {
+    const { secrets, ...run } = transport(remote, settings);
+    // A partial clone's packs are marked as coming from a promisor remote; the configuration that says so is
+    // given to the fetch only, so a reader never tries to fetch a missing object on its own.
+    run.config = [
+      ...run.config!,
+      ['extensions.partialClone', 'origin'],
+      ['remote.origin.promisor', 'true'],
+      ['remote.origin.partialclonefilter', 'blob:none'],
+      // Every transfer stays one pack (git would explode small ones into loose objects): what came is visible.
+      ['transfer.unpackLimit', '1'],
+      ...(more.config ?? []),
+    ];
+    const result = await git(
+      ['fetch', '--progress', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', ...args],
+      {
+        ...run,
+        ...(more.input === undefined ? {} : { input: more.input }),
+        ...(options.onProgress === undefined
+          ? {}
+          : {
+              onStderrLine: (line) => {
+                const progress = parseProgress(line);
+                if (progress !== undefined) options.onProgress!(progress);
+              },
+            }),
+      },
+    );
+    if (result.code !== 0)
+      throw classifyRun(result, `${what} from ${redactUrl(remote.url)}`, secrets, run.idleTimeoutMs);
+  };
+
+  return {
+    gitdir,
+    backend: 'cli',
+    partial: true,
+    readObject: (oid) => objects.read(oid),
+    async missingObjects(oids) {
+      if (oids.length === 0) return [];
+      const result = await git(['cat-file', '--batch-check'], { input: `${oids.join('\n')}\n` });
+      if (result.code !== 0) throw classifyRun(result, 'checking objects');
+      return result.stdout
+        .toString('latin1')
+        .split('\n')
+        .flatMap((line) => (line.endsWith(' missing') ? [line.slice(0, -' missing'.length)] : []));
+    },
+    async readRef(name) {
+      if (name === 'HEAD') {
+        const head = await git(['rev-parse', '--verify', '--quiet', 'HEAD']);
+        const oid = head.stdout.toString('latin1').trim();
+        return head.code === 0 && OID.test(oid) ? oid : undefined;
+      }
+      // for-each-ref also lists refs below `name` (refs/heads/main/x): only the exact name counts.
+      const result = await git(['for-each-ref', '--format=%(objectname) %(refname)', '--', name]);
+      const line = result.stdout
+        .toString('utf8')
+        .split('\n')
+        .find((entry) => entry.slice(41) === name);
+      return line?.slice(0, 40);
+    },
+    async writeRef(name, oid) {
+      const result = await git(['update-ref', '--no-deref', name, oid]);
+      if (result.code !== 0) throw classifyRun(result, `writing ${name}`);
+    },
+    async deleteRef(name) {
+      const result = await git(['update-ref', '--no-deref', '-d', name]);
+      if (result.code !== 0) throw classifyRun(result, `deleting ${name}`);
+    },
+    async listRemoteRefs(remote, names) {
+      const { secrets, ...run } = transport(remote, settings);
+      // ls-remote matches its patterns against peeled entries too (`refs/tags/v1^{}`): ask for those as well.
+      const patterns = names.flatMap((name) => [name, `${name}^{}`]);
+      const result = await git(['ls-remote', 'origin', ...patterns], run);
+      if (result.code !== 0)
+        throw classifyRun(result, `listing the refs of ${redactUrl(remote.url)}`, secrets, run.idleTimeoutMs);
+      const refs = new Map<string, RemoteRef>();
+      for (const line of result.stdout.toString('utf8').split('\n')) {
+        const match = /^([0-9a-f]{40})\t(.+?)(\^\{\})?$/.exec(line);
+        if (match === null) continue;
+        const [, oid, name, peeled] = match as unknown as [string, string, string, string | undefined];
+        const entry = refs.get(name) ?? { name, oid };
+        if (peeled === undefined) entry.oid = oid;
+        else entry.peeled = oid;
+        refs.set(name, entry);
+      }
+      const wanted = new Set(names);
+      return [...refs.values()].filter((ref) => wanted.has(ref.name));
+    },
+    async fetch(remote, commit, options) {
+      // Every pin is sent as a have, so only what the store lacks comes over.
+      await fetch(
+        remote,
+        ['--depth=1', options.blobless ? '--filter=blob:none' : '--no-filter', 'origin', commit],
+        `fetching ${commit}`,
+        options,
+      );
+    },
+    async fetchBlobs(remote, oids, options) {
+      // As git's own lazy fetch of a partial clone does: ids on stdin, no negotiation.
+      await fetch(
+        remote,
+        ['--filter=blob:none', '--stdin', 'origin'],
+        `fetching ${oids.length} blob(s)`,
+        options,
+        { input: `${oids.join('\n')}\n`, config: [['fetch.negotiationAlgorithm', 'noop']] },
+      ).catch((error: unknown) => {
+        if (error instanceof GitError && error.code === 'source-commit-not-found')
+          throw new GitError(
+            'source-fetch-failed',
+            `${error.message} (the server filtered blobs but refuses to send them by id)`,
+          );
+        throw error;
+      });
+    },
+    refresh: () => undefined,
+    close: () => objects.close(),
+  };
+}

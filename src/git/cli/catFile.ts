@@ -1,0 +1,134 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { type GitObject, type ObjectType, OID } from '../objects.ts';
+import { childEnv } from './env.ts';
+
+interface Request {
+  oid: string;
+  resolve(found: GitObject | undefined): void;
+  reject(error: Error): void;
+  header?: { type: ObjectType; size: number };
+}
+
+export interface ObjectReader {
+  read(oid: string): Promise<GitObject | undefined>;
+  close(): Promise<void>;
+}
+
+const HEADER = /^([0-9a-f]{40}) (commit|tree|blob|tag) (\d+)$/;
+
+/**
+ * One long-lived `git cat-file --batch` per repository: requests are written as they come and answered in
+ * order, so concurrent reads are pipelined through one process. It is started on first use and again after it
+ * ends; while nothing is asked it does not keep Node running.
+ */
+export function catFileReader(git: string, gitdir: string, vars?: Record<string, string>): ObjectReader {
+  let child: ChildProcessWithoutNullStreams | undefined;
+  let pending: Request[] = [];
+  let chunks: Buffer[] = [];
+  let buffered = 0;
+  let stderr = '';
+  let unsent = '';
+
+  // Takes `bytes` from the front; copies only when they span chunks (small answers are views, not copies).
+  const take = (bytes: number): Buffer => {
+    if (chunks[0]!.length < bytes) chunks = [Buffer.concat(chunks)];
+    const first = chunks[0]!;
+    if (first.length > bytes) chunks[0] = first.subarray(bytes);
+    else chunks.shift();
+    buffered -= bytes;
+    return first.subarray(0, bytes);
+  };
+
+  const fail = (error: Error) => {
+    const failed = pending;
+    pending = [];
+    chunks = [];
+    buffered = 0;
+    child = undefined;
+    for (const request of failed) request.reject(error);
+  };
+
+  const drain = (process: ChildProcessWithoutNullStreams) => {
+    while (pending.length > 0) {
+      const request = pending[0]!;
+      if (request.header === undefined) {
+        if (chunks.length > 1 && chunks[0]!.indexOf(10) === -1) chunks = [Buffer.concat(chunks)];
+        const newline = chunks[0]?.indexOf(10) ?? -1;
+        if (newline === -1) return;
+        const line = take(newline + 1).toString('latin1', 0, newline);
+        if (line === `${request.oid} missing`) {
+          pending.shift();
+          request.resolve(undefined);
+          continue;
+        }
+        const header = HEADER.exec(line);
+        if (header === null || header[1] !== request.oid) {
+          process.kill('SIGKILL');
+          fail(new Error(`git cat-file answered ${JSON.stringify(line.slice(0, 100))} for ${request.oid}`));
+          return;
+        }
+        request.header = { type: header[2] as ObjectType, size: Number(header[3]) };
+      }
+      // The content, then one LF.
+      if (buffered < request.header.size + 1) return;
+      const data = take(request.header.size + 1).subarray(0, request.header.size);
+      pending.shift();
+      request.resolve({ type: request.header.type, data });
+    }
+    (process.stdout as unknown as { unref(): void }).unref();
+  };
+
+  const start = (): ChildProcessWithoutNullStreams => {
+    const process = spawn(git, ['--git-dir', gitdir, 'cat-file', '--batch'], {
+      env: childEnv(globalThis.process.env, vars === undefined ? {} : { vars }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    process.unref();
+    process.stdin.on('error', () => undefined);
+    (process.stdin as unknown as { unref(): void }).unref();
+    process.stderr.setEncoding('utf8');
+    process.stderr.on('data', (text: string) => (stderr = (stderr + text).slice(-4096)));
+    (process.stderr as unknown as { unref(): void }).unref();
+    process.stdout.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      buffered += chunk.length;
+      drain(process);
+    });
+    const ended = (why: string) => {
+      if (child !== process) return;
+      fail(new Error(`git cat-file ${why}${stderr === '' ? '' : `: ${stderr.trim().split('\n').pop()}`}`));
+    };
+    process.once('error', (error) => ended(`could not start (${error.message})`));
+    process.once('exit', (code, signal) => ended(`ended (${signal ?? `exit ${code}`})`));
+    return process;
+  };
+
+  return {
+    read(oid) {
+      if (!OID.test(oid)) return Promise.reject(new Error(`not an object id: ${JSON.stringify(oid)}`));
+      return new Promise((resolve, reject) => {
+        child ??= start();
+        pending.push({ oid, resolve, reject });
+        (child.stdout as unknown as { ref(): void }).ref();
+        // Requests made in the same tick go out in one write.
+        if (unsent === '') {
+          const to = child;
+          queueMicrotask(() => {
+            if (to.exitCode === null && to.signalCode === null) to.stdin.write(unsent);
+            unsent = '';
+          });
+        }
+        unsent += `${oid}\n`;
+      });
+    },
+    async close() {
+      const process = child;
+      if (process === undefined || process.exitCode !== null || process.signalCode !== null) return;
+      const exited = new Promise((resolve) => process.once('exit', resolve));
+      // Waiting for the exit must keep Node running (the process is unref'd while idle).
+      process.ref();
+      process.stdin.end();
+      await exited;
+    },
+  };
+}

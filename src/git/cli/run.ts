@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import { childEnv, type ChildSettings } from './env.ts';
+
+/** The most of a child's stdout kept (ls-remote, rev-parse, for-each-ref answers are small). */
+const MAX_STDOUT = 64 * 1024 * 1024;
+/** The tail of stderr kept for the error message. */
+const MAX_STDERR = 64 * 1024;
+
+export interface RunOptions extends ChildSettings {
+  input?: string;
+  /** No byte on stdout or stderr for this long kills the child (and its helpers): `timedOut`. */
+  idleTimeoutMs?: number;
+  /** Each stderr line as it comes (progress rewrites its line with `\r`: each rewrite is a line). */
+  onStderrLine?: (line: string) => void;
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: Buffer;
+  stderr: string;
+  timedOut: boolean;
+}
+
+/**
+ * Runs `git <args>` to its end. The child gets its own session (setsid): no controlling terminal, so nothing it
+ * starts (ssh, a credential helper) can prompt, and a timeout kills the whole group.
+ */
+export function runGit(git: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(git, args, {
+      env: childEnv(process.env, options),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const out: Buffer[] = [];
+    let outBytes = 0;
+    let stderr = '';
+    let partial = '';
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const kill = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    };
+    const idle = () => {
+      if (options.idleTimeoutMs === undefined) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        kill();
+      }, options.idleTimeoutMs);
+    };
+    idle();
+    child.stdout.on('data', (chunk: Buffer) => {
+      idle();
+      outBytes += chunk.length;
+      if (outBytes > MAX_STDOUT) {
+        kill();
+        return;
+      }
+      out.push(chunk);
+    });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      idle();
+      stderr = (stderr + chunk).slice(-MAX_STDERR);
+      if (options.onStderrLine === undefined) return;
+      const lines = (partial + chunk).split(/[\r\n]/);
+      partial = lines.pop()!;
+      for (const line of lines) if (line !== '') options.onStderrLine(line);
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: Buffer.concat(out), stderr, timedOut });
+    });
+  });
+}

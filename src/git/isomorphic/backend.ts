@@ -1,0 +1,175 @@
+import * as fs from 'node:fs';
+import { promises as fsp } from 'node:fs';
+import git from 'isomorphic-git';
+import { GitError } from '../errors.ts';
+import { parseCommit } from '../objects.ts';
+import { isRepository, pinRef, type Remote, type RemoteRef, type Repository } from '../repository.ts';
+import { redactUrl } from '../url.ts';
+import { classify } from './classify.ts';
+import { httpClient, type HttpObservations } from './http.ts';
+import { openObjectDatabase } from './odb.ts';
+
+/** What isomorphic-git cannot do: said plainly, with a reason, instead of failing obscurely. */
+function supported(remote: Remote): void {
+  if (!/^https?:\/\//.test(remote.url))
+    throw new GitError(
+      'source-unsupported',
+      `${redactUrl(remote.url)}: the isomorphic backend speaks only HTTP(S); SSH and file remotes need the git binary (git.backend: cli)`,
+    );
+  if (remote.credentialHelper !== undefined)
+    throw new GitError(
+      'source-unsupported',
+      'credential helpers need the git binary (git.backend: cli); the isomorphic backend takes token: only',
+    );
+}
+
+function authFor(remote: Remote) {
+  const { token } = remote;
+  if (token === undefined) return {};
+  return {
+    // GitHub, GitLab and Gitea all take a token as the password of HTTP basic auth.
+    onAuth: () => ({ username: 'x-access-token', password: token }),
+    // A refused token is final: never retry it in a loop.
+    onAuthFailure: () => ({ cancel: true }),
+  };
+}
+
+/** Creates the bare repository skillpin keeps for a remote source, unless it exists. */
+async function initStore(gitdir: string): Promise<void> {
+  if (await isRepository(gitdir)) return;
+  await fsp.mkdir(gitdir, { recursive: true });
+  await git.init({ fs, gitdir, bare: true, defaultBranch: 'main' });
+  // isomorphic-git's fetch needs a refspec for its remote; the URL is always passed per call, never stored.
+  await git.setConfig({
+    fs,
+    gitdir,
+    path: 'remote.origin.fetch',
+    value: '+refs/heads/*:refs/remotes/origin/*',
+  });
+}
+
+/** A repository read by our own pack reader, with isomorphic-git for refs and the network. */
+export async function openIsomorphicRepository(
+  gitdir: string,
+  store: boolean,
+  proxy?: string,
+): Promise<Repository> {
+  if (store) await initStore(gitdir);
+  const objects = openObjectDatabase(gitdir);
+  const repo: Repository = {
+    gitdir,
+    backend: 'isomorphic',
+    partial: false,
+    readObject: (oid) => objects.read(oid),
+    async missingObjects(oids) {
+      const present = await Promise.all(oids.map((oid) => objects.has(oid)));
+      return oids.filter((_, i) => !present[i]);
+    },
+    async readRef(name) {
+      try {
+        return await git.resolveRef({ fs, gitdir, ref: name });
+      } catch {
+        return undefined;
+      }
+    },
+    async writeRef(name, oid) {
+      try {
+        await git.writeRef({ fs, gitdir, ref: name, value: oid, force: true });
+      } catch (error) {
+        throw classify(error, `writing ${name}`);
+      }
+    },
+    async deleteRef(name) {
+      await git.deleteRef({ fs, gitdir, ref: name });
+    },
+    async listRemoteRefs(remote, names) {
+      supported(remote);
+      let refs: Awaited<ReturnType<typeof git.listServerRefs>>;
+      try {
+        refs = await git.listServerRefs({
+          http: httpClient(remote.timeoutMs, {}, proxy),
+          url: remote.url,
+          symrefs: true,
+          peelTags: true,
+          protocolVersion: 1,
+          ...authFor(remote),
+        });
+      } catch (error) {
+        throw classify(error, `listing the refs of ${redactUrl(remote.url)}`);
+      }
+      const wanted = new Set(names);
+      return refs
+        .filter((ref) => wanted.has(ref.ref))
+        .map(
+          (ref): RemoteRef => ({
+            name: ref.ref,
+            oid: ref.oid,
+            ...(ref.peeled ? { peeled: ref.peeled } : {}),
+          }),
+        );
+    },
+    async fetch(remote, commit, options) {
+      supported(remote);
+      const seen: HttpObservations = {};
+      const transfer = async (bounds: { depth: number } | { since: Date; have: string }) => {
+        try {
+          await git.fetch({
+            fs,
+            http: httpClient(remote.timeoutMs, seen, proxy),
+            gitdir,
+            cache: {},
+            url: remote.url,
+            // isomorphic-git sends as "have" what `ref` resolves to locally: the pin of a commit the store holds.
+            ref: 'have' in bounds ? pinRef(bounds.have) : commit,
+            remoteRef: commit,
+            singleBranch: true,
+            tags: false,
+            ...('have' in bounds ? { since: bounds.since } : { depth: bounds.depth }),
+            ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+            ...authFor(remote),
+          });
+        } catch (error) {
+          throw classify(error, `fetching ${commit} from ${redactUrl(remote.url)}`);
+        } finally {
+          objects.refresh();
+        }
+        return objects.has(commit);
+      };
+      // With a commit in store, a depth-1 request makes isomorphic-git get the whole snapshot again; a
+      // deepen-since at the held commit's time gets only what is new. If that falls short (a branch moved to an
+      // older commit), one depth-1 fetch of the snapshot follows.
+      const held =
+        options.have === undefined ? undefined : await objects.read(options.have).catch(() => undefined);
+      let arrived = false;
+      if (held?.type === 'commit') {
+        const since = new Date(parseCommit(held.data, options.have!).committerTime * 1000);
+        arrived = await transfer({ since, have: options.have! }).catch((error: unknown) => {
+          // A server without deepen-since gets the plain depth-1 request instead.
+          if (((error as GitError).cause as { code?: string } | undefined)?.code === 'RemoteCapabilityError')
+            return false;
+          throw error;
+        });
+      }
+      if (!arrived) arrived = await transfer({ depth: 1 });
+      if (arrived) return;
+      if (seen.packResponseBytes === 0)
+        throw new GitError(
+          'source-pack-invalid',
+          `fetching ${commit} from ${redactUrl(remote.url)}: the remote answered the pack request with an empty body`,
+        );
+      throw new GitError(
+        'source-commit-not-found',
+        `the remote did not send commit ${commit} (it does not exist there, or the server refuses to serve an unadvertised commit)`,
+      );
+    },
+    async fetchBlobs() {
+      throw new GitError(
+        'source-unsupported',
+        'the isomorphic backend cannot fetch blobs by id (partial clone)',
+      );
+    },
+    refresh: () => objects.refresh(),
+    close: () => objects.close(),
+  };
+  return repo;
+}

@@ -1,0 +1,173 @@
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { inflateSync } from 'node:zlib';
+import type { GitObject, ObjectType } from '../objects.ts';
+import { openPack, type ObjectCache, type Pack } from './pack.ts';
+import { parsePackIndex } from './packIndex.ts';
+
+/** Bytes of inflated objects kept for reuse (delta bases, trees): bounded whatever the repository. */
+export const OBJECT_CACHE_BYTES = 32 * 1024 * 1024;
+/** Objects larger than this are never cached. */
+const CACHE_MAX_OBJECT = 1024 * 1024;
+
+/**
+ * After this many reads the pack listing is read again: packs that another program deleted (git gc, a push into
+ * a local repository) are closed, so their disk space is freed, and new packs are found.
+ */
+export const CACHE_USES = 2000;
+
+export interface ObjectDatabase {
+  read(oid: string): Promise<GitObject | undefined>;
+  has(oid: string): Promise<boolean>;
+  /** Forgets the pack listing: the next read lists `objects/pack` again. */
+  refresh(): void;
+  close(): Promise<void>;
+}
+
+function objectCache(limit: number): ObjectCache {
+  // A Map iterates in insertion order: re-inserting on use makes the first key the least recently used.
+  const entries = new Map<string, GitObject>();
+  let bytes = 0;
+  return {
+    get(key) {
+      const found = entries.get(key);
+      if (found !== undefined) {
+        entries.delete(key);
+        entries.set(key, found);
+      }
+      return found;
+    },
+    set(key, object) {
+      if (object.data.length > CACHE_MAX_OBJECT || entries.has(key)) return;
+      entries.set(key, object);
+      bytes += object.data.length;
+      for (const [oldest, { data }] of entries) {
+        if (bytes <= limit) break;
+        entries.delete(oldest);
+        bytes -= data.length;
+      }
+    },
+  };
+}
+
+const LOOSE_TYPES = new Set<string>(['commit', 'tree', 'blob', 'tag']);
+
+/** A loose object: zlib of `<type> <size>\0<content>`. */
+function parseLoose(file: Buffer, oid: string): GitObject {
+  const raw = inflateSync(file);
+  const nul = raw.indexOf(0);
+  const header = /^([a-z]+) (\d+)$/.exec(raw.toString('latin1', 0, nul === -1 ? 0 : nul));
+  if (header === null || !LOOSE_TYPES.has(header[1]!) || Number(header[2]) !== raw.length - nul - 1)
+    throw new Error(`loose object ${oid} is corrupt`);
+  return { type: header[1] as ObjectType, data: raw.subarray(nul + 1) };
+}
+
+/**
+ * The objects of one repository, read the way git reads them: each pack's index in memory, objects at their
+ * offsets (positioned reads), loose objects from their files. Memory grows with the objects read, never with
+ * the size of the packs.
+ */
+export function openObjectDatabase(gitdir: string): ObjectDatabase {
+  const objectsDir = path.join(gitdir, 'objects');
+  const packDir = path.join(objectsDir, 'pack');
+  const cache = objectCache(OBJECT_CACHE_BYTES);
+  let open = new Map<string, Promise<Pack>>();
+  let listing: Promise<Pack[]> | undefined;
+  let reads = 0;
+
+  const openOne = async (name: string): Promise<Pack> => {
+    const file = await fsp.open(path.join(packDir, `${name}.pack`), 'r');
+    try {
+      const [idx, stat] = await Promise.all([fsp.readFile(path.join(packDir, `${name}.idx`)), file.stat()]);
+      return openPack(name, file, parsePackIndex(idx, stat.size), cache, read);
+    } catch (error) {
+      await file.close();
+      throw error;
+    }
+  };
+
+  const list = async (): Promise<Pack[]> => {
+    const names = (await fsp.readdir(packDir).catch(() => [] as string[]))
+      .filter((file) => file.endsWith('.idx'))
+      .map((file) => file.slice(0, -4));
+    const next = new Map<string, Promise<Pack>>();
+    for (const name of names) {
+      const pack = open.get(name) ?? openOne(name);
+      // A pack that cannot be opened (half-written, deleted since the listing) is not fatal: skip it.
+      pack.catch(() => undefined);
+      next.set(name, pack);
+    }
+    for (const [name, pack] of open)
+      if (!next.has(name))
+        void pack.then(
+          (p) => p.close(),
+          () => undefined,
+        );
+    open = next;
+    const packs = await Promise.allSettled(next.values());
+    return packs.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  };
+
+  const packs = (): Promise<Pack[]> => {
+    if (++reads > CACHE_USES) {
+      reads = 0;
+      listing = undefined;
+    }
+    listing ??= list();
+    return listing;
+  };
+
+  const fromPacks = async (
+    key: Buffer,
+    current: Pack[],
+  ): Promise<{ pack: Pack; offset: number } | undefined> => {
+    for (const pack of current) {
+      const offset = pack.index.offsetOf(key);
+      if (offset !== undefined) return { pack, offset };
+    }
+    return undefined;
+  };
+
+  const loosePath = (oid: string) => path.join(objectsDir, oid.slice(0, 2), oid.slice(2));
+
+  async function locate(oid: string): Promise<{ pack: Pack; offset: number } | 'loose' | undefined> {
+    const key = Buffer.from(oid, 'hex');
+    const known = await packs();
+    const found = await fromPacks(key, known);
+    if (found !== undefined) return found;
+    if (
+      await fsp.access(loosePath(oid)).then(
+        () => true,
+        () => false,
+      )
+    )
+      return 'loose';
+    // Not where it was: list the packs again, in case another program wrote or repacked the store.
+    listing = list();
+    return fromPacks(key, await listing);
+  }
+
+  async function read(oid: string): Promise<GitObject | undefined> {
+    const where = await locate(oid);
+    if (where === undefined) return undefined;
+    if (where === 'loose') {
+      const file = await fsp.readFile(loosePath(oid)).catch(() => undefined);
+      return file === undefined ? undefined : parseLoose(file, oid);
+    }
+    return where.pack.readAt(where.offset);
+  }
+
+  return {
+    read,
+    has: async (oid) => (await locate(oid)) !== undefined,
+    refresh() {
+      listing = undefined;
+    },
+    async close() {
+      const packs = [...open.values()];
+      open = new Map();
+      listing = undefined;
+      await Promise.allSettled(packs.map(async (pack) => (await pack).close()));
+    },
+  };
+}

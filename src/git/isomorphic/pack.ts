@@ -1,0 +1,122 @@
+import { readSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { inflateSync } from 'node:zlib';
+import type { GitObject, ObjectType } from '../objects.ts';
+import { applyDelta } from './delta.ts';
+import type { PackIndex } from './packIndex.ts';
+
+const TYPES: Record<number, ObjectType> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
+const OFS_DELTA = 6;
+const REF_DELTA = 7;
+/** git's own limit on a delta chain is 4095 (pack.depth); a longer chain is a corrupt or hostile pack. */
+const MAX_CHAIN = 4096;
+/** Entries up to this size are read synchronously. */
+const SYNC_READ_MAX = 64 * 1024;
+
+/** One entry of a pack as stored: a whole object, or a delta against a base found by offset or by id. */
+type Entry =
+  | { kind: 'whole'; type: ObjectType; data: Buffer }
+  | { kind: 'delta'; delta: Buffer; base: { offset: number } | { oid: string } };
+
+/** Objects already inflated, bounded in bytes: delta bases (trees above all) are read again and again. */
+export interface ObjectCache {
+  get(key: string): GitObject | undefined;
+  set(key: string, object: GitObject): void;
+}
+
+export interface Pack {
+  readonly name: string;
+  readonly index: PackIndex;
+  /** The object at `offset`, its delta chain resolved. */
+  readAt(offset: number): Promise<GitObject>;
+  close(): Promise<void>;
+}
+
+/**
+ * Reads objects from a `.pack` at their offsets with positioned reads: memory is the objects read (and the
+ * bounded cache), never the pack. `baseById` finds the base of a REF_DELTA, which may live in another pack.
+ */
+export function openPack(
+  name: string,
+  file: FileHandle,
+  index: PackIndex,
+  cache: ObjectCache,
+  baseById: (oid: string) => Promise<GitObject | undefined>,
+): Pack {
+  const readEntry = async (offset: number): Promise<Entry> => {
+    const end = index.endOf(offset);
+    if (!(end > offset)) throw new Error(`pack ${name} has no object at ${offset}`);
+    const bytes = Buffer.allocUnsafe(end - offset);
+    // A small read from the page cache costs less than the thread-pool round trip of an asynchronous one.
+    const bytesRead =
+      bytes.length <= SYNC_READ_MAX
+        ? readSync(file.fd, bytes, 0, bytes.length, offset)
+        : (await file.read(bytes, 0, bytes.length, offset)).bytesRead;
+    if (bytesRead !== bytes.length) throw new Error(`pack ${name} is truncated`);
+    // Header: type in bits 4-6 of the first byte, size in base-128 little-endian after its low four bits.
+    let at = 0;
+    let byte = bytes[at++]!;
+    const type = (byte >> 4) & 7;
+    let size = byte & 0x0f;
+    let shift = 4;
+    while (byte & 0x80) {
+      if (at >= bytes.length || shift > 49) throw new Error(`pack ${name}: bad header at ${offset}`);
+      byte = bytes[at++]!;
+      size += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    }
+    let base: { offset: number } | { oid: string } | undefined;
+    if (type === OFS_DELTA) {
+      // The base's distance back, in git's offset encoding (each continuation adds one before shifting).
+      byte = bytes[at++]!;
+      let distance = byte & 0x7f;
+      while (byte & 0x80) {
+        if (at >= bytes.length || distance > 2 ** 45) throw new Error(`pack ${name}: bad delta at ${offset}`);
+        byte = bytes[at++]!;
+        distance = (distance + 1) * 128 + (byte & 0x7f);
+      }
+      if (distance <= 0 || distance > offset) throw new Error(`pack ${name}: bad delta base at ${offset}`);
+      base = { offset: offset - distance };
+    } else if (type === REF_DELTA) {
+      if (at + 20 > bytes.length) throw new Error(`pack ${name}: bad delta at ${offset}`);
+      base = { oid: bytes.toString('hex', at, at + 20) };
+      at += 20;
+    } else if (TYPES[type] === undefined) throw new Error(`pack ${name}: unknown type ${type} at ${offset}`);
+    const data = inflateSync(bytes.subarray(at), { maxOutputLength: Math.max(size, 1) });
+    if (data.length !== size) throw new Error(`pack ${name}: object at ${offset} is not ${size} bytes`);
+    return base === undefined
+      ? { kind: 'whole', type: TYPES[type]!, data }
+      : { kind: 'delta', delta: data, base };
+  };
+
+  const readAt = async (offset: number): Promise<GitObject> => {
+    // Walk down the chain to a whole object (or a cached one), then apply the deltas back up.
+    const deltas: Array<{ offset: number; delta: Buffer }> = [];
+    let found: GitObject | undefined;
+    let at = offset;
+    while (found === undefined) {
+      if (deltas.length > MAX_CHAIN) throw new Error(`pack ${name}: delta chain too long at ${offset}`);
+      found = cache.get(`${name}:${at}`);
+      if (found !== undefined) break;
+      const entry = await readEntry(at);
+      if (entry.kind === 'whole') {
+        found = { type: entry.type, data: entry.data };
+        if (deltas.length > 0) cache.set(`${name}:${at}`, found);
+        break;
+      }
+      deltas.push({ offset: at, delta: entry.delta });
+      if ('offset' in entry.base) at = entry.base.offset;
+      else {
+        found = await baseById(entry.base.oid);
+        if (found === undefined) throw new Error(`pack ${name}: delta base ${entry.base.oid} is missing`);
+      }
+    }
+    for (let i = deltas.length - 1; i >= 0; i--) {
+      found = { type: found.type, data: applyDelta(found.data, deltas[i]!.delta) };
+      if (i > 0) cache.set(`${name}:${deltas[i]!.offset}`, found);
+    }
+    return found;
+  };
+
+  return { name, index, readAt, close: () => file.close() };
+}

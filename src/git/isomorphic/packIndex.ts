@@ -1,0 +1,61 @@
+/** A pack's `.idx` (version 2), held in memory: 28 bytes an object, whatever the size of the pack. */
+export interface PackIndex {
+  readonly count: number;
+  /** The offset of `oid` in the pack, or `undefined` when the pack does not hold it. */
+  offsetOf(oid: Buffer): number | undefined;
+  /** Where the object at `offset` ends: the next object's offset, or the pack's trailer. */
+  endOf(offset: number): number;
+}
+
+const MAGIC = 0xff744f63; // "\377tOc"
+
+/** Parses an `.idx` file (gitformat-pack(5), version 2). `packSize` is the size of its `.pack`. */
+export function parsePackIndex(idx: Buffer, packSize: number): PackIndex {
+  if (idx.length < 8 + 1024 + 40 || idx.readUInt32BE(0) !== MAGIC || idx.readUInt32BE(4) !== 2)
+    throw new Error('not a version 2 pack index');
+  const fanout = (byte: number) => (byte < 0 ? 0 : idx.readUInt32BE(8 + byte * 4));
+  const count = fanout(255);
+  const names = 8 + 1024;
+  const offsets = names + count * 24; // after the names (20 bytes each) and the CRCs (4 bytes each)
+  const large = offsets + count * 4;
+  if (idx.length < large + 40) throw new Error('the pack index is truncated');
+  const offsetAt = (i: number): number => {
+    const small = idx.readUInt32BE(offsets + i * 4);
+    if ((small & 0x80000000) === 0) return small;
+    const at = large + (small & 0x7fffffff) * 8;
+    if (at + 8 > idx.length - 40) throw new Error('the pack index is corrupt');
+    return Number(idx.readBigUInt64BE(at));
+  };
+  let sorted: Float64Array | undefined;
+  return {
+    count,
+    offsetOf(oid) {
+      let low = fanout(oid[0]! - 1);
+      let high = fanout(oid[0]!);
+      while (low < high) {
+        const mid = (low + high) >>> 1;
+        const order = idx.compare(oid, 0, 20, names + mid * 20, names + mid * 20 + 20);
+        if (order === 0) return offsetAt(mid);
+        if (order < 0) low = mid + 1;
+        else high = mid;
+      }
+      return undefined;
+    },
+    endOf(offset) {
+      // Offsets in pack order, built on first use (git keeps the same thing in a `.rev` file).
+      if (sorted === undefined) {
+        sorted = new Float64Array(count);
+        for (let i = 0; i < count; i++) sorted[i] = offsetAt(i);
+        sorted.sort();
+      }
+      let low = 0;
+      let high = count;
+      while (low < high) {
+        const mid = (low + high) >>> 1;
+        if (sorted[mid]! <= offset) low = mid + 1;
+        else high = mid;
+      }
+      return low < count ? sorted[low]! : packSize - 20;
+    },
+  };
+}
