@@ -13,7 +13,14 @@ export default defineConfig({
       // Unit files share one module graph (isolate: false): half the CPU of a fresh one per file.
       {
         extends: true,
-        test: { name: 'unit', include: UNIT, setupFiles: ['test/unitSetup.ts'], isolate: false },
+        test: {
+          name: 'unit',
+          include: UNIT,
+          setupFiles: ['test/unitSetup.ts'],
+          isolate: false,
+          // Git read in-process: the pure-JS backend (the cli backend runs git, a process).
+          env: { SKILLPIN_GIT_BACKEND: 'isomorphic' },
+        },
       },
       { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT } },
       // The sync and end-to-end tests again with the other git backend (test/git/ runs both itself).

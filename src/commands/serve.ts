@@ -34,7 +34,6 @@ export async function serve(
     return SERVE_CANNOT_START;
   }
   const git = await describeGitBackend(config.git);
-  logger.info(git, `git backend: ${git.backend} (${git.reason})`);
   const catalog = createCatalog();
   const worker = createSyncWorker({ config, catalog, logger });
   await worker.restore();
@@ -51,7 +50,10 @@ export async function serve(
   if (http === undefined) {
     await worker.syncAll('start', isLocal);
     serveStdio(factory, { onerror: (error) => logger.debug({ err: error.message }, 'stdio') });
-    logger.info({ skills: skillsOf(catalog), sources: config.sources.length }, 'serving MCP over stdio');
+    logger.info(
+      { skills: skillsOf(catalog), sources: config.sources.length, git },
+      `serving MCP over stdio (git backend: ${git.backend}, ${git.reason})`,
+    );
     syncRemotes();
     // The stdio binding: exit promptly once the client closes stdin. A sync cut short is redone next start.
     const exit = () => process.exit(0);
@@ -83,8 +85,8 @@ export async function serve(
   }
   await worker.syncAll('start', isLocal);
   logger.info(
-    { url: server.url, skills: skillsOf(catalog), sources: config.sources.length },
-    `serving MCP over Streamable HTTP at ${server.url}`,
+    { url: server.url, skills: skillsOf(catalog), sources: config.sources.length, git },
+    `serving MCP over Streamable HTTP at ${server.url} (git backend: ${git.backend}, ${git.reason})`,
   );
   syncRemotes();
   // Running syncs are not waited for (a dripping remote would hold the exit): one cut short is redone next start.

@@ -45,11 +45,12 @@ const minimum = `${MIN_GIT_VERSION[0]}.${MIN_GIT_VERSION[1]}`;
 export async function describeGitBackend(
   settings: GitSettings = defaultGitSettings(),
 ): Promise<GitBackendInfo> {
+  // Chosen by configuration: no git is asked (and none runs).
+  if (settings.backend === 'isomorphic')
+    return { backend: 'isomorphic', reason: 'configured (git.backend: isomorphic)' };
   const git = await probeGit();
   const found = git.version === undefined ? 'no git on PATH' : `git ${git.version} on PATH`;
   const version = git.version === undefined ? {} : { gitVersion: git.version };
-  if (settings.backend === 'isomorphic')
-    return { backend: 'isomorphic', reason: 'configured (git.backend: isomorphic)', ...version };
   if (settings.backend === 'cli')
     return {
       backend: 'cli',

@@ -82,11 +82,11 @@ describe('remote sources over smart HTTP with a token', () => {
       ).toBe(1);
       expect(server.stderr()).not.toContain(secret);
     }
-    // The refused source never got as far as a fetch: no store was made for it.
+    // The refused source has an empty store (listing its refs needs one): nothing of it was written there.
     expect(
       spawnSync('ls', [path.join(dataDir, 'repos')], { encoding: 'utf8' })
         .stdout.split('\n')
         .filter(Boolean),
-    ).toEqual(['pinned.git', 'tracking.git']);
+    ).toEqual(['pinned.git', 'refused.git', 'tracking.git']);
   });
 });
