@@ -23,7 +23,7 @@ export async function serve(
     tools: config.tools,
     prompts: config.prompts,
   });
-  const skills = catalog.listed().reduce((sum, ns) => sum + ns.index.skills.length, 0);
+  const skills = catalog.listed().reduce((sum, ns) => sum + ns.skills.length, 0);
   if (http === undefined) {
     serveStdio(factory, { onerror: (error) => logger.debug({ err: error.message }, 'stdio') });
     logger.info({ skills, sources: config.sources.length }, 'serving MCP over stdio');

@@ -1,30 +1,30 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  createMcpHandler,
   hostHeaderValidationResponse,
-  isLegacyRequest,
   localhostAllowedHostnames,
   localhostAllowedOrigins,
   originValidationResponse,
-  WebStandardStreamableHTTPServerTransport,
-  type McpServer,
 } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { listingChanged, type Catalog, type Namespace } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
+import type { ServerFactory } from '../mcp/server.ts';
+import { rawWebRequest, readRawBody, writeResponse } from './body.ts';
+import { createDeliveryLog } from './deliveries.ts';
+import { createMcpEndpoint, MCP_METHODS } from './mcpEndpoint.ts';
+import type { SessionLimits } from './sessions.ts';
 import { handleWebhook, WEBHOOK_PATH } from './webhooks.ts';
 
 export const MCP_PATH = '/mcp';
-/** Open 2025-11-25 sessions at most; the oldest is closed to make room. */
-export const MAX_LEGACY_SESSIONS = 256;
+/** How often idle 2025-11-25 sessions are looked for. */
+export const SESSION_SWEEP_MS = 60_000;
 
 export interface HttpOptions {
   host: string;
   port: number;
-  factory: () => McpServer;
+  factory: ServerFactory;
   catalog: Catalog;
   logger: Logger;
   allowedHosts?: string[];
@@ -33,6 +33,10 @@ export interface HttpOptions {
   worker?: { trigger(id: string, why: string): unknown };
   webhook?: { secret: string; maxBodyBytes: number };
   sources?: readonly SourceConfig[];
+  /** Overrides of the session limits (tests). */
+  sessionLimits?: Partial<SessionLimits>;
+  /** The clock of sessions and webhook deliveries (tests). */
+  now?: () => number;
 }
 
 export interface RunningHttpServer {
@@ -40,20 +44,36 @@ export interface RunningHttpServer {
   close(): Promise<void>;
 }
 
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-const rpcError = (status: number, code: number, message: string) =>
-  json(status, { jsonrpc: '2.0', error: { code, message }, id: null });
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+
+/** The methods each path serves. */
+const ROUTES: Record<string, readonly string[]> = {
+  [MCP_PATH]: MCP_METHODS,
+  '/healthz': ['GET', 'HEAD'],
+  '/status': ['GET', 'HEAD'],
+  [WEBHOOK_PATH]: ['POST'],
+};
+
+const methodNotAllowed = (method: string, allowed: readonly string[]) =>
+  json(
+    405,
+    { error: `${method} is not served here; use ${allowed.join(', ')}` },
+    { allow: allowed.join(', ') },
+  );
+
+// Methods a web Request cannot carry (Fetch standard): answered before the request is converted to one.
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
 
 /** Every served commit with its problems, and every source that failed: the live view of the catalog. */
 export function statusOf(catalog: Catalog) {
   const { sources, failures } = catalog.state;
   const commit = (ns: Namespace) => ({
     commit: ns.commit,
-    commitTime: ns.index.commitTime,
+    commitTime: ns.commitTime,
     repository: ns.origin.repository,
-    skills: ns.index.skills.length,
-    problems: ns.index.problems,
+    skills: ns.skills.length,
+    problems: ns.problems,
   });
   return {
     version: 1,
@@ -67,8 +87,8 @@ export function statusOf(catalog: Catalog) {
 }
 
 /**
- * Streamable HTTP at /mcp: 2026-07-28 requests are served statelessly, 2025-11-25 clients get sessions, on the
- * same port. Host and Origin are checked first (DNS rebinding protection).
+ * Streamable HTTP at /mcp, /healthz, /status and the webhook. Host and Origin are checked first (DNS rebinding
+ * protection), then the method.
  */
 export async function startHttpServer(options: HttpOptions): Promise<RunningHttpServer> {
   const hostname =
@@ -77,46 +97,23 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
     ...new Set([...localhostAllowedHostnames(), hostname, ...(options.allowedHosts ?? [])]),
   ];
   const allowedOrigins = [...new Set([...localhostAllowedOrigins(), ...(options.allowedOrigins ?? [])])];
-  const onerror = (error: Error) => options.logger.debug({ err: error.message }, 'mcp http');
-  const modern = createMcpHandler(options.factory, { legacy: 'reject', onerror });
-  const sessions = new Map<
-    string,
-    { transport: WebStandardStreamableHTTPServerTransport; server: McpServer }
-  >();
+  const mcp = createMcpEndpoint({
+    factory: options.factory,
+    logger: options.logger,
+    ...(options.sessionLimits === undefined ? {} : { limits: options.sessionLimits }),
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
+  const deliveries = createDeliveryLog(options.now);
 
-  const legacy = async (request: Request): Promise<Response> => {
-    const id = request.headers.get('mcp-session-id');
-    if (id !== null) {
-      const session = sessions.get(id);
-      return session === undefined
-        ? rpcError(404, -32001, 'Session not found')
-        : session.transport.handleRequest(request);
-    }
-    if (sessions.size >= MAX_LEGACY_SESSIONS) {
-      const [oldest] = sessions.values();
-      await oldest?.transport.close();
-    }
-    const server = options.factory();
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sessionId) => void sessions.set(sessionId, { transport, server }),
-      onsessionclosed: (sessionId) => void sessions.delete(sessionId),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    const response = await transport.handleRequest(request);
-    if (transport.sessionId === undefined) await server.close();
-    return response;
-  };
-
-  const route = async (request: Request): Promise<Response> => {
+  const route = async (request: Request, peer: string): Promise<Response> => {
     const { pathname } = new URL(request.url);
     const rejected =
       hostHeaderValidationResponse(request, allowedHosts) ??
       originValidationResponse(request, allowedOrigins);
     if (rejected !== undefined) return rejected;
+    const allowed = ROUTES[pathname];
+    if (allowed === undefined) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
+    if (!allowed.includes(request.method)) return methodNotAllowed(request.method, allowed);
     if (pathname === '/healthz') {
       const state = options.catalog.state;
       return json(200, {
@@ -131,40 +128,63 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
       if (webhook === undefined || worker === undefined)
         return json(404, { error: 'webhooks are not configured (webhook.secret)' });
       return handleWebhook(request, {
-        ...webhook,
+        secret: webhook.secret,
         sources: options.sources ?? [],
         trigger: (id, why) => worker.trigger(id, why),
+        deliveries,
         logger: options.logger,
       });
     }
-    if (pathname !== MCP_PATH) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
-    return (await isLegacyRequest(request)) ? legacy(request) : modern.fetch(request);
+    return mcp.handle(request, peer);
   };
 
-  // 2026-07-28 clients listen through subscriptions/listen on the handler; stdio and 2025-11-25 sessions are
-  // told by the server factory, which tracks the servers it made.
   const unsubscribe = options.catalog.onChange((previous, next) => {
-    if (!listingChanged(previous, next)) return;
-    modern.notify.resourcesChanged();
-    modern.notify.promptsChanged();
+    if (listingChanged(previous, next)) mcp.listingChanged();
   });
 
-  const nodeHandler = toNodeHandler(
-    { fetch: route },
-    { onerror: (error) => options.logger.error({ err: error.message }, 'http handler failed') },
-  );
-  const server: Server = createServer((req, res) => void nodeHandler(req, res));
+  const adapterOptions = {
+    onerror: (error: Error) => options.logger.error({ err: error.message }, 'http handler failed'),
+  };
+  const server: Server = createServer((req, res) => {
+    const peer = req.socket.remoteAddress ?? '';
+    const method = req.method ?? 'GET';
+    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (FORBIDDEN_METHODS.has(method)) {
+      void writeResponse(res, methodNotAllowed(method, ROUTES[pathname] ?? ['GET']));
+      return;
+    }
+    // The webhook's signature covers the raw bytes, within its own size limit: read them here, unconverted.
+    if (pathname === WEBHOOK_PATH && method === 'POST' && options.webhook !== undefined) {
+      const max = options.webhook.maxBodyBytes;
+      const answer = async () => {
+        const body = await readRawBody(req, max);
+        return body === undefined
+          ? json(413, { error: `body larger than ${max} bytes` }, { connection: 'close' })
+          : route(rawWebRequest(req, body), peer);
+      };
+      void answer()
+        .catch((error: unknown) => {
+          adapterOptions.onerror(error instanceof Error ? error : new Error(String(error)));
+          return json(500, { error: 'internal error' });
+        })
+        .then((response) => writeResponse(res, response));
+      return;
+    }
+    void toNodeHandler({ fetch: (request) => route(request, peer) }, adapterOptions)(req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
   });
+  const sweep = setInterval(() => void mcp.expireSessions(), SESSION_SWEEP_MS);
+  sweep.unref();
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${hostname}:${port}${MCP_PATH}`,
     async close() {
+      clearInterval(sweep);
       unsubscribe();
-      await Promise.all([...sessions.values()].map(({ transport }) => transport.close()));
-      await modern.close();
+      await mcp.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

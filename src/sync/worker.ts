@@ -138,14 +138,14 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
           source: source.id,
           commit,
           why,
-          skills: ns.index.skills.length,
-          problems: ns.index.problems.length,
+          skills: ns.skills.length,
+          problems: ns.problems.length,
           retained: served.retained.map((r) => r.commit),
           ms: Math.round(performance.now() - started),
         },
         'source updated',
       );
-      for (const p of ns.index.problems)
+      for (const p of ns.problems)
         logger.warn(
           { source: source.id, commit, path: p.path, reason: p.reason, severity: p.severity },
           p.detail,

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
 import { digestOf } from '../../src/index/index.ts';
 import { silentLogger } from '../../src/shared/log.ts';
+import { verifiedReader } from '../../src/mcp/read.ts';
 import { catalogSkillSource } from '../../src/mcp/source.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
@@ -61,17 +62,18 @@ const EXPECTED_PROBLEMS: Array<[string, string]> = [
 
 describe('the adversarial fixture', () => {
   let ns: Namespace;
+  const skillAt = (servedDir: string) => ns.skills.find((skill) => skill.servedDir === servedDir)!;
   beforeAll(async () => {
     ns = await namespaceOf('adv', adversarial.gitdir, commit);
   });
 
   it('reports every bad case by its exact reason', () => {
-    expect(ns.index.problems.map((p) => [p.path, p.reason])).toEqual(EXPECTED_PROBLEMS);
+    expect(ns.problems.map((p) => [p.path, p.reason])).toEqual(EXPECTED_PROBLEMS);
     expect(new Set(EXPECTED_PROBLEMS.map(([path]) => path)).size).toBeGreaterThanOrEqual(30);
   });
 
   it('still serves the good skills beside them, and those served with warnings', () => {
-    expect(ns.index.skills.map((s) => s.servedDir)).toEqual([
+    expect(ns.skills.map((s) => s.servedDir)).toEqual([
       'skills/bad-file-names',
       'skills/bom-crlf',
       'skills/dup-a/twin',
@@ -87,24 +89,24 @@ describe('the adversarial fixture', () => {
   });
 
   it("serves a symlink inside its skill with its target's bytes, and nothing of the others", () => {
-    const links = ns.skills.get('skills/links')!;
+    const links = skillAt('skills/links');
     expect(links.files.map((f) => f.relPath)).toEqual(['SKILL.md', 'alias.md', 'guide.md']);
     expect(links.files[1]!.digest).toBe(links.files[2]!.digest);
   });
 
   it('leaves out files with bad names, and keeps the rest of that skill', () => {
-    expect(ns.skills.get('skills/bad-file-names')!.files.map((f) => f.relPath)).toEqual(['SKILL.md']);
+    expect(skillAt('skills/bad-file-names').files.map((f) => f.relPath)).toEqual(['SKILL.md']);
   });
 
   it('parses a SKILL.md with a BOM and CRLF line ends', () => {
-    expect(ns.skills.get('skills/bom-crlf')!.frontmatter).toEqual({
+    expect(skillAt('skills/bom-crlf').frontmatter).toEqual({
       name: 'bom-crlf',
       description: expect.any(String),
     });
   });
 
   it('serves an LFS pointer as the bytes the commit holds', () => {
-    const file = ns.skills.get('skills/lfs')!.files.find((f) => f.relPath === 'model.bin')!;
+    const file = skillAt('skills/lfs').files.find((f) => f.relPath === 'model.bin')!;
     const held = execFileSync('git', [
       '--git-dir',
       adversarial.gitdir,
@@ -118,7 +120,7 @@ describe('the adversarial fixture', () => {
   it('encodes odd file names so that every URI decodes back to exactly its file', async () => {
     const source = catalogSkillSource(
       createCatalog({ sources: [{ id: 'adv', current: ns, retained: [] }], failures: [] }),
-      { logger: silentLogger() },
+      { read: verifiedReader(silentLogger()) },
     );
     const entry = await source.get(`skill://adv/${commit}/skills/odd-names/SKILL.md`, {} as never);
     const uris = entry!.resources as Array<{ uri: string; digest: string }>;
@@ -137,7 +139,8 @@ describe('the adversarial fixture', () => {
         'blob',
         `${commit}:skills/odd-names/${name}`,
       ]);
-      const { bytes } = await source.readBytes(resource.uri);
+      const read = await source.read(resource.uri);
+      const bytes = 'text' in read ? new TextEncoder().encode(read.text) : read.bytes;
       expect(digestOf(bytes)).toBe(digestOf(held));
       expect(resource.digest).toBe(digestOf(held));
     }

@@ -164,7 +164,7 @@ describe('the sync worker against a remote that fails on cue', () => {
   it('follows a branch that was force-pushed to a new history', async () => {
     const rewritten = repo.forcePushOrphan({ 'beta/SKILL.md': skillMd('beta', 'new history') });
     expect(await worker.trigger('skills', 'test')).toMatchObject({ ok: true, commit: rewritten });
-    expect(catalog.listed()[0]!.index.skills.map((s) => s.name)).toEqual(['beta']);
+    expect(catalog.listed()[0]!.skills.map((s) => s.name)).toEqual(['beta']);
   });
 
   it('merges triggers for a source that is already syncing into one follow-up sync', async () => {
@@ -214,7 +214,7 @@ describe('other faults', () => {
       ['pinned', 'source-commit-not-found'],
     ]);
     // The failures cost only their sources.
-    expect(catalog.listed().map((ns) => [ns.source, ns.index.skills.map((s) => s.name)])).toEqual([
+    expect(catalog.listed().map((ns) => [ns.source, ns.skills.map((s) => s.name)])).toEqual([
       ['healthy', ['beta']],
     ]);
     await worker.stop();
@@ -265,7 +265,7 @@ describe('a local repository', () => {
     expect(current(catalog, 'local')).toBe(commit);
     // Read a file so the store's memory of which loose objects exist is filled, then commit more beside it.
     const ns = catalog.listed()[0]!;
-    await ns.readBlob(ns.index.skills[0]!.files[0]!.blob);
+    await ns.readBlob(ns.skills[0]!.files[0]!.blob);
     writeFileSync(path.join(dir, 'beta.md'), 'two\n');
     mkdirSync(path.join(dir, 'beta'));
     writeFileSync(path.join(dir, 'beta', 'SKILL.md'), skillMd('beta', 'two'));
@@ -280,7 +280,7 @@ describe('a local repository', () => {
     execFileSync('git', ['-C', dir, 'commit', '-q', '-m', 'two'], { env });
     const next = execFileSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
     expect(await worker.trigger('local', 'test')).toMatchObject({ ok: true, commit: next, changed: true });
-    expect(catalog.listed()[0]!.index.skills.map((s) => s.name)).toEqual(['alpha', 'beta']);
+    expect(catalog.listed()[0]!.skills.map((s) => s.name)).toEqual(['alpha', 'beta']);
     await worker.stop();
   });
 });
@@ -302,7 +302,7 @@ describe('restarts', () => {
     const b = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'b') });
     await run1.worker.trigger('skills', 'test');
     await run1.worker.stop();
-    const indexed = run1.catalog.namespace('skills', b)!.index;
+    const indexed = run1.catalog.namespace('skills', b)!.skills;
 
     // The remote now never answers (and the timeout is an hour), and the object files are gone: start() still
     // resolves, serving listing and entries from dataDir alone. Waiting on the network would hang this test.
@@ -315,7 +315,7 @@ describe('restarts', () => {
     const run2 = workerFor(config);
     await run2.worker.start();
     expect([current(run2.catalog), retained(run2.catalog)]).toEqual([b, [a]]);
-    expect(run2.catalog.namespace('skills', b)!.index).toEqual(indexed);
+    expect(run2.catalog.namespace('skills', b)!.skills).toEqual(indexed);
     // Once the remote is gone for good, the sync start() began fails: reported, and the restored commits keep serving.
     await proxy.close();
     await git.close();
@@ -332,7 +332,7 @@ describe('restarts', () => {
     );
     const run3 = workerFor(config);
     await run3.worker.start();
-    expect(run3.catalog.namespace('skills', b)!.index).toEqual(indexed);
+    expect(run3.catalog.namespace('skills', b)!.skills).toEqual(indexed);
     expect(existsSync(path.join(indexDir(config.dataDir, 'skills'), `${b}.json`))).toBe(true);
     await run3.worker.stop();
   });
