@@ -6,7 +6,7 @@
  * paging, every client walks the whole listing again and again) and resources/read (random files, seeded), at 1,
  * 8 and 32 concurrent clients: requests per second, p50/p99 latency and server CPU per request, with ratios
  * skillpin/sdk; then RSS after 1,000 and after 10,000 reads.
- * Usage: npx tsx bench/serve.ts [skills=772] [filesPerSkill=4] [seconds=3]
+ * Usage: npx tsx bench/serve.ts [skills=772] [filesPerSkill=4] [seconds=4]
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,6 +26,7 @@ const workDir = path.join(projectRoot, '.skillpin', 'bench');
 const PROTOCOL = '2026-07-28';
 const CONCURRENCY = [1, 8, 32];
 const RSS_CHECKPOINTS = [1_000, 10_000];
+const ROUNDS = 4;
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
 interface Server {
@@ -33,6 +34,8 @@ interface Server {
   url: string;
   child: ChildProcess;
   agent: Agent;
+  /** Response bytes received so far. */
+  received: number;
 }
 
 /** User + system CPU time of a process in milliseconds, from /proc/<pid>/stat. */
@@ -67,7 +70,13 @@ function start(name: string, args: string[]): Promise<Server> {
       child.stderr!.off('data', look);
       child.stdout!.resume();
       child.stderr!.resume();
-      resolve({ name, url: match[1]!, child, agent: new Agent({ keepAlive: true, maxSockets: 64 }) });
+      resolve({
+        name,
+        url: match[1]!,
+        child,
+        agent: new Agent({ keepAlive: true, maxSockets: 64 }),
+        received: 0,
+      });
     };
     child.stdout!.on('data', look);
     child.stderr!.on('data', look);
@@ -109,7 +118,9 @@ function call(
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
+        const bytes = Buffer.concat(chunks);
+        server.received += bytes.byteLength;
+        const text = bytes.toString('utf8');
         try {
           const message = JSON.parse(text) as { result?: Record<string, unknown>; error?: unknown };
           if (message.result !== undefined) return resolve(message.result);
@@ -173,10 +184,18 @@ function clientLoop(
 }
 
 interface Cell {
+  bytesPerResponse: number;
   rps: number;
   p50: number;
   p99: number;
   cpuPerRequest: number;
+}
+
+interface Sample {
+  bytes: number;
+  latencies: number[];
+  seconds: number;
+  cpuMs: number;
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -189,9 +208,10 @@ async function measure(
   clients: number,
   seconds: number,
   files: string[],
-): Promise<Cell> {
+): Promise<Sample> {
   const latencies: number[] = [];
   const cpuBefore = cpuMs(server.child.pid!);
+  const bytesBefore = server.received;
   const started = performance.now();
   const deadline = started + seconds * 1000;
   await Promise.all(
@@ -204,11 +224,21 @@ async function measure(
       }
     }),
   );
-  const elapsed = (performance.now() - started) / 1000;
-  const cpu = cpuMs(server.child.pid!) - cpuBefore;
-  latencies.sort((a, b) => a - b);
   return {
-    rps: latencies.length / elapsed,
+    bytes: server.received - bytesBefore,
+    latencies,
+    seconds: (performance.now() - started) / 1000,
+    cpuMs: cpuMs(server.child.pid!) - cpuBefore,
+  };
+}
+
+function cellOf(samples: readonly Sample[]): Cell {
+  const latencies = samples.flatMap((sample) => sample.latencies).sort((a, b) => a - b);
+  const seconds = samples.reduce((sum, sample) => sum + sample.seconds, 0);
+  const cpu = samples.reduce((sum, sample) => sum + sample.cpuMs, 0);
+  return {
+    bytesPerResponse: samples.reduce((sum, sample) => sum + sample.bytes, 0) / latencies.length,
+    rps: latencies.length / seconds,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     cpuPerRequest: cpu / latencies.length,
@@ -253,7 +283,7 @@ const fmt = (n: number, digits = 2) => n.toFixed(digits).padStart(9);
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`.padStart(9);
 
 async function main(): Promise<void> {
-  const [skillCount = '772', perSkill = '4', seconds = '3'] = process.argv.slice(2);
+  const [skillCount = '772', perSkill = '4', seconds = '4'] = process.argv.slice(2);
   const repo = syntheticRepo(workDir, Number(skillCount), Number(perSkill));
   const runDir = path.join(workDir, 'serve');
   rmSync(runDir, { recursive: true, force: true });
@@ -298,26 +328,34 @@ async function main(): Promise<void> {
     for (const server of servers) rss.set(server, await rssCurve(server, files.get(server)!));
 
     console.log(
-      `serve bench: ${skillCount} skills x ${perSkill} files, Streamable HTTP ${PROTOCOL}, ${seconds} s per cell, ` +
-        'each server in its own process; ratios skillpin/sdk (req/s: higher is better; the rest: lower is better)',
+      `serve bench: ${skillCount} skills x ${perSkill} files, Streamable HTTP ${PROTOCOL}, ${seconds} s per ` +
+        `server and cell in ${ROUNDS} alternating rounds, each server in its own process; ratios skillpin/sdk ` +
+        '(req/s: higher is better; the rest: lower is better)',
     );
-    console.log('  operation        clients  server        req/s   p50 ms   p99 ms  CPU ms/req');
+    console.log('  operation        clients  server        req/s   p50 ms   p99 ms  CPU ms/req  KiB/resp');
     for (const operation of ['skills/list', 'resources/read'] as const) {
       for (const clients of CONCURRENCY) {
-        const cells = new Map<Server, Cell>();
-        for (const server of servers) {
-          await measure(server, operation, clients, 0.5, files.get(server)!);
-          cells.set(server, await measure(server, operation, clients, Number(seconds), files.get(server)!));
+        // Short rounds, alternating which server goes first, so a burst of load from elsewhere on the
+        // machine falls on both.
+        const samples = new Map<Server, Sample[]>(servers.map((server) => [server, []]));
+        for (const server of servers) await measure(server, operation, clients, 0.5, files.get(server)!);
+        for (let round = 0; round < ROUNDS; round++) {
+          for (const server of round % 2 === 0 ? servers : [...servers].reverse())
+            samples
+              .get(server)!
+              .push(await measure(server, operation, clients, Number(seconds) / ROUNDS, files.get(server)!));
         }
+        const cells = new Map([...samples].map(([server, taken]) => [server, cellOf(taken)]));
         const a = cells.get(ours)!;
         const b = cells.get(peer)!;
         const lead = `  ${operation.padEnd(15)}  ${String(clients).padStart(7)}`;
         const row = (name: string, c: Cell) =>
-          `${name.padEnd(8)} ${fmt(c.rps, 0)} ${fmt(c.p50)} ${fmt(c.p99)} ${fmt(c.cpuPerRequest, 3)}`;
+          `${name.padEnd(8)} ${fmt(c.rps, 0)} ${fmt(c.p50)} ${fmt(c.p99)} ${fmt(c.cpuPerRequest, 3)}   ` +
+          fmt(c.bytesPerResponse / 1024, 1);
         console.log(`${lead}  ${row('skillpin', a)}`);
         console.log(`${' '.repeat(lead.length)}  ${row('sdk', b)}`);
         console.log(
-          `${' '.repeat(lead.length)}  ${'ratio'.padEnd(8)} ${ratio(a.rps, b.rps)} ${ratio(a.p50, b.p50)} ${ratio(a.p99, b.p99)} ${ratio(a.cpuPerRequest, b.cpuPerRequest)}`,
+          `${' '.repeat(lead.length)}  ${'ratio'.padEnd(8)} ${ratio(a.rps, b.rps)} ${ratio(a.p50, b.p50)} ${ratio(a.p99, b.p99)} ${ratio(a.cpuPerRequest, b.cpuPerRequest)}   ${ratio(a.bytesPerResponse, b.bytesPerResponse)}`,
         );
       }
     }

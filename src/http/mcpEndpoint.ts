@@ -5,6 +5,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../shared/log.ts';
+import { isModernProtocol } from '../mcp/protocol.ts';
 import { announceListChanged, type ServerFactory } from '../mcp/server.ts';
 import { createSessionStore, DEFAULT_SESSION_LIMITS, type SessionLimits } from './sessions.ts';
 
@@ -95,6 +96,9 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
           return rpcError(400, -32700, 'Parse error: the request body is not valid JSON');
         }
       }
+      // A 2026-07-28 client names its revision on every request, a 2025-11-25 one never names a later one.
+      if (isModernProtocol(request.headers.get('mcp-protocol-version')))
+        return modern.fetch(request, { parsedBody });
       return (await isLegacyRequest(request, parsedBody))
         ? legacy(request, parsedBody, peer)
         : modern.fetch(request, { parsedBody });

@@ -1,15 +1,8 @@
-import {
-  McpServer,
-  ProtocolError,
-  type CacheHint,
-  type McpRequestContext,
-  type ReadResourceResult,
-} from '@modelcontextprotocol/server';
-import { SkillsExtension, type SkillReadResult } from '@modelcontextprotocol/server/ext/skills';
+import { McpServer, type CacheHint, type McpRequestContext } from '@modelcontextprotocol/server';
+import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import { listingChanged, type Catalog } from '../catalog/index.ts';
 import type { Logger } from '../shared/log.ts';
-import { messageOf } from '../shared/text.ts';
-import { internalError } from './errors.ts';
+import { answerFromSnapshots } from './handlers.ts';
 import { registerPrompts } from './prompts.ts';
 import { verifiedReader } from './read.ts';
 import { catalogSkillSource } from './source.ts';
@@ -32,11 +25,26 @@ export interface ServerOptions {
 /** Makes the server for one stdio connection, one 2025-11-25 session or one HTTP request. */
 export type ServerFactory = (context?: McpRequestContext) => McpServer;
 
-function toContents(uri: string, result: SkillReadResult): ReadResourceResult['contents'][number] {
-  const mimeType = result.mimeType === undefined ? {} : { mimeType: result.mimeType };
-  return 'text' in result
-    ? { uri, ...mimeType, text: result.text }
-    : { uri, ...mimeType, blob: Buffer.from(result.bytes).toString('base64') };
+/** What one server registers: all of it, or for a 2026-07-28 request only what its method needs. */
+interface Surface {
+  skills: boolean;
+  tools: boolean;
+  prompts: boolean;
+}
+
+const EVERYTHING: Surface = { skills: true, tools: true, prompts: true };
+
+// A 2026-07-28 request names its method in the Mcp-Method header, which the SDK has checked against the body
+// before it asks for a server (SEP-2243); server/discover and subscriptions/listen get everything, as they
+// report capabilities.
+function surfaceFor(context: McpRequestContext | undefined): Surface {
+  const method = context?.era === 'modern' ? context.requestInfo?.headers.get('mcp-method') : undefined;
+  if (method === undefined || method === null) return EVERYTHING;
+  const family = method.slice(0, method.indexOf('/') + 1);
+  if (family === 'skills/' || family === 'resources/') return { skills: true, tools: false, prompts: false };
+  if (family === 'tools/') return { skills: false, tools: true, prompts: false };
+  if (family === 'prompts/') return { skills: false, tools: false, prompts: true };
+  return EVERYTHING;
 }
 
 /** Tells a connected server's client that the listing changed (and the prompts with it, when it has them). */
@@ -63,32 +71,22 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
   const tools = options.tools !== false;
   const prompts = options.prompts !== false;
 
-  const make = (): McpServer => {
+  const make = (surface: Surface): McpServer => {
     const mcp = new McpServer(
       { name: SERVER_NAME, version: SERVER_VERSION },
       { capabilities: { resources: { listChanged: true } }, cacheHints: { 'resources/read': options.cache } },
     );
-    extension.attach(mcp);
-    // The SDK's resources/read parses the URI with WHATWG URL first, which resolves `..` and `%2e%2e`
-    // segments before any handler sees them; skillpin refuses those, so it reads the raw URI itself.
-    mcp.server.removeRequestHandler('resources/read');
-    mcp.server.setRequestHandler('resources/read', async (request) => {
-      const uri = request.params.uri;
-      try {
-        return { contents: [toContents(uri, await source.read(uri))] };
-      } catch (error) {
-        if (error instanceof ProtocolError) throw error;
-        logger.error({ uri, err: messageOf(error) }, 'resources/read failed');
-        throw internalError(`internal error reading ${uri}`);
-      }
-    });
-    if (tools) registerTools(mcp, { catalog, read });
-    if (prompts) registerPrompts(mcp, catalog, read);
+    if (surface.skills) {
+      extension.attach(mcp);
+      answerFromSnapshots(mcp, source, options.cache);
+    }
+    if (tools && surface.tools) registerTools(mcp, { catalog, read });
+    if (prompts && surface.prompts) registerPrompts(mcp, catalog, read);
     return mcp;
   };
 
   return (context) => {
-    const mcp = make();
+    const mcp = make(surfaceFor(context));
     // HTTP servers are told of changes by the HTTP layer (its sessions, subscriptions/listen); a stdio
     // connection is told here, for as long as it is open.
     if (context?.requestInfo === undefined) {

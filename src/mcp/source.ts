@@ -1,4 +1,5 @@
-import type { SkillReadResult, SkillSource } from '@modelcontextprotocol/server/ext/skills';
+import type { ServerContext } from '@modelcontextprotocol/server';
+import type { Skill, SkillReadResult, SkillSource } from '@modelcontextprotocol/server/ext/skills';
 import type { Catalog } from '../catalog/index.ts';
 import { decodeUtf8 } from '../skills/index.ts';
 import { invalidParams } from './errors.ts';
@@ -14,9 +15,11 @@ export interface CatalogSourceOptions {
   read: FileReader;
 }
 
-/** A SkillSource whose reads need no request context (the server's own resources/read calls it). */
+/** A SkillSource that needs no request context and always answers (or throws -32602 naming the URI). */
 export interface CatalogSkillSource extends SkillSource {
-  read(uri: string): Promise<SkillReadResult>;
+  list(params: { cursor?: string }, ctx?: ServerContext): Promise<{ skills: Skill[]; nextCursor?: string }>;
+  get(uri: string, ctx?: ServerContext): Promise<Skill>;
+  read(uri: string, ctx?: ServerContext): Promise<SkillReadResult>;
 }
 
 /**
@@ -26,13 +29,13 @@ export interface CatalogSkillSource extends SkillSource {
 export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptions): CatalogSkillSource {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   return {
-    async list({ cursor }) {
+    async list({ cursor }: { cursor?: string }) {
       const result = page(viewOf(catalog).entries, (skill) => skill.uri, cursor, pageSize);
       return result.nextCursor === undefined
         ? { skills: result.items }
         : { skills: result.items, nextCursor: result.nextCursor };
     },
-    async get(uri) {
+    async get(uri: string) {
       const found = locate(catalog, uri);
       const served = found.snapshot.skills.get(found.uri);
       if (served === undefined) throw invalidParams(`No skill is served at ${uri}`, uri);
