@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { SCHEME } from '../../catalog/index.ts';
 import { decodeUtf8 } from '../../skills/index.ts';
 import { allowances, MAX_CALL_BYTES, MAX_ENTRY_BYTES, MAX_FILE_PATHS, utf8Prefix } from '../budget.ts';
 import type { ServedFile } from '../snapshot.ts';
@@ -57,7 +58,7 @@ export function registerSkillFile(mcp: McpServer, { catalog, read }: ToolDeps): 
   mcp.registerTool('skill_file', config, async ({ skill: reference, source: sourceId, paths }) => {
     const found = findSkill(
       catalog,
-      reference.startsWith('skill://') ? { uri: reference } : { name: reference, source: sourceId },
+      reference.startsWith(SCHEME) ? { uri: reference } : { name: reference, source: sourceId },
     );
     if (!found.ok) return failure(found.message);
     const { served } = found;

@@ -58,8 +58,7 @@ export function registerSkillList(mcp: McpServer, { catalog }: ToolDeps): void {
       .map((ns) => {
         const snapshot = snapshotOf(ns);
         return {
-          ns,
-          header: `${ns.source} @ ${ns.commit} (URIs: ${snapshot.uri}/<path>/SKILL.md):`,
+          snapshot,
           skills: snapshot.ordered.filter((served) =>
             matches(`${served.skill.name} ${served.description}`.toLowerCase()),
           ),
@@ -76,7 +75,7 @@ export function registerSkillList(mcp: McpServer, { catalog }: ToolDeps): void {
         bytes: served.skill.bytes,
       })),
     );
-    const problems = groups.flatMap(({ ns }) =>
+    const problems = groups.flatMap(({ snapshot: { ns } }) =>
       ns.problems.map((p) => ({ source: ns.source, commit: ns.commit, ...p })),
     );
     const failures = catalog.state.failures.filter((f) => only === undefined || f.id === only);

@@ -1,5 +1,6 @@
 import { encodePath, type CatalogState } from '../../catalog/index.ts';
-import type { ServedSkill } from '../snapshot.ts';
+import { SKILL_MD } from '../../skills/index.ts';
+import type { ServedSkill, Snapshot } from '../snapshot.ts';
 
 /** From skillpin source "<id>" at commit <sha>: <uri> — the first line of every tool result about a skill. */
 export function originLine(served: ServedSkill): string {
@@ -18,7 +19,7 @@ interface ListedProblem {
  * URI prefix, then a short line per skill; problems without their details (structured content has them).
  */
 export function renderList(
-  groups: ReadonlyArray<{ header: string; skills: readonly ServedSkill[] }>,
+  groups: ReadonlyArray<{ snapshot: Snapshot; skills: readonly ServedSkill[] }>,
   filtered: boolean,
   problems: readonly ListedProblem[],
   failures: CatalogState['failures'],
@@ -26,7 +27,8 @@ export function renderList(
   const lines: string[] = [];
   for (const group of groups) {
     if (group.skills.length === 0) continue;
-    lines.push(group.header);
+    const { ns, uri } = group.snapshot;
+    lines.push(`${ns.source} @ ${ns.commit} (URIs: ${uri}/<path>/${SKILL_MD}):`);
     for (const served of group.skills)
       lines.push(`- ${served.skill.name} [${encodePath(served.skill.servedDir)}]: ${served.description}`);
   }
