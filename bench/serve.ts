@@ -5,7 +5,7 @@
  * Each server runs in its own process; its CPU time and RSS are read from /proc/<pid>. For skills/list (full
  * paging, every client walks the whole listing again and again) and resources/read (random files, seeded), at 1,
  * 8 and 32 concurrent clients: requests per second, p50/p99 latency and server CPU per request, with ratios
- * skillpin/sdk; then RSS after 1,000 and after 10,000 reads.
+ * skillpin/sdk; then RSS after 1,000, 10,000 and 20,000 reads (the last shows where it levels off).
  * Usage: npx tsx bench/serve.ts [skills=772] [filesPerSkill=4] [seconds=4]
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -25,7 +25,7 @@ const projectRoot = path.resolve(here, '..');
 const workDir = path.join(projectRoot, '.skillpin', 'bench');
 const PROTOCOL = '2026-07-28';
 const CONCURRENCY = [1, 8, 32];
-const RSS_CHECKPOINTS = [1_000, 10_000];
+const RSS_CHECKPOINTS = [1_000, 10_000, 20_000];
 const ROUNDS = 4;
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
@@ -359,16 +359,22 @@ async function main(): Promise<void> {
         );
       }
     }
-    const [ours1k, ours10k] = rss.get(ours)! as [number, number];
-    const [peer1k, peer10k] = rss.get(peer)! as [number, number];
-    console.log('  RSS after 1,000 / 10,000 reads (8 clients, fresh server):');
     console.log(
-      `    skillpin ${ours1k.toFixed(0)} / ${ours10k.toFixed(0)} MiB (${(ours10k / ours1k).toFixed(2)}x)`,
+      `  RSS after ${RSS_CHECKPOINTS.map((n) => n.toLocaleString('en')).join(' / ')} reads ` +
+        '(8 clients, fresh server), and each step against the one before:',
     );
+    for (const server of servers) {
+      const curve = rss.get(server)!;
+      const steps = curve.slice(1).map((value, index) => `${(value / curve[index]!).toFixed(2)}x`);
+      console.log(
+        `    ${server.name.padEnd(8)} ${curve.map((value) => value.toFixed(0)).join(' / ')} MiB (${steps.join(', ')})`,
+      );
+    }
+    const at = RSS_CHECKPOINTS.length - 1;
     console.log(
-      `    sdk      ${peer1k.toFixed(0)} / ${peer10k.toFixed(0)} MiB (${(peer10k / peer1k).toFixed(2)}x)`,
+      `    ratio skillpin/sdk after ${RSS_CHECKPOINTS[at]!.toLocaleString('en')}: ` +
+        `${(rss.get(ours)![at]! / rss.get(peer)![at]!).toFixed(2)}x`,
     );
-    console.log(`    ratio skillpin/sdk at 10,000: ${(ours10k / peer10k).toFixed(2)}x`);
   } finally {
     for (const server of servers) {
       server.agent.destroy();

@@ -6,13 +6,12 @@ import {
   localhostAllowedOrigins,
   originValidationResponse,
 } from '@modelcontextprotocol/server';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { listingChanged, type Catalog, type Namespace } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { ServerFactory } from '../mcp/server.ts';
-import { rawWebRequest, readRawBody, writeResponse } from './body.ts';
 import { createDeliveryLog } from './deliveries.ts';
+import { requestListener, type Route } from './listener.ts';
 import { createMcpEndpoint, MCP_METHODS } from './mcpEndpoint.ts';
 import type { SessionLimits } from './sessions.ts';
 import { handleWebhook, WEBHOOK_PATH } from './webhooks.ts';
@@ -62,9 +61,6 @@ const methodNotAllowed = (method: string, allowed: readonly string[]) =>
     { allow: allowed.join(', ') },
   );
 
-// Methods a web Request cannot carry (Fetch standard): answered before the request is converted to one.
-const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
-
 /** Every served commit with its problems, and every source that failed: the live view of the catalog. */
 export function statusOf(catalog: Catalog) {
   const { sources, failures } = catalog.state;
@@ -105,7 +101,7 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
   });
   const deliveries = createDeliveryLog(options.now);
 
-  const route = async (request: Request, peer: string): Promise<Response> => {
+  const route: Route = async (request, peer) => {
     const { pathname } = new URL(request.url);
     const rejected =
       hostHeaderValidationResponse(request, allowedHosts) ??
@@ -142,36 +138,17 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
     if (listingChanged(previous, next)) mcp.listingChanged();
   });
 
-  const adapterOptions = {
-    onerror: (error: Error) => options.logger.error({ err: error.message }, 'http handler failed'),
-  };
-  const server: Server = createServer((req, res) => {
-    const peer = req.socket.remoteAddress ?? '';
-    const method = req.method ?? 'GET';
-    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (FORBIDDEN_METHODS.has(method)) {
-      void writeResponse(res, methodNotAllowed(method, ROUTES[pathname] ?? ['GET']));
-      return;
-    }
-    // The webhook's signature covers the raw bytes, within its own size limit: read them here, unconverted.
-    if (pathname === WEBHOOK_PATH && method === 'POST' && options.webhook !== undefined) {
-      const max = options.webhook.maxBodyBytes;
-      const answer = async () => {
-        const body = await readRawBody(req, max);
-        return body === undefined
-          ? json(413, { error: `body larger than ${max} bytes` }, { connection: 'close' })
-          : route(rawWebRequest(req, body), peer);
-      };
-      void answer()
-        .catch((error: unknown) => {
-          adapterOptions.onerror(error instanceof Error ? error : new Error(String(error)));
-          return json(500, { error: 'internal error' });
-        })
-        .then((response) => writeResponse(res, response));
-      return;
-    }
-    void toNodeHandler({ fetch: (request) => route(request, peer) }, adapterOptions)(req, res);
-  });
+  const server: Server = createServer(
+    requestListener({
+      route,
+      methodsOf: (pathname) => ROUTES[pathname],
+      methodNotAllowed,
+      ...(options.webhook === undefined
+        ? {}
+        : { webhook: { path: WEBHOOK_PATH, maxBodyBytes: options.webhook.maxBodyBytes } }),
+      onerror: (error) => options.logger.error({ err: error.message }, 'http handler failed'),
+    }),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());

@@ -1,0 +1,61 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { rawWebRequest, readRawBody, writeResponse } from './body.ts';
+
+/** Routes one web request from `peer` (the client's address) to its answer. */
+export type Route = (request: Request, peer: string) => Promise<Response>;
+
+export interface ListenerOptions {
+  route: Route;
+  /** The methods each path serves, for a 405's `Allow`. */
+  methodsOf: (pathname: string) => readonly string[] | undefined;
+  methodNotAllowed: (method: string, allowed: readonly string[]) => Response;
+  /** The webhook path and its own body limit, when webhooks are on. */
+  webhook?: { path: string; maxBodyBytes: number };
+  onerror: (error: Error) => void;
+}
+
+// Methods a web Request cannot carry (Fetch standard): answered before the request is converted to one.
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+
+const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
+
+/**
+ * The Node request listener in front of the web-standard routes: it knows the client's address, refuses methods
+ * no web Request can carry, and hands the webhook its raw bytes (the SDK's adapter decodes a body as text and
+ * caps it at 4 MiB, which would break signatures and override `webhook.maxBodyBytes`).
+ */
+export function requestListener(
+  options: ListenerOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const adapterOptions = { onerror: options.onerror };
+  return (req, res) => {
+    const peer = req.socket.remoteAddress ?? '';
+    const method = req.method ?? 'GET';
+    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (FORBIDDEN_METHODS.has(method)) {
+      void writeResponse(res, options.methodNotAllowed(method, options.methodsOf(pathname) ?? ['GET']));
+      return;
+    }
+    const { webhook } = options;
+    if (webhook !== undefined && pathname === webhook.path && method === 'POST') {
+      const answer = async () => {
+        const body = await readRawBody(req, webhook.maxBodyBytes);
+        return body === undefined
+          ? Response.json(
+              { error: `body larger than ${webhook.maxBodyBytes} bytes` },
+              { status: 413, headers: { connection: 'close' } },
+            )
+          : options.route(rawWebRequest(req, body), peer);
+      };
+      void answer()
+        .catch((error: unknown) => {
+          options.onerror(asError(error));
+          return Response.json({ error: 'internal error' }, { status: 500 });
+        })
+        .then((response) => writeResponse(res, response));
+      return;
+    }
+    void toNodeHandler({ fetch: (request) => options.route(request, peer) }, adapterOptions)(req, res);
+  };
+}
