@@ -2,8 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { rawWebRequest, readRawBody, writeResponse } from './body.ts';
 
-/** Routes one web request from `peer` (the client's address) to its answer. */
-export type Route = (request: Request, peer: string) => Promise<Response>;
+/** Routes one web request to its answer. */
+export type Route = (request: Request) => Promise<Response>;
+
+/** Where the web request carries the client's address: set by the listener, over anything the client sent. */
+export const PEER_HEADER = 'x-skillpin-peer-address';
+
+/** The client's address of a request that came through the listener. */
+export const peerOf = (request: Request): string => request.headers.get(PEER_HEADER) ?? '';
 
 export interface ListenerOptions {
   route: Route;
@@ -28,9 +34,10 @@ const asError = (error: unknown) => (error instanceof Error ? error : new Error(
 export function requestListener(
   options: ListenerOptions,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const adapterOptions = { onerror: options.onerror };
+  // One adapter for every request: an adapter made per request keeps each exchange's objects alive longer.
+  const adapter = toNodeHandler({ fetch: (request) => options.route(request) }, { onerror: options.onerror });
   return (req, res) => {
-    const peer = req.socket.remoteAddress ?? '';
+    req.headers[PEER_HEADER] = req.socket.remoteAddress ?? '';
     const method = req.method ?? 'GET';
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (FORBIDDEN_METHODS.has(method)) {
@@ -46,7 +53,7 @@ export function requestListener(
               { error: `body larger than ${webhook.maxBodyBytes} bytes` },
               { status: 413, headers: { connection: 'close' } },
             )
-          : options.route(rawWebRequest(req, body), peer);
+          : options.route(rawWebRequest(req, body));
       };
       void answer()
         .catch((error: unknown) => {
@@ -56,6 +63,6 @@ export function requestListener(
         .then((response) => writeResponse(res, response));
       return;
     }
-    void toNodeHandler({ fetch: (request) => options.route(request, peer) }, adapterOptions)(req, res);
+    void adapter(req, res);
   };
 }

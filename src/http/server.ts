@@ -11,7 +11,7 @@ import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { ServerFactory } from '../mcp/server.ts';
 import { createDeliveryLog } from './deliveries.ts';
-import { requestListener, type Route } from './listener.ts';
+import { peerOf, requestListener, type Route } from './listener.ts';
 import { createMcpEndpoint, MCP_METHODS } from './mcpEndpoint.ts';
 import type { SessionLimits } from './sessions.ts';
 import { handleWebhook, WEBHOOK_PATH } from './webhooks.ts';
@@ -101,7 +101,7 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
   });
   const deliveries = createDeliveryLog(options.now);
 
-  const route: Route = async (request, peer) => {
+  const route: Route = async (request) => {
     const { pathname } = new URL(request.url);
     const rejected =
       hostHeaderValidationResponse(request, allowedHosts) ??
@@ -131,7 +131,7 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
         logger: options.logger,
       });
     }
-    return mcp.handle(request, peer);
+    return mcp.handle(request, peerOf(request));
   };
 
   const unsubscribe = options.catalog.onChange((previous, next) => {

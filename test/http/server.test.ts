@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog } from '../../src/catalog/index.ts';
 import type { SourceConfig } from '../../src/config/index.ts';
+import { PEER_HEADER } from '../../src/http/listener.ts';
 import { startHttpServer, type RunningHttpServer } from '../../src/http/server.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
@@ -173,11 +174,11 @@ describe('2025-11-25 session churn', () => {
     method: 'initialize',
     params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'flood', version: '1' } },
   });
-  const open = (url: string, address: string) =>
+  const open = (url: string, address: string, headers: Record<string, string> = {}) =>
     send(
       url,
       'POST',
-      { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
       initialize,
       address,
     );
@@ -197,7 +198,7 @@ describe('2025-11-25 session churn', () => {
     // Two sessions from one address, then its third is refused; the store is full of recent sessions.
     expect((await open(server.url, '127.0.0.2')).status).toBe(200);
     expect((await open(server.url, '127.0.0.2')).status).toBe(200);
-    const tooMany = await open(server.url, '127.0.0.2');
+    const tooMany = await open(server.url, '127.0.0.2', { [PEER_HEADER]: '203.0.113.9' });
     expect([tooMany.status, tooMany.headers['retry-after']]).toEqual([429, '60']);
     const full = await open(server.url, '127.0.0.3');
     expect([full.status, JSON.parse(full.body).error.message]).toEqual([
