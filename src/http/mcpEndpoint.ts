@@ -29,12 +29,8 @@ export interface McpEndpoint {
   close(): Promise<void>;
 }
 
-export const rpcError = (
-  status: number,
-  code: number,
-  message: string,
-  headers: Record<string, string> = {},
-) => Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status, headers });
+const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
+  Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status, headers });
 
 /**
  * Streamable HTTP at /mcp: 2026-07-28 requests are served statelessly by a server made for each, 2025-11-25
