@@ -5,6 +5,7 @@
  */
 
 import { COMMIT_PATTERN, SOURCE_ID_PATTERN } from '../shared/patterns.ts';
+import { join, SKILL_MD } from '../skills/index.ts';
 
 export const SCHEME = 'skill://';
 
@@ -25,8 +26,19 @@ export function namespaceUri(source: string, commit: string, path = ''): string 
   return path === '' ? `${SCHEME}${source}/${commit}` : `${SCHEME}${source}/${commit}/${encodePath(path)}`;
 }
 
+/** The URI of the SKILL.md of the skill served at `servedDir`. */
+export function skillMdUri(source: string, commit: string, servedDir: string): string {
+  return namespaceUri(source, commit, join(servedDir, SKILL_MD));
+}
+
+/** The URI of the file `relPath` (relative to its skill's folder) of the skill served at `servedDir`. */
+export function skillFileUri(source: string, commit: string, servedDir: string, relPath: string): string {
+  return namespaceUri(source, commit, join(servedDir, relPath));
+}
+
+/** `uri` is the canonical form of the request URI: the key every served URI is looked up by. */
 export type ParsedUri =
-  | { ok: true; source: string; commit: string; path: string }
+  | { ok: true; source: string; commit: string; path: string; uri: string }
   | { ok: false; problem: string };
 
 const invalid = (problem: string): ParsedUri => ({ ok: false, problem });
@@ -53,5 +65,6 @@ export function parseSkillUri(uri: string): ParsedUri {
     if (/[/\\\u0000]/.test(segment)) return invalid('a segment decodes to "/", "\\" or NUL');
     decoded.push(segment);
   }
-  return { ok: true, source, commit, path: decoded.join('/') };
+  const path = decoded.join('/');
+  return { ok: true, source, commit, path, uri: namespaceUri(source, commit, path) };
 }

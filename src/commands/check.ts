@@ -1,11 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { namespaceUri, type Namespace } from '../catalog/index.ts';
+import { skillMdUri, type Namespace } from '../catalog/index.ts';
 import { COMMIT_PATTERN, SOURCE_ID_PATTERN } from '../shared/patterns.ts';
 import type { SourceConfig } from '../config/index.ts';
 import { DEFAULT_HTTP_TIMEOUT_MS, GitError } from '../git/index.ts';
-import { join } from '../skills/index.ts';
 import { openSource } from '../sync/source.ts';
 
 export interface CheckOptions {
@@ -98,17 +97,17 @@ function sourceFor(options: CheckOptions): SourceConfig {
 }
 
 export function reportOf(ns: Namespace, strict: boolean): CheckReport {
-  const problems = ns.index.problems.map((p) => ({ source: ns.source, commit: ns.commit, ...p }));
+  const problems = ns.problems.map((p) => ({ source: ns.source, commit: ns.commit, ...p }));
   const errors = problems.filter((p) => p.severity === 'error').length;
   const warnings = problems.length - errors;
   return {
     version: 1,
     repository: ns.origin.repository,
     commit: ns.commit,
-    commitTime: ns.index.commitTime,
-    skills: ns.index.skills.map((skill) => ({
+    commitTime: ns.commitTime,
+    skills: ns.skills.map((skill) => ({
       name: skill.name,
-      uri: namespaceUri(ns.source, ns.commit, join(skill.servedDir, 'SKILL.md')),
+      uri: skillMdUri(ns.source, ns.commit, skill.servedDir),
       path: skill.dir === '' ? '.' : skill.dir,
       servedPath: skill.servedDir,
       files: skill.files.length,

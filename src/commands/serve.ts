@@ -12,7 +12,7 @@ import { createSyncWorker } from '../sync/worker.ts';
 export const SERVE_CANNOT_START = 2;
 
 const isLocal = (source: SourceConfig) => source.location.kind === 'local';
-const skillsOf = (catalog: Catalog) => catalog.listed().reduce((sum, ns) => sum + ns.index.skills.length, 0);
+const skillsOf = (catalog: Catalog) => catalog.listed().reduce((sum, ns) => sum + ns.skills.length, 0);
 
 /**
  * `skillpin serve`: serves what dataDir holds at once. Local sources (no network) sync before the first request

@@ -1,31 +1,30 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  createMcpHandler,
   hostHeaderValidationResponse,
-  isLegacyRequest,
   localhostAllowedHostnames,
   localhostAllowedOrigins,
   originValidationResponse,
-  WebStandardStreamableHTTPServerTransport,
-  type McpServer,
 } from '@modelcontextprotocol/server';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { listingChanged, type Catalog } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
+import type { ServerFactory } from '../mcp/server.ts';
 import type { StatusReport } from '../sync/status.ts';
+import { createDeliveryLog } from './deliveries.ts';
+import { peerOf, requestListener, type Route } from './listener.ts';
+import { createMcpEndpoint, MCP_METHODS } from './mcpEndpoint.ts';
+import type { SessionLimits } from './sessions.ts';
 import { handleWebhook, WEBHOOK_PATH } from './webhooks.ts';
 
 export const MCP_PATH = '/mcp';
-/** Open 2025-11-25 sessions at most; the oldest is closed to make room. */
-export const MAX_LEGACY_SESSIONS = 256;
+/** How often idle 2025-11-25 sessions are looked for. */
+export const SESSION_SWEEP_MS = 60_000;
 
 export interface HttpOptions {
   host: string;
   port: number;
-  factory: () => McpServer;
+  factory: ServerFactory;
   catalog: Catalog;
   logger: Logger;
   allowedHosts?: string[];
@@ -38,6 +37,10 @@ export interface HttpOptions {
   status?: () => StatusReport;
   /** Sources not tried yet: GET /readyz answers 503 until there are none. */
   pending?: () => readonly string[];
+  /** Overrides of the session limits (tests). */
+  sessionLimits?: Partial<SessionLimits>;
+  /** The clock of sessions and webhook deliveries (tests). */
+  now?: () => number;
 }
 
 /** The port could not be opened (in use, not allowed): one line for the user, no stack. */
@@ -62,14 +65,28 @@ export interface RunningHttpServer {
   close(): Promise<void>;
 }
 
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-const rpcError = (status: number, code: number, message: string) =>
-  json(status, { jsonrpc: '2.0', error: { code, message }, id: null });
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+
+/** The methods each path serves. */
+const ROUTES: Record<string, readonly string[]> = {
+  [MCP_PATH]: MCP_METHODS,
+  '/healthz': ['GET', 'HEAD'],
+  '/readyz': ['GET', 'HEAD'],
+  '/status': ['GET', 'HEAD'],
+  [WEBHOOK_PATH]: ['POST'],
+};
+
+const methodNotAllowed = (method: string, allowed: readonly string[]) =>
+  json(
+    405,
+    { error: `${method} is not served here; use ${allowed.join(', ')}` },
+    { allow: allowed.join(', ') },
+  );
 
 /**
- * Streamable HTTP at /mcp: 2026-07-28 requests are served statelessly, 2025-11-25 clients get sessions, on the
- * same port. Host and Origin are checked first (DNS rebinding protection).
+ * Streamable HTTP at /mcp, /healthz, /readyz, /status and the webhook. Host and Origin are checked first (DNS rebinding
+ * protection), then the method.
  */
 export async function startHttpServer(options: HttpOptions): Promise<RunningHttpServer> {
   const hostname =
@@ -78,46 +95,23 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
     ...new Set([...localhostAllowedHostnames(), hostname, ...(options.allowedHosts ?? [])]),
   ];
   const allowedOrigins = [...new Set([...localhostAllowedOrigins(), ...(options.allowedOrigins ?? [])])];
-  const onerror = (error: Error) => options.logger.debug({ err: error.message }, 'mcp http');
-  const modern = createMcpHandler(options.factory, { legacy: 'reject', onerror });
-  const sessions = new Map<
-    string,
-    { transport: WebStandardStreamableHTTPServerTransport; server: McpServer }
-  >();
+  const mcp = createMcpEndpoint({
+    factory: options.factory,
+    logger: options.logger,
+    ...(options.sessionLimits === undefined ? {} : { limits: options.sessionLimits }),
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
+  const deliveries = createDeliveryLog(options.now);
 
-  const legacy = async (request: Request): Promise<Response> => {
-    const id = request.headers.get('mcp-session-id');
-    if (id !== null) {
-      const session = sessions.get(id);
-      return session === undefined
-        ? rpcError(404, -32001, 'Session not found')
-        : session.transport.handleRequest(request);
-    }
-    if (sessions.size >= MAX_LEGACY_SESSIONS) {
-      const [oldest] = sessions.values();
-      await oldest?.transport.close();
-    }
-    const server = options.factory();
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sessionId) => void sessions.set(sessionId, { transport, server }),
-      onsessionclosed: (sessionId) => void sessions.delete(sessionId),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    const response = await transport.handleRequest(request);
-    if (transport.sessionId === undefined) await server.close();
-    return response;
-  };
-
-  const route = async (request: Request): Promise<Response> => {
+  const route: Route = async (request) => {
     const { pathname } = new URL(request.url);
     const rejected =
       hostHeaderValidationResponse(request, allowedHosts) ??
       originValidationResponse(request, allowedOrigins);
     if (rejected !== undefined) return rejected;
+    const allowed = ROUTES[pathname];
+    if (allowed === undefined) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
+    if (!allowed.includes(request.method)) return methodNotAllowed(request.method, allowed);
     if (pathname === '/healthz') {
       const state = options.catalog.state;
       return json(200, {
@@ -140,29 +134,31 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
       if (webhook === undefined || worker === undefined)
         return json(404, { error: 'webhooks are not configured (webhook.secret)' });
       return handleWebhook(request, {
-        ...webhook,
+        secret: webhook.secret,
         sources: options.sources ?? [],
         trigger: (id, why) => worker.trigger(id, why),
+        deliveries,
         logger: options.logger,
       });
     }
-    if (pathname !== MCP_PATH) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
-    return (await isLegacyRequest(request)) ? legacy(request) : modern.fetch(request);
+    return mcp.handle(request, peerOf(request));
   };
 
-  // 2026-07-28 clients listen through subscriptions/listen on the handler; stdio and 2025-11-25 sessions are
-  // told by the server factory, which tracks the servers it made.
   const unsubscribe = options.catalog.onChange((previous, next) => {
-    if (!listingChanged(previous, next)) return;
-    modern.notify.resourcesChanged();
-    modern.notify.promptsChanged();
+    if (listingChanged(previous, next)) mcp.listingChanged();
   });
 
-  const nodeHandler = toNodeHandler(
-    { fetch: route },
-    { onerror: (error) => options.logger.error({ err: error.message }, 'http handler failed') },
+  const server: Server = createServer(
+    requestListener({
+      route,
+      methodsOf: (pathname) => ROUTES[pathname],
+      methodNotAllowed,
+      ...(options.webhook === undefined
+        ? {}
+        : { webhook: { path: WEBHOOK_PATH, maxBodyBytes: options.webhook.maxBodyBytes } }),
+      onerror: (error) => options.logger.error({ err: error.message }, 'http handler failed'),
+    }),
   );
-  const server: Server = createServer((req, res) => void nodeHandler(req, res));
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -170,16 +166,18 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
     });
   } catch (error) {
     unsubscribe();
-    await modern.close();
+    await mcp.close();
     throw new ListenError(options.host, options.port, error);
   }
+  const sweep = setInterval(() => void mcp.expireSessions(), SESSION_SWEEP_MS);
+  sweep.unref();
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${hostname}:${port}${MCP_PATH}`,
     async close() {
+      clearInterval(sweep);
       unsubscribe();
-      await Promise.all([...sessions.values()].map(({ transport }) => transport.close()));
-      await modern.close();
+      await mcp.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -1,74 +1,57 @@
-import { ProtocolError, ProtocolErrorCode, type McpServer, type Prompt } from '@modelcontextprotocol/server';
+import type { McpServer, Prompt } from '@modelcontextprotocol/server';
 import type { Catalog } from '../catalog/index.ts';
-import { parseSkillMd } from '../skills/index.ts';
-import { provenance } from './entries.ts';
-import { listedSkills, type Found } from './lookup.ts';
-import type { CatalogSkillSource } from './source.ts';
+import { parseSkillMd, SKILL_MD } from '../skills/index.ts';
+import { invalidParams } from './errors.ts';
+import type { FileReader } from './read.ts';
+import { META_PREFIX, type ServedSkill } from './snapshot.ts';
+import { viewOf } from './view.ts';
 
-/**
- * One prompt per listed skill. Names stay unique across sources: a skill's name alone when no other listed
- * skill has it, `<source>/<name>` when another source has it too, `<source>/<served path>` when even that repeats.
- */
-export function promptNames(catalog: Catalog): Map<string, Found> {
-  const listed = listedSkills(catalog);
-  const count = (key: (f: Found) => string) => {
-    const counts = new Map<string, number>();
-    for (const f of listed) counts.set(key(f), (counts.get(key(f)) ?? 0) + 1);
-    return counts;
-  };
-  const byName = count((f) => f.skill.name);
-  const bySourceName = count((f) => `${f.ns.source}/${f.skill.name}`);
-  const names = new Map<string, Found>();
-  for (const found of listed) {
-    const qualified = `${found.ns.source}/${found.skill.name}`;
-    const name =
-      byName.get(found.skill.name) === 1
-        ? found.skill.name
-        : bySourceName.get(qualified) === 1
-          ? qualified
-          : `${found.ns.source}/${found.skill.servedDir}`;
-    names.set(name, found);
-  }
-  return names;
+const URI_META = `${META_PREFIX}uri`;
+
+// A served SKILL.md parsed once when the skill was indexed; its body is split off once per skill, here.
+const bodies = new WeakMap<ServedSkill, string>();
+
+async function bodyOf(served: ServedSkill, read: FileReader): Promise<string> {
+  const known = bodies.get(served);
+  if (known !== undefined) return known;
+  const parsed = parseSkillMd(await read(served.ns, served.files.get(SKILL_MD)!));
+  const body = parsed.ok ? parsed.body : '';
+  bodies.set(served, body);
+  return body;
 }
 
 /** prompts/list and prompts/get over the live catalog: a swap shows at the next request. */
-export function registerPrompts(mcp: McpServer, catalog: Catalog, source: CatalogSkillSource): void {
+export function registerPrompts(mcp: McpServer, catalog: Catalog, read: FileReader): void {
   const server = mcp.server;
   server.registerCapabilities({ prompts: { listChanged: true } });
   server.setRequestHandler('prompts/list', async () => ({
-    prompts: [...promptNames(catalog)].map(
-      ([name, { ns, skill, uri }]): Prompt => ({
+    prompts: [...viewOf(catalog).prompts].map(
+      ([name, served]): Prompt => ({
         name,
-        title: skill.name,
-        description: String(skill.frontmatter['description']),
-        _meta: { ...provenance(ns, skill), 'dev.skillpin/uri': uri },
+        title: served.skill.name,
+        description: served.description,
+        _meta: { ...served.meta, [URI_META]: served.uri },
       }),
     ),
   }));
   server.setRequestHandler('prompts/get', async (request) => {
-    const found = promptNames(catalog).get(request.params.name);
-    if (found === undefined)
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        `no prompt named ${JSON.stringify(request.params.name)}; prompts/list shows them`,
-      );
-    const read = (await source.readVerified(found.uri)) as { text?: string };
-    const parsed = parseSkillMd(new TextEncoder().encode(read.text ?? ''));
-    const body = parsed.ok ? parsed.body : (read.text ?? '');
+    const served = viewOf(catalog).prompts.get(request.params.name);
+    if (served === undefined)
+      throw invalidParams(`no prompt named ${JSON.stringify(request.params.name)}; prompts/list shows them`);
+    const { ns, skill, uri } = served;
     return {
-      description: `${String(found.skill.frontmatter['description'])} (skill ${found.uri})`,
+      description: `${served.description} (skill ${uri})`,
       messages: [
         {
           role: 'user' as const,
           content: {
             type: 'text' as const,
-            text: `The following are the instructions of the skill "${found.skill.name}", from skillpin source "${found.ns.source}" at commit ${found.ns.commit}: ${found.uri}`,
+            text: `The following are the instructions of the skill "${skill.name}", from skillpin source "${ns.source}" at commit ${ns.commit}: ${uri}`,
           },
         },
-        { role: 'user' as const, content: { type: 'text' as const, text: body } },
+        { role: 'user' as const, content: { type: 'text' as const, text: await bodyOf(served, read) } },
       ],
-      _meta: { ...provenance(found.ns, found.skill), 'dev.skillpin/uri': found.uri },
+      _meta: { ...served.meta, [URI_META]: uri },
     };
   });
 }

@@ -1,10 +1,12 @@
-import { McpServer, ProtocolError, ProtocolErrorCode, type CacheHint } from '@modelcontextprotocol/server';
-import { SkillsExtension, type SkillReadResult } from '@modelcontextprotocol/server/ext/skills';
+import { McpServer, type CacheHint, type McpRequestContext } from '@modelcontextprotocol/server';
+import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import { listingChanged, type Catalog } from '../catalog/index.ts';
 import type { Logger } from '../shared/log.ts';
+import { answerFromSnapshots } from './handlers.ts';
 import { registerPrompts } from './prompts.ts';
+import { verifiedReader } from './read.ts';
 import { catalogSkillSource } from './source.ts';
-import { registerTools } from './tools.ts';
+import { registerTools } from './tools/index.ts';
 
 export const SERVER_NAME = 'skillpin';
 export const SERVER_VERSION = '0.1.0';
@@ -20,61 +22,83 @@ export interface ServerOptions {
   prompts?: boolean;
 }
 
-function toContents(uri: string, result: SkillReadResult) {
-  const mimeType = result.mimeType === undefined ? {} : { mimeType: result.mimeType };
-  return 'text' in result
-    ? { uri, ...mimeType, text: result.text }
-    : { uri, ...mimeType, blob: Buffer.from(result.bytes).toString('base64') };
+/** Makes the server for one stdio connection, one 2025-11-25 session or one HTTP request. */
+export type ServerFactory = (context?: McpRequestContext) => McpServer;
+
+/** What one server registers: all of it, or for a 2026-07-28 request only what its method needs. */
+interface Surface {
+  skills: boolean;
+  tools: boolean;
+  prompts: boolean;
+}
+
+const EVERYTHING: Surface = { skills: true, tools: true, prompts: true };
+
+// A 2026-07-28 request names its method in the Mcp-Method header, which the SDK has checked against the body
+// before it asks for a server (SEP-2243); server/discover and subscriptions/listen get everything, as they
+// report capabilities.
+function surfaceFor(context: McpRequestContext | undefined): Surface {
+  const method = context?.era === 'modern' ? context.requestInfo?.headers.get('mcp-method') : undefined;
+  if (method === undefined || method === null) return EVERYTHING;
+  const family = method.slice(0, method.indexOf('/') + 1);
+  if (family === 'skills/' || family === 'resources/') return { skills: true, tools: false, prompts: false };
+  if (family === 'tools/') return { skills: false, tools: true, prompts: false };
+  if (family === 'prompts/') return { skills: false, tools: false, prompts: true };
+  return EVERYTHING;
+}
+
+/** Tells a connected server's client that the listing changed (and the prompts with it, when it has them). */
+export function announceListChanged(mcp: McpServer): void {
+  if (!mcp.isConnected()) return;
+  mcp.server.sendResourceListChanged().catch(() => undefined);
+  if (mcp.server.getCapabilities().prompts !== undefined)
+    mcp.server.sendPromptListChanged().catch(() => undefined);
 }
 
 /**
- * Returns a factory of MCP servers (one per stdio connection or HTTP exchange) over one catalog and one
- * skills extension. Every server instance sees the same live catalog.
+ * A factory of MCP servers over one catalog. Everything a server answers comes from snapshots built once per
+ * namespace, so making one costs the same whatever the catalog's size, and nothing of it outlives the server.
  */
-export function createServerFactory(options: ServerOptions): () => McpServer {
-  const source = catalogSkillSource(options.catalog, { pageSize: options.pageSize, logger: options.logger });
+export function createServerFactory(options: ServerOptions): ServerFactory {
+  const { catalog, logger } = options;
+  const read = verifiedReader(logger);
+  const source = catalogSkillSource(catalog, { pageSize: options.pageSize, read });
   const extension = new SkillsExtension({
     source,
     cacheHint: options.cache,
-    onWarning: (warning) => options.logger.warn({ path: warning.path }, warning.message),
+    onWarning: (warning) => logger.warn({ path: warning.path }, warning.message),
   });
-  // Every server made here is told when the listing changes (stdio connections, 2025-11-25 HTTP sessions).
-  const made = new Set<WeakRef<McpServer>>();
-  options.catalog.onChange((previous, next) => {
-    if (!listingChanged(previous, next)) return;
-    for (const reference of made) {
-      const mcp = reference.deref();
-      if (mcp === undefined) made.delete(reference);
-      else if (mcp.isConnected()) {
-        mcp.server.sendResourceListChanged().catch(() => undefined);
-        if (options.prompts !== false) mcp.server.sendPromptListChanged().catch(() => undefined);
-      }
-    }
-  });
-  return () => {
+  const tools = options.tools !== false;
+  const prompts = options.prompts !== false;
+
+  const make = (surface: Surface): McpServer => {
     const mcp = new McpServer(
       { name: SERVER_NAME, version: SERVER_VERSION },
       { capabilities: { resources: { listChanged: true } }, cacheHints: { 'resources/read': options.cache } },
     );
-    extension.attach(mcp);
-    // The SDK's resources/read parses the URI with WHATWG URL first, which resolves `..` and `%2e%2e`
-    // segments before any handler sees them; skillpin refuses those, so it reads the raw URI itself.
-    mcp.server.removeRequestHandler('resources/read');
-    mcp.server.setRequestHandler('resources/read', async (request) => {
-      const uri = request.params.uri;
-      try {
-        return { contents: [toContents(uri, await source.readVerified(uri))] };
-      } catch (error) {
-        if (error instanceof ProtocolError) throw error;
-        options.logger.error({ uri, err: (error as Error).message }, 'resources/read failed');
-        throw new ProtocolError(ProtocolErrorCode.InternalError, `internal error reading ${uri}`);
-      }
-    });
-    if (options.tools !== false) registerTools(mcp, options.catalog, source);
-    if (options.prompts !== false) registerPrompts(mcp, options.catalog, source);
-    if (made.size >= 1024)
-      for (const reference of made) if (reference.deref() === undefined) made.delete(reference);
-    made.add(new WeakRef(mcp));
+    if (surface.skills) {
+      extension.attach(mcp);
+      answerFromSnapshots(mcp, source, options.cache);
+    }
+    if (tools && surface.tools) registerTools(mcp, { catalog, read });
+    if (prompts && surface.prompts) registerPrompts(mcp, catalog, read);
+    return mcp;
+  };
+
+  return (context) => {
+    const mcp = make(surfaceFor(context));
+    // HTTP servers are told of changes by the HTTP layer (its sessions, subscriptions/listen); a stdio
+    // connection is told here, for as long as it is open.
+    if (context?.requestInfo === undefined) {
+      const unsubscribe = catalog.onChange((previous, next) => {
+        if (listingChanged(previous, next)) announceListChanged(mcp);
+      });
+      const onclose = mcp.server.onclose;
+      mcp.server.onclose = () => {
+        unsubscribe();
+        onclose?.();
+      };
+    }
     return mcp;
   };
 }

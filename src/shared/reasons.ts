@@ -44,6 +44,11 @@ export const REASONS = {
     severity: 'error',
     summary: 'the skill is larger than the extension allows (16 MiB, nested skills included)',
   },
+  'skill-path-invalid': {
+    severity: 'error',
+    summary:
+      'the skill folder\'s path holds a name that cannot be served (".", "..", ".git", a control character, a backslash or bytes that are not UTF-8)',
+  },
   'path-collision': {
     severity: 'error',
     summary: 'the path the skill would be served under is taken by another skill or folder',
@@ -120,7 +125,8 @@ export const REASONS = {
   },
   'file-name-invalid': {
     severity: 'warning',
-    summary: 'a file name with control characters or a backslash was left out',
+    summary:
+      'a file whose path holds a name that cannot be served (".", "..", ".git", a control character, a backslash or bytes that are not UTF-8) was left out',
   },
 } as const satisfies Record<string, { severity: 'error' | 'warning'; summary: string }>;
 

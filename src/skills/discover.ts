@@ -22,7 +22,21 @@ export interface DiscoveredSkill {
 
 export const SKILL_MD = 'SKILL.md';
 
-const BAD_NAME = /[\u0000-\u001f\u007f\\\uFFFD]/u;
+const BAD_BYTES = /[\u0000-\u001f\u007f\\\uFFFD]/u;
+
+/**
+ * Why a path holds a name git trees allow but nothing downstream can be trusted with, or `undefined`. `.` and
+ * `..` are URI dot segments (RFC 3986 §5.2.4: they resolve away, so no URI names such a file); `.git` is a
+ * name git itself refuses to check out, and a host writing it could plant a repository's configuration.
+ */
+export function unusableName(path: string): string | undefined {
+  if (BAD_BYTES.test(path)) return 'a control character, a backslash or bytes that are not UTF-8';
+  for (const name of path.split('/')) {
+    if (name === '.' || name === '..') return `the name "${name}", which no URI can name`;
+    if (name.toLowerCase() === '.git') return `the name "${name}", which git refuses to check out`;
+  }
+  return undefined;
+}
 
 /**
  * Finds every folder holding a SKILL.md (any depth, the root included) under `searchPaths`, and the files of
@@ -53,6 +67,17 @@ export function discoverSkills(
     if (entry.type !== 'file') {
       problems.push(
         problem(entry.path, 'skill-md-not-file', `SKILL.md is a ${entry.type}; the skill is not served`),
+      );
+      continue;
+    }
+    const unusable = unusableName(entry.path);
+    if (unusable !== undefined) {
+      problems.push(
+        problem(
+          entry.path,
+          'skill-path-invalid',
+          `the skill's path holds ${unusable}; the skill is not served`,
+        ),
       );
       continue;
     }
@@ -96,11 +121,8 @@ function servedBlob(
     problems.push(problem(entry.path, reason, detail));
     return undefined;
   };
-  if (BAD_NAME.test(entry.path))
-    return leaveOut(
-      'file-name-invalid',
-      'the path holds a control character, a backslash or bytes that are not UTF-8; left out',
-    );
+  const unusable = unusableName(entry.path);
+  if (unusable !== undefined) return leaveOut('file-name-invalid', `the path holds ${unusable}; left out`);
   if (entry.type === 'submodule')
     return leaveOut(
       'submodule',

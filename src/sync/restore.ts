@@ -45,7 +45,7 @@ export async function restoreServed(
   }
   const pinned = config.target.kind === 'commit' ? config.target.commit : undefined;
   const { current, retained, dropped } = rebuilt(
-    held.map((ns) => ({ commit: ns.commit, commitTime: ns.index.commitTime, ns })),
+    held.map((ns) => ({ commit: ns.commit, commitTime: ns.commitTime, ns })),
     pinned,
     config.keep,
   );

@@ -41,9 +41,9 @@ export interface StatusReport {
 export function commitStatusOf(ns: Namespace): CommitStatus {
   return {
     commit: ns.commit,
-    commitTime: ns.index.commitTime,
-    skills: ns.index.skills.length,
-    problems: ns.index.problems,
+    commitTime: ns.commitTime,
+    skills: ns.skills.length,
+    problems: [...ns.problems],
   };
 }
 

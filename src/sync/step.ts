@@ -57,14 +57,14 @@ export async function syncSource(
         source: id,
         commit,
         why,
-        skills: ns.index.skills.length,
-        problems: ns.index.problems.length,
+        skills: ns.skills.length,
+        problems: ns.problems.length,
         retained: served.retained.map((r) => r.commit),
         ms: Math.round(performance.now() - started),
       },
       'source updated',
     );
-    for (const p of ns.index.problems)
+    for (const p of ns.problems)
       logger.warn({ source: id, commit, path: p.path, reason: p.reason, severity: p.severity }, p.detail);
     const at = options.at();
     return {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { encodeSegment, namespaceUri, parseSkillUri } from '../../src/catalog/index.ts';
+import {
+  encodeSegment,
+  namespaceUri,
+  parseSkillUri,
+  skillFileUri,
+  skillMdUri,
+} from '../../src/catalog/index.ts';
 
 const C = 'a'.repeat(40);
 
@@ -19,8 +25,8 @@ describe('skill URIs', () => {
     expect(encodeSegment('%2e%2e')).toBe('%252e%252e');
     expect(encodeSegment('..')).toBe('%2E%2E');
     for (const name of ['a%2Fb', '%2e%2e', 'Q&A notes.md', 'x?y#z', '100%']) {
-      const parsed = parseSkillUri(namespaceUri('src', C, `d/${name}`));
-      expect(parsed).toEqual({ ok: true, source: 'src', commit: C, path: `d/${name}` });
+      const uri = namespaceUri('src', C, `d/${name}`);
+      expect(parseSkillUri(uri)).toEqual({ ok: true, source: 'src', commit: C, path: `d/${name}`, uri });
     }
   });
 
@@ -30,7 +36,25 @@ describe('skill URIs', () => {
       source: 'src',
       commit: C,
       path: 'd/a%2Fb',
+      uri: `skill://src/${C}/d/a%252Fb`,
     });
+  });
+
+  it('gives the canonical form of a URI written with other escapes, the key every lookup uses', () => {
+    expect(parseSkillUri(`skill://src/${C}/skills/%70df/r%c3%a9sum%c3%a9%20%231.md`)).toEqual({
+      ok: true,
+      source: 'src',
+      commit: C,
+      path: 'skills/pdf/résumé #1.md',
+      uri: `skill://src/${C}/skills/pdf/r%C3%A9sum%C3%A9%20%231.md`,
+    });
+  });
+
+  it('builds SKILL.md and file URIs of a skill from its served folder', () => {
+    expect(skillMdUri('src', C, 'skills/pdf')).toBe(`skill://src/${C}/skills/pdf/SKILL.md`);
+    expect(skillFileUri('src', C, 'skills/pdf', 'references/Q&A notes.md')).toBe(
+      `skill://src/${C}/skills/pdf/references/Q&A%20notes.md`,
+    );
   });
 
   it.each([

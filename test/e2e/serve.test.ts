@@ -1,6 +1,7 @@
 import { ProtocolError, type Client } from '@modelcontextprotocol/client';
 import { SkillsClient, SkillVerificationError, type Skill } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { digestOf } from '../../src/index/build.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import {
@@ -50,6 +51,37 @@ const EXPECTED_LISTING = [
 
 const INVALID_PARAMS = -32602;
 
+/** Every file each listed skill serves, relative to its folder: the fixture trees (fixtures-repos/README.md). */
+const CATALOG_MANIFESTS: Record<string, string[]> = {
+  'skills/data-pipeline': ['SKILL.md', 'stages/validate-rows/SKILL.md', 'stages/validate-rows/rules.md'],
+  'skills/data-pipeline/stages/validate-rows': ['SKILL.md', 'rules.md'],
+  'skills/git-commit-style': ['SKILL.md'],
+  'skills/pdf-forms': ['SKILL.md', 'references/FORMS.md', 'scripts/fill.py'],
+  'skills/release-notes': [
+    'SKILL.md',
+    'assets/logo.png',
+    'templates/Q&A%20notes.md',
+    'templates/r%C3%A9sum%C3%A9%20%231.md',
+  ],
+  'skills/vercel-composition-patterns': ['SKILL.md'],
+};
+const EXPECTED_MANIFESTS: Record<string, string[]> = {
+  ...Object.fromEntries(
+    Object.entries(CATALOG_MANIFESTS).flatMap(([dir, files]) => [
+      [`skill://catalog/${c2}/${dir}/SKILL.md`, files],
+      [`skill://catalog-v1/${c1}/${dir}/SKILL.md`, files],
+    ]),
+  ),
+  [`skill://catalog/${c2}/skills/changelog-writer/SKILL.md`]: ['SKILL.md'],
+  [`skill://root/${rootCommit}/root-helper/SKILL.md`]: ['SKILL.md', 'references/GUIDE.md'],
+  [`skill://links/${linksCommit}/skills/linked/SKILL.md`]: ['SKILL.md', 'alias.md', 'guide.md'],
+};
+
+const pageSchema = z.object({
+  skills: z.array(z.object({ uri: z.string() }).passthrough()),
+  nextCursor: z.string().optional(),
+});
+
 async function errorCode(call: Promise<unknown>): Promise<{ code: number; message: string }> {
   try {
     await call;
@@ -81,8 +113,23 @@ function behavesAsSpecified(connect: () => Promise<{ client: Client; close(): Pr
 
   it('lists every served skill of each current commit, across pages', async () => {
     expect(entries.map((entry) => entry.uri).sort()).toEqual(EXPECTED_LISTING);
-    const first = await skills.list({ cursor: undefined as unknown as string });
-    expect(first.skills.length).toBe(EXPECTED_LISTING.length);
+    const pages: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.request(
+        { method: 'skills/list', params: cursor === undefined ? {} : { cursor } },
+        pageSchema,
+      );
+      pages.push(page.skills.map((skill) => skill.uri));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    // pageSize 3: full pages in URI order, each starting where the last one stopped.
+    expect(pages.map((page) => page.length)).toEqual(
+      Array.from({ length: Math.ceil(EXPECTED_LISTING.length / 3) }, (_, index) =>
+        Math.min(3, EXPECTED_LISTING.length - 3 * index),
+      ),
+    );
+    expect(pages.flat()).toEqual(EXPECTED_LISTING);
   });
 
   it('puts ttlMs and cacheScope on results in the 2026-07-28 era', async () => {
@@ -95,18 +142,19 @@ function behavesAsSpecified(connect: () => Promise<{ client: Client; close(): Pr
   });
 
   it('reads and verifies every file of every skill (size, digest, frontmatter)', async () => {
-    let files = 0;
+    const read: Record<string, string[]> = {};
     for (const entry of entries) {
+      const root = entry.uri.slice(0, -'SKILL.md'.length);
       for (const resource of entry.resources as Array<{ uri: string; digest: string; size: number }>) {
         const file = await skills.read(entry, resource.uri);
         expect(file.verified).toBe(true);
         expect(file.bytes.byteLength).toBe(resource.size);
         expect(digestOf(file.bytes)).toBe(resource.digest);
         if (resource.uri === entry.uri) expect(file.frontmatter).toEqual(entry.frontmatter);
-        files++;
+        (read[entry.uri] ??= []).push(resource.uri.slice(root.length));
       }
     }
-    expect(files).toBe(entries.reduce((sum, entry) => sum + (entry.resources as unknown[]).length, 0));
+    expect(read).toEqual(EXPECTED_MANIFESTS);
   });
 
   it('serves the binary PNG as a blob and percent-encoded names decode to their files', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildNamespace, namespaceUri } from '../../src/catalog/index.ts';
+import { buildNamespace, skillFileUri } from '../../src/catalog/index.ts';
 import type { GitSettings } from '../../src/config/index.ts';
 import { openLocalRepository, readBlob, walkCommit } from '../../src/git/index.ts';
 import { indexCommit } from '../../src/index/index.ts';
@@ -16,7 +16,11 @@ async function served(gitdir: string, commit: string, settings: GitSettings) {
     return {
       entries: tree.entries,
       index,
-      uris: [...namespace.files.keys()].map((file) => namespaceUri('fx', commit, file)).sort(),
+      uris: namespace.skills
+        .flatMap((skill) =>
+          skill.files.map((file) => skillFileUri('fx', commit, skill.servedDir, file.relPath)),
+        )
+        .sort(),
     };
   } finally {
     await repo.close();

@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
 import { digestOf } from '../../src/index/index.ts';
 import { silentLogger } from '../../src/shared/log.ts';
+import { verifiedReader } from '../../src/mcp/read.ts';
 import { catalogSkillSource } from '../../src/mcp/source.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture, fixtureFile, PROJECT_ROOT } from '../helpers/fixtures.ts';
@@ -22,6 +23,10 @@ const EXPECTED_PROBLEMS: Array<[string, string]> = [
   ['skills/claims-sibling/SKILL.md', 'name-mismatch'],
   ['skills/claims-sibling/SKILL.md', 'path-collision'],
   ['skills/description-list/SKILL.md', 'description-invalid'],
+  ['skills/dot-names/.', 'file-name-invalid'],
+  ['skills/dot-names/..', 'file-name-invalid'],
+  ['skills/dot-names/.git', 'file-name-invalid'],
+  ['skills/dot-names/nested/.git/config', 'file-name-invalid'],
   ['skills/double--hyphen/SKILL.md', 'name-invalid'],
   ['skills/dup-a/twin/SKILL.md', 'duplicate-name'],
   ['skills/dup-b/twin/SKILL.md', 'duplicate-name'],
@@ -81,30 +86,32 @@ function skillFolders(): string[] {
 
 describe('the adversarial fixture', () => {
   let ns: Namespace;
+  const skillAt = (servedDir: string) => ns.skills.find((skill) => skill.servedDir === servedDir)!;
   beforeAll(async () => {
     ns = await namespaceOf('adv', adversarial.gitdir, commit);
   });
 
   it('reports every bad case by its exact reason', () => {
-    expect(ns.index.problems.map((p) => [p.path, p.reason])).toEqual(EXPECTED_PROBLEMS);
+    expect(ns.problems.map((p) => [p.path, p.reason])).toEqual(EXPECTED_PROBLEMS);
   });
 
   it('serves or reports every skill folder the fixture declares: none is left out in silence', () => {
     const declared = skillFolders();
-    // fixtures-repos/README.md: 31 broken, 4 good, the nested `inner`, 7 served with warnings (twin twice).
-    expect(declared.length).toBe(43);
+    // fixtures-repos/README.md: 31 broken, 4 good, the nested `inner`, 8 served with warnings (twin twice).
+    expect(declared.length).toBe(44);
     const accounted = declared.filter(
       (dir) =>
-        ns.index.skills.some((skill) => skill.dir === dir) ||
-        ns.index.problems.some((problem) => problem.path === dir || problem.path.startsWith(`${dir}/`)),
+        ns.skills.some((skill) => skill.dir === dir) ||
+        ns.problems.some((problem) => problem.path === dir || problem.path.startsWith(`${dir}/`)),
     );
     expect(accounted).toEqual(declared);
   });
 
   it('still serves the good skills beside them, and those served with warnings', () => {
-    expect(ns.index.skills.map((s) => s.servedDir)).toEqual([
+    expect(ns.skills.map((s) => s.servedDir)).toEqual([
       'skills/bad-file-names',
       'skills/bom-crlf',
+      'skills/dot-names',
       'skills/dup-a/twin',
       'skills/dup-b/twin',
       'skills/good-one',
@@ -118,24 +125,26 @@ describe('the adversarial fixture', () => {
   });
 
   it("serves a symlink inside its skill with its target's bytes, and nothing of the others", () => {
-    const links = ns.skills.get('skills/links')!;
+    const links = skillAt('skills/links');
     expect(links.files.map((f) => f.relPath)).toEqual(['SKILL.md', 'alias.md', 'guide.md']);
     expect(links.files[1]!.digest).toBe(links.files[2]!.digest);
   });
 
   it('leaves out files with bad names, and keeps the rest of that skill', () => {
-    expect(ns.skills.get('skills/bad-file-names')!.files.map((f) => f.relPath)).toEqual(['SKILL.md']);
+    expect(skillAt('skills/bad-file-names').files.map((f) => f.relPath)).toEqual(['SKILL.md']);
+    // '.', '..' and '.git' (a file, and a folder) are names no URI or checkout can hold.
+    expect(skillAt('skills/dot-names').files.map((f) => f.relPath)).toEqual(['SKILL.md']);
   });
 
   it('parses a SKILL.md with a BOM and CRLF line ends', () => {
-    expect(ns.skills.get('skills/bom-crlf')!.frontmatter).toEqual({
+    expect(skillAt('skills/bom-crlf').frontmatter).toEqual({
       name: 'bom-crlf',
       description: expect.any(String),
     });
   });
 
   it('serves an LFS pointer as the bytes the commit holds', () => {
-    const file = ns.skills.get('skills/lfs')!.files.find((f) => f.relPath === 'model.bin')!;
+    const file = skillAt('skills/lfs').files.find((f) => f.relPath === 'model.bin')!;
     const held = fixtureFile('adversarial', 'c1', 'skills/lfs/model.bin');
     expect([file.size, file.digest]).toEqual([held.byteLength, digestOf(held)]);
   });
@@ -143,7 +152,7 @@ describe('the adversarial fixture', () => {
   it('encodes odd file names so that every URI decodes back to exactly its file', async () => {
     const source = catalogSkillSource(
       createCatalog({ sources: [{ id: 'adv', current: ns, retained: [] }], failures: [] }),
-      { logger: silentLogger() },
+      { read: verifiedReader(silentLogger()) },
     );
     const entry = await source.get(`skill://adv/${commit}/skills/odd-names/SKILL.md`, {} as never);
     const uris = entry!.resources as Array<{ uri: string; digest: string }>;
@@ -156,7 +165,8 @@ describe('the adversarial fixture', () => {
     for (const resource of uris) {
       const name = decodeURIComponent(resource.uri.slice(resource.uri.lastIndexOf('/') + 1));
       const held = fixtureFile('adversarial', 'c1', `skills/odd-names/${name}`);
-      const { bytes } = await source.readBytes(resource.uri);
+      const read = await source.read(resource.uri);
+      const bytes = 'text' in read ? new TextEncoder().encode(read.text) : read.bytes;
       expect(digestOf(bytes)).toBe(digestOf(held));
       expect(resource.digest).toBe(digestOf(held));
     }

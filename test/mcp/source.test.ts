@@ -2,6 +2,7 @@ import { ProtocolError } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
 import { silentLogger } from '../../src/shared/log.ts';
+import { verifiedReader } from '../../src/mcp/read.ts';
 import { catalogSkillSource } from '../../src/mcp/source.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
@@ -14,7 +15,10 @@ async function sourceWith(...namespaces: Namespace[]) {
     sources: namespaces.map((ns) => ({ id: ns.source, current: ns, retained: [] })),
     failures: [],
   });
-  return { catalog, source: catalogSkillSource(catalog, { pageSize: 2, logger: silentLogger() }) };
+  return {
+    catalog,
+    source: catalogSkillSource(catalog, { pageSize: 2, read: verifiedReader(silentLogger()) }),
+  };
 }
 
 async function walk(source: Awaited<ReturnType<typeof sourceWith>>['source']): Promise<string[][]> {

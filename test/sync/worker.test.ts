@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/temp.ts';
-import { createCatalog, type Catalog } from '../../src/catalog/index.ts';
+import { createCatalog, type Catalog, type Namespace } from '../../src/catalog/index.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
 import { indexStore } from '../../src/index/index.ts';
 import type { WriteFs } from '../../src/shared/fs.ts';
@@ -20,6 +20,9 @@ import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { makeRepo } from '../helpers/repo.ts';
 import { writeConfig } from '../helpers/server.ts';
+
+/** What a namespace serves and reports, without its reader: equal across a restart. */
+const servedBy = (ns: Namespace) => ({ commitTime: ns.commitTime, skills: ns.skills, problems: ns.problems });
 
 const current = (catalog: Catalog, id = 'skills') =>
   catalog.state.sources.find((s) => s.id === id)?.current.commit;
@@ -186,7 +189,7 @@ describe('the sync worker against a remote that fails on cue', () => {
   it('follows a branch that was force-pushed to a new history', async () => {
     const rewritten = repo.forcePushOrphan({ 'beta/SKILL.md': skillMd('beta', 'new history') });
     expect(await run.worker.trigger('skills', 'test')).toMatchObject({ ok: true, commit: rewritten });
-    expect(run.catalog.listed()[0]!.index.skills.map((s) => s.name)).toEqual(['beta']);
+    expect(run.catalog.listed()[0]!.skills.map((s) => s.name)).toEqual(['beta']);
   });
 
   it('merges triggers for a source that is already syncing into one follow-up sync', async () => {
@@ -238,7 +241,7 @@ describe('other faults', () => {
       ['pinned', 'source-commit-not-found'],
     ]);
     // The failures cost only their sources.
-    expect(catalog.listed().map((ns) => [ns.source, ns.index.skills.map((s) => s.name)])).toEqual([
+    expect(catalog.listed().map((ns) => [ns.source, ns.skills.map((s) => s.name)])).toEqual([
       ['healthy', ['beta']],
     ]);
     await worker.stop();
@@ -360,7 +363,7 @@ describe('state.json', () => {
     const b = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'rebuild b') });
     await run1.worker.trigger('skills', 'test');
     await run1.worker.stop();
-    const indexed = run1.catalog.namespace('skills', b)!.index;
+    const indexed = servedBy(run1.catalog.namespace('skills', b)!);
 
     // A torn state.json, b's index file gone (its pin remains), and a remote that never answers.
     writeFileSync(path.join(config.dataDir, 'state.json'), '{"version":1,"sources":{"skills":{"curr');
@@ -370,7 +373,7 @@ describe('state.json', () => {
     const run2 = workerFor(config, { logger });
     await run2.worker.restore();
     expect([current(run2.catalog), retained(run2.catalog)]).toEqual([b, [a]]);
-    expect(run2.catalog.namespace('skills', b)!.index).toEqual(indexed);
+    expect(servedBy(run2.catalog.namespace('skills', b)!)).toEqual(indexed);
     expect(
       lines
         .filter((l) => l['level'] === 40)
@@ -456,7 +459,7 @@ describe('a local repository', () => {
     expect(current(catalog, 'local')).toBe(commit);
     // Read a file so the store's memory of which loose objects exist is filled, then commit more beside it.
     const ns = catalog.listed()[0]!;
-    await ns.readBlob(ns.index.skills[0]!.files[0]!.blob);
+    await ns.readBlob(ns.skills[0]!.files[0]!.blob);
     writeFileSync(path.join(dir, 'beta.md'), 'two\n');
     mkdirSync(path.join(dir, 'beta'));
     writeFileSync(path.join(dir, 'beta', 'SKILL.md'), skillMd('beta', 'two'));
@@ -464,7 +467,7 @@ describe('a local repository', () => {
     runGit(['-C', dir, 'commit', '-q', '-m', 'two']);
     const next = runGit(['-C', dir, 'rev-parse', 'HEAD']);
     expect(await worker.trigger('local', 'test')).toMatchObject({ ok: true, commit: next, changed: true });
-    expect(catalog.listed()[0]!.index.skills.map((s) => s.name)).toEqual(['alpha', 'beta']);
+    expect(catalog.listed()[0]!.skills.map((s) => s.name)).toEqual(['alpha', 'beta']);
     await worker.stop();
   });
 });
@@ -486,7 +489,7 @@ describe('restarts', () => {
     const b = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'b') });
     await run1.worker.trigger('skills', 'test');
     await run1.worker.stop();
-    const indexed = run1.catalog.namespace('skills', b)!.index;
+    const indexed = servedBy(run1.catalog.namespace('skills', b)!);
 
     // The remote now never answers (and the timeout is an hour), and the object files are gone: restore()
     // still resolves, serving listing and entries from dataDir alone. Waiting on the network would hang this test.
@@ -499,7 +502,7 @@ describe('restarts', () => {
     const run2 = workerFor(config);
     await run2.worker.restore();
     expect([current(run2.catalog), retained(run2.catalog)]).toEqual([b, [a]]);
-    expect(run2.catalog.namespace('skills', b)!.index).toEqual(indexed);
+    expect(servedBy(run2.catalog.namespace('skills', b)!)).toEqual(indexed);
     // Once the remote is gone for good, the first sync fails: reported, and the restored commits keep serving.
     const first = run2.worker.syncAll('start');
     await proxy.close();
@@ -517,7 +520,7 @@ describe('restarts', () => {
     );
     const run3 = workerFor(config);
     await run3.worker.restore();
-    expect(run3.catalog.namespace('skills', b)!.index).toEqual(indexed);
+    expect(servedBy(run3.catalog.namespace('skills', b)!)).toEqual(indexed);
     expect(existsSync(path.join(config.dataDir, 'index', 'skills', `${b}.json`))).toBe(true);
     await run3.worker.stop();
     rmSync(saved, { recursive: true, force: true });

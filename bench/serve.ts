@@ -1,0 +1,387 @@
+/**
+ * Serving benchmark, side by side in one run, both over Streamable HTTP (2026-07-28, stateless requests):
+ *   skillpin  `skillpin serve --http`, one local source pinned to the synthetic repository's commit
+ *   sdk       the SDK's own folder server: `loadSkills()` + `createMcpHandler`, the same skills checked out
+ * Each server runs in its own process; its CPU time and RSS are read from /proc/<pid>. For skills/list (full
+ * paging, every client walks the whole listing again and again) and resources/read (random files, seeded), at 1,
+ * 8 and 32 concurrent clients: requests per second, p50/p99 latency and server CPU per request, with ratios
+ * skillpin/sdk; then RSS after 1,000, 10,000 and 20,000 reads (the last shows where it levels off).
+ * Usage: npx tsx bench/serve.ts [skills=772] [filesPerSkill=4] [seconds=4]
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { loadSkills } from '@modelcontextprotocol/server/ext/skills/node';
+import { stringify } from 'yaml';
+import { syntheticRepo } from './synthetic.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const projectRoot = path.resolve(here, '..');
+const workDir = path.join(projectRoot, '.skillpin', 'bench');
+const PROTOCOL = '2026-07-28';
+const CONCURRENCY = [1, 8, 32];
+const RSS_CHECKPOINTS = [1_000, 10_000, 20_000];
+const ROUNDS = 4;
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+interface Server {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  agent: Agent;
+  /** Response bytes received so far. */
+  received: number;
+}
+
+/** User + system CPU time of a process in milliseconds, from /proc/<pid>/stat. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+function rssMiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'))!;
+  return Number(line.split(/\s+/)[1]) / 1024;
+}
+
+/** Starts a child process and resolves with the URL it reports (skillpin in its log line, the SDK on stdout). */
+function start(name: string, args: string[]): Promise<Server> {
+  const child = spawn(process.execPath, args, { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`${name} did not report its URL in 60 s:\n${output}`));
+    }, 60_000);
+    const look = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+      if (match === null) return;
+      clearTimeout(timer);
+      child.stdout!.off('data', look);
+      child.stderr!.off('data', look);
+      child.stdout!.resume();
+      child.stderr!.resume();
+      resolve({
+        name,
+        url: match[1]!,
+        child,
+        agent: new Agent({ keepAlive: true, maxSockets: 64 }),
+        received: 0,
+      });
+    };
+    child.stdout!.on('data', look);
+    child.stderr!.on('data', look);
+    child.once('exit', (code) => reject(new Error(`${name} exited ${code}:\n${output}`)));
+  });
+}
+
+let nextId = 0;
+
+/** One JSON-RPC request as a 2026-07-28 client sends it; resolves with the result or throws the error. */
+function call(
+  server: Server,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: nextId++,
+    method,
+    params: {
+      ...params,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': PROTOCOL,
+        'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  });
+  const headers: Record<string, string | number> = {
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'mcp-method': method,
+    'mcp-protocol-version': PROTOCOL,
+  };
+  if (typeof params['uri'] === 'string') headers['mcp-name'] = params['uri'];
+  return new Promise((resolve, reject) => {
+    const req = request(server.url, { method: 'POST', agent: server.agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const bytes = Buffer.concat(chunks);
+        server.received += bytes.byteLength;
+        const text = bytes.toString('utf8');
+        try {
+          const message = JSON.parse(text) as { result?: Record<string, unknown>; error?: unknown };
+          if (message.result !== undefined) return resolve(message.result);
+          reject(new Error(`${server.name} ${method}: ${JSON.stringify(message.error)}`));
+        } catch {
+          reject(new Error(`${server.name} ${method}: HTTP ${res.statusCode} ${text.slice(0, 200)}`));
+        }
+      });
+    });
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
+/** Every skill URI and every file URI a server lists. */
+async function inventory(server: Server): Promise<{ skills: number; files: string[] }> {
+  let cursor: string | undefined;
+  let skills = 0;
+  const files: string[] = [];
+  do {
+    const page = await call(server, 'skills/list', cursor === undefined ? {} : { cursor });
+    for (const skill of page['skills'] as Array<{ resources: Array<{ uri: string }> }>) {
+      skills++;
+      for (const resource of skill.resources) files.push(resource.uri);
+    }
+    cursor = page['nextCursor'] as string | undefined;
+  } while (cursor !== undefined);
+  return { skills, files };
+}
+
+/** A small seeded generator (mulberry32), so both servers are asked for the same sequence of files. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Operation = 'skills/list' | 'resources/read';
+
+/** A client loop: each call makes one request and returns when it is answered. */
+function clientLoop(
+  server: Server,
+  operation: Operation,
+  files: string[],
+  seed: number,
+): () => Promise<void> {
+  if (operation === 'resources/read') {
+    const next = random(seed);
+    return async () => {
+      await call(server, 'resources/read', { uri: files[Math.floor(next() * files.length)]! });
+    };
+  }
+  let cursor: string | undefined;
+  return async () => {
+    const page = await call(server, 'skills/list', cursor === undefined ? {} : { cursor });
+    cursor = page['nextCursor'] as string | undefined;
+  };
+}
+
+interface Cell {
+  bytesPerResponse: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuPerRequest: number;
+}
+
+interface Sample {
+  bytes: number;
+  latencies: number[];
+  seconds: number;
+  cpuMs: number;
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
+
+/** `clients` loops for `seconds`, all against one server. */
+async function measure(
+  server: Server,
+  operation: Operation,
+  clients: number,
+  seconds: number,
+  files: string[],
+): Promise<Sample> {
+  const latencies: number[] = [];
+  const cpuBefore = cpuMs(server.child.pid!);
+  const bytesBefore = server.received;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, index) => {
+      const once = clientLoop(server, operation, files, 1 + index);
+      while (performance.now() < deadline) {
+        const sent = performance.now();
+        await once();
+        latencies.push(performance.now() - sent);
+      }
+    }),
+  );
+  return {
+    bytes: server.received - bytesBefore,
+    latencies,
+    seconds: (performance.now() - started) / 1000,
+    cpuMs: cpuMs(server.child.pid!) - cpuBefore,
+  };
+}
+
+function cellOf(samples: readonly Sample[]): Cell {
+  const latencies = samples.flatMap((sample) => sample.latencies).sort((a, b) => a - b);
+  const seconds = samples.reduce((sum, sample) => sum + sample.seconds, 0);
+  const cpu = samples.reduce((sum, sample) => sum + sample.cpuMs, 0);
+  return {
+    bytesPerResponse: samples.reduce((sum, sample) => sum + sample.bytes, 0) / latencies.length,
+    rps: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    cpuPerRequest: cpu / latencies.length,
+  };
+}
+
+/** RSS after each checkpoint's number of reads, counted from a fresh server, 8 clients at once. */
+async function rssCurve(server: Server, files: string[]): Promise<number[]> {
+  const rss: number[] = [];
+  let done = 0;
+  for (const checkpoint of RSS_CHECKPOINTS) {
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, index) => {
+        const once = clientLoop(server, 'resources/read', files, 100 + index);
+        while (done < checkpoint) {
+          done++;
+          await once();
+        }
+      }),
+    );
+    rss.push(rssMiB(server.child.pid!));
+  }
+  return rss;
+}
+
+async function sdkServer(folder: string): Promise<void> {
+  const catalog = await loadSkills(folder);
+  const handler = createMcpHandler(() => {
+    const mcp = new McpServer({ name: 'sdk-folder', version: '1.0.0' });
+    catalog.attach(mcp);
+    return mcp;
+  });
+  const node = toNodeHandler(handler);
+  const server = createServer((req, res) => void node(req, res));
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as AddressInfo;
+    process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}/mcp` })}\n`);
+  });
+}
+
+const fmt = (n: number, digits = 2) => n.toFixed(digits).padStart(9);
+const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`.padStart(9);
+
+async function main(): Promise<void> {
+  const [skillCount = '772', perSkill = '4', seconds = '4'] = process.argv.slice(2);
+  const repo = syntheticRepo(workDir, Number(skillCount), Number(perSkill));
+  const runDir = path.join(workDir, 'serve');
+  rmSync(runDir, { recursive: true, force: true });
+  mkdirSync(path.join(runDir, 'folder'), { recursive: true });
+  // The SDK serves a checkout of the same commit: same skills, same bytes.
+  execFileSync('sh', [
+    '-c',
+    `git --git-dir "${repo.gitdir}" archive ${repo.base} skills | tar -x -C "${path.join(runDir, 'folder')}"`,
+  ]);
+  const config = path.join(runDir, 'skillpin.yaml');
+  writeFileSync(
+    config,
+    stringify({
+      dataDir: path.join(runDir, 'data'),
+      sources: [{ id: 'bench', path: repo.gitdir, commit: repo.base, paths: ['skills'] }],
+    }),
+  );
+  const cli = path.join(projectRoot, 'src', 'cli.ts');
+  const servers = [
+    await start('skillpin', ['--import', 'tsx', cli, 'serve', '--config', config, '--http', '127.0.0.1:0']),
+    await start('sdk', [
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      '--sdk',
+      path.join(runDir, 'folder', 'skills'),
+    ]),
+  ];
+  try {
+    const files = new Map<Server, string[]>();
+    for (const server of servers) {
+      const found = await inventory(server);
+      if (found.skills !== Number(skillCount))
+        throw new Error(`${server.name} lists ${found.skills} skills, not ${skillCount}`);
+      files.set(server, found.files);
+    }
+    const [ours, peer] = servers as [Server, Server];
+    if (files.get(ours)!.length !== files.get(peer)!.length)
+      throw new Error('the servers list different files');
+
+    const rss = new Map<Server, number[]>();
+    for (const server of servers) rss.set(server, await rssCurve(server, files.get(server)!));
+
+    console.log(
+      `serve bench: ${skillCount} skills x ${perSkill} files, Streamable HTTP ${PROTOCOL}, ${seconds} s per ` +
+        `server and cell in ${ROUNDS} alternating rounds, each server in its own process; ratios skillpin/sdk ` +
+        '(req/s: higher is better; the rest: lower is better)',
+    );
+    console.log('  operation        clients  server        req/s   p50 ms   p99 ms  CPU ms/req  KiB/resp');
+    for (const operation of ['skills/list', 'resources/read'] as const) {
+      for (const clients of CONCURRENCY) {
+        // Short rounds, alternating which server goes first, so a burst of load from elsewhere on the
+        // machine falls on both.
+        const samples = new Map<Server, Sample[]>(servers.map((server) => [server, []]));
+        for (const server of servers) await measure(server, operation, clients, 0.5, files.get(server)!);
+        for (let round = 0; round < ROUNDS; round++) {
+          for (const server of round % 2 === 0 ? servers : [...servers].reverse())
+            samples
+              .get(server)!
+              .push(await measure(server, operation, clients, Number(seconds) / ROUNDS, files.get(server)!));
+        }
+        const cells = new Map([...samples].map(([server, taken]) => [server, cellOf(taken)]));
+        const a = cells.get(ours)!;
+        const b = cells.get(peer)!;
+        const lead = `  ${operation.padEnd(15)}  ${String(clients).padStart(7)}`;
+        const row = (name: string, c: Cell) =>
+          `${name.padEnd(8)} ${fmt(c.rps, 0)} ${fmt(c.p50)} ${fmt(c.p99)} ${fmt(c.cpuPerRequest, 3)}   ` +
+          fmt(c.bytesPerResponse / 1024, 1);
+        console.log(`${lead}  ${row('skillpin', a)}`);
+        console.log(`${' '.repeat(lead.length)}  ${row('sdk', b)}`);
+        console.log(
+          `${' '.repeat(lead.length)}  ${'ratio'.padEnd(8)} ${ratio(a.rps, b.rps)} ${ratio(a.p50, b.p50)} ${ratio(a.p99, b.p99)} ${ratio(a.cpuPerRequest, b.cpuPerRequest)}   ${ratio(a.bytesPerResponse, b.bytesPerResponse)}`,
+        );
+      }
+    }
+    console.log(
+      `  RSS after ${RSS_CHECKPOINTS.map((n) => n.toLocaleString('en')).join(' / ')} reads ` +
+        '(8 clients, fresh server), and each step against the one before:',
+    );
+    for (const server of servers) {
+      const curve = rss.get(server)!;
+      const steps = curve.slice(1).map((value, index) => `${(value / curve[index]!).toFixed(2)}x`);
+      console.log(
+        `    ${server.name.padEnd(8)} ${curve.map((value) => value.toFixed(0)).join(' / ')} MiB (${steps.join(', ')})`,
+      );
+    }
+    const at = RSS_CHECKPOINTS.length - 1;
+    console.log(
+      `    ratio skillpin/sdk after ${RSS_CHECKPOINTS[at]!.toLocaleString('en')}: ` +
+        `${(rss.get(ours)![at]! / rss.get(peer)![at]!).toFixed(2)}x`,
+    );
+  } finally {
+    for (const server of servers) {
+      server.agent.destroy();
+      server.child.kill('SIGTERM');
+    }
+  }
+}
+
+if (process.argv[2] === '--sdk') await sdkServer(process.argv[3]!);
+else await main();

@@ -1,0 +1,35 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** The body's raw bytes, at most `max`; `undefined` as soon as it is declared or sent larger. */
+export async function readRawBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+  if (Number(req.headers['content-length'] ?? '0') > max) return undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.byteLength;
+    if (size > max) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A web Request for `req` carrying exactly `body` (the SDK's adapter decodes bodies as text, which loses bytes). */
+export function rawWebRequest(req: IncomingMessage, body: Uint8Array): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || name.startsWith(':')) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+    method: req.method ?? 'GET',
+    headers,
+    ...(body.byteLength > 0 ? { body } : {}),
+  });
+}
+
+/** Writes a web Response, read whole, to a Node response. */
+export async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
+  const body = Buffer.from(await response.arrayBuffer());
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  res.end(body);
+}

@@ -1,0 +1,130 @@
+import type { McpServer, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+
+/** Open 2025-11-25 sessions at most. */
+export const MAX_SESSIONS = 256;
+/** A session that sends no request for this long is closed (its client starts a new one, spec: on a 404). */
+export const SESSION_IDLE_MS = 30 * 60_000;
+/** A session that sent a request this recently is never closed to make room for a new one. */
+export const SESSION_PROTECTED_MS = 60_000;
+/** New sessions one address may ask for per minute. */
+export const NEW_SESSIONS_PER_ADDRESS_PER_MINUTE = 30;
+
+const MINUTE_MS = 60_000;
+
+export interface SessionLimits {
+  maxSessions: number;
+  idleMs: number;
+  protectedMs: number;
+  perAddressPerMinute: number;
+}
+
+export const DEFAULT_SESSION_LIMITS: SessionLimits = {
+  maxSessions: MAX_SESSIONS,
+  idleMs: SESSION_IDLE_MS,
+  protectedMs: SESSION_PROTECTED_MS,
+  perAddressPerMinute: NEW_SESSIONS_PER_ADDRESS_PER_MINUTE,
+};
+
+export interface Session {
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: McpServer;
+}
+
+/** Why a new session is refused: the HTTP status, when to retry, and a sentence. */
+export interface Refusal {
+  status: 429 | 503;
+  retryAfterSeconds: number;
+  message: string;
+}
+
+export interface SessionStore {
+  /** The open session with this id, marked as used now; `undefined` when there is none. */
+  use(id: string): Session | undefined;
+  /**
+   * Asks for room for one new session from `address`: idle sessions are closed first, then the least recently
+   * used one if the store is full and it is not protected. `undefined` grants it; call `settle` once its first
+   * exchange is over, whether or not it became a session.
+   */
+  admit(address: string): Promise<Refusal | undefined>;
+  settle(): void;
+  add(id: string, session: Session): void;
+  remove(id: string): void;
+  /** Closes the sessions idle for longer than the limit. */
+  expire(): Promise<void>;
+  sessions(): Iterable<Session>;
+  closeAll(): Promise<void>;
+}
+
+interface Entry {
+  session: Session;
+  lastUsed: number;
+}
+
+export function createSessionStore(limits: SessionLimits, now: () => number = Date.now): SessionStore {
+  // Least recently used first: a use moves the entry to the end.
+  const open = new Map<string, Entry>();
+  const asked = new Map<string, { since: number; count: number }>();
+  let pending = 0;
+
+  const close = async (id: string, entry: Entry) => {
+    open.delete(id);
+    await entry.session.transport.close().catch(() => undefined);
+  };
+
+  const expire = async (at: number) => {
+    for (const [id, entry] of open) {
+      if (at - entry.lastUsed < limits.idleMs) break;
+      await close(id, entry);
+    }
+    for (const [address, window] of asked) if (at - window.since >= MINUTE_MS) asked.delete(address);
+  };
+
+  return {
+    use(id) {
+      const entry = open.get(id);
+      if (entry === undefined) return undefined;
+      open.delete(id);
+      open.set(id, { session: entry.session, lastUsed: now() });
+      return entry.session;
+    },
+    async admit(address) {
+      const at = now();
+      await expire(at);
+      const window = asked.get(address) ?? { since: at, count: 0 };
+      asked.set(address, window);
+      if (window.count >= limits.perAddressPerMinute)
+        return {
+          status: 429,
+          retryAfterSeconds: Math.ceil((window.since + MINUTE_MS - at) / 1000),
+          message: `too many new sessions from this address; at most ${limits.perAddressPerMinute} a minute`,
+        };
+      window.count++;
+      if (open.size + pending >= limits.maxSessions) {
+        const [id, oldest] = open.entries().next().value ?? [];
+        if (id === undefined || oldest === undefined || at - oldest.lastUsed < limits.protectedMs)
+          return {
+            status: 503,
+            retryAfterSeconds: Math.ceil(limits.protectedMs / 1000),
+            message: `all ${limits.maxSessions} sessions are in use; retry later`,
+          };
+        await close(id, oldest);
+      }
+      pending++;
+      return undefined;
+    },
+    settle() {
+      pending--;
+    },
+    add(id, session) {
+      open.set(id, { session, lastUsed: now() });
+    },
+    remove(id) {
+      open.delete(id);
+    },
+    expire: () => expire(now()),
+    sessions: () => [...open.values()].map((entry) => entry.session),
+    async closeAll() {
+      await Promise.all([...open].map(([id, entry]) => close(id, entry)));
+    },
+  };
+}

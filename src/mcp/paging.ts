@@ -1,0 +1,40 @@
+import { SCHEME } from '../catalog/index.ts';
+import { compareText } from '../shared/text.ts';
+import { invalidParams } from './errors.ts';
+
+// Cursors name the last URI of the previous page, so paging survives a catalog swap (spec: stable cursors).
+const encodeCursor = (uri: string) => Buffer.from(uri, 'utf8').toString('base64url');
+
+function decodeCursor(cursor: string): string {
+  const uri = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!uri.startsWith(SCHEME) || encodeCursor(uri) !== cursor)
+    throw invalidParams(`invalid cursor ${JSON.stringify(cursor)}`);
+  return uri;
+}
+
+/** The index of the first item whose key sorts after `after` (items sorted by key). */
+function firstAfter<T>(items: readonly T[], keyOf: (item: T) => string, after: string): number {
+  let low = 0;
+  let high = items.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (compareText(keyOf(items[middle]!), after) <= 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** One page of `items` (sorted by the URI `keyOf` gives) after the cursor. */
+export function page<T>(
+  items: readonly T[],
+  keyOf: (item: T) => string,
+  cursor: string | undefined,
+  size: number,
+): { items: T[]; nextCursor?: string } {
+  const start = cursor === undefined ? 0 : firstAfter(items, keyOf, decodeCursor(cursor));
+  const slice = items.slice(start, start + size);
+  const last = slice.at(-1);
+  return start + size < items.length && last !== undefined
+    ? { items: slice, nextCursor: encodeCursor(keyOf(last)) }
+    : { items: slice };
+}

@@ -1,0 +1,56 @@
+import type { Namespace } from '../catalog/index.ts';
+import { digestOf } from '../index/index.ts';
+import type { Logger } from '../shared/log.ts';
+import { messageOf } from '../shared/text.ts';
+import { internalError } from './errors.ts';
+import type { ServedFile } from './snapshot.ts';
+
+/** Bytes of recently read blobs kept at most, all together. */
+export const READ_CACHE_BYTES = 32 * 1024 * 1024;
+/** A blob larger than this is read from the store every time. */
+export const READ_CACHE_MAX_BLOB = 1024 * 1024;
+
+/** Reads a served file; every read (resources/read, tools, prompts) goes through one of these. */
+export type FileReader = (ns: Namespace, file: ServedFile) => Promise<Uint8Array>;
+
+/**
+ * Reads bytes and checks them against the size and digest the manifest publishes; -32603 when they differ.
+ * Checked bytes are kept by their digest (least recently read dropped first): a digest names exactly those
+ * bytes, and a manifest that names the wrong digest for a blob still fails its check.
+ */
+export function verifiedReader(logger: Logger, cacheBytes = READ_CACHE_BYTES): FileReader {
+  const cached = new Map<string, Uint8Array>();
+  let held = 0;
+  const keep = (digest: string, bytes: Uint8Array) => {
+    if (bytes.byteLength > READ_CACHE_MAX_BLOB || bytes.byteLength > cacheBytes) return;
+    cached.set(digest, bytes);
+    held += bytes.byteLength;
+    for (const [oldest, dropped] of cached) {
+      if (held <= cacheBytes) break;
+      cached.delete(oldest);
+      held -= dropped.byteLength;
+    }
+  };
+  return async (ns, { uri, file }) => {
+    const known = cached.get(file.digest);
+    if (known !== undefined) {
+      cached.delete(file.digest);
+      cached.set(file.digest, known);
+      return known;
+    }
+    const where = { source: ns.source, commit: ns.commit, path: file.path };
+    let bytes: Uint8Array;
+    try {
+      bytes = await ns.readBlob(file.blob);
+    } catch (error) {
+      logger.error({ ...where, err: messageOf(error) }, 'blob read failed');
+      throw internalError(`internal error reading ${uri}`);
+    }
+    if (bytes.byteLength !== file.size || digestOf(bytes) !== file.digest) {
+      logger.error(where, 'blob does not match its indexed digest');
+      throw internalError(`internal error reading ${uri}: stored bytes do not match the index`);
+    }
+    keep(file.digest, bytes);
+    return bytes;
+  };
+}

@@ -1,0 +1,150 @@
+import type { Resource } from '@modelcontextprotocol/server';
+import { DIRECTORY_MIME_TYPE, type Skill } from '@modelcontextprotocol/server/ext/skills';
+import { namespaceUri, skillFileUri, skillMdUri, type Namespace } from '../catalog/index.ts';
+import type { IndexedFile, IndexedSkill } from '../index/index.ts';
+import { basename, dirname, join } from '../skills/index.ts';
+import { compareText } from '../shared/text.ts';
+import { mimeTypeFor } from './mime.ts';
+
+/** Our own `_meta` prefix for provenance (the `io.modelcontextprotocol.skills/` prefix is reserved). */
+export const META_PREFIX = 'dev.skillpin/';
+
+export interface ServedFile {
+  readonly uri: string;
+  readonly file: IndexedFile;
+  readonly mimeType: string;
+}
+
+export interface ServedSkill {
+  readonly ns: Namespace;
+  readonly skill: IndexedSkill;
+  /** The URI of its SKILL.md. */
+  readonly uri: string;
+  readonly description: string;
+  /** Provenance, under our own `_meta` prefix. */
+  readonly meta: Readonly<Record<string, string>>;
+  /** The protocol entry: verbatim frontmatter, complete manifest sorted by URI, provenance. Frozen. */
+  readonly entry: Skill;
+  /** Its SKILL.md as resources/list shows it. */
+  readonly listed: Resource;
+  /** Its files (nested skills' included) by path relative to its folder. */
+  readonly files: ReadonlyMap<string, ServedFile>;
+}
+
+/** Everything MCP answers about one namespace, built once: requests are map lookups. */
+export interface Snapshot {
+  readonly ns: Namespace;
+  /** The namespace's own URI (no path). */
+  readonly uri: string;
+  /** Served skills, sorted by URI. */
+  readonly ordered: readonly ServedSkill[];
+  /** SKILL.md URI → skill. */
+  readonly skills: ReadonlyMap<string, ServedSkill>;
+  /** File URI → file. */
+  readonly files: ReadonlyMap<string, ServedFile>;
+  /** Folder URI (every folder of every skill, its root included) → its children, sorted by URI. */
+  readonly dirs: ReadonlyMap<string, readonly Resource[]>;
+}
+
+const snapshots = new WeakMap<Namespace, Snapshot>();
+
+/** The snapshot of `ns`, built at its first use and kept as long as the namespace is. */
+export function snapshotOf(ns: Namespace): Snapshot {
+  let snapshot = snapshots.get(ns);
+  if (snapshot === undefined) snapshots.set(ns, (snapshot = buildSnapshot(ns)));
+  return snapshot;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
+}
+
+function buildSkill(ns: Namespace, skill: IndexedSkill, files: Map<string, ServedFile>): ServedSkill {
+  const uri = skillMdUri(ns.source, ns.commit, skill.servedDir);
+  const description = String(skill.frontmatter['description']);
+  const meta = Object.freeze({
+    [`${META_PREFIX}repository`]: ns.origin.repository,
+    [`${META_PREFIX}commit`]: ns.commit,
+    [`${META_PREFIX}path`]: skill.dir === '' ? '.' : skill.dir,
+    [`${META_PREFIX}commitTime`]: ns.commitTime,
+  });
+  const own = new Map<string, ServedFile>();
+  for (const file of skill.files) {
+    const fileUri = skillFileUri(ns.source, ns.commit, skill.servedDir, file.relPath);
+    // A nested skill's file has one URI whichever skill lists it: keep one object for it.
+    let served = files.get(fileUri);
+    if (served === undefined)
+      files.set(fileUri, (served = { uri: fileUri, file, mimeType: mimeTypeFor(basename(file.relPath)) }));
+    own.set(file.relPath, served);
+  }
+  const resources = [...own.values()]
+    .map(({ uri: fileUri, file }) => ({ uri: fileUri, digest: file.digest, size: file.size }))
+    .sort((a, b) => compareText(a.uri, b.uri));
+  return {
+    ns,
+    skill,
+    uri,
+    description,
+    meta,
+    entry: deepFreeze({
+      uri,
+      frontmatter: skill.frontmatter as Skill['frontmatter'],
+      resources,
+      _meta: meta,
+    }),
+    listed: deepFreeze({ uri, name: skill.name, description, mimeType: 'text/markdown', _meta: meta }),
+    files: own,
+  };
+}
+
+/** Every folder of every skill with its children, as directory reads answer them. */
+function buildDirs(ns: Namespace, skills: readonly ServedSkill[]): Map<string, Resource[]> {
+  const children = new Map<string, Map<string, Resource>>();
+  const add = (dir: string, child: Resource) => {
+    let known = children.get(dir);
+    if (known === undefined) children.set(dir, (known = new Map()));
+    known.set(child.uri, child);
+  };
+  for (const { skill } of skills) {
+    if (!children.has(skill.servedDir)) children.set(skill.servedDir, new Map());
+    for (const file of skill.files) {
+      const path = join(skill.servedDir, file.relPath);
+      const uri = namespaceUri(ns.source, ns.commit, path);
+      const name = basename(path);
+      add(dirname(path), { uri, name, mimeType: mimeTypeFor(name), size: file.size });
+      for (let dir = dirname(path); dir !== skill.servedDir; dir = dirname(dir)) {
+        const folder = basename(dir);
+        add(dirname(dir), {
+          uri: namespaceUri(ns.source, ns.commit, dir),
+          name: folder,
+          mimeType: DIRECTORY_MIME_TYPE,
+        });
+      }
+    }
+  }
+  const dirs = new Map<string, Resource[]>();
+  for (const [dir, known] of children) {
+    const sorted = [...known.values()].sort((a, b) => compareText(a.uri, b.uri));
+    dirs.set(namespaceUri(ns.source, ns.commit, dir), deepFreeze(sorted));
+  }
+  return dirs;
+}
+
+function buildSnapshot(ns: Namespace): Snapshot {
+  const files = new Map<string, ServedFile>();
+  const ordered = ns.skills
+    .map((skill) => buildSkill(ns, skill, files))
+    .sort((a, b) => compareText(a.uri, b.uri));
+  return {
+    ns,
+    uri: namespaceUri(ns.source, ns.commit),
+    ordered,
+    skills: new Map(ordered.map((served) => [served.uri, served])),
+    files,
+    dirs: buildDirs(ns, ordered),
+  };
+}

@@ -1,0 +1,29 @@
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import type { Catalog } from '../../catalog/index.ts';
+import type { FileReader } from '../read.ts';
+import type { ServedSkill } from '../snapshot.ts';
+
+/** What a tool answers from: the live catalog, and the one verified read. */
+export interface ToolDeps {
+  catalog: Catalog;
+  read: FileReader;
+}
+
+export const READ_ONLY: ToolAnnotations = {
+  readOnlyHint: true,
+  idempotentHint: true,
+  destructiveHint: false,
+  openWorldHint: false,
+};
+
+/** Where a result came from: every tool result names its source, commit and URI. */
+export const originSchema = z.object({ source: z.string(), commit: z.string(), uri: z.string() });
+
+export function originOf(served: ServedSkill): z.infer<typeof originSchema> {
+  return { source: served.ns.source, commit: served.ns.commit, uri: served.uri };
+}
+
+export function failure(message: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: message }] };
+}

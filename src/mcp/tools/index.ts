@@ -1,0 +1,17 @@
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { ToolDeps } from './common.ts';
+import { registerSkillFile } from './file.ts';
+import { registerSkillList } from './list.ts';
+import { registerSkillLoad } from './load.ts';
+
+export type { ToolDeps } from './common.ts';
+
+/**
+ * skill_list, skill_load and skill_file: the same skills for hosts without the skills extension, the same
+ * bytes as resources/read (every read goes through the same verified read).
+ */
+export function registerTools(mcp: McpServer, deps: ToolDeps): void {
+  registerSkillList(mcp, deps);
+  registerSkillLoad(mcp, deps);
+  registerSkillFile(mcp, deps);
+}

@@ -1,0 +1,241 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { createMcpHandler } from '@modelcontextprotocol/server';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createCatalog, type Catalog, type CatalogState, type Namespace } from '../../src/catalog/index.ts';
+import { digestOf } from '../../src/index/index.ts';
+import { createServerFactory } from '../../src/mcp/server.ts';
+import { snapshotOf } from '../../src/mcp/snapshot.ts';
+import { viewOf } from '../../src/mcp/view.ts';
+import { silentLogger } from '../../src/shared/log.ts';
+import { namespaceOf } from '../helpers/catalog.ts';
+import { fixture } from '../helpers/fixtures.ts';
+
+const catalogRepo = fixture('catalog');
+const c1 = catalogRepo.commits['c1']!;
+const c2 = catalogRepo.commits['c2']!;
+const cache = { ttlMs: 1000, cacheScope: 'private' as const };
+const MODERN = '2026-07-28';
+const temporary: string[] = [];
+afterAll(() => {
+  for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
+});
+
+const stateOf = (...namespaces: Namespace[]): CatalogState => ({
+  sources: namespaces.map((ns) => ({ id: ns.source, current: ns, retained: [] })),
+  failures: [],
+});
+
+/** A bare repository whose one commit holds exactly these paths (any bytes git allows in a tree). */
+function rawRepo(files: Record<string, string>): { gitdir: string; commit: string } {
+  const gitdir = mkdtempSync(path.join(tmpdir(), 'skillpin-raw-'));
+  temporary.push(gitdir);
+  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+  execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', gitdir], { env });
+  const quoted = (p: string) => `"${p.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+  const lines = [
+    'commit refs/heads/main',
+    'committer t <t@skillpin.invalid> 1700000000 +0000',
+    'data 1',
+    'm',
+  ];
+  for (const [file, content] of Object.entries(files))
+    lines.push(`M 100644 inline ${quoted(file)}`, `data ${Buffer.byteLength(content)}`, content);
+  const run = spawnSync('git', ['--git-dir', gitdir, 'fast-import', '--quiet'], {
+    input: `${lines.join('\n')}\n`,
+    env,
+  });
+  if (run.status !== 0) throw new Error(run.stderr.toString());
+  const commit = execFileSync('git', ['--git-dir', gitdir, 'rev-parse', 'main'], { encoding: 'utf8' }).trim();
+  return { gitdir, commit };
+}
+
+/** A 2025-11-25 client of a stdio-style server from the factory, in memory. */
+async function connect(catalog: Catalog) {
+  const factory = createServerFactory({ catalog, logger: silentLogger(), cache });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await factory().connect(serverSide);
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  await client.connect(clientSide);
+  return client;
+}
+
+describe('the serving snapshot', () => {
+  it('is built once per namespace and kept across swaps that keep the namespace', async () => {
+    const v1 = await namespaceOf('cat', catalogRepo.gitdir, c1, ['skills']);
+    const v2 = await namespaceOf('other', catalogRepo.gitdir, c2, ['skills']);
+    const catalog = createCatalog(stateOf(v1));
+    const first = viewOf(catalog);
+    expect(viewOf(catalog)).toBe(first);
+    const snapshot = snapshotOf(v1);
+    catalog.swap(stateOf(v1, v2));
+    const second = viewOf(catalog);
+    expect(second).not.toBe(first);
+    expect(snapshotOf(v1)).toBe(snapshot);
+    expect(second.listed.filter((served) => served.ns === v1)).toEqual([...snapshot.ordered]);
+  });
+
+  it('keys entries, files and folders by canonical URI, folders listing their children in URI order', async () => {
+    const ns = await namespaceOf('cat', catalogRepo.gitdir, c2, ['skills']);
+    const snapshot = snapshotOf(ns);
+    const base = `skill://cat/${c2}/skills/release-notes`;
+    expect(snapshot.skills.get(`${base}/SKILL.md`)?.skill.dir).toBe('skills/release-notes');
+    expect(snapshot.files.get(`${base}/templates/Q&A%20notes.md`)?.file.path).toBe(
+      'skills/release-notes/templates/Q&A notes.md',
+    );
+    expect(snapshot.dirs.get(`${base}/templates`)?.map((child) => child.uri)).toEqual([
+      `${base}/templates/Q&A%20notes.md`,
+      `${base}/templates/r%C3%A9sum%C3%A9%20%231.md`,
+    ]);
+    expect(snapshot.dirs.get(base)?.map((child) => [child.name, child.mimeType])).toEqual([
+      ['SKILL.md', 'text/markdown'],
+      ['assets', 'inode/directory'],
+      ['templates', 'inode/directory'],
+    ]);
+    expect(snapshot.ordered.map((served) => served.uri)).toEqual(
+      [...snapshot.ordered.map((served) => served.uri)].sort(),
+    );
+  });
+
+  it('hands out frozen entries, so no request can change what the next one is served', async () => {
+    const ns = await namespaceOf('cat', catalogRepo.gitdir, c2, ['skills']);
+    const entry = snapshotOf(ns).ordered[0]!.entry;
+    expect(Object.isFrozen(entry)).toBe(true);
+    expect(Object.isFrozen(entry.resources)).toBe(true);
+    expect(() => {
+      (entry.frontmatter as Record<string, unknown>)['name'] = 'changed';
+    }).toThrow(TypeError);
+  });
+});
+
+describe('names git allows and skills cannot serve', () => {
+  it('serves the skill without them, reports each, and the SDK client accepts the entry', async () => {
+    const skillMd = '---\nname: dots\ndescription: A skill beside names no URI can hold.\n---\nBody.\n';
+    const repo = rawRepo({
+      'skills/dots/SKILL.md': skillMd,
+      'skills/dots/guide.md': 'guide\n',
+      'skills/dots/.': 'dot\n',
+      'skills/dots/..': 'dot dot\n',
+      'skills/dots/.git': 'gitdir: elsewhere\n',
+      'skills/dots/nested/.git/config': '[core]\n',
+      'skills/.git/hidden/SKILL.md': '---\nname: hidden\ndescription: In a .git folder.\n---\n',
+    });
+    const ns = await namespaceOf('raw', repo.gitdir, repo.commit, ['skills']);
+    expect(ns.problems.map((p) => [p.path, p.reason])).toEqual([
+      ['skills/.git/hidden/SKILL.md', 'skill-path-invalid'],
+      ['skills/dots/.', 'file-name-invalid'],
+      ['skills/dots/..', 'file-name-invalid'],
+      ['skills/dots/.git', 'file-name-invalid'],
+      ['skills/dots/nested/.git/config', 'file-name-invalid'],
+    ]);
+    const client = await connect(createCatalog(stateOf(ns)));
+    const skills = new SkillsClient(client);
+    const { skills: entries } = await skills.list();
+    const base = `skill://raw/${repo.commit}/skills/dots`;
+    expect(
+      entries.map((entry) => [entry.uri, (entry.resources as Array<{ uri: string }>).map((r) => r.uri)]),
+    ).toEqual([[`${base}/SKILL.md`, [`${base}/SKILL.md`, `${base}/guide.md`]]]);
+    const read = await skills.read(entries[0]!, 'SKILL.md');
+    expect([read.verified, digestOf(read.bytes)]).toEqual([
+      true,
+      digestOf(new TextEncoder().encode(skillMd)),
+    ]);
+    await client.close();
+  });
+});
+
+describe('the server made for each HTTP request', () => {
+  const post = (method: string, params: Record<string, unknown>) =>
+    new Request('http://127.0.0.1/mcp', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-method': method,
+        'mcp-protocol-version': MODERN,
+        ...(typeof params['uri'] === 'string' ? { 'mcp-name': params['uri'] } : {}),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method,
+        params: {
+          ...params,
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': MODERN,
+            'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    });
+
+  it('registers what its method needs, subscribes to nothing, and is collected after its exchange', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const ns = await namespaceOf('cat', catalogRepo.gitdir, c2, ['skills']);
+    const catalog = createCatalog(stateOf(ns));
+    let subscriptions = 0;
+    const onChange = catalog.onChange.bind(catalog);
+    catalog.onChange = (listener) => {
+      subscriptions++;
+      return onChange(listener);
+    };
+    const factory = createServerFactory({ catalog, logger: silentLogger(), cache });
+    const made: Array<WeakRef<object>> = [];
+    const capabilities: Array<Record<string, unknown>> = [];
+    const handler = createMcpHandler(
+      (context) => {
+        const mcp = factory(context);
+        made.push(new WeakRef(mcp));
+        capabilities.push({ ...mcp.server.getCapabilities() });
+        return mcp;
+      },
+      { legacy: 'reject' },
+    );
+    const uri = `skill://cat/${c2}/skills/pdf-forms/SKILL.md`;
+    for (let i = 0; i < 50; i++) {
+      const listing = (await (await handler.fetch(post('skills/list', {}))).json()) as {
+        result: { skills: unknown[] };
+      };
+      expect(listing.result.skills.length).toBe(7);
+      const read = (await (await handler.fetch(post('resources/read', { uri }))).json()) as {
+        result: { contents: Array<{ uri: string }> };
+      };
+      expect(read.result.contents[0]!.uri).toBe(uri);
+    }
+    const tools = (await (await handler.fetch(post('tools/list', {}))).json()) as {
+      result: { tools: Array<{ name: string }> };
+    };
+    expect(tools.result.tools.map((tool) => tool.name)).toEqual(['skill_list', 'skill_load', 'skill_file']);
+    expect(Object.keys(capabilities[0]!).sort()).toEqual(['extensions', 'resources']);
+    expect(Object.keys(capabilities.at(-1)!).sort()).toEqual(['resources', 'tools']);
+    expect(subscriptions).toBe(0);
+    await handler.close();
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(made.length).toBe(101);
+    expect(made.filter((ref) => ref.deref() !== undefined).length).toBe(0);
+  });
+
+  it('a connection (stdio) is told when the listing changes, and stops listening when it closes', async () => {
+    const v1 = await namespaceOf('cat', catalogRepo.gitdir, c1, ['skills']);
+    const v2 = await namespaceOf('cat', catalogRepo.gitdir, c2, ['skills']);
+    const catalog = createCatalog(stateOf(v1));
+    const client = await connect(catalog);
+    const changed = new Promise<string>((resolve) =>
+      client.setNotificationHandler('notifications/resources/list_changed', () => resolve('resources')),
+    );
+    catalog.swap(stateOf(v2));
+    expect(await changed).toBe('resources');
+    await client.close();
+  });
+});

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { discoverSkills, unusableName } from '../../src/skills/index.ts';
+import type { TreeEntry } from '../../src/shared/tree.ts';
+
+const file = (path: string, id = path): TreeEntry => ({ path, type: 'file', id });
+
+describe('names git allows and skills cannot serve', () => {
+  it('leaves out ".", "..", ".git" (a file, a folder, any case) and keeps the rest of the skill', () => {
+    const found = discoverSkills([
+      file('s/x/SKILL.md'),
+      file('s/x/guide.md'),
+      file('s/x/.'),
+      file('s/x/..'),
+      file('s/x/.git'),
+      file('s/x/sub/.Git/config'),
+      file('s/x/sub/../escape.md'),
+      file('s/x/.gitignore'),
+      file('s/x/..hidden'),
+    ]);
+    expect(found.skills.map((s) => [s.dir, s.files.map((f) => f.relPath)])).toEqual([
+      ['s/x', ['SKILL.md', 'guide.md', '.gitignore', '..hidden']],
+    ]);
+    expect(found.problems).toEqual([
+      {
+        path: 's/x/.',
+        reason: 'file-name-invalid',
+        severity: 'warning',
+        detail: 'the path holds the name ".", which no URI can name; left out',
+      },
+      {
+        path: 's/x/..',
+        reason: 'file-name-invalid',
+        severity: 'warning',
+        detail: 'the path holds the name "..", which no URI can name; left out',
+      },
+      {
+        path: 's/x/.git',
+        reason: 'file-name-invalid',
+        severity: 'warning',
+        detail: 'the path holds the name ".git", which git refuses to check out; left out',
+      },
+      {
+        path: 's/x/sub/.Git/config',
+        reason: 'file-name-invalid',
+        severity: 'warning',
+        detail: 'the path holds the name ".Git", which git refuses to check out; left out',
+      },
+      {
+        path: 's/x/sub/../escape.md',
+        reason: 'file-name-invalid',
+        severity: 'warning',
+        detail: 'the path holds the name "..", which no URI can name; left out',
+      },
+    ]);
+  });
+
+  it('does not serve a skill whose folder path holds such a name', () => {
+    const found = discoverSkills([
+      file('s/../SKILL.md'),
+      file('s/.git/hooks/SKILL.md'),
+      file('s/./SKILL.md'),
+      file('s/good/SKILL.md'),
+    ]);
+    expect(found.skills.map((s) => s.dir)).toEqual(['s/good']);
+    expect(found.problems.map((p) => [p.path, p.reason, p.severity, p.detail])).toEqual([
+      [
+        's/../SKILL.md',
+        'skill-path-invalid',
+        'error',
+        'the skill\'s path holds the name "..", which no URI can name; the skill is not served',
+      ],
+      [
+        's/.git/hooks/SKILL.md',
+        'skill-path-invalid',
+        'error',
+        'the skill\'s path holds the name ".git", which git refuses to check out; the skill is not served',
+      ],
+      [
+        's/./SKILL.md',
+        'skill-path-invalid',
+        'error',
+        'the skill\'s path holds the name ".", which no URI can name; the skill is not served',
+      ],
+    ]);
+  });
+
+  it.each([
+    ['a/b.md', undefined],
+    ['a/.well-known/x', undefined],
+    ['a/...', undefined],
+    ['a/.git.md', undefined],
+    ['a/ctl\u0001.md', 'a control character, a backslash or bytes that are not UTF-8'],
+    ['a/back\\slash.md', 'a control character, a backslash or bytes that are not UTF-8'],
+    ['a/\uFFFD.md', 'a control character, a backslash or bytes that are not UTF-8'],
+    ['a/GIT/.GIT', 'the name ".GIT", which git refuses to check out'],
+  ])('unusableName(%j) is %j', (path, why) => {
+    expect(unusableName(path)).toBe(why);
+  });
+});
