@@ -1,16 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** The body's raw bytes, at most `max`; `undefined` as soon as it is declared or sent larger. */
+/** Bytes of an oversized body read and dropped before answering 413: a client still sending sees the answer. */
+const DRAIN_BYTES = 16 * 1024 * 1024;
+
+/** The body's raw bytes, at most `max`; `undefined` when it is larger (read and dropped first, see DRAIN_BYTES). */
 export async function readRawBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
-  if (Number(req.headers['content-length'] ?? '0') > max) return undefined;
+  const declared = Number(req.headers['content-length'] ?? '0');
+  if (declared > max + DRAIN_BYTES) return undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.byteLength;
-    if (size > max) return undefined;
-    chunks.push(chunk);
+    // Past the limit the rest is read and dropped (up to DRAIN_BYTES), so the client gets to read its 413.
+    if (size > max + DRAIN_BYTES) return undefined;
+    if (size <= max) chunks.push(chunk);
   }
-  return Buffer.concat(chunks);
+  return size > max ? undefined : Buffer.concat(chunks);
 }
 
 /** A web Request for `req` carrying exactly `body` (the SDK's adapter decodes bodies as text, which loses bytes). */

@@ -1,13 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { createMcpHandler } from '@modelcontextprotocol/server';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCatalog, type Catalog, type CatalogState, type Namespace } from '../../src/catalog/index.ts';
 import { digestOf } from '../../src/index/index.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
@@ -22,39 +18,11 @@ const c1 = catalogRepo.commits['c1']!;
 const c2 = catalogRepo.commits['c2']!;
 const cache = { ttlMs: 1000, cacheScope: 'private' as const };
 const MODERN = '2026-07-28';
-const temporary: string[] = [];
-afterAll(() => {
-  for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
-});
 
 const stateOf = (...namespaces: Namespace[]): CatalogState => ({
   sources: namespaces.map((ns) => ({ id: ns.source, current: ns, retained: [] })),
   failures: [],
 });
-
-/** A bare repository whose one commit holds exactly these paths (any bytes git allows in a tree). */
-function rawRepo(files: Record<string, string>): { gitdir: string; commit: string } {
-  const gitdir = mkdtempSync(path.join(tmpdir(), 'skillpin-raw-'));
-  temporary.push(gitdir);
-  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
-  execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', gitdir], { env });
-  const quoted = (p: string) => `"${p.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
-  const lines = [
-    'commit refs/heads/main',
-    'committer t <t@skillpin.invalid> 1700000000 +0000',
-    'data 1',
-    'm',
-  ];
-  for (const [file, content] of Object.entries(files))
-    lines.push(`M 100644 inline ${quoted(file)}`, `data ${Buffer.byteLength(content)}`, content);
-  const run = spawnSync('git', ['--git-dir', gitdir, 'fast-import', '--quiet'], {
-    input: `${lines.join('\n')}\n`,
-    env,
-  });
-  if (run.status !== 0) throw new Error(run.stderr.toString());
-  const commit = execFileSync('git', ['--git-dir', gitdir, 'rev-parse', 'main'], { encoding: 'utf8' }).trim();
-  return { gitdir, commit };
-}
 
 /** A 2025-11-25 client of a stdio-style server from the factory, in memory. */
 async function connect(catalog: Catalog) {
@@ -116,35 +84,34 @@ describe('the serving snapshot', () => {
 
 describe('names git allows and skills cannot serve', () => {
   it('serves the skill without them, reports each, and the SDK client accepts the entry', async () => {
-    const skillMd = '---\nname: dots\ndescription: A skill beside names no URI can hold.\n---\nBody.\n';
-    const repo = rawRepo({
-      'skills/dots/SKILL.md': skillMd,
-      'skills/dots/guide.md': 'guide\n',
-      'skills/dots/.': 'dot\n',
-      'skills/dots/..': 'dot dot\n',
-      'skills/dots/.git': 'gitdir: elsewhere\n',
-      'skills/dots/nested/.git/config': '[core]\n',
-      'skills/.git/hidden/SKILL.md': '---\nname: hidden\ndescription: In a .git folder.\n---\n',
-    });
-    const ns = await namespaceOf('raw', repo.gitdir, repo.commit, ['skills']);
-    expect(ns.problems.map((p) => [p.path, p.reason])).toEqual([
+    const adversarial = fixture('adversarial');
+    const commit = adversarial.commits['c1']!;
+    const ns = await namespaceOf('adv', adversarial.gitdir, commit, ['skills']);
+    expect(
+      ns.problems
+        .filter((p) => p.path.startsWith('skills/dot-names/') || p.path.startsWith('skills/.git/'))
+        .map((p) => [p.path, p.reason]),
+    ).toEqual([
       ['skills/.git/hidden/SKILL.md', 'skill-path-invalid'],
-      ['skills/dots/.', 'file-name-invalid'],
-      ['skills/dots/..', 'file-name-invalid'],
-      ['skills/dots/.git', 'file-name-invalid'],
-      ['skills/dots/nested/.git/config', 'file-name-invalid'],
+      ['skills/dot-names/.', 'file-name-invalid'],
+      ['skills/dot-names/..', 'file-name-invalid'],
+      ['skills/dot-names/.git', 'file-name-invalid'],
+      ['skills/dot-names/nested/.git/config', 'file-name-invalid'],
     ]);
     const client = await connect(createCatalog(stateOf(ns)));
     const skills = new SkillsClient(client);
-    const { skills: entries } = await skills.list();
-    const base = `skill://raw/${repo.commit}/skills/dots`;
-    expect(
-      entries.map((entry) => [entry.uri, (entry.resources as Array<{ uri: string }>).map((r) => r.uri)]),
-    ).toEqual([[`${base}/SKILL.md`, [`${base}/SKILL.md`, `${base}/guide.md`]]]);
-    const read = await skills.read(entries[0]!, 'SKILL.md');
+    const base = `skill://adv/${commit}/skills/dot-names`;
+    const { skill: entry } = await skills.get(`${base}/SKILL.md`);
+    expect((entry.resources as Array<{ uri: string }>).map((r) => r.uri)).toEqual([`${base}/SKILL.md`]);
+    const read = await skills.read(entry, 'SKILL.md');
     expect([read.verified, digestOf(read.bytes)]).toEqual([
       true,
-      digestOf(new TextEncoder().encode(skillMd)),
+      // fixtures-repos/adversarial/repo.yaml declares these bytes (a raw entry).
+      digestOf(
+        new TextEncoder().encode(
+          '---\nname: dot-names\ndescription: Beside names no URI or checkout holds.\n---\n',
+        ),
+      ),
     ]);
     await client.close();
   });
