@@ -1,6 +1,6 @@
 import type { Skill } from '@modelcontextprotocol/server/ext/skills';
 import { namespaceUri, type Namespace } from '../catalog/index.ts';
-import type { IndexedSkill } from '../index/index.ts';
+import { type IndexedSkill, signerMeta, skillDigest } from '../index/index.ts';
 import { join } from '../skills/index.ts';
 import { compareText } from '../shared/text.ts';
 
@@ -13,6 +13,8 @@ export function provenance(ns: Namespace, skill: IndexedSkill): Record<string, s
     [`${META_PREFIX}commit`]: ns.commit,
     [`${META_PREFIX}path`]: skill.dir === '' ? '.' : skill.dir,
     [`${META_PREFIX}commitTime`]: ns.index.commitTime,
+    [`${META_PREFIX}digest`]: skillDigest(skill),
+    ...signerMeta(META_PREFIX, ns.index.signer),
   };
 }
 
