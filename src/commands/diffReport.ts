@@ -72,6 +72,9 @@ function code(text: string): string {
   return `${fence}${padded.replaceAll('|', '\\|')}${fence}`;
 }
 
+const html = (text: string) =>
+  text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
+
 const skillCells = (skill: SkillSummary) =>
   `${code(skill.path)} | ${code(skill.name)} | ${skill.files} | ${skill.bytes} | ${code(shortDigest(skill.digest))}`;
 
@@ -98,7 +101,10 @@ export function renderMarkdown(diffs: readonly SourceDiff[]): string {
     for (const skill of changed) {
       const { files } = skill;
       const count = files.added.length + files.removed.length + files.changed.length;
-      out.push(`<details><summary>${code(skill.path)}: ${plural(count, 'file')} changed</summary>`, '');
+      out.push(
+        `<details><summary><code>${html(skill.path)}</code>: ${plural(count, 'file')} changed</summary>`,
+        '',
+      );
       out.push('| change | file | size | digest |', '| --- | --- | --- | --- |');
       for (const f of files.added)
         out.push(`| added | ${code(f.path)} | ${f.size} | ${code(shortDigest(f.digest))} |`);
