@@ -5,7 +5,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { check } from './commands/check.ts';
 import { diff } from './commands/diff.ts';
 import { lock } from './commands/lock.ts';
-import { prepareConfig } from './commands/pinning.ts';
+import { checkKeys, servedConfig } from './commands/pinning.ts';
 import { type DiffFormat, update } from './commands/update.ts';
 import { serve } from './commands/serve.ts';
 import { status } from './commands/status.ts';
@@ -92,7 +92,7 @@ export function program(
     )
     .option('--locked', 'serve exactly the commits of the lockfile (skillpin.lock next to the config)')
     .action(async (options: { config: string; http?: { host: string; port: number }; locked?: boolean }) => {
-      const config = await prepareConfig(loadConfig(options.config), options);
+      const config = await servedConfig(loadConfig(options.config), options.locked === true);
       const code = await serve(config, options.http, createLogger(), { err: io.err });
       if (code !== undefined) exit(code);
     });
@@ -114,7 +114,7 @@ export function program(
       const logger = createLogger(process.env['SKILLPIN_LOG_LEVEL'] ?? 'warn');
       exit(
         await sync(
-          await prepareConfig(loadConfig(options.config), options),
+          await servedConfig(loadConfig(options.config), options.locked === true),
           { waitMs: options.wait, interactive: io.interactive },
           logger,
           io.err,
@@ -175,7 +175,7 @@ export function program(
     .description('resolve every source and write the lockfile (skillpin.lock next to the config, or lock:)')
     .addOption(configOption())
     .action(async (options: { config: string }) =>
-      exit(await lock(await prepareConfig(loadConfig(options.config)), io)),
+      exit(await lock(await checkKeys(loadConfig(options.config)), io)),
     );
 
   const updating = cli
@@ -187,7 +187,7 @@ export function program(
     .addOption(configOption());
   for (const option of formats()) updating.addOption(option);
   updating.action(async (names: string[], options: { config: string; json?: boolean; markdown?: boolean }) =>
-    exit(await update(await prepareConfig(loadConfig(options.config)), names, formatOf(options), io)),
+    exit(await update(await checkKeys(loadConfig(options.config)), names, formatOf(options), io)),
   );
 
   const diffing = cli

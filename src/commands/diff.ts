@@ -11,7 +11,7 @@ import {
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { originOf } from '../sync/source.ts';
 import { renderMarkdown, renderText, sourceDiff } from './diffReport.ts';
-import { loadTargets, withScratch } from './pinning.ts';
+import { loadAt, withScratch } from './pinning.ts';
 import { COMMIT_ID, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
 import type { DiffFormat } from './update.ts';
 
@@ -80,9 +80,9 @@ export async function diff(
         if (!(error instanceof GitError)) throw error;
         return { failure: { reason: error.code, detail: error.message } };
       }
-      const [result] = await loadTargets({ ...source, target }, ['resolve'], dataDir);
-      if (!result!.ok) return { failure: result!.failure };
-      ends.push(result!.index);
+      const result = await loadAt({ ...source, target }, 'resolve', dataDir);
+      if (!result.ok) return { failure: result.failure };
+      ends.push(result.index);
     }
     return { ends };
   });

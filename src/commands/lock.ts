@@ -13,7 +13,7 @@ import {
   renderLockfile,
 } from '../sync/lockfile.ts';
 import { type SourceDiff, sourceDiff } from './diffReport.ts';
-import { eachSource, loadTargets, withScratch } from './pinning.ts';
+import { eachSource, loadAt, withScratch } from './pinning.ts';
 
 /** What re-resolving the lock found. */
 export interface Relocked {
@@ -78,31 +78,32 @@ const removal = (entry: LockedSource): SourceDiff => ({
  * Re-resolves the sources `chosen` selects (and any the lockfile no longer describes), each in a private
  * dataDir, and builds the new lockfile; the others keep their entries. Nothing is written here.
  */
-export async function relock(config: Config, chosen: (source: SourceConfig) => boolean): Promise<Relocked> {
+export async function relock(
+  config: Config,
+  chosen: (source: SourceConfig) => boolean,
+  options: { ignorePrevious?: boolean } = {},
+): Promise<Relocked> {
   const file = lockfilePath(config);
-  const previous = previousLock(file);
+  const previous = options.ignorePrevious
+    ? { lock: { version: 1 as const, sources: [] } }
+    : previousLock(file);
   const entries = new Map(previous.lock.sources.map((entry) => [entry.id, entry]));
   const results = await withScratch((dataDir) =>
     eachSource(config.sources, config.sync.concurrency, async (source) => {
       const old = entries.get(source.id);
       if (!chosen(source) && lockMismatch(source, old) === undefined) return { entry: old! };
-      const [now] = await loadTargets(source, ['resolve'], dataDir);
-      if (!now!.ok) return { failure: now!.failure };
-      const entry = lockedSourceOf(source, now!.index);
-      if (old !== undefined && old.commit === entry.commit && old.repository === entry.repository)
-        return { entry };
-      // The old end of the diff is what was locked: loaded as it was, its signer as the lockfile recorded it.
+      const now = await loadAt(source, 'resolve', dataDir);
+      if (!now.ok) return { failure: now.failure };
+      const entry = lockedSourceOf(source, now.index);
+      if (old?.repository === entry.repository && old.commit === entry.commit) return { entry };
+      if (old === undefined || old.repository !== entry.repository)
+        return { entry, diff: sourceDiff(source.id, entry.repository, undefined, { index: now.index }) };
+      // The old end is what was locked: loaded as it was, its signer as the lockfile recorded it.
       const { verify: _keys, ...unverified } = source;
-      const before =
-        old === undefined || old.repository !== entry.repository
-          ? undefined
-          : (await loadTargets(unverified, [{ commit: old.commit }], dataDir))[0]!;
-      if (old !== undefined && before?.ok === false) return { entry, diff: summaryDiff(old, entry) };
-      const from =
-        old === undefined || before === undefined || !before.ok
-          ? undefined
-          : { index: before.index, ...(old.signer === undefined ? {} : { signer: old.signer }) };
-      return { entry, diff: sourceDiff(source.id, entry.repository, from, { index: now!.index }) };
+      const before = await loadAt(unverified, { commit: old.commit }, dataDir);
+      if (!before.ok) return { entry, diff: summaryDiff(old, entry) };
+      const from = { index: before.index, ...(old.signer === undefined ? {} : { signer: old.signer }) };
+      return { entry, diff: sourceDiff(source.id, entry.repository, from, { index: now.index }) };
     }),
   );
   const configured = new Set(config.sources.map((source) => source.id));
@@ -124,7 +125,8 @@ export function reportFailures(failures: readonly SourceFailure[], err: (text: s
 
 /** `skillpin lock`: resolves every source and writes the lockfile; exit 2 (nothing written) when one fails. */
 export async function lock(config: Config, io: { out: (text: string) => void; err: (text: string) => void }) {
-  const result = await relock(config, () => true);
+  // Every source is resolved afresh: whatever the old lockfile holds (even a corrupt one) is replaced.
+  const result = await relock(config, () => true, { ignorePrevious: true });
   if (result.failures.length > 0) {
     reportFailures(result.failures, io.err);
     io.err(`skillpin lock: ${result.file} not written\n`);

@@ -10,13 +10,19 @@ import { lockedConfig, lockfilePath, readLockfile } from '../sync/lockfile.ts';
 import { openSource } from '../sync/source.ts';
 import { failureOf } from '../sync/step.ts';
 
-/**
- * The config a command runs with: every `verify:` key file parsed (a bad one is a ConfigError, exit 2, before
- * anything runs), and with `locked` (or `lock:` in the config) every source pinned to its lockfile commit.
- */
-export async function prepareConfig(config: Config, options: { locked?: boolean } = {}): Promise<Config> {
+/** Parses every `verify:` key file of `config`: a bad one is a ConfigError (exit 2) before anything runs. */
+export async function checkKeys(config: Config): Promise<Config> {
   await Promise.all(config.sources.map((source) => source.verify && keyringOf(source.verify)));
-  if (options.locked !== true && config.lock === undefined) return config;
+  return config;
+}
+
+/**
+ * The config `serve` and `sync` run with: keys checked, and with `locked` (or `lock:` in the config) every source
+ * pinned to its lockfile commit. `lock` and `update` never apply the lockfile: they follow the refs it pins.
+ */
+export async function servedConfig(config: Config, locked: boolean): Promise<Config> {
+  await checkKeys(config);
+  if (!locked && config.lock === undefined) return config;
   const file = lockfilePath(config);
   return lockedConfig(config, readLockfile(file), file);
 }
@@ -37,33 +43,21 @@ export async function withScratch<T>(work: (dataDir: string) => Promise<T>): Pro
   }
 }
 
-/**
- * Loads `source` at each of `targets` in order (its ref resolved where a target is `resolve`), sharing one
- * store, so a later commit fetches only what the earlier ones lack. A failure is that target's result.
- */
-export async function loadTargets(
+/** Loads `source` at `target` (its own ref or pin resolved, with `resolve`) in `dataDir`; a failure is a result. */
+export async function loadAt(
   source: SourceConfig,
-  targets: ReadonlyArray<ResolvedRef | 'resolve'>,
+  target: ResolvedRef | 'resolve',
   dataDir: string,
-): Promise<Loaded[]> {
+): Promise<Loaded> {
   const opened = openSource(source, { dataDir });
-  const results: Loaded[] = [];
-  let have: string | undefined;
   try {
-    for (const wanted of targets) {
-      try {
-        const target = wanted === 'resolve' ? await opened.resolve() : wanted;
-        const ns = await opened.load(target, have);
-        have = ns.commit;
-        results.push({ ok: true, index: ns.index });
-      } catch (error) {
-        results.push({ ok: false, failure: failureOf(source.id, error) });
-      }
-    }
+    const ns = await opened.load(target === 'resolve' ? await opened.resolve() : target);
+    return { ok: true, index: ns.index };
+  } catch (error) {
+    return { ok: false, failure: failureOf(source.id, error) };
   } finally {
     await opened.close();
   }
-  return results;
 }
 
 /** Runs `each` over `sources`, `concurrency` at a time, results in the order of `sources`. */

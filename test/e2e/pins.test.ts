@@ -151,6 +151,11 @@ describe('serving the lockfile', () => {
     });
     expect((await cli('sync', '-c', pinned.file)).status).toBe(0);
     expect(await served(pinned.file)).toEqual([['skills', first]]);
+    // …and update, which follows the refs, moves the pin it names.
+    expect((await cli('update', '-c', pinned.file)).status).toBe(1);
+    expect(readLockfile(config.lockfile).sources[0]!.commit).toBe(second);
+    expect((await cli('sync', '-c', pinned.file)).status).toBe(0);
+    expect(await served(pinned.file)).toEqual([['skills', second]]);
   });
 
   it('refuses a lockfile that does not match the config with one message naming the source (exit 2)', async () => {
