@@ -78,7 +78,11 @@ const html = (text: string) =>
 const skillCells = (skill: SkillSummary) =>
   `${code(skill.path)} | ${code(skill.name)} | ${skill.files} | ${skill.bytes} | ${code(shortDigest(skill.digest))}`;
 
-const problemLine = (p: SkillProblem) => `- ${p.severity} ${code(p.reason)} ${code(p.path)}: ${p.detail}`;
+/** Text from a repository, inert in Markdown: every ASCII punctuation mark that could start markup is escaped. */
+const inert = (text: string) => text.replace(/[\\`*_{}[\]()<>#+\-.!|~&]/g, '\\$&');
+
+const problemLine = (p: SkillProblem) =>
+  `- ${p.severity} ${code(p.reason)} ${code(p.path)}: ${inert(p.detail)}`;
 
 /** What a reviewer reads in a pull request: one section per source. */
 export function renderMarkdown(diffs: readonly SourceDiff[]): string {

@@ -199,8 +199,14 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     },
     async restore(commit) {
       const repo = await repository();
-      // A tag verified before was kept beside the commit in a remote source's store.
-      const tag = remote === undefined ? undefined : await pinnedTag(repo, commit);
+      // A tag verified before was kept beside the commit in a remote source's store, or is the locked one.
+      const { target } = config;
+      const tag =
+        remote !== undefined
+          ? await pinnedTag(repo, commit)
+          : target.kind === 'commit' && target.commit === commit
+            ? target.tag
+            : undefined;
       return namespace(await indexOf(repo, { commit, ...(tag === undefined ? {} : { tag }) }), repo);
     },
     async forget(commit) {
