@@ -120,11 +120,12 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const remote = remoteOf(config);
   const storeDir = path.join(deps.dataDir, 'repos', `${config.id}.git`);
   const indexes = (deps.indexStore ?? indexStore)(path.join(deps.dataDir, 'index', config.id));
-  const keyring = config.verify === undefined ? undefined : keyringOf(config.verify);
+  // Parsed on first use (and once per config): a bad key file fails what needs it, never an idle promise.
+  const keyring = () => (config.verify === undefined ? undefined : keyringOf(config.verify));
   const indexOptions = async (): Promise<IndexOptions> => ({
     paths: config.paths,
     strictNames: config.strictNames,
-    ...(keyring === undefined ? {} : { verify: (await keyring).fingerprint }),
+    ...(config.verify === undefined ? {} : { verify: (await keyring()!).fingerprint }),
   });
   const indexCache = newIndexCache();
   let trees: TreeCache | undefined;
@@ -154,7 +155,8 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     const options = await indexOptions();
     const stored = await indexes.load(commit, options);
     if (stored !== undefined) return stored;
-    const signer = keyring === undefined ? undefined : await verifyTarget(repo, target, await keyring);
+    const keys = await keyring();
+    const signer = keys === undefined ? undefined : await verifyTarget(repo, target, keys);
     deps.onProgress?.({ phase: 'indexing' });
     const tree = await walkCommit(repo, commit, trees);
     trees = tree.trees;
