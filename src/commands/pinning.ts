@@ -51,8 +51,7 @@ export async function loadAt(
 ): Promise<Loaded> {
   const opened = openSource(source, { dataDir });
   try {
-    const ns = await opened.load(target === 'resolve' ? await opened.resolve() : target);
-    return { ok: true, index: ns.index };
+    return { ok: true, index: await opened.index(target === 'resolve' ? await opened.resolve() : target) };
   } catch (error) {
     return { ok: false, failure: failureOf(source.id, error) };
   } finally {

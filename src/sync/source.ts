@@ -58,6 +58,8 @@ export interface Source {
    * requires one, and indexes it; or loads its index file, verified under the same keys.
    */
   load(target: ResolvedRef, have?: string): Promise<Namespace>;
+  /** What `load` serves, as the index alone (with the root tree and the signer): what a lockfile records. */
+  index(target: ResolvedRef, have?: string): Promise<CommitIndex>;
   /** A commit served before, from its index file, or rebuilt from the store when that is gone; never the network. */
   restore(commit: string): Promise<Namespace>;
   /** Forgets a commit no longer served: its index file, and its pin in a remote source's store. */
@@ -172,6 +174,24 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     return index;
   };
 
+  /** Fetches the commit (remote) with the tag verification reads, then its index: from its file, or built. */
+  const fetchAndIndex = async (target: ResolvedRef, have?: string): Promise<CommitIndex> => {
+    const repo = await repository();
+    // Only a tag that verification reads is fetched and kept.
+    const tag = config.verify?.require === 'tag' ? target.tag : undefined;
+    if (remote !== undefined) {
+      // The completeness check walks the commit's trees: the index walk that follows reuses them all.
+      trees = await fetchCommit(repo, remote, target.commit, {
+        ...(have === undefined ? {} : { have }),
+        ...(trees === undefined ? {} : { trees }),
+        ...(tag === undefined ? {} : { tag }),
+        paths: config.paths,
+        onProgress: (progress) => deps.onProgress?.(progress),
+      });
+    }
+    return indexOf(repo, target);
+  };
+
   return {
     id: config.id,
     origin,
@@ -184,21 +204,9 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
         : resolveRemoteTarget(await repository(), remote, target.ref);
     },
     async load(target, have) {
-      const repo = await repository();
-      // Only a tag that verification reads is fetched and kept.
-      const tag = config.verify?.require === 'tag' ? target.tag : undefined;
-      if (remote !== undefined) {
-        // The completeness check walks the commit's trees: the index walk that follows reuses them all.
-        trees = await fetchCommit(repo, remote, target.commit, {
-          ...(have === undefined ? {} : { have }),
-          ...(trees === undefined ? {} : { trees }),
-          ...(tag === undefined ? {} : { tag }),
-          paths: config.paths,
-          onProgress: (progress) => deps.onProgress?.(progress),
-        });
-      }
-      return namespace(await indexOf(repo, target), repo);
+      return namespace(await fetchAndIndex(target, have), await repository());
     },
+    index: (target, have) => fetchAndIndex(target, have),
     async restore(commit) {
       const repo = await repository();
       // A tag verified before was kept beside the commit in a remote source's store, or is the locked one.
