@@ -3,6 +3,10 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { check } from './commands/check.ts';
+import { diff } from './commands/diff.ts';
+import { lock } from './commands/lock.ts';
+import { checkKeys, servedConfig } from './commands/pinning.ts';
+import { type DiffFormat, update } from './commands/update.ts';
 import { serve } from './commands/serve.ts';
 import { status } from './commands/status.ts';
 import { sync } from './commands/sync.ts';
@@ -29,6 +33,23 @@ function parseWait(value: string): number {
     throw new InvalidArgumentError('expected a duration like 30s, 5m or 1h');
   }
 }
+
+type VerifyFlags = { sshAllowedSigners?: string; gpgKey?: string[]; requireSigned?: 'commit' | 'tag' };
+
+/** The signature options of `check` and `diff`, as a source's `verify:` takes them. */
+const verifyOptions = {
+  ssh: () =>
+    new Option(
+      '--ssh-allowed-signers <file>',
+      "verify SSH signatures against this file (git's allowed signers)",
+    ),
+  gpg: () => new Option('--gpg-key <file...>', 'verify OpenPGP signatures against these armored public keys'),
+  require: () =>
+    new Option(
+      '--require-signed <what>',
+      'what must be signed: the commit, or an annotated tag the ref names',
+    ).choices(['commit', 'tag']),
+};
 
 /** Where the commands write; tests pass their own to run the CLI in-process. */
 export interface CliIo {
@@ -69,8 +90,10 @@ export function program(
       'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio',
       parseListen,
     )
-    .action(async (options: { config: string; http?: { host: string; port: number } }) => {
-      const code = await serve(loadConfig(options.config), options.http, createLogger(), { err: io.err });
+    .option('--locked', 'serve exactly the commits of the lockfile (skillpin.lock next to the config)')
+    .action(async (options: { config: string; http?: { host: string; port: number }; locked?: boolean }) => {
+      const config = await servedConfig(loadConfig(options.config), options.locked === true);
+      const code = await serve(config, options.http, createLogger(), { err: io.err });
       if (code !== undefined) exit(code);
     });
 
@@ -86,11 +109,12 @@ export function program(
       parseWait,
       0,
     )
-    .action(async (options: { config: string; wait: number }) => {
+    .option('--locked', 'sync exactly the commits of the lockfile')
+    .action(async (options: { config: string; wait: number; locked?: boolean }) => {
       const logger = createLogger(process.env['SKILLPIN_LOG_LEVEL'] ?? 'warn');
       exit(
         await sync(
-          loadConfig(options.config),
+          await servedConfig(loadConfig(options.config), options.locked === true),
           { waitMs: options.wait, interactive: io.interactive },
           logger,
           io.err,
@@ -103,8 +127,14 @@ export function program(
     .description(
       'index one commit exactly as the server would and report every skill and problem (exit 0 ok, 1 errors, 2 usage or I/O)',
     )
-    .argument('[repository]', 'a local repository (work tree or bare) or an http(s) URL', '.')
-    .addOption(new Option('--commit <sha>', 'the commit to check (full 40-hex SHA)').conflicts('ref'))
+    .argument(
+      '[repository]',
+      'a local repository (work tree or bare), an http(s) URL, or github:owner/repo / gitlab:group/project',
+      '.',
+    )
+    .addOption(
+      new Option('--commit <sha>', 'the commit to check (short ids in a local repository)').conflicts('ref'),
+    )
     .option('--ref <ref>', 'a branch, tag or HEAD to resolve (default HEAD)')
     .option('--paths <dir...>', 'only look for skills under these folders')
     .option('--json', 'print the report as JSON (documented in the README)')
@@ -112,10 +142,13 @@ export function program(
     .option('--strict-names', 'refuse skills whose name differs from their folder')
     .option('--id <id>', 'the source id used in printed URIs (default: from the repository name)')
     .option('--token-env <name>', 'environment variable holding a token for a private remote')
+    .addOption(verifyOptions.ssh())
+    .addOption(verifyOptions.gpg())
+    .addOption(verifyOptions.require())
     .action(
       async (
         repository: string,
-        options: {
+        options: VerifyFlags & {
           commit?: string;
           ref?: string;
           paths?: string[];
@@ -129,6 +162,67 @@ export function program(
         exit(await check({ target: repository, ...options }, io));
       },
     );
+
+  const formats = () => [
+    new Option('--json', 'print JSON (documented in the README)').conflicts('markdown'),
+    new Option('--markdown', 'print Markdown, for a pull request'),
+  ];
+  const formatOf = (options: { json?: boolean; markdown?: boolean }): DiffFormat =>
+    options.json ? 'json' : options.markdown ? 'markdown' : 'text';
+
+  cli
+    .command('lock')
+    .description('resolve every source and write the lockfile (skillpin.lock next to the config, or lock:)')
+    .addOption(configOption())
+    .action(async (options: { config: string }) =>
+      exit(await lock(await checkKeys(loadConfig(options.config)), io)),
+    );
+
+  const updating = cli
+    .command('update')
+    .description(
+      're-resolve refs, rewrite the lockfile and print what changed (exit 0 unchanged, 1 changed, 2 errors)',
+    )
+    .argument('[source...]', 'the sources to update (default: all)')
+    .addOption(configOption());
+  for (const option of formats()) updating.addOption(option);
+  updating.action(async (names: string[], options: { config: string; json?: boolean; markdown?: boolean }) =>
+    exit(await update(await checkKeys(loadConfig(options.config)), names, formatOf(options), io)),
+  );
+
+  const diffing = cli
+    .command('diff')
+    .description('the skills added, removed and changed between two commits of a repository')
+    .argument(
+      '<repository>',
+      'a local repository, an http(s) URL, or github:owner/repo / gitlab:group/project',
+    )
+    .argument('<from>', 'a commit (short in a local repository), branch, tag or HEAD')
+    .argument('<to>', 'a commit, branch, tag or HEAD')
+    .option('--paths <dir...>', 'only look for skills under these folders')
+    .option('--strict-names', 'refuse skills whose name differs from their folder')
+    .option('--token-env <name>', 'environment variable holding a token for a private remote')
+    .addOption(verifyOptions.ssh())
+    .addOption(verifyOptions.gpg())
+    .addOption(verifyOptions.require());
+  for (const option of formats()) diffing.addOption(option);
+  diffing.action(
+    async (
+      repository: string,
+      from: string,
+      to: string,
+      options: VerifyFlags & {
+        paths?: string[];
+        strictNames?: boolean;
+        tokenEnv?: string;
+        json?: boolean;
+        markdown?: boolean;
+      },
+    ) => {
+      const { json: _json, markdown: _markdown, ...rest } = options;
+      exit(await diff({ repository, from, to, ...rest, format: formatOf(options) }, io));
+    },
+  );
 
   cli
     .command('verify')

@@ -46,6 +46,8 @@ describe('documentation', () => {
     expect([...sourceKeys].sort()).toEqual([
       'commit',
       'credentialHelper',
+      'github',
+      'gitlab',
       'id',
       'keep',
       'path',
@@ -55,7 +57,10 @@ describe('documentation', () => {
       'strictNames',
       'token',
       'url',
+      'verify',
     ]);
+    const verify = example.sources.find((source) => source['verify'] !== undefined)!['verify'] as object;
+    expect(Object.keys(verify).sort()).toEqual(['gpgKeys', 'require', 'sshAllowedSigners']);
   });
 
   it('the example config pins the commit the fixtures build', () => {

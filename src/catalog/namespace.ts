@@ -1,5 +1,6 @@
 import type { CommitIndex, IndexedSkill } from '../index/index.ts';
 import type { SkillProblem } from '../shared/reasons.ts';
+import type { Signer } from '../shared/signer.ts';
 
 /** Where a namespace's bytes came from, for provenance: never holds credentials. */
 export interface Origin {
@@ -18,6 +19,8 @@ export interface Namespace {
   readonly skills: readonly IndexedSkill[];
   /** Skills and files of this commit that are not served, and warnings. */
   readonly problems: readonly SkillProblem[];
+  /** Who signed the commit (or its tag), when the source verifies signatures. */
+  readonly signer?: Signer;
   /** A blob's raw bytes; the reader checks them against the size and digest the index publishes. */
   readBlob(blob: string): Promise<Uint8Array>;
 }
@@ -35,6 +38,7 @@ export function buildNamespace(
     origin,
     skills: index.skills,
     problems: index.problems,
+    ...(index.signer === undefined ? {} : { signer: index.signer }),
     readBlob,
   };
 }

@@ -2,12 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { skillMdUri, type Namespace } from '../catalog/index.ts';
-import { COMMIT_PATTERN, SOURCE_ID_PATTERN } from '../shared/patterns.ts';
-import type { SourceConfig } from '../config/index.ts';
-import { DEFAULT_HTTP_TIMEOUT_MS, GitError } from '../git/index.ts';
+import { SOURCE_ID_PATTERN } from '../shared/patterns.ts';
+import { ConfigError, type SourceConfig } from '../config/index.ts';
+import { DEFAULT_HTTP_TIMEOUT_MS, GitError, keyringOf } from '../git/index.ts';
+import type { Signer } from '../shared/signer.ts';
 import { openSource } from '../sync/source.ts';
+import { COMMIT_ID, fullCommit, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
 
-export interface CheckOptions {
+export { UsageError } from './sourceArgs.ts';
+
+export interface CheckOptions extends VerifyOptions {
   target: string;
   commit?: string;
   ref?: string;
@@ -46,11 +50,11 @@ export interface CheckReport {
   warnings: number;
   /** No errors (and, under --strict, no warnings). */
   ok: boolean;
+  /** Who signed the commit (or its tag), when keys were given to verify it; `null` otherwise. */
+  signer: Signer | null;
 }
 
 export const CHECK_EXIT = { ok: 0, problems: 1, usage: 2 } as const;
-
-export class UsageError extends Error {}
 
 /** A source id from a repository's name: `My_Skills.git` → `my-skills`. */
 function idFrom(target: string): string {
@@ -66,23 +70,15 @@ function idFrom(target: string): string {
 function sourceFor(options: CheckOptions): SourceConfig {
   if (options.commit !== undefined && options.ref !== undefined)
     throw new UsageError('give --commit or --ref, not both');
-  if (options.commit !== undefined && !COMMIT_PATTERN.test(options.commit))
-    throw new UsageError('--commit must be a full 40-hex commit SHA');
+  if (options.commit !== undefined && !COMMIT_ID.test(options.commit))
+    throw new UsageError('--commit must be a commit id: 4 to 40 hex digits');
   const id = options.id ?? idFrom(options.target === '.' ? process.cwd() : options.target);
   if (!SOURCE_ID_PATTERN.test(id))
     throw new UsageError('--id must be lowercase letters, digits, "-" and "."');
-  const remote = /^https?:\/\//.test(options.target);
-  let token: string | undefined;
-  if (options.tokenEnv !== undefined) {
-    token = process.env[options.tokenEnv];
-    if (token === undefined || token === '')
-      throw new UsageError(`environment variable ${options.tokenEnv} is not set`);
-  }
+  const verify = verifyOf(options);
   return {
     id,
-    location: remote
-      ? { kind: 'remote', url: options.target, ...(token === undefined ? {} : { token }) }
-      : { kind: 'local', path: path.resolve(options.target) },
+    location: locationOf(options.target, options.tokenEnv),
     target:
       options.commit !== undefined
         ? { kind: 'commit', commit: options.commit }
@@ -93,6 +89,7 @@ function sourceFor(options: CheckOptions): SourceConfig {
     strictNames: options.strictNames ?? false,
     keep: 0,
     timeoutMs: DEFAULT_HTTP_TIMEOUT_MS,
+    ...(verify === undefined ? {} : { verify }),
   };
 }
 
@@ -117,6 +114,7 @@ export function reportOf(ns: Namespace, strict: boolean): CheckReport {
     errors,
     warnings,
     ok: errors === 0 && (!strict || warnings === 0),
+    signer: ns.signer ?? null,
   };
 }
 
@@ -126,6 +124,11 @@ export function renderReport(report: CheckReport): string {
   const lines = [
     `${report.repository} @ ${report.commit} (${report.commitTime})`,
     `${plural(report.skills.length, 'skill')} served, ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}`,
+    ...(report.signer === null
+      ? []
+      : [
+          `signed by ${report.signer.identity} (${report.signer.type} ${report.signer.object}, key ${report.signer.key})`,
+        ]),
     '',
   ];
   const width = Math.max(4, ...report.skills.map((s) => s.name.length));
@@ -150,27 +153,31 @@ export async function check(
   let source: SourceConfig;
   try {
     source = sourceFor(options);
+    if (source.verify !== undefined) await keyringOf(source.verify);
   } catch (error) {
-    if (error instanceof UsageError) {
-      if (options.json)
-        out(`${JSON.stringify({ version: 1, error: { reason: 'usage', detail: error.message } })}\n`);
-      else err(`skillpin check: ${error.message}\n`);
-      return CHECK_EXIT.usage;
-    }
-    throw error;
+    if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
+    if (options.json)
+      out(`${JSON.stringify({ version: 1, error: { reason: 'usage', detail: error.message } })}\n`);
+    else err(`skillpin check: ${error.message}\n`);
+    return CHECK_EXIT.usage;
   }
   const dataDir = mkdtempSync(path.join(tmpdir(), 'skillpin-check-'));
   try {
+    // A short commit id is expanded in the local repository; the report names the full one.
+    if (source.target.kind === 'commit') {
+      const commit = await fullCommit(source.location, source.target.commit);
+      source = { ...source, target: { kind: 'commit', commit } };
+    }
     const opened = openSource(source, { dataDir });
     const ns = await opened.load(await opened.resolve());
     const report = reportOf(ns, options.strict ?? false);
     out(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderReport(report));
     return report.ok ? CHECK_EXIT.ok : CHECK_EXIT.problems;
   } catch (error) {
-    if (!(error instanceof GitError)) throw error;
-    if (options.json)
-      out(`${JSON.stringify({ version: 1, error: { reason: error.code, detail: error.message } })}\n`);
-    else err(`skillpin check: ${error.code}: ${error.message}\n`);
+    if (!(error instanceof GitError || error instanceof UsageError)) throw error;
+    const reason = error instanceof GitError ? error.code : 'usage';
+    if (options.json) out(`${JSON.stringify({ version: 1, error: { reason, detail: error.message } })}\n`);
+    else err(`skillpin check: ${error instanceof GitError ? `${reason}: ` : ''}${error.message}\n`);
     return CHECK_EXIT.usage;
   } finally {
     rmSync(dataDir, { recursive: true, force: true });

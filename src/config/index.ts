@@ -1,2 +1,3 @@
 export * from './load.ts';
 export * from './schema.ts';
+export * from './shorthand.ts';

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { configSchema, ENV_REFERENCE, parseDuration } from './schema.ts';
+import { shorthandUrl } from './shorthand.ts';
 
 /** A source as the rest of the program sees it: paths absolute, secrets resolved (and never printed). */
 export interface SourceConfig {
@@ -9,7 +10,8 @@ export interface SourceConfig {
   location:
     | { kind: 'remote'; url: string; token?: string; credentialHelper?: string }
     | { kind: 'local'; path: string };
-  target: { kind: 'commit'; commit: string } | { kind: 'ref'; ref: string };
+  /** A pinned commit (with the annotated tag verified for it, when locked under `require: tag`), or a ref. */
+  target: { kind: 'commit'; commit: string; tag?: string } | { kind: 'ref'; ref: string };
   paths: string[];
   strictNames: boolean;
   /** Re-resolve the ref this often (ms); absent for pinned commits. */
@@ -20,6 +22,24 @@ export interface SourceConfig {
   timeoutMs: number;
   /** Which git runs (the config's `git:` section); absent: `defaultGitSettings()`. */
   git?: GitSettings;
+  /** Signatures a commit needs before it is served; absent: none. */
+  verify?: VerifyConfig;
+}
+
+/** A key file named by `verify:`, read when the config is loaded. */
+export interface KeyFile {
+  /** Where it was configured, for messages: `<config>: sources[0].verify.gpgKeys[0] (<path>)`. */
+  label: string;
+  text: string;
+}
+
+/** A source's `verify:` section, its key files read (git/signature parses them). */
+export interface VerifyConfig {
+  require: 'commit' | 'tag';
+  /** git's gpg.ssh.allowedSignersFile format. */
+  sshAllowedSigners?: KeyFile;
+  /** Armored OpenPGP public keys. */
+  gpgKeys: KeyFile[];
 }
 
 /** The config's `git:` section. */
@@ -49,6 +69,8 @@ export function defaultGitSettings(env: NodeJS.ProcessEnv = process.env): GitSet
 export interface Config {
   file: string;
   dataDir: string;
+  /** `lock:`: the lockfile whose commits are served (as `serve --locked`), and that `lock` and `update` write. */
+  lock?: string;
   pageSize: number;
   /** Serve skill_list, skill_load and skill_file for hosts without the skills extension. */
   tools: boolean;
@@ -120,19 +142,44 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       : { proxy: ENV_REFERENCE.test(raw.git.proxy) ? fromEnv(raw.git.proxy, 'git.proxy') : raw.git.proxy }),
   };
   const base = path.dirname(absolute);
+  const keyFile = (name: string, key: string): KeyFile => {
+    const label = `${file}: ${key} (${name})`;
+    try {
+      return { label, text: readFileSync(path.resolve(base, name), 'utf8') };
+    } catch (error) {
+      throw new ConfigError(`${label}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  };
   const seen = new Set<string>();
   const sources = raw.sources.map((source, index): SourceConfig => {
     if (seen.has(source.id))
       throw new ConfigError(`${file}: sources[${index}].id: "${source.id}" is used by another source`);
     seen.add(source.id);
     const token = source.token === undefined ? undefined : fromEnv(source.token, `sources[${index}].token`);
+    const url =
+      source.github !== undefined
+        ? shorthandUrl('github', source.github)
+        : source.gitlab !== undefined
+          ? shorthandUrl('gitlab', source.gitlab)
+          : source.url;
+    const at = `sources[${index}].verify`;
+    const verify: VerifyConfig | undefined =
+      source.verify === undefined
+        ? undefined
+        : {
+            require: source.verify.require,
+            ...(source.verify.sshAllowedSigners === undefined
+              ? {}
+              : { sshAllowedSigners: keyFile(source.verify.sshAllowedSigners, `${at}.sshAllowedSigners`) }),
+            gpgKeys: (source.verify.gpgKeys ?? []).map((name, i) => keyFile(name, `${at}.gpgKeys[${i}]`)),
+          };
     return {
       id: source.id,
       location:
-        source.url !== undefined
+        url !== undefined
           ? {
               kind: 'remote',
-              url: source.url,
+              url,
               ...(token === undefined ? {} : { token }),
               ...(source.credentialHelper === undefined ? {} : { credentialHelper: source.credentialHelper }),
             }
@@ -149,11 +196,13 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       keep: source.keep ?? raw.sync.keep,
       timeoutMs: parseDuration(raw.sync.timeout),
       git,
+      ...(verify === undefined ? {} : { verify }),
     };
   });
   return {
     file: absolute,
     dataDir: path.resolve(base, raw.dataDir),
+    ...(raw.lock === undefined ? {} : { lock: path.resolve(base, raw.lock) }),
     pageSize: raw.pageSize,
     tools: raw.tools,
     prompts: raw.prompts,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { COMMIT_PATTERN as COMMIT, SOURCE_ID_PATTERN as SOURCE_ID } from '../shared/patterns.ts';
+import { GITHUB_NAME, GITLAB_NAME, webFolderAdvice } from './shorthand.ts';
 
 const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 const DURATION = /^(\d+)(ms|s|m|h)$/;
@@ -57,6 +58,11 @@ const source = z
       )
       .optional(),
     path: z.string().min(1).optional(),
+    github: z.string().regex(GITHUB_NAME, 'must be owner/repo, as in github.com/owner/repo').optional(),
+    gitlab: z
+      .string()
+      .regex(GITLAB_NAME, 'must be group/project (or group/subgroup/project), as in gitlab.com/group/project')
+      .optional(),
     commit: z.string().regex(COMMIT, 'must be a full 40-hex commit SHA (lowercase)').optional(),
     ref: z.string().min(1).optional(),
     paths: z
@@ -81,27 +87,52 @@ const source = z
     strictNames: z.boolean().optional(),
     poll: duration(1000, 'poll').optional(),
     keep: z.number().int().min(0).max(100).optional(),
+    verify: z
+      .strictObject({
+        sshAllowedSigners: z.string().min(1).optional(),
+        gpgKeys: z.array(z.string().min(1)).min(1).optional(),
+        require: z.enum(['commit', 'tag']).default('commit'),
+      })
+      .refine(
+        (value) => value.sshAllowedSigners !== undefined || value.gpgKeys !== undefined,
+        'give sshAllowedSigners, gpgKeys or both: the keys a signature must verify against',
+      )
+      .optional(),
   })
   .superRefine((value, ctx) => {
-    if ((value.url === undefined) === (value.path === undefined))
-      ctx.addIssue({ code: 'custom', message: 'give exactly one of url or path', path: [] });
+    const advice = value.url === undefined ? undefined : webFolderAdvice(value.url);
+    if (advice !== undefined) ctx.addIssue({ code: 'custom', message: advice, path: ['url'] });
+    const locations = [value.url, value.path, value.github, value.gitlab].filter((v) => v !== undefined);
+    if (locations.length !== 1)
+      ctx.addIssue({ code: 'custom', message: 'give exactly one of github, gitlab, url or path', path: [] });
     if ((value.commit === undefined) === (value.ref === undefined))
       ctx.addIssue({ code: 'custom', message: 'give exactly one of commit or ref', path: [] });
-    const kind = value.url === undefined ? undefined : remoteKind(value.url);
+    const kind =
+      value.github !== undefined || value.gitlab !== undefined
+        ? 'http'
+        : value.url === undefined
+          ? undefined
+          : remoteKind(value.url);
     if (value.token !== undefined && kind !== 'http')
       ctx.addIssue({
         code: 'custom',
-        message: 'token only applies to an http(s) url source',
+        message: 'token only applies to an http(s) url, github or gitlab source',
         path: ['token'],
       });
     if (value.credentialHelper !== undefined && kind !== 'http')
       ctx.addIssue({
         code: 'custom',
-        message: 'credentialHelper only applies to an http(s) url source',
+        message: 'credentialHelper only applies to an http(s) url, github or gitlab source',
         path: ['credentialHelper'],
       });
     if (value.credentialHelper !== undefined && value.token !== undefined)
       ctx.addIssue({ code: 'custom', message: 'give token or credentialHelper, not both', path: [] });
+    if (value.verify?.require === 'tag' && value.ref === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'require: tag verifies the annotated tag that ref names; give ref: <tag>',
+        path: ['verify', 'require'],
+      });
     if (value.poll !== undefined && value.commit !== undefined)
       ctx.addIssue({
         code: 'custom',
@@ -112,6 +143,7 @@ const source = z
 
 export const configSchema = z.strictObject({
   dataDir: z.string().min(1).default('.skillpin'),
+  lock: z.string().min(1).optional(),
   pageSize: z.number().int().positive().max(10_000).default(100),
   strictNames: z.boolean().default(false),
   tools: z.boolean().default(true),

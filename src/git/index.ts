@@ -8,8 +8,17 @@ export {
 export { GitError } from './errors.ts';
 export { DEFAULT_HTTP_TIMEOUT_MS } from './isomorphic/http.ts';
 export { CACHE_USES } from './isomorphic/odb.ts';
-export { resolveLocalRef, resolveRemoteRef } from './refs.ts';
-export { fetchCommit, type FetchOptions, unpinCommit } from './remote.ts';
+export {
+  expandCommit,
+  type ResolvedRef,
+  resolveLocalRef,
+  resolveLocalTarget,
+  resolveRemoteRef,
+  resolveRemoteTarget,
+} from './refs.ts';
+export { fetchCommit, type FetchOptions, pinnedTag, unpinCommit } from './remote.ts';
 export { type FetchProgress, pinRef, type Remote, type Repository } from './repository.ts';
+export { type Keyring, keyringOf } from './signature/keyring.ts';
+export { verifyTarget } from './signature/verify.ts';
 export { type CommitTree, readBlob, type TreeCache, walkCommit } from './tree.ts';
 export { redactUrl } from './url.ts';

@@ -63,22 +63,37 @@ function headers(data: Buffer): string[] {
   return data.toString('utf8', 0, end === -1 ? data.length : end).split('\n');
 }
 
+/** The time of a `committer` or `tagger` line: "committer Name <email> 1714521600 +0000" (after the last '>'). */
+function timeOf(lines: string[], header: string): number | undefined {
+  const line = lines.find((candidate) => candidate.startsWith(`${header} `));
+  const time = line === undefined ? undefined : /> (\d{1,15}) [+-]\d{4}$/.exec(line)?.[1];
+  return time === undefined ? undefined : Number(time);
+}
+
 /** A commit's tree and committer time (seconds since the epoch). */
 export function parseCommit(data: Buffer, oid: string): { tree: string; committerTime: number } {
   const lines = headers(data);
   const tree = /^tree ([0-9a-f]{40})$/.exec(lines[0] ?? '')?.[1];
-  const committer = lines.find((line) => line.startsWith('committer '));
-  // "committer Name <email> 1714521600 +0000": the time follows the last '>'.
-  const time = committer === undefined ? undefined : /> (\d{1,15}) [+-]\d{4}$/.exec(committer)?.[1];
-  if (tree === undefined || time === undefined) throw new Error(`commit ${oid} is malformed`);
-  return { tree, committerTime: Number(time) };
+  const committerTime = timeOf(lines, 'committer');
+  if (tree === undefined || committerTime === undefined) throw new Error(`commit ${oid} is malformed`);
+  return { tree, committerTime };
 }
 
-/** What an annotated tag points at. */
-export function parseTag(data: Buffer, oid: string): { object: string; type: string } {
+/** What an annotated tag points at, its name and its tagger time (seconds since the epoch), when it has one. */
+export function parseTag(
+  data: Buffer,
+  oid: string,
+): { object: string; type: string; tag?: string; taggerTime?: number } {
   const lines = headers(data);
   const object = /^object ([0-9a-f]{40})$/.exec(lines[0] ?? '')?.[1];
   const type = /^type ([a-z]+)$/.exec(lines[1] ?? '')?.[1];
   if (object === undefined || type === undefined) throw new Error(`tag ${oid} is malformed`);
-  return { object, type };
+  const tag = /^tag (.+)$/.exec(lines[2] ?? '')?.[1];
+  const taggerTime = timeOf(lines, 'tagger');
+  return {
+    object,
+    type,
+    ...(tag === undefined ? {} : { tag }),
+    ...(taggerTime === undefined ? {} : { taggerTime }),
+  };
 }

@@ -19,17 +19,27 @@ function exactlyOne<T>(found: T[], ref: string, where: string): T {
   return found[0]!;
 }
 
+/** What a ref resolves to: the commit, and the annotated tag object the ref names when it names one. */
+export interface ResolvedRef {
+  commit: string;
+  tag?: string;
+}
+
 /** Resolves a branch, tag, `HEAD` or full ref of a local repository to a commit, peeling annotated tags. */
 export async function resolveLocalRef(repo: Repository, ref: string): Promise<string> {
+  return (await resolveLocalTarget(repo, ref)).commit;
+}
+
+/** As resolveLocalRef, keeping the tag object the ref names (what `verify.require: tag` checks). */
+export async function resolveLocalTarget(repo: Repository, ref: string): Promise<ResolvedRef> {
   const values = await Promise.all(candidates(ref).map((name) => repo.readRef(name)));
-  return peel(
-    repo,
-    exactlyOne(
-      values.filter((value) => value !== undefined),
-      ref,
-      'the repository',
-    ),
+  const oid = exactlyOne(
+    values.filter((value) => value !== undefined),
+    ref,
+    'the repository',
   );
+  const commit = await peel(repo, oid);
+  return commit === oid ? { commit } : { commit, tag: oid };
 }
 
 async function peel(repo: Repository, oid: string): Promise<string> {
@@ -52,6 +62,15 @@ async function peel(repo: Repository, oid: string): Promise<string> {
  * peeled.
  */
 export async function resolveRemoteRef(repo: Repository, remote: Remote, ref: string): Promise<string> {
+  return (await resolveRemoteTarget(repo, remote, ref)).commit;
+}
+
+/** As resolveRemoteRef, keeping the tag object the ref names (the remote reports it peeled). */
+export async function resolveRemoteTarget(
+  repo: Repository,
+  remote: Remote,
+  ref: string,
+): Promise<ResolvedRef> {
   const names = candidates(ref);
   const found = await repo.listRemoteRefs(remote, names);
   const entry = exactlyOne(
@@ -59,5 +78,19 @@ export async function resolveRemoteRef(repo: Repository, remote: Remote, ref: st
     ref,
     'the remote',
   );
-  return entry.peeled ?? entry.oid;
+  return entry.peeled === undefined ? { commit: entry.oid } : { commit: entry.peeled, tag: entry.oid };
+}
+
+/** The one commit a short id (4 to 39 hex digits) names in a local repository. */
+export async function expandCommit(repo: Repository, prefix: string): Promise<string> {
+  const found = await repo.objectsWithPrefix(prefix);
+  const commits: string[] = [];
+  for (const oid of found) if ((await readObject(repo, oid))?.type === 'commit') commits.push(oid);
+  if (commits.length === 1) return commits[0]!;
+  throw new GitError(
+    'source-commit-not-found',
+    commits.length === 0
+      ? `no commit starts with ${prefix}`
+      : `${prefix} is ambiguous: ${commits.length} commits start with it (${commits.join(', ')}); give more digits`,
+  );
 }

@@ -1,5 +1,5 @@
 import { GitError } from './errors.ts';
-import { pinRef, type FetchProgress, type Remote, type Repository } from './repository.ts';
+import { pinRef, tagPinRef, type FetchProgress, type Remote, type Repository } from './repository.ts';
 import { listCommit, type TreeCache } from './tree.ts';
 import { redactUrl } from './url.ts';
 
@@ -8,6 +8,8 @@ export interface FetchOptions {
   have?: string;
   /** The cache of an earlier walk: unchanged trees are not read again. */
   trees?: TreeCache;
+  /** An annotated tag pointing at the commit, fetched and kept beside it (for `verify.require: tag`). */
+  tag?: string;
   /** Folders the source serves skills from; with a backend that can, only their blobs are fetched. */
   paths?: readonly string[];
   onProgress?: (progress: FetchProgress) => void;
@@ -57,15 +59,23 @@ export async function fetchCommit(
     ...(options.have === undefined ? {} : { have: options.have }),
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
   };
+  const tagMissing = async () =>
+    options.tag !== undefined && (await repo.missingObjects([options.tag])).length > 0;
   let state = await lacking(repo, commit, paths, options.trees);
-  if (state === undefined) {
-    await repo.fetch(remote, commit, { ...transfer, blobless: repo.partial && paths.length > 0 });
+  if (state === undefined || (await tagMissing())) {
+    await repo.fetch(remote, commit, {
+      ...transfer,
+      ...(options.tag === undefined ? {} : { tag: options.tag }),
+      blobless: repo.partial && paths.length > 0,
+    });
     state = await lacking(repo, commit, paths, options.trees);
     if (state === undefined)
       throw new GitError(
         'source-commit-not-found',
         `the remote did not send commit ${commit} with all its trees (it does not exist there, or the server refuses to serve it)`,
       );
+    if (await tagMissing())
+      throw new GitError('source-incomplete', `the remote did not send tag object ${options.tag}`);
   }
   if (state.blobs.length > 0 && repo.partial) {
     await repo.fetchBlobs(remote, state.blobs, transfer);
@@ -77,10 +87,17 @@ export async function fetchCommit(
       `${redactUrl(remote.url)} did not send ${state.blobs.length} blob(s) of commit ${commit}, such as ${state.blobs[0]}`,
     );
   await repo.writeRef(pinRef(commit), commit);
+  if (options.tag !== undefined) await repo.writeRef(tagPinRef(commit), options.tag);
   return state.trees;
 }
 
 /** Drops the pin of a commit that is no longer served. Its objects stay until the store is cleaned. */
 export async function unpinCommit(repo: Repository, commit: string): Promise<void> {
   await repo.deleteRef(pinRef(commit));
+  if ((await repo.readRef(tagPinRef(commit))) !== undefined) await repo.deleteRef(tagPinRef(commit));
+}
+
+/** The annotated tag kept beside a fetched commit, when one was fetched for it. */
+export function pinnedTag(repo: Repository, commit: string): Promise<string | undefined> {
+  return repo.readRef(tagPinRef(commit));
 }

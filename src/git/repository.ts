@@ -29,6 +29,8 @@ export interface FetchProgress {
 export interface TransferOptions {
   /** A commit the store holds and the remote probably has: only what it lacks is sent. */
   have?: string;
+  /** An annotated tag object (of the wanted commit) to fetch too: what `verify.require: tag` checks. */
+  tag?: string;
   /** Leave out every blob (partial clone); they are fetched by id afterwards. */
   blobless?: boolean;
   onProgress?: (progress: FetchProgress) => void;
@@ -54,6 +56,8 @@ export interface Repository {
   readObject(oid: string): Promise<GitObject | undefined>;
   /** The ids among `oids` that the repository does not hold; content is not read. */
   missingObjects(oids: readonly string[]): Promise<string[]>;
+  /** Ids of the objects whose id starts with `prefix` (4 to 39 hex digits); for short ids a user types. */
+  objectsWithPrefix(prefix: string): Promise<string[]>;
   /** What a ref names, symbolic refs followed; `undefined` when there is no such ref. */
   readRef(name: string): Promise<string | undefined>;
   writeRef(name: string, oid: string): Promise<void>;
@@ -96,6 +100,11 @@ export async function gitdirOf(location: string): Promise<string> {
 /** The ref skillpin writes so that a fetched commit stays reachable in its store. */
 export function pinRef(commit: string): string {
   return `refs/skillpin/pins/${commit}`;
+}
+
+/** The ref that keeps the verified annotated tag of a commit in its store. */
+export function tagPinRef(commit: string): string {
+  return `refs/skillpin/tags/${commit}`;
 }
 
 /** Whether `gitdir` holds a repository already (a store made by an earlier run). */

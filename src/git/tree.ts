@@ -8,6 +8,8 @@ export interface CommitTree {
   commit: string;
   /** Committer time, ISO 8601 UTC. */
   commitTime: string;
+  /** The commit's root tree id. */
+  tree: string;
   entries: TreeEntry[];
 }
 
@@ -64,7 +66,7 @@ export async function listCommit(
   repo: Repository,
   commit: string,
   previous?: TreeCache,
-): Promise<{ commitTime: string; entries: TreeEntry[]; trees: TreeCache }> {
+): Promise<{ commitTime: string; tree: string; entries: TreeEntry[]; trees: TreeCache }> {
   const { tree: root, commitTime } = await readCommit(repo, commit);
   const trees: TreeCache = new Map();
   const flatten = async (treeId: string): Promise<readonly TreeEntry[]> => {
@@ -105,7 +107,7 @@ export async function listCommit(
     return entries;
   };
   const entries = [...(await flatten(root))];
-  return { commitTime, entries, trees };
+  return { commitTime, tree: root, entries, trees };
 }
 
 /**
@@ -118,7 +120,7 @@ export async function walkCommit(
   commit: string,
   previous?: TreeCache,
 ): Promise<CommitTree & { trees: TreeCache }> {
-  const { commitTime, entries, trees } = await listCommit(repo, commit, previous);
+  const { commitTime, tree, entries, trees } = await listCommit(repo, commit, previous);
   const targets = await Promise.all(
     entries.map((entry) => (entry.type === 'symlink' ? readBlob(repo, entry.id) : undefined)),
   );
@@ -126,7 +128,7 @@ export async function walkCommit(
   const withTargets = entries.map((entry, i) =>
     entry.type === 'symlink' ? { ...entry, target: decoder.decode(targets[i]!) } : entry,
   );
-  return { commit, commitTime, entries: withTargets, trees };
+  return { commit, commitTime, tree, entries: withTargets, trees };
 }
 
 /** A blob's raw bytes; `source-incomplete` when the repository does not hold it. */

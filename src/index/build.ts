@@ -30,6 +30,8 @@ export function newIndexCache(): IndexCache {
 export interface IndexInput {
   commit: string;
   commitTime: string;
+  /** The commit's root tree id. */
+  tree: string;
   entries: readonly TreeEntry[];
   readBlob: (id: string) => Promise<Uint8Array>;
   /** Folders to search for skills; default the whole repository. */
@@ -125,5 +127,12 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
       ),
     );
   problems.sort((a, b) => compareText(a.path, b.path) || compareText(a.reason, b.reason));
-  return { version: 1, commit: input.commit, commitTime: input.commitTime, skills, problems };
+  return {
+    version: 1,
+    commit: input.commit,
+    commitTime: input.commitTime,
+    tree: input.tree,
+    skills,
+    problems,
+  };
 }

@@ -1,3 +1,5 @@
 export * from './build.ts';
 export * from './store.ts';
 export * from './types.ts';
+export * from './diff.ts';
+export * from './digest.ts';

@@ -7,6 +7,8 @@ import type { CommitIndex } from './types.ts';
 export interface IndexOptions {
   paths: readonly string[];
   strictNames: boolean;
+  /** The fingerprint of the keys the commit's signature was verified with (`Keyring.fingerprint`). */
+  verify?: string;
 }
 
 interface StoredIndex {
@@ -15,7 +17,9 @@ interface StoredIndex {
 }
 
 const sameOptions = (a: IndexOptions, b: IndexOptions) =>
-  a.strictNames === b.strictNames && JSON.stringify(a.paths) === JSON.stringify(b.paths);
+  a.strictNames === b.strictNames &&
+  JSON.stringify(a.paths) === JSON.stringify(b.paths) &&
+  a.verify === b.verify;
 
 /** Index files of one source: `<dir>/<commit>.json`, written atomically (temp file, fsync, rename). */
 export function indexStore(dir: string) {
@@ -36,6 +40,7 @@ export function indexStore(dir: string) {
       if (
         index?.version !== 1 ||
         index.commit !== commit ||
+        typeof index.tree !== 'string' ||
         !Array.isArray(index.skills) ||
         !Array.isArray(index.problems)
       )

@@ -1,4 +1,5 @@
 import type { SkillProblem } from '../shared/reasons.ts';
+import type { Signer } from '../shared/signer.ts';
 import type { Frontmatter, SizedFile } from '../skills/index.ts';
 
 /** Size and `sha256:` digest of one blob's raw bytes. Same blob id, same facts: cached by id. */
@@ -31,6 +32,10 @@ export interface CommitIndex {
   version: 1;
   commit: string;
   commitTime: string;
+  /** The commit's root tree id. */
+  tree: string;
+  /** Who signed the commit (or its tag), when the source verifies signatures; set by the sync layer. */
+  signer?: Signer;
   skills: IndexedSkill[];
   problems: SkillProblem[];
 }

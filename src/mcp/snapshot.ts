@@ -1,7 +1,7 @@
 import type { Resource } from '@modelcontextprotocol/server';
 import { DIRECTORY_MIME_TYPE, type Skill } from '@modelcontextprotocol/server/ext/skills';
 import { namespaceUri, skillFileUri, skillMdUri, type Namespace } from '../catalog/index.ts';
-import type { IndexedFile, IndexedSkill } from '../index/index.ts';
+import { type IndexedFile, type IndexedSkill, signerMeta, skillDigest } from '../index/index.ts';
 import { basename, dirname, join } from '../skills/index.ts';
 import { compareText } from '../shared/text.ts';
 import { mimeTypeFor } from './mime.ts';
@@ -71,6 +71,8 @@ function buildSkill(ns: Namespace, skill: IndexedSkill, files: Map<string, Serve
     [`${META_PREFIX}commit`]: ns.commit,
     [`${META_PREFIX}path`]: skill.dir === '' ? '.' : skill.dir,
     [`${META_PREFIX}commitTime`]: ns.commitTime,
+    [`${META_PREFIX}digest`]: skillDigest(skill),
+    ...signerMeta(META_PREFIX, ns.signer),
   });
   const own = new Map<string, ServedFile>();
   for (const file of skill.files) {

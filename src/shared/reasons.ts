@@ -96,6 +96,29 @@ export const REASONS = {
     summary:
       'the running git backend cannot serve this source (SSH, file URLs and credential helpers need the git binary)',
   },
+  'source-unsigned': {
+    severity: 'error',
+    summary:
+      'verify is configured and the commit (or, with require: tag, the tag the ref names) carries no signature',
+  },
+  'source-signature-invalid': {
+    severity: 'error',
+    summary:
+      'the signature does not verify (tampered or malformed, another namespace, an unsupported algorithm)',
+  },
+  'source-signer-unknown': {
+    severity: 'error',
+    summary: 'the signing key is not among the configured sshAllowedSigners or gpgKeys',
+  },
+  'source-signer-not-allowed': {
+    severity: 'error',
+    summary: 'the signing key is known but not allowed to sign git objects (allowed_signers namespaces)',
+  },
+  'source-signer-expired': {
+    severity: 'error',
+    summary:
+      'the OpenPGP key has expired or was revoked, or the commit time is outside the SSH key valid-after/valid-before',
+  },
   'source-internal': {
     severity: 'error',
     summary: 'an unexpected error while syncing the source (see logs)',

@@ -4,21 +4,32 @@ import { buildNamespace, type Namespace, type Origin } from '../catalog/index.ts
 import type { SourceConfig } from '../config/index.ts';
 import {
   fetchCommit,
+  keyringOf,
   openLocalRepository,
   openStore,
+  pinnedTag,
   pinRef,
   readBlob,
   redactUrl,
-  resolveLocalRef,
-  resolveRemoteRef,
+  resolveLocalTarget,
+  resolveRemoteTarget,
   unpinCommit,
+  verifyTarget,
   walkCommit,
   type FetchProgress,
   type Remote,
   type Repository,
+  type ResolvedRef,
   type TreeCache,
 } from '../git/index.ts';
-import { indexCommit, indexStore, newIndexCache, type CommitIndex, type IndexStore } from '../index/index.ts';
+import {
+  indexCommit,
+  indexStore,
+  newIndexCache,
+  type CommitIndex,
+  type IndexOptions,
+  type IndexStore,
+} from '../index/index.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import type { CommitStatus } from './status.ts';
 
@@ -37,10 +48,18 @@ export interface SourceDeps {
 export interface Source {
   readonly id: string;
   readonly origin: Origin;
-  /** The commit the source should serve now: its pin, or its ref resolved (remote refs over the network). */
-  resolve(): Promise<string>;
-  /** Fetches `commit` (remote; `have` names a commit the store holds) and indexes it, or loads its index file. */
-  load(commit: string, have?: string): Promise<Namespace>;
+  /**
+   * The commit the source should serve now: its pin, or its ref resolved (remote refs over the network), with
+   * the annotated tag the ref names.
+   */
+  resolve(): Promise<ResolvedRef>;
+  /**
+   * Fetches the commit (remote; `have` names a commit the store holds), verifies its signature when the source
+   * requires one, and indexes it; or loads its index file, verified under the same keys.
+   */
+  load(target: ResolvedRef, have?: string): Promise<Namespace>;
+  /** What `load` serves, as the index alone (with the root tree and the signer): what a lockfile records. */
+  index(target: ResolvedRef, have?: string): Promise<CommitIndex>;
   /** A commit served before, from its index file, or rebuilt from the store when that is gone; never the network. */
   restore(commit: string): Promise<Namespace>;
   /** Forgets a commit no longer served: its index file, and its pin in a remote source's store. */
@@ -103,7 +122,13 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const remote = remoteOf(config);
   const storeDir = path.join(deps.dataDir, 'repos', `${config.id}.git`);
   const indexes = (deps.indexStore ?? indexStore)(path.join(deps.dataDir, 'index', config.id));
-  const options = { paths: config.paths, strictNames: config.strictNames };
+  // Parsed on first use (and once per config): a bad key file fails what needs it, never an idle promise.
+  const keyring = () => (config.verify === undefined ? undefined : keyringOf(config.verify));
+  const indexOptions = async (): Promise<IndexOptions> => ({
+    paths: config.paths,
+    strictNames: config.strictNames,
+    ...(config.verify === undefined ? {} : { verify: (await keyring()!).fingerprint }),
+  });
   const indexCache = newIndexCache();
   let trees: TreeCache | undefined;
   let opened: Promise<Repository> | undefined;
@@ -123,55 +148,83 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const namespace = (index: CommitIndex, repo: Repository) =>
     buildNamespace(config.id, index, origin, (blob) => readBlob(repo, blob));
 
-  /** The index of a commit in store: its index file, or built from git (and saved) when there is none. */
-  const indexOf = async (repo: Repository, commit: string): Promise<CommitIndex> => {
+  /**
+   * The index of a commit in store: its index file (saved only once verified, under the same keys), or built
+   * from git and saved; a source that verifies signatures checks the commit's (or tag's) signature first.
+   */
+  const indexOf = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
+    const { commit } = target;
+    const options = await indexOptions();
     const stored = await indexes.load(commit, options);
     if (stored !== undefined) return stored;
+    const keys = await keyring();
+    const signer = keys === undefined ? undefined : await verifyTarget(repo, target, keys);
     deps.onProgress?.({ phase: 'indexing' });
     const tree = await walkCommit(repo, commit, trees);
     trees = tree.trees;
-    const index = await indexCommit({
+    const built = await indexCommit({
       ...tree,
       readBlob: (id) => readBlob(repo, id),
-      ...options,
+      paths: options.paths,
+      strictNames: options.strictNames,
       cache: indexCache,
     });
+    const index = signer === undefined ? built : { ...built, signer };
     await indexes.save(index, options);
     return index;
+  };
+
+  /** Fetches the commit (remote) with the tag verification reads, then its index: from its file, or built. */
+  const fetchAndIndex = async (target: ResolvedRef, have?: string): Promise<CommitIndex> => {
+    const repo = await repository();
+    // Only a tag that verification reads is fetched and kept.
+    const tag = config.verify?.require === 'tag' ? target.tag : undefined;
+    if (remote !== undefined) {
+      // The completeness check walks the commit's trees: the index walk that follows reuses them all.
+      trees = await fetchCommit(repo, remote, target.commit, {
+        ...(have === undefined ? {} : { have }),
+        ...(trees === undefined ? {} : { trees }),
+        ...(tag === undefined ? {} : { tag }),
+        paths: config.paths,
+        onProgress: (progress) => deps.onProgress?.(progress),
+      });
+    }
+    return indexOf(repo, target);
   };
 
   return {
     id: config.id,
     origin,
     async resolve() {
-      if (config.target.kind === 'commit') return config.target.commit;
+      const { target } = config;
+      if (target.kind === 'commit')
+        return { commit: target.commit, ...(target.tag === undefined ? {} : { tag: target.tag }) };
       return remote === undefined
-        ? resolveLocalRef(await repository(), config.target.ref)
-        : resolveRemoteRef(await repository(), remote, config.target.ref);
+        ? resolveLocalTarget(await repository(), target.ref)
+        : resolveRemoteTarget(await repository(), remote, target.ref);
     },
-    async load(commit, have) {
-      const repo = await repository();
-      if (remote !== undefined) {
-        // The completeness check walks the commit's trees: the index walk that follows reuses them all.
-        trees = await fetchCommit(repo, remote, commit, {
-          ...(have === undefined ? {} : { have }),
-          ...(trees === undefined ? {} : { trees }),
-          paths: config.paths,
-          onProgress: (progress) => deps.onProgress?.(progress),
-        });
-      }
-      return namespace(await indexOf(repo, commit), repo);
+    async load(target, have) {
+      return namespace(await fetchAndIndex(target, have), await repository());
     },
+    index: (target, have) => fetchAndIndex(target, have),
     async restore(commit) {
       const repo = await repository();
-      return namespace(await indexOf(repo, commit), repo);
+      // A tag verified before was kept beside the commit in a remote source's store, or is the locked one.
+      const { target } = config;
+      const tag =
+        remote !== undefined
+          ? await pinnedTag(repo, commit)
+          : target.kind === 'commit' && target.commit === commit
+            ? target.tag
+            : undefined;
+      return namespace(await indexOf(repo, { commit, ...(tag === undefined ? {} : { tag }) }), repo);
     },
     async forget(commit) {
       await indexes.remove(commit);
       if (remote !== undefined) await unpinCommit(await repository(), commit).catch(() => undefined);
     },
     async status(commit) {
-      const index = await indexes.load(commit, options);
+      const index = await indexes.load(commit, await indexOptions());
       if (index === undefined) return { commit };
       return { commit, commitTime: index.commitTime, skills: index.skills.length, problems: index.problems };
     },

@@ -41,7 +41,8 @@ export async function syncSource(
   const started = performance.now();
   const { failure: _failure, lastError: _lastError, ...clean } = before;
   try {
-    const commit = await source.resolve();
+    const target = await source.resolve();
+    const { commit } = target;
     if (before.served?.current.commit === commit) {
       const at = options.at();
       return {
@@ -50,7 +51,7 @@ export async function syncSource(
         dropped: [],
       };
     }
-    const ns: Namespace = await source.load(commit, before.served?.current.commit);
+    const ns: Namespace = await source.load(target, before.served?.current.commit);
     const { served, dropped } = advance(before.served, ns, options.keep);
     logger.info(
       {
@@ -59,6 +60,7 @@ export async function syncSource(
         why,
         skills: ns.skills.length,
         problems: ns.problems.length,
+        ...(ns.signer === undefined ? {} : { signer: ns.signer }),
         retained: served.retained.map((r) => r.commit),
         ms: Math.round(performance.now() - started),
       },

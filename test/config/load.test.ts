@@ -81,7 +81,7 @@ describe('loadConfig', () => {
     ['sources:\n  - id: a\n    path: x\n', '<file>: sources[0]: give exactly one of commit or ref'],
     [
       'sources:\n  - id: a\n    path: x\n    url: https://h/r.git\n    ref: main\n',
-      '<file>: sources[0]: give exactly one of url or path',
+      '<file>: sources[0]: give exactly one of github, gitlab, url or path',
     ],
     [
       'sources:\n  - id: a\n    path: x\n    commit: abc\n',
@@ -177,7 +177,7 @@ describe('the git section and remotes beyond HTTP', () => {
     ],
     [
       '    url: git@h:r.git\n    token: ${T}\n',
-      '<file>: sources[0].token: token only applies to an http(s) url source',
+      '<file>: sources[0].token: token only applies to an http(s) url, github or gitlab source',
     ],
     [
       '    url: https://h/r.git\n    token: ${T}\n    credentialHelper: cache\n',
@@ -205,5 +205,98 @@ describe('the git section and remotes beyond HTTP', () => {
     expect(errorOf(`git:\n  proxy: http://u:p@proxy.example:3128\n${remote}`)).toBe(
       '<file>: git.proxy: must be a proxy URL without credentials, or an environment reference like ${HTTPS_PROXY_URL}',
     );
+  });
+});
+
+describe('short source names, signatures and the lockfile', () => {
+  it('expands github: and gitlab: (nested groups too) to https clone URLs that take a token', () => {
+    const config = loadConfig(
+      configFile(
+        'sources:\n  - id: a\n    github: anthropics/skills\n    ref: main\n    token: ${T}\n' +
+          '  - id: b\n    gitlab: acme/platform/policies\n    ref: main\n',
+      ),
+      { T: 't' },
+    );
+    expect(config.sources.map((s) => s.location)).toEqual([
+      { kind: 'remote', url: 'https://github.com/anthropics/skills.git', token: 't' },
+      { kind: 'remote', url: 'https://gitlab.com/acme/platform/policies.git' },
+    ]);
+  });
+
+  it.each([
+    [
+      '    url: https://github.com/acme/skills/tree/main/skills/pdf\n',
+      '<file>: sources[0].url: is the web page of a folder at a ref, not a repository, and where its ref ends and ' +
+        'its path begins is ambiguous (a ref may hold "/"); write the source as:\n' +
+        '    github: acme/skills\n    ref: main\n    paths: [skills/pdf]',
+    ],
+    [
+      '    url: https://gitlab.com/acme/platform/policies/-/tree/v2?ref_type=tags\n',
+      '<file>: sources[0].url: is the web page of a folder at a ref, not a repository, and where its ref ends and ' +
+        'its path begins is ambiguous (a ref may hold "/"); write the source as:\n' +
+        '    gitlab: acme/platform/policies\n    ref: v2',
+    ],
+    [
+      '    url: https://git.example.com/team/skills/-/tree/main/docs\n',
+      '<file>: sources[0].url: is the web page of a folder at a ref, not a repository, and where its ref ends and ' +
+        'its path begins is ambiguous (a ref may hold "/"); write the source as:\n' +
+        '    url: https://git.example.com/team/skills.git\n    ref: main\n    paths: [docs]',
+    ],
+    [
+      '    github: not/a/repo\n',
+      '<file>: sources[0].github: must be owner/repo, as in github.com/owner/repo',
+    ],
+    [
+      '    github: a/b\n    url: https://h/r.git\n',
+      '<file>: sources[0]: give exactly one of github, gitlab, url or path',
+    ],
+    [
+      '    path: x\n    verify: {}\n',
+      '<file>: sources[0].verify: give sshAllowedSigners, gpgKeys or both: the keys a signature must verify against',
+    ],
+    [
+      '    path: x\n    verify: {gpgKeys: [k.asc], require: release}\n',
+      '<file>: sources[0].verify.require: Invalid option: expected one of "commit"|"tag"',
+    ],
+    [
+      '    path: x\n    verify: {sshAllowedSigners: missing_signers}\n',
+      '<file>: sources[0].verify.sshAllowedSigners (missing_signers): cannot be read (ENOENT)',
+    ],
+  ])('refuses %j', (extra, message) => {
+    expect(errorOf(`sources:\n  - id: a\n    ref: main\n${extra}`)).toBe(message);
+  });
+
+  it('refuses require: tag on a pinned commit: the tag it verifies is the one ref names', () => {
+    expect(
+      errorOf(
+        `sources:\n  - id: a\n    path: x\n    commit: ${C}\n    verify: {gpgKeys: [k], require: tag}\n`,
+      ),
+    ).toBe(
+      '<file>: sources[0].verify.require: require: tag verifies the annotated tag that ref names; give ref: <tag>',
+    );
+  });
+
+  it('reads the key files of verify: relative to the config, and resolves lock:', () => {
+    const file = configFile(
+      'lock: pins/skillpin.lock\nsources:\n  - id: a\n    path: x\n    ref: v1\n' +
+        '    verify:\n      sshAllowedSigners: signers\n      gpgKeys: [k1.asc, k2.asc]\n      require: tag\n',
+    );
+    const dir = path.dirname(file);
+    writeFileSync(path.join(dir, 'signers'), 'signers text');
+    writeFileSync(path.join(dir, 'k1.asc'), 'key one');
+    writeFileSync(path.join(dir, 'k2.asc'), 'key two');
+    const config = loadConfig(file, {});
+    expect(config.lock).toBe(path.join(dir, 'pins', 'skillpin.lock'));
+    expect(config.sources[0]!.verify).toEqual({
+      require: 'tag',
+      sshAllowedSigners: {
+        label: `${file}: sources[0].verify.sshAllowedSigners (signers)`,
+        text: 'signers text',
+      },
+      gpgKeys: [
+        { label: `${file}: sources[0].verify.gpgKeys[0] (k1.asc)`, text: 'key one' },
+        { label: `${file}: sources[0].verify.gpgKeys[1] (k2.asc)`, text: 'key two' },
+      ],
+    });
   });
 });

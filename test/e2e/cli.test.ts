@@ -106,7 +106,7 @@ describe('skillpin check', () => {
     const short = await cli('check', catalog.gitdir, '--commit', 'abc');
     expect([short.status, short.stderr]).toEqual([
       2,
-      'skillpin check: --commit must be a full 40-hex commit SHA\n',
+      'skillpin check: --commit must be a commit id: 4 to 40 hex digits\n',
     ]);
     const both = await cli('check', catalog.gitdir, '--commit', c1, '--ref', 'main');
     expect([both.status, both.stderr.split('\n')[0]]).toEqual([

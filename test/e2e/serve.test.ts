@@ -175,6 +175,8 @@ function behavesAsSpecified(connect: () => Promise<{ client: Client; close(): Pr
       'dev.skillpin/commit': c2,
       'dev.skillpin/path': 'skills/composition-patterns',
       'dev.skillpin/commitTime': '2024-03-08T16:30:00.000Z',
+      // The aggregate digest, as examples/skillpin.lock records it (test/e2e/pins.test.ts recomputes it apart).
+      'dev.skillpin/digest': 'sha256:71af8c53c06dd406fd446835267af6d19763c7671e25035bf339ce245e1b6d23',
     });
   });
 

@@ -46,8 +46,8 @@ describe('a source', () => {
     const copy = copyOfCatalog();
     const dataDir = temp('skillpin-data-');
     const source = openSource(local(copy), { dataDir });
-    expect(await source.resolve()).toBe(c2);
-    const first = await source.load(c2);
+    expect(await source.resolve()).toEqual({ commit: c2 });
+    const first = await source.load({ commit: c2 });
     expect(existsSync(path.join(dataDir, 'index', 'cat', `${c2}.json`))).toBe(true);
     // Remove every object: the index must come from dataDir alone (blob reads would fail, listing must not).
     for (const dir of readdirSync(path.join(copy, 'objects')))
@@ -65,8 +65,8 @@ describe('a source', () => {
     const source = openSource(local(catalog.gitdir), { dataDir });
     expect(await source.held()).toEqual([]);
     expect(await source.status(c2)).toEqual({ commit: c2 });
-    const ns = await source.load(c2);
-    await source.load(c1);
+    const ns = await source.load({ commit: c2 });
+    await source.load({ commit: c1 });
     expect((await source.held()).sort()).toEqual([c1, c2].sort());
     expect(await source.status(c2)).toEqual({
       commit: c2,
@@ -81,7 +81,7 @@ describe('a source', () => {
   it('keeps serving a local repository after another program repacks it (git gc)', async () => {
     const copy = copyOfCatalog();
     execFileSync('git', ['--git-dir', copy, 'repack', '-a', '-d', '-q']);
-    const ns = await openSource(local(copy), { dataDir: temp('skillpin-data-') }).load(c2);
+    const ns = await openSource(local(copy), { dataDir: temp('skillpin-data-') }).load({ commit: c2 });
     const file = fileOf(ns, 'skills/pdf-forms/references/FORMS.md');
     expect((await ns.readBlob(file.blob)).byteLength).toBe(file.size);
     // Repack again: the pack the namespace knew is deleted and a new one written. Enough reads follow for
@@ -102,7 +102,7 @@ describe('a source', () => {
     ).trim();
     rmSync(path.join(copy, 'objects', blob.slice(0, 2), blob.slice(2)));
     const error = await openSource(local(copy), { dataDir: temp('skillpin-data-') })
-      .load(c2)
+      .load({ commit: c2 })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GitError);
     expect((error as GitError).code).toBe('source-incomplete');

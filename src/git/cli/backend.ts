@@ -141,6 +141,14 @@ export async function openCliRepository(
         .split('\n')
         .flatMap((line) => (line.endsWith(' missing') ? [line.slice(0, -' missing'.length)] : []));
     },
+    async objectsWithPrefix(prefix) {
+      if (!/^[0-9a-f]{4,40}$/.test(prefix)) return [];
+      const result = await git(['rev-parse', `--disambiguate=${prefix}`]);
+      return result.stdout
+        .toString('latin1')
+        .split('\n')
+        .filter((line) => OID.test(line));
+    },
     async readRef(name) {
       if (name === 'HEAD') {
         const head = await git(['rev-parse', '--verify', '--quiet', 'HEAD']);
@@ -187,7 +195,13 @@ export async function openCliRepository(
       // Every pin is sent as a have, so only what the store lacks comes over.
       await fetch(
         remote,
-        ['--depth=1', options.blobless ? '--filter=blob:none' : '--no-filter', 'origin', commit],
+        [
+          '--depth=1',
+          options.blobless ? '--filter=blob:none' : '--no-filter',
+          'origin',
+          ...(options.tag === undefined ? [] : [options.tag]),
+          commit,
+        ],
         `fetching ${commit}`,
         options,
       );

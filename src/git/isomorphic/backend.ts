@@ -65,6 +65,17 @@ export async function openIsomorphicRepository(
       const present = await Promise.all(oids.map((oid) => objects.has(oid)));
       return oids.filter((_, i) => !present[i]);
     },
+    async objectsWithPrefix(prefix) {
+      if (!/^[0-9a-f]{4,40}$/.test(prefix)) return [];
+      try {
+        return [await git.expandOid({ fs, gitdir, oid: prefix })];
+      } catch (error) {
+        const matches = (error as { code?: string; data?: { matches?: string[] } }).data?.matches;
+        return (error as { code?: string }).code === 'AmbiguousError' && Array.isArray(matches)
+          ? matches
+          : [];
+      }
+    },
     async readRef(name) {
       try {
         return await git.resolveRef({ fs, gitdir, ref: name });
@@ -121,7 +132,8 @@ export async function openIsomorphicRepository(
             url: remote.url,
             // isomorphic-git sends as "have" what `ref` resolves to locally: the pin of a commit the store holds.
             ref: 'have' in bounds ? pinRef(bounds.have) : commit,
-            remoteRef: commit,
+            // A wanted tag brings its commit along (the tag points at it).
+            remoteRef: options.tag ?? commit,
             singleBranch: true,
             tags: false,
             ...('have' in bounds ? { since: bounds.since } : { depth: bounds.depth }),

@@ -1,0 +1,101 @@
+import path from 'node:path';
+import { ConfigError, type SourceConfig } from '../config/index.ts';
+import {
+  DEFAULT_HTTP_TIMEOUT_MS,
+  expandCommit,
+  GitError,
+  keyringOf,
+  openLocalRepository,
+  resolveLocalRef,
+} from '../git/index.ts';
+import { COMMIT_PATTERN } from '../shared/patterns.ts';
+import { originOf } from '../sync/source.ts';
+import { renderMarkdown, renderText, sourceDiff } from './diffReport.ts';
+import { loadAt, withScratch } from './pinning.ts';
+import { COMMIT_ID, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
+import type { DiffFormat } from './update.ts';
+
+export interface DiffOptions extends VerifyOptions {
+  repository: string;
+  from: string;
+  to: string;
+  paths?: string[];
+  strictNames?: boolean;
+  format: DiffFormat;
+  tokenEnv?: string;
+}
+
+export const DIFF_EXIT = { ok: 0, failed: 2 } as const;
+
+/**
+ * One end of the diff as a source target: a full commit; in a local repository a branch, tag or `HEAD`, else a
+ * short commit id; on a remote a ref (a remote cannot expand a short id).
+ */
+async function targetOf(location: SourceConfig['location'], end: string): Promise<SourceConfig['target']> {
+  if (COMMIT_PATTERN.test(end)) return { kind: 'commit', commit: end };
+  if (location.kind === 'remote' || !COMMIT_ID.test(end)) return { kind: 'ref', ref: end };
+  const repo = await openLocalRepository(location.path);
+  try {
+    return { kind: 'commit', commit: await resolveLocalRef(repo, end) };
+  } catch (error) {
+    if (!(error instanceof GitError) || error.code !== 'source-ref-not-found') throw error;
+    return { kind: 'commit', commit: await expandCommit(repo, end) };
+  } finally {
+    await repo.close();
+  }
+}
+
+/** `skillpin diff <repository> <from> <to>`: skills added, removed and changed between two commits. */
+export async function diff(
+  options: DiffOptions,
+  io: { out: (text: string) => void; err: (text: string) => void },
+): Promise<number> {
+  let source: Omit<SourceConfig, 'target'>;
+  try {
+    const verify = verifyOf(options);
+    if (verify !== undefined) await keyringOf(verify);
+    source = {
+      id: 'diff',
+      location: locationOf(options.repository, options.tokenEnv),
+      paths: (options.paths ?? [])
+        .map((p) => p.replace(/^\.\/|\/+$/g, ''))
+        .filter((p) => p !== '' && p !== '.'),
+      strictNames: options.strictNames ?? false,
+      keep: 0,
+      timeoutMs: DEFAULT_HTTP_TIMEOUT_MS,
+      ...(verify === undefined ? {} : { verify }),
+    };
+  } catch (error) {
+    if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
+    io.err(`skillpin diff: ${error.message}\n`);
+    return DIFF_EXIT.failed;
+  }
+  const loaded = await withScratch(async (dataDir) => {
+    const ends = [];
+    for (const end of [options.from, options.to]) {
+      let target: SourceConfig['target'];
+      try {
+        target = await targetOf(source.location, end);
+      } catch (error) {
+        if (!(error instanceof GitError)) throw error;
+        return { failure: { reason: error.code, detail: error.message } };
+      }
+      const result = await loadAt({ ...source, target }, 'resolve', dataDir);
+      if (!result.ok) return { failure: result.failure };
+      ends.push(result.index);
+    }
+    return { ends };
+  });
+  if (loaded.failure !== undefined) {
+    const { reason, detail } = loaded.failure;
+    if (options.format === 'json') io.out(`${JSON.stringify({ version: 1, error: { reason, detail } })}\n`);
+    else io.err(`skillpin diff: ${reason}: ${detail}\n`);
+    return DIFF_EXIT.failed;
+  }
+  const [from, to] = loaded.ends!;
+  const { repository } = originOf({ ...source, target: { kind: 'commit', commit: from!.commit } });
+  const result = sourceDiff(path.basename(options.repository), repository, { index: from! }, { index: to! });
+  if (options.format === 'json') io.out(`${JSON.stringify({ version: 1, ...result }, null, 2)}\n`);
+  else io.out(options.format === 'markdown' ? renderMarkdown([result]) : renderText([result]));
+  return DIFF_EXIT.ok;
+}

@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import PQueue from 'p-queue';
+import type { SourceFailure } from '../catalog/index.ts';
+import type { Config, SourceConfig } from '../config/index.ts';
+import { keyringOf, type ResolvedRef } from '../git/index.ts';
+import type { CommitIndex } from '../index/index.ts';
+import { lockedConfig, lockfilePath, readLockfile } from '../sync/lockfile.ts';
+import { openSource } from '../sync/source.ts';
+import { failureOf } from '../sync/step.ts';
+
+/** Parses every `verify:` key file of `config`: a bad one is a ConfigError (exit 2) before anything runs. */
+export async function checkKeys(config: Config): Promise<Config> {
+  await Promise.all(config.sources.map((source) => source.verify && keyringOf(source.verify)));
+  return config;
+}
+
+/**
+ * The config `serve` and `sync` run with: keys checked, and with `locked` (or `lock:` in the config) every source
+ * pinned to its lockfile commit. `lock` and `update` never apply the lockfile: they follow the refs it pins.
+ */
+export async function servedConfig(config: Config, locked: boolean): Promise<Config> {
+  await checkKeys(config);
+  if (!locked && config.lock === undefined) return config;
+  const file = lockfilePath(config);
+  return lockedConfig(config, readLockfile(file), file);
+}
+
+/** What loading one source at one commit gave: its index, or why it failed. */
+export type Loaded = { ok: true; index: CommitIndex } | { ok: false; failure: SourceFailure };
+
+/**
+ * Runs `work` with a private dataDir in the temp folder, removed afterwards: `lock`, `update`, `diff` and `check`
+ * never touch the config's dataDir, so they run beside a serving process.
+ */
+export async function withScratch<T>(work: (dataDir: string) => Promise<T>): Promise<T> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'skillpin-pin-'));
+  try {
+    return await work(dataDir);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Loads `source` at `target` (its own ref or pin resolved, with `resolve`) in `dataDir`; a failure is a result. */
+export async function loadAt(
+  source: SourceConfig,
+  target: ResolvedRef | 'resolve',
+  dataDir: string,
+): Promise<Loaded> {
+  const opened = openSource(source, { dataDir });
+  try {
+    return { ok: true, index: await opened.index(target === 'resolve' ? await opened.resolve() : target) };
+  } catch (error) {
+    return { ok: false, failure: failureOf(source.id, error) };
+  } finally {
+    await opened.close();
+  }
+}
+
+/** Runs `each` over `sources`, `concurrency` at a time, results in the order of `sources`. */
+export async function eachSource<T>(
+  sources: readonly SourceConfig[],
+  concurrency: number,
+  each: (source: SourceConfig) => Promise<T>,
+): Promise<T[]> {
+  const queue = new PQueue({ concurrency });
+  return Promise.all(sources.map((source) => queue.add(() => each(source)) as Promise<T>));
+}
