@@ -1,4 +1,10 @@
-import { type CommitIndex, diffIndexes, type IndexDiff, type SkillSummary } from '../index/index.ts';
+import {
+  type CommitIndex,
+  diffIndexes,
+  INDEX_VERSION,
+  type IndexDiff,
+  type SkillSummary,
+} from '../index/index.ts';
 import type { SkillProblem } from '../shared/reasons.ts';
 import type { Signer } from '../shared/signer.ts';
 import { plural } from '../shared/text.ts';
@@ -22,7 +28,7 @@ export interface SourceDiff extends IndexDiff {
 }
 
 const none = (commit: string): CommitIndex => ({
-  version: 1,
+  version: INDEX_VERSION,
   commit,
   commitTime: '',
   tree: '',

@@ -6,12 +6,13 @@ import {
   parseSkillMd,
   problem,
   publishSkills,
+  readDeclaration,
   type FrontmatterResult,
   type SkillCandidate,
   type SkillProblem,
 } from '../skills/index.ts';
 import type { TreeEntry } from '../shared/tree.ts';
-import type { BlobFacts, CommitIndex, IndexedSkill } from './types.ts';
+import { INDEX_VERSION, type BlobFacts, type CommitIndex, type IndexedSkill } from './types.ts';
 import { compareText } from '../shared/text.ts';
 
 /**
@@ -109,6 +110,12 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
       if (lfs) pointers.add(file.path);
     }
     files.sort((a, b) => compareText(a.relPath, b.relPath));
+    const declared = readDeclaration(
+      skill.frontmatter,
+      skill.dir,
+      new Set(files.map((file) => file.relPath)),
+    );
+    problems.push(...declared.problems);
     skills.push({
       name: skill.name,
       dir: skill.dir,
@@ -116,6 +123,7 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
       frontmatter: skill.frontmatter,
       files,
       bytes: skill.bytes,
+      ...(declared.declaration === undefined ? {} : { declaration: declared.declaration }),
     });
   }
   for (const path of pointers)
@@ -128,7 +136,7 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
     );
   problems.sort((a, b) => compareText(a.path, b.path) || compareText(a.reason, b.reason));
   return {
-    version: 1,
+    version: INDEX_VERSION,
     commit: input.commit,
     commitTime: input.commitTime,
     tree: input.tree,

@@ -1,7 +1,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '../shared/fs.ts';
-import type { CommitIndex } from './types.ts';
+import { INDEX_VERSION, type CommitIndex } from './types.ts';
 
 /** What an index depends on besides the commit: a different setting means a different index. */
 export interface IndexOptions {
@@ -38,7 +38,7 @@ export function indexStore(dir: string) {
       }
       const index = stored?.index;
       if (
-        index?.version !== 1 ||
+        index?.version !== INDEX_VERSION ||
         index.commit !== commit ||
         typeof index.tree !== 'string' ||
         !Array.isArray(index.skills) ||

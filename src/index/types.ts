@@ -1,6 +1,6 @@
 import type { SkillProblem } from '../shared/reasons.ts';
 import type { Signer } from '../shared/signer.ts';
-import type { Frontmatter, SizedFile } from '../skills/index.ts';
+import type { Declaration, Frontmatter, SizedFile } from '../skills/index.ts';
 
 /** Size and `sha256:` digest of one blob's raw bytes. Same blob id, same facts: cached by id. */
 export interface BlobFacts {
@@ -25,11 +25,16 @@ export interface IndexedSkill {
   /** Every file, nested skills' included, sorted by `relPath`. */
   files: IndexedFile[];
   bytes: number;
+  /** Its accepted `mcp-host:` block (scripts that are files of the skill); absent when it has none. */
+  declaration?: Declaration;
 }
+
+/** The index file format: 2 added skills' declarations (a version 1 file is rebuilt from git). */
+export const INDEX_VERSION = 2;
 
 /** What one commit serves, as persisted: plain JSON. */
 export interface CommitIndex {
-  version: 1;
+  version: typeof INDEX_VERSION;
   commit: string;
   commitTime: string;
   /** The commit's root tree id. */

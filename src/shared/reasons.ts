@@ -151,6 +151,31 @@ export const REASONS = {
     summary:
       'a file whose path holds a name that cannot be served (".", "..", ".git", a control character, a backslash or bytes that are not UTF-8) was left out',
   },
+  // Scripts (skill_run): the skill and its files still serve; what is reported is what will not run.
+  declaration: {
+    severity: 'warning',
+    summary:
+      'the mcp-host: block is refused (its scripts are not declared) or holds keys this server ignores (named in the detail)',
+  },
+  'declared-script-missing': {
+    severity: 'warning',
+    summary: 'a script the mcp-host: block declares is not a file of the skill; it cannot run',
+  },
+  grant: {
+    severity: 'warning',
+    summary:
+      "a run: line of the config names a skill, script or variable the skill's declaration does not have; the line grants nothing",
+  },
+  'interpreter-unavailable': {
+    severity: 'warning',
+    summary:
+      'a granted script needs an interpreter this deployment does not run (not allowed, or not installed)',
+  },
+  'environ-unscrubbed': {
+    severity: 'warning',
+    summary:
+      "the process's initial environment block (/proc/self/environ) could not be cleared, so no script runs (unless runs.allowUnscrubbed)",
+  },
 } as const satisfies Record<string, { severity: 'error' | 'warning'; summary: string }>;
 
 export type Reason = keyof typeof REASONS;

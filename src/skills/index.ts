@@ -1,3 +1,4 @@
+export * from './declaration.ts';
 export * from './discover.ts';
 export * from './frontmatter.ts';
 export * from './limits.ts';

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { renderMarkdown, sourceDiff } from '../../src/commands/diffReport.ts';
-import { type CommitIndex, diffIndexes, type IndexedSkill, skillDigest } from '../../src/index/index.ts';
+import {
+  type CommitIndex,
+  diffIndexes,
+  INDEX_VERSION,
+  type IndexedSkill,
+  skillDigest,
+} from '../../src/index/index.ts';
 import { problem } from '../../src/shared/reasons.ts';
 
 const digest = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
@@ -28,7 +34,7 @@ const index = (
   skills: IndexedSkill[],
   problems: CommitIndex['problems'] = [],
 ): CommitIndex => ({
-  version: 1,
+  version: INDEX_VERSION,
   commit,
   commitTime: '2024-01-01T00:00:00.000Z',
   tree: 'f'.repeat(40),
