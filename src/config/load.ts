@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
-import { configSchema, ENV_REFERENCE, parseDuration } from './schema.ts';
+import { configSchema, ENV_REFERENCE, parseDuration, type RawConfig } from './schema.ts';
 import { shorthandUrl } from './shorthand.ts';
 
 /** A source as the rest of the program sees it: paths absolute, secrets resolved (and never printed). */
@@ -24,6 +24,32 @@ export interface SourceConfig {
   git?: GitSettings;
   /** Signatures a commit needs before it is served; absent: none. */
   verify?: VerifyConfig;
+  /** The owner's grants for skill_run; absent: nothing of this source runs. */
+  run?: RunGrants;
+}
+
+/** One grant line: the script of the skill at a folder path ('' for the root), and the variables it may get. */
+export interface Grant {
+  skill: string;
+  script: string;
+  env: string[];
+}
+
+/** `run:` of a source: grant lines, or every declared script with every variable it declares. */
+export type RunGrants = 'all-declared' | readonly Grant[];
+
+/** The config's `runs:` section: how skill_run confirms and what it may start. */
+export interface RunSettings {
+  /** Hosts that cannot show a prompt: `ask-user` (the user approves a preview), `auto` (the model does), `refuse`. */
+  confirm: 'ask-user' | 'auto' | 'refuse';
+  /** Ask hosts that can show a prompt (elicitation) instead of returning a token. */
+  elicitation: boolean;
+  tokenTtlMs: number;
+  /** Signs confirmation tokens (so they outlive a restart); absent: random per process. Never printed. */
+  secret?: string;
+  interpreters: Array<'node' | 'python3'>;
+  /** Run scripts even when the initial environment block could not be cleared. */
+  allowUnscrubbed: boolean;
 }
 
 /** A key file named by `verify:`, read when the config is loaded. */
@@ -51,6 +77,22 @@ export interface GitSettings {
 }
 
 const BACKENDS = ['auto', 'cli', 'isomorphic'] as const;
+
+function runSettingsOf(raw: RawConfig['runs'], secret: (reference: string) => string): RunSettings {
+  return {
+    confirm: raw.confirm,
+    elicitation: raw.elicitation,
+    tokenTtlMs: parseDuration(raw.tokenTtl),
+    ...(raw.secret === undefined ? {} : { secret: secret(raw.secret) }),
+    interpreters: raw.interpreters,
+    allowUnscrubbed: raw.allowUnscrubbed,
+  };
+}
+
+/** `runs:` as a config without one has it. */
+export function defaultRunSettings(): RunSettings {
+  return runSettingsOf(configSchema.shape.runs.parse(undefined), (reference) => reference);
+}
 
 /**
  * The `git:` settings when the config does not say: `SKILLPIN_GIT_BACKEND` (one of auto, cli, isomorphic) or
@@ -82,6 +124,7 @@ export interface Config {
   git: GitSettings;
   /** Webhook endpoint settings (HTTP mode); absent: POST /hooks/git answers 404. */
   webhook?: { secret: string; maxBodyBytes: number };
+  runs: RunSettings;
   sources: SourceConfig[];
 }
 
@@ -197,6 +240,18 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       timeoutMs: parseDuration(raw.sync.timeout),
       git,
       ...(verify === undefined ? {} : { verify }),
+      ...(source.run === undefined
+        ? {}
+        : {
+            run:
+              source.run === 'all-declared'
+                ? 'all-declared'
+                : source.run.map((line) => ({
+                    skill: line.skill === '.' ? '' : line.skill,
+                    script: line.script,
+                    env: line.env ?? [],
+                  })),
+          }),
     };
   });
   return {
@@ -223,6 +278,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
             maxBodyBytes: raw.webhook.maxBodyBytes,
           },
         }),
+    runs: runSettingsOf(raw.runs, (reference) => fromEnv(reference, 'runs.secret')),
     sources,
   };
 }

@@ -35,6 +35,33 @@ export function remoteKind(url: string): 'http' | 'ssh' | 'scp' | 'file' | undef
   return undefined;
 }
 
+/** A folder or file path inside the repository, as a grant names it: relative, plain segments. */
+const repositoryPath = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .transform((value) => value.replace(/^\.\/|\/+$/g, ''))
+    .refine(
+      (value) =>
+        value === '.' ||
+        (!value.startsWith('/') &&
+          !value.includes('\\') &&
+          value.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..')),
+      `must be ${what} inside the repository (relative, "/"-separated, no "." or "..")`,
+    );
+
+/** One owner's grant: a script of the skill at a folder path, and the variables it may have. */
+const grant = z.strictObject({
+  skill: repositoryPath('the skill folder'),
+  script: repositoryPath('the script path below the skill folder').refine(
+    (value) => value !== '.',
+    'must name a file',
+  ),
+  env: z
+    .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'))
+    .optional(),
+});
+
 const source = z
   .strictObject({
     id: z
@@ -97,6 +124,11 @@ const source = z
         (value) => value.sshAllowedSigners !== undefined || value.gpgKeys !== undefined,
         'give sshAllowedSigners, gpgKeys or both: the keys a signature must verify against',
       )
+      .optional(),
+    run: z
+      .union([z.literal('all-declared'), z.array(grant)], {
+        error: 'must be a list of {skill, script, env} grants, or all-declared',
+      })
       .optional(),
   })
   .superRefine((value, ctx) => {
@@ -198,6 +230,25 @@ export const configSchema = z.strictObject({
     .strictObject({
       allowedHosts: z.array(z.string().min(1)).optional(),
       allowedOrigins: z.array(z.string().min(1)).optional(),
+    })
+    .prefault({}),
+  runs: z
+    .strictObject({
+      confirm: z.enum(['ask-user', 'auto', 'refuse']).default('ask-user'),
+      elicitation: z.boolean().default(true),
+      tokenTtl: duration(1000, 'tokenTtl').default('10m'),
+      secret: z
+        .string()
+        .regex(
+          ENV_REFERENCE,
+          'must be an environment reference like ${SKILLPIN_RUN_SECRET}; secrets are never written in the config',
+        )
+        .optional(),
+      interpreters: z
+        .array(z.enum(['node', 'python3']))
+        .min(1)
+        .default(['node']),
+      allowUnscrubbed: z.boolean().default(false),
     })
     .prefault({}),
   sources: z.array(source).min(1, 'configure at least one source'),

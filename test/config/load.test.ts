@@ -41,6 +41,13 @@ describe('loadConfig', () => {
       http: {},
       sync: { concurrency: 4, timeoutMs: 30_000, retryMinMs: 5000, retryMaxMs: 600_000 },
       git: { backend: 'auto' },
+      runs: {
+        confirm: 'ask-user',
+        elicitation: true,
+        tokenTtlMs: 600_000,
+        interpreters: ['node'],
+        allowUnscrubbed: false,
+      },
       sources: [
         {
           id: 'local',
