@@ -3,6 +3,7 @@ import { createCatalog, type Catalog } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
 import { describeGitBackend } from '../git/index.ts';
 import { ListenError, startHttpServer } from '../http/server.ts';
+import { runOptionsFor } from '../mcp/run/setup.ts';
 import { createServerFactory } from '../mcp/server.ts';
 import type { Logger } from '../shared/log.ts';
 import { DataDirBusyError, lockDataDir } from '../sync/lock.ts';
@@ -44,6 +45,7 @@ export async function serve(
     cache: config.cache,
     tools: config.tools,
     prompts: config.prompts,
+    run: runOptionsFor(config, logger),
   });
   const syncRemotes = () => void worker.syncAll('start', (source) => !isLocal(source));
 

@@ -1,10 +1,12 @@
 import { McpServer, type CacheHint, type McpRequestContext } from '@modelcontextprotocol/server';
 import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import { listingChanged, type Catalog } from '../catalog/index.ts';
+import { defaultRunSettings } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { answerFromSnapshots } from './handlers.ts';
 import { registerPrompts } from './prompts.ts';
 import { verifiedReader } from './read.ts';
+import { createRunner, type RunnerOptions } from './run/runner.ts';
 import { catalogSkillSource } from './source.ts';
 import { registerTools } from './tools/index.ts';
 
@@ -20,7 +22,18 @@ export interface ServerOptions {
   tools?: boolean;
   /** Serve one prompt per listed skill. */
   prompts?: boolean;
+  /** skill_run: the owner's grants and how runs are confirmed; absent: nothing runs (skill_list still shows
+   * what skills declare). */
+  run?: RunnerOptions;
 }
+
+/** skill_run where the config says nothing: no grants, so nothing runs and no folder is ever written. */
+const NOTHING_RUNS = (): RunnerOptions => ({
+  grants: new Map(),
+  settings: defaultRunSettings(),
+  dir: '',
+  environ: { state: 'not-applicable', detail: 'no source grants a script' },
+});
 
 /** Makes the server for one stdio connection, one 2025-11-25 session or one HTTP request. */
 export type ServerFactory = (context?: McpRequestContext) => McpServer;
@@ -68,6 +81,8 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
     cacheHint: options.cache,
     onWarning: (warning) => logger.warn({ path: warning.path }, warning.message),
   });
+  // One per factory: the one run at a time and the spent tokens hold across every server it makes.
+  const runner = createRunner(options.run ?? NOTHING_RUNS(), { catalog, read, logger });
   const tools = options.tools !== false;
   const prompts = options.prompts !== false;
 
@@ -80,7 +95,7 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
       extension.attach(mcp);
       answerFromSnapshots(mcp, source, options.cache);
     }
-    if (tools && surface.tools) registerTools(mcp, { catalog, read });
+    if (tools && surface.tools) registerTools(mcp, { catalog, read, runner });
     if (prompts && surface.prompts) registerPrompts(mcp, catalog, read);
     return mcp;
   };

@@ -1,8 +1,33 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { snapshotOf } from '../snapshot.ts';
+import type { PlannedScript } from '../run/plan.ts';
 import { READ_ONLY, type ToolDeps } from './common.ts';
 import { renderList } from './render.ts';
+import { renderScripts } from './skillRunRender.ts';
+
+/** A skill's declared scripts by what became of them here: runnable, not granted, unavailable. */
+function scriptFields(scripts: readonly PlannedScript[] | undefined) {
+  if (scripts === undefined || scripts.length === 0) return {};
+  const named = (state: PlannedScript['status']['state']) =>
+    scripts.filter((p) => p.status.state === state).map((p) => p.declared.script);
+  return {
+    runnable: named('runnable'),
+    declaredNotGranted: named('not-granted'),
+    unavailableScripts: scripts.flatMap(({ declared, status }) =>
+      status.state === 'unavailable'
+        ? [
+            {
+              script: declared.script,
+              interpreter: declared.interpreter,
+              reason: status.reason,
+              detail: status.detail,
+            },
+          ]
+        : [],
+    ),
+  };
+}
 
 const inputSchema = z.object({
   source: z.string().optional().describe('only skills of this source id'),
@@ -22,6 +47,14 @@ const outputSchema = z.object({
       commit: z.string(),
       files: z.number(),
       bytes: z.number(),
+      // Only for a skill that declares scripts (mcp-host:): each declared script is in exactly one of these.
+      runnable: z.array(z.string()).optional(),
+      declaredNotGranted: z.array(z.string()).optional(),
+      unavailableScripts: z
+        .array(
+          z.object({ script: z.string(), interpreter: z.string(), reason: z.string(), detail: z.string() }),
+        )
+        .optional(),
     }),
   ),
   problems: z.array(
@@ -48,7 +81,7 @@ const config = {
 };
 
 /** skill_list: every listed skill, the problems of the served commits and the sources that failed. */
-export function registerSkillList(mcp: McpServer, { catalog }: ToolDeps): void {
+export function registerSkillList(mcp: McpServer, { catalog, runner }: ToolDeps): void {
   mcp.registerTool('skill_list', config, async ({ source: only, query }) => {
     const words = (query ?? '').toLowerCase().split(/\s+/).filter(Boolean);
     const matches = (text: string) => words.every((word) => text.includes(word));
@@ -73,15 +106,27 @@ export function registerSkillList(mcp: McpServer, { catalog }: ToolDeps): void {
         commit: served.ns.commit,
         files: served.skill.files.length,
         bytes: served.skill.bytes,
+        ...scriptFields(runner?.scriptsOf(served)),
       })),
     );
     const problems = groups.flatMap(({ snapshot: { ns } }) =>
-      ns.problems.map((p) => ({ source: ns.source, commit: ns.commit, ...p })),
+      [...ns.problems, ...(runner?.problemsOf(ns) ?? [])].map((p) => ({
+        source: ns.source,
+        commit: ns.commit,
+        ...p,
+      })),
     );
     const failures = catalog.state.failures.filter((f) => only === undefined || f.id === only);
     const filtered = words.length > 0 || only !== undefined;
     return {
-      content: [{ type: 'text', text: renderList(groups, filtered, problems, failures) }],
+      content: [
+        {
+          type: 'text',
+          text: renderList(groups, filtered, problems, failures, (served) =>
+            renderScripts(runner?.scriptsOf(served)),
+          ),
+        },
+      ],
       structuredContent: {
         skills,
         problems,

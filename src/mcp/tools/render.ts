@@ -23,14 +23,18 @@ export function renderList(
   filtered: boolean,
   problems: readonly ListedProblem[],
   failures: CatalogState['failures'],
+  scriptsLine: (served: ServedSkill) => string | undefined = () => undefined,
 ): string {
   const lines: string[] = [];
   for (const group of groups) {
     if (group.skills.length === 0) continue;
     const { ns, uri } = group.snapshot;
     lines.push(`${ns.source} @ ${ns.commit} (URIs: ${uri}/<path>/${SKILL_MD}):`);
-    for (const served of group.skills)
+    for (const served of group.skills) {
       lines.push(`- ${served.skill.name} [${encodePath(served.skill.servedDir)}]: ${served.description}`);
+      const scripts = scriptsLine(served);
+      if (scripts !== undefined) lines.push(scripts);
+    }
   }
   if (groups.every((group) => group.skills.length === 0))
     lines.push(filtered ? 'No listed skill matches.' : 'No skill is listed.');

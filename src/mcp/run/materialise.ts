@@ -1,0 +1,158 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import type { Namespace } from '../../catalog/index.ts';
+import type { FileReader } from '../read.ts';
+import type { ServedSkill } from '../snapshot.ts';
+
+/** Materialised files and folders: nobody writes to them, only their owner reads them. */
+const FILE_MODE = 0o400;
+const DIR_MODE = 0o500;
+const PRIVATE_DIR = 0o700;
+
+/** Puts a skill's exact files on disk to run them: one read-only folder per (source, commit, skill). */
+export interface Materialiser {
+  /** The folder the skill's files are materialised in: fixed by source, commit and skill folder. */
+  dirOf(served: ServedSkill): string;
+  /**
+   * Makes `dirOf(served)` hold exactly the skill's files (no more, no other bytes, read-only), writing them
+   * from git blobs checked against the manifest when it does not: `cold` when it wrote them, `replaced` when
+   * it found the folder changed since it was written.
+   */
+  ensure(served: ServedSkill): Promise<'warm' | 'cold' | 'replaced'>;
+  /** Removes the folders of commits `served` no longer names. */
+  prune(served: (source: string, commit: string) => boolean): Promise<void>;
+}
+
+/** The folder name of a skill: its repository path, encoded so that no two paths share one. */
+function keyOf(dir: string): string {
+  if (dir === '') return '@root';
+  const encoded = encodeURIComponent(dir);
+  // encodeURIComponent never writes "@": a hashed name cannot be an encoded path.
+  return encoded.length <= 200 ? encoded : `@${createHash('sha256').update(dir).digest('hex')}`;
+}
+
+/** Removes a tree made read-only: folders are made writable again first. */
+async function removeTree(root: string): Promise<void> {
+  const open = async (dir: string): Promise<void> => {
+    await fsp.chmod(dir, PRIVATE_DIR);
+    for (const entry of await fsp.readdir(dir, { withFileTypes: true }))
+      if (entry.isDirectory()) await open(path.join(dir, entry.name));
+  };
+  try {
+    await open(root);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  await fsp.rm(root, { recursive: true, force: true });
+}
+
+/** True when `dir` holds exactly `expected` (path → sha256 digest), regular files and folders only, read-only. */
+async function holdsExactly(dir: string, expected: ReadonlyMap<string, { size: number; digest: string }>) {
+  let seen = 0;
+  const walk = async (folder: string, prefix: string): Promise<boolean> => {
+    const stat = await fsp.lstat(folder);
+    if (!stat.isDirectory() || (stat.mode & 0o222) !== 0) return false;
+    for (const entry of await fsp.readdir(folder, { withFileTypes: true })) {
+      const rel = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+      const full = path.join(folder, entry.name);
+      if (entry.isDirectory()) {
+        if (!(await walk(full, rel))) return false;
+        continue;
+      }
+      const want = expected.get(rel);
+      if (!entry.isFile() || want === undefined) return false;
+      const file = await fsp.lstat(full);
+      if ((file.mode & 0o222) !== 0 || file.size !== want.size) return false;
+      const digest = `sha256:${createHash('sha256')
+        .update(await fsp.readFile(full))
+        .digest('hex')}`;
+      if (digest !== want.digest) return false;
+      seen++;
+    }
+    return true;
+  };
+  try {
+    return (await walk(dir, '')) && seen === expected.size;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Materialises under `root` (made private, emptied at first use: nothing of an earlier process is trusted).
+ * Every file comes through `read`, which checks the blob against the manifest's size and digest; the folder
+ * is checked again, byte for byte, after it is written and before every run, since a script runs as the same
+ * user and could have changed it.
+ */
+export function materialiser(root: string, read: FileReader): Materialiser {
+  let ready: Promise<void> | undefined;
+  const prepare = () =>
+    (ready ??= (async () => {
+      await removeTree(root);
+      await fsp.mkdir(root, { recursive: true, mode: PRIVATE_DIR });
+      await fsp.chmod(root, PRIVATE_DIR);
+      // Node reads the nearest package.json above a script: this one, not whatever project holds dataDir.
+      await fsp.writeFile(path.join(root, 'package.json'), '{}\n', { mode: FILE_MODE });
+    })().catch((error: unknown) => {
+      ready = undefined;
+      throw error;
+    }));
+  const dirOf = (served: ServedSkill) =>
+    path.join(root, served.ns.source, served.ns.commit, keyOf(served.skill.dir));
+
+  const write = async (ns: Namespace, served: ServedSkill, target: string) => {
+    await fsp.mkdir(target, { recursive: true, mode: PRIVATE_DIR });
+    const folders = new Set<string>([target]);
+    for (const file of served.files.values()) {
+      const bytes = await read(ns, file);
+      const full = path.join(target, ...file.file.relPath.split('/'));
+      for (let dir = path.dirname(full); dir !== target; dir = path.dirname(dir)) folders.add(dir);
+      await fsp.mkdir(path.dirname(full), { recursive: true, mode: PRIVATE_DIR });
+      await fsp.writeFile(full, bytes, { flag: 'wx', mode: FILE_MODE });
+    }
+    // Deepest first: a folder made read-only takes no new entries.
+    for (const dir of [...folders].sort((a, b) => b.length - a.length)) await fsp.chmod(dir, DIR_MODE);
+  };
+
+  return {
+    dirOf,
+    async ensure(served) {
+      await prepare();
+      const dir = dirOf(served);
+      const expected = new Map(
+        [...served.files.values()].map(({ file }) => [
+          file.relPath,
+          { size: file.size, digest: file.digest },
+        ]),
+      );
+      if (await holdsExactly(dir, expected)) return 'warm';
+      const existed = await fsp
+        .lstat(dir)
+        .then(() => true)
+        .catch(() => false);
+      await removeTree(dir);
+      const temp = `${dir}.${randomBytes(6).toString('hex')}.tmp`;
+      try {
+        await write(served.ns, served, temp);
+        if (!(await holdsExactly(temp, expected)))
+          throw new Error('the materialised files do not match the manifest');
+        await fsp.rename(temp, dir);
+      } catch (error) {
+        await removeTree(temp).catch(() => undefined);
+        throw error;
+      }
+      return existed ? 'replaced' : 'cold';
+    },
+    async prune(served) {
+      if (ready === undefined) return;
+      await ready;
+      const folders = async (dir: string) =>
+        (await fsp.readdir(dir, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory());
+      for (const source of await folders(root))
+        for (const commit of await folders(path.join(root, source.name)))
+          if (!served(source.name, commit.name)) await removeTree(path.join(root, source.name, commit.name));
+    },
+  };
+}

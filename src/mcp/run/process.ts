@@ -1,0 +1,140 @@
+import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { utf8Prefix } from '../budget.ts';
+import { DRAIN_MS, KILL_GRACE_MS, MAX_STREAM_BYTES } from './limits.ts';
+
+export interface ProcessSpec {
+  command: string;
+  args: readonly string[];
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+}
+
+export interface ProcessBounds {
+  maxStreamBytes: number;
+  killGraceMs: number;
+  drainMs: number;
+}
+
+export interface ProcessResult {
+  /** `null` when a signal ended it (or it never ended within the deadline). */
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  /** A stream said more than `maxStreamBytes`: it is cut there. */
+  truncated: boolean;
+  timedOut: boolean;
+  durationMs: number;
+}
+
+/** The process could not be started at all (the interpreter is gone, the folder is gone). */
+export class SpawnError extends Error {
+  constructor(readonly code: string) {
+    super(`the process could not be started (${code})`);
+    this.name = 'SpawnError';
+  }
+}
+
+/** Keeps the first `max` bytes of a stream and reads (and drops) the rest, so the writer never blocks. */
+function capture(stream: Readable, max: number) {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let cut = false;
+  stream.on('data', (chunk: Buffer) => {
+    const room = max - kept;
+    if (chunk.byteLength > room) cut = true;
+    if (room > 0) {
+      const part = chunk.subarray(0, room);
+      chunks.push(part);
+      kept += part.byteLength;
+    }
+  });
+  const closed = new Promise<void>((resolve) => stream.once('close', () => resolve()));
+  stream.on('error', () => undefined);
+  return {
+    closed,
+    text(): { text: string; cut: boolean } {
+      const bytes = Buffer.concat(chunks);
+      return { text: new TextDecoder().decode(cut ? utf8Prefix(bytes, max) : bytes), cut };
+    },
+  };
+}
+
+/** A wait that can be called off, so no timer outlives the run. */
+function wait(ms: number): { done: Promise<void>; cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const done = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return { done, cancel: () => clearTimeout(timer) };
+}
+
+/**
+ * Runs one script as an argv (no shell) in a process group of its own, and always returns: at the timeout the
+ * group gets SIGTERM, then SIGKILL after a grace; once the script has exited, whatever is left of its group is
+ * killed and its pipes get `drainMs` to close. A grandchild that left the group and holds the pipes cannot
+ * hold the call: nothing waits past timeout + grace + drain.
+ */
+export async function runProcess(
+  spec: ProcessSpec,
+  bounds: ProcessBounds = { maxStreamBytes: MAX_STREAM_BYTES, killGraceMs: KILL_GRACE_MS, drainMs: DRAIN_MS },
+  onSpawn?: () => void,
+): Promise<ProcessResult> {
+  const started = performance.now();
+  const child = spawn(spec.command, [...spec.args], {
+    cwd: spec.cwd,
+    env: spec.env,
+    detached: true,
+    shell: false,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
+  const stdout = capture(child.stdout, bounds.maxStreamBytes);
+  const stderr = capture(child.stderr, bounds.maxStreamBytes);
+  const signalGroup = (signal: NodeJS.Signals) => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // The group is gone already.
+    }
+  };
+  const ended = new Promise<{ code: number | null; signal: string | null } | { error: string }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? 'error' }));
+  });
+  child.once('spawn', () => onSpawn?.());
+  let timedOut = false;
+  let kill: NodeJS.Timeout | undefined;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    signalGroup('SIGTERM');
+    kill = setTimeout(() => signalGroup('SIGKILL'), bounds.killGraceMs);
+  }, spec.timeoutMs);
+  // A process that ignores even SIGKILL (uninterruptible I/O) still cannot hold the call.
+  const deadline = wait(spec.timeoutMs + bounds.killGraceMs + bounds.drainMs);
+  const outcome = await Promise.race([ended, deadline.done.then(() => undefined)]);
+  deadline.cancel();
+  clearTimeout(timer);
+  clearTimeout(kill);
+  if (outcome !== undefined && 'error' in outcome) throw new SpawnError(outcome.error);
+  const durationMs = Math.round(performance.now() - started);
+  // The run is over: what is left of its group ends with it.
+  signalGroup('SIGKILL');
+  const drain = wait(bounds.drainMs);
+  await Promise.race([Promise.all([stdout.closed, stderr.closed]), drain.done]);
+  drain.cancel();
+  child.stdout.destroy();
+  child.stderr.destroy();
+  const out = stdout.text();
+  const err = stderr.text();
+  return {
+    exitCode: outcome?.code ?? null,
+    signal: outcome?.signal ?? null,
+    stdout: out.text,
+    stderr: err.text,
+    truncated: out.cut || err.cut,
+    timedOut: timedOut || outcome === undefined,
+    durationMs,
+  };
+}
