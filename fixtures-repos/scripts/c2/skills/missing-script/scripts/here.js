@@ -1,0 +1,2 @@
+'use strict';
+process.stdout.write('here\n');
