@@ -27,7 +27,9 @@ describe('documentation', () => {
 
   it('config.example.yaml is a valid config that shows every key', () => {
     const file = path.join(PROJECT_ROOT, 'config.example.yaml');
-    expect(() => loadConfig(file, { POLICIES_TOKEN: 't', SKILLPIN_WEBHOOK_SECRET: 's' })).not.toThrow();
+    expect(() =>
+      loadConfig(file, { POLICIES_TOKEN: 't', SKILLPIN_WEBHOOK_SECRET: 's', SKILLPIN_RUN_SECRET: 'r' }),
+    ).not.toThrow();
     const example = parse(readFileSync(file, 'utf8')) as Record<string, unknown> & {
       sources: Array<Record<string, unknown>>;
     };
@@ -40,7 +42,7 @@ describe('documentation', () => {
         ).unwrap().shape,
       );
     expect(Object.keys(example).sort()).toEqual(Object.keys(configSchema.shape).sort());
-    for (const key of ['cache', 'sync', 'webhook', 'http', 'git'])
+    for (const key of ['cache', 'sync', 'webhook', 'http', 'git', 'runs'])
       expect(Object.keys(example[key] as object).sort()).toEqual(nested(key).sort());
     const sourceKeys = new Set(example.sources.flatMap((source) => Object.keys(source)));
     expect([...sourceKeys].sort()).toEqual([
@@ -54,6 +56,7 @@ describe('documentation', () => {
       'paths',
       'poll',
       'ref',
+      'run',
       'strictNames',
       'token',
       'url',
