@@ -1,0 +1,128 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { WillRun } from '../../src/mcp/run/preview.ts';
+import { tokenBook } from '../../src/mcp/run/tokens.ts';
+
+const C1 = 'a'.repeat(40);
+const C2 = 'b'.repeat(40);
+const preview: WillRun = {
+  source: 'team',
+  commit: C1,
+  skill: 'skills/weather',
+  uri: `skill://team/${C1}/skills/weather/SKILL.md`,
+  script: 'scripts/forecast.js',
+  digest: `sha256:${'1'.repeat(64)}`,
+  interpreter: 'node',
+  interpreterPath: '/usr/bin/node',
+  argv: ['scripts/forecast.js', '--days', '3'],
+  cwd: `/data/run/team/${C1}/skills%2Fweather`,
+  timeoutMs: 30_000,
+  envNames: ['HOME', 'PATH', 'WEATHER_API_KEY'],
+};
+const SECRET = Buffer.from('test secret');
+
+function clock(start = 1_000_000) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+describe('confirmation tokens', () => {
+  it('confirm exactly the preview they were issued for, once', () => {
+    const time = clock();
+    const book = tokenBook(SECRET, 600_000, time.now);
+    const { token, expiresAt } = book.issue(preview);
+    expect(expiresAt).toBe(1_000_000 + 600_000);
+    expect(book.check(token, { ...preview })).toBeUndefined();
+    // Checking uses nothing up; spending does.
+    expect(book.check(token, preview)).toBeUndefined();
+    book.spend(token);
+    expect(book.check(token, preview)).toEqual({
+      code: 'TOKEN_REUSED',
+      detail: 'the confirmToken was used already; each confirms one run',
+    });
+  });
+
+  it('are an HMAC-SHA256 under the secret over their payload', () => {
+    const { token } = tokenBook(SECRET, 1000).issue(preview);
+    const [prefix, payload, mac] = token.split('.');
+    expect(prefix).toBe('skr1');
+    expect(mac).toBe(createHmac('sha256', SECRET).update(payload!).digest('base64url'));
+    expect(JSON.parse(Buffer.from(payload!, 'base64url').toString())).toEqual({
+      nonce: expect.stringMatching(/^[\w-]{22}$/),
+      expiresAt: expect.any(Number),
+      parts: {
+        all: expect.any(String),
+        skill: expect.any(String),
+        commit: C1,
+        script: expect.any(String),
+        argv: expect.any(String),
+      },
+    });
+  });
+
+  it.each([
+    ['another commit', { commit: C2 }, `the commit (the token is for ${C1}, the skill is now at ${C2})`],
+    ['other bytes of the script', { digest: `sha256:${'2'.repeat(64)}` }, 'the script or its bytes'],
+    ['another script', { script: 'scripts/other.js' }, 'the script or its bytes'],
+    ['other arguments', { argv: ['scripts/forecast.js', '--days', '4'] }, 'the arguments'],
+    ['another skill', { skill: 'skills/other' }, 'the skill'],
+    [
+      'another environment',
+      { envNames: ['HOME', 'PATH'] },
+      'what the script would get (interpreter, timeout or variables)',
+    ],
+    [
+      'another timeout',
+      { timeoutMs: 60_000 },
+      'what the script would get (interpreter, timeout or variables)',
+    ],
+  ])('refuse %s with DRAFT_CHANGED, saying what changed', (_what, change, changed) => {
+    const book = tokenBook(SECRET, 600_000);
+    const { token } = book.issue(preview);
+    expect(book.check(token, { ...preview, ...change })).toEqual({
+      code: 'DRAFT_CHANGED',
+      detail: `the run differs from the preview the token confirms: ${changed}; nothing ran, ask again for a preview`,
+    });
+  });
+
+  it('expire after their TTL', () => {
+    const time = clock();
+    const book = tokenBook(SECRET, 600_000, time.now);
+    const { token } = book.issue(preview);
+    time.advance(599_999);
+    expect(book.check(token, preview)).toBeUndefined();
+    time.advance(1);
+    expect(book.check(token, preview)).toEqual({
+      code: 'TOKEN_EXPIRED',
+      detail: `the confirmToken expired at ${new Date(1_600_000).toISOString()}; ask again for a preview`,
+    });
+  });
+
+  it('are refused when not signed by this secret, altered, or not a token at all', () => {
+    const { token } = tokenBook(SECRET, 600_000).issue(preview);
+    const book = tokenBook(Buffer.from('another secret'), 600_000);
+    const invalid = { code: 'TOKEN_INVALID', detail: 'the confirmToken is not one this server issued' };
+    expect(book.check(token, preview)).toEqual(invalid);
+    const [prefix, payload, mac] = token.split('.');
+    const body = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+    const longer = Buffer.from(JSON.stringify({ ...body, expiresAt: body.expiresAt + 1e9 })).toString(
+      'base64url',
+    );
+    const same = tokenBook(SECRET, 600_000);
+    expect(same.check(`${prefix}.${longer}.${mac}`, preview)).toEqual(invalid);
+    expect(same.check('skr1.e30.', preview)).toEqual(invalid);
+    expect(same.check('', preview)).toEqual(invalid);
+    expect(same.check(`${token}.extra`, preview)).toEqual(invalid);
+    // Signed, but not a payload this server writes.
+    const odd = Buffer.from('{"nonce":1}').toString('base64url');
+    const signed = createHmac('sha256', SECRET).update(odd).digest('base64url');
+    expect(same.check(`skr1.${odd}.${signed}`, preview)).toEqual(invalid);
+  });
+
+  it('outlive the process that issued them only with a configured secret', () => {
+    const { token } = tokenBook(SECRET, 600_000).issue(preview);
+    expect(tokenBook(SECRET, 600_000).check(token, preview)).toBeUndefined();
+    const random = tokenBook(undefined, 600_000).issue(preview).token;
+    expect(tokenBook(undefined, 600_000).check(random, preview)?.code).toBe('TOKEN_INVALID');
+  });
+});
