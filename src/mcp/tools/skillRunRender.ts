@@ -42,8 +42,9 @@ export function renderConfirmation(
   ].join('\n');
 }
 
+// One block per stream; a stream's own final newline is not doubled.
 const fence = (name: string, text: string) =>
-  `--- ${name} ---\n${text}${text.endsWith('\n') || text === '' ? '' : '\n'}`;
+  text === '' ? `--- ${name} ---` : `--- ${name} ---\n${text.replace(/\n$/, '')}`;
 
 export function renderOutcome(willRun: WillRun, outcome: RunOutcome): string {
   const end =
