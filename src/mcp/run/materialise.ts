@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import PQueue from 'p-queue';
 import type { Namespace } from '../../catalog/index.ts';
 import type { FileReader } from '../read.ts';
 import type { ServedSkill } from '../snapshot.ts';
@@ -9,6 +10,8 @@ import type { ServedSkill } from '../snapshot.ts';
 const FILE_MODE = 0o400;
 const DIR_MODE = 0o500;
 const PRIVATE_DIR = 0o700;
+/** Files read and written at once while materialising. */
+const WRITE_AHEAD = 16;
 
 /** Puts a skill's exact files on disk to run them: one read-only folder per (source, commit, skill). */
 export interface Materialiser {
@@ -48,9 +51,23 @@ async function removeTree(root: string): Promise<void> {
   await fsp.rm(root, { recursive: true, force: true });
 }
 
-/** True when `dir` holds exactly `expected` (path → sha256 digest), regular files and folders only, read-only. */
+/** True when `file` is a read-only regular file of exactly these bytes (by size and sha256). */
+async function holdsBytes(file: string, want: { size: number; digest: string }): Promise<boolean> {
+  const stat = await fsp.lstat(file);
+  if (!stat.isFile() || (stat.mode & 0o222) !== 0 || stat.size !== want.size) return false;
+  return (
+    `sha256:${createHash('sha256')
+      .update(await fsp.readFile(file))
+      .digest('hex')}` === want.digest
+  );
+}
+
+/**
+ * True when `dir` holds exactly `expected` (path → size and sha256 digest): regular files and folders only,
+ * nothing written since. Folders are walked first, then every file is checked at once.
+ */
 async function holdsExactly(dir: string, expected: ReadonlyMap<string, { size: number; digest: string }>) {
-  let seen = 0;
+  const files: Array<[string, string]> = [];
   const walk = async (folder: string, prefix: string): Promise<boolean> => {
     const stat = await fsp.lstat(folder);
     if (!stat.isDirectory() || (stat.mode & 0o222) !== 0) return false;
@@ -59,22 +76,15 @@ async function holdsExactly(dir: string, expected: ReadonlyMap<string, { size: n
       const full = path.join(folder, entry.name);
       if (entry.isDirectory()) {
         if (!(await walk(full, rel))) return false;
-        continue;
-      }
-      const want = expected.get(rel);
-      if (!entry.isFile() || want === undefined) return false;
-      const file = await fsp.lstat(full);
-      if ((file.mode & 0o222) !== 0 || file.size !== want.size) return false;
-      const digest = `sha256:${createHash('sha256')
-        .update(await fsp.readFile(full))
-        .digest('hex')}`;
-      if (digest !== want.digest) return false;
-      seen++;
+      } else if (entry.isFile() && expected.has(rel)) files.push([rel, full]);
+      else return false;
     }
     return true;
   };
   try {
-    return (await walk(dir, '')) && seen === expected.size;
+    if (!(await walk(dir, '')) || files.length !== expected.size) return false;
+    const checks = await Promise.all(files.map(([rel, full]) => holdsBytes(full, expected.get(rel)!)));
+    return checks.every(Boolean);
   } catch {
     return false;
   }
@@ -103,15 +113,22 @@ export function materialiser(root: string, read: FileReader): Materialiser {
     path.join(root, served.ns.source, served.ns.commit, keyOf(served.skill.dir));
 
   const write = async (ns: Namespace, served: ServedSkill, target: string) => {
-    await fsp.mkdir(target, { recursive: true, mode: PRIVATE_DIR });
+    const targets = [...served.files.values()].map((file) => ({
+      file,
+      full: path.join(target, ...file.file.relPath.split('/')),
+    }));
     const folders = new Set<string>([target]);
-    for (const file of served.files.values()) {
-      const bytes = await read(ns, file);
-      const full = path.join(target, ...file.file.relPath.split('/'));
+    for (const { full } of targets)
       for (let dir = path.dirname(full); dir !== target; dir = path.dirname(dir)) folders.add(dir);
-      await fsp.mkdir(path.dirname(full), { recursive: true, mode: PRIVATE_DIR });
-      await fsp.writeFile(full, bytes, { flag: 'wx', mode: FILE_MODE });
-    }
+    // Parents before children, then the files WRITE_AHEAD at a time (reads pipeline in the git backend).
+    for (const dir of [...folders].sort((a, b) => a.length - b.length))
+      await fsp.mkdir(dir, { recursive: true, mode: PRIVATE_DIR });
+    const writes = new PQueue({ concurrency: WRITE_AHEAD });
+    await Promise.all(
+      targets.map(({ file, full }) =>
+        writes.add(async () => fsp.writeFile(full, await read(ns, file), { flag: 'wx', mode: FILE_MODE })),
+      ),
+    );
     // Deepest first: a folder made read-only takes no new entries.
     for (const dir of [...folders].sort((a, b) => b.length - a.length)) await fsp.chmod(dir, DIR_MODE);
   };
