@@ -2,11 +2,15 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { createCatalog } from '../../src/catalog/index.ts';
+import { defaultRunSettings } from '../../src/config/index.ts';
 import { DRAIN_MS, KILL_GRACE_MS, MAX_STREAM_BYTES } from '../../src/mcp/run/limits.ts';
+import { createServerFactory } from '../../src/mcp/server.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
-import { c1, c2, GRANTS, harness, SOURCE, scripts, skillUri } from './harness.ts';
+import { c1, c2, GRANTS, harness, SOURCE, scripts, skillUri, stateOf } from './harness.ts';
 
 type WillRun = Record<string, unknown> & { cwd: string; digest: string; envNames: string[] };
 const sha256 = (bytes: Uint8Array) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
@@ -489,6 +493,56 @@ describe('skill_run', () => {
     expect(readFileSync(script)).toEqual(original);
     expect(existsSync(path.join(cwd, 'scripts', 'extra.js'))).toBe(false);
     await h.close();
+  });
+});
+
+describe('skill_run logs', () => {
+  it('logs lines that grant nothing and granted scripts that cannot run as soon as the commit is served', async () => {
+    const lines: string[] = [];
+    const logger = pino(
+      { level: 'info', base: undefined, timestamp: false },
+      { write: (line: string) => void lines.push(line) },
+    );
+    const catalog = createCatalog();
+    createServerFactory({
+      catalog,
+      logger,
+      cache: { ttlMs: 1000, cacheScope: 'private' },
+      run: {
+        grants: new Map([
+          [
+            SOURCE,
+            [
+              { skill: 'skills/nope', script: 'run.js', env: [] },
+              { skill: 'skills/pdf-tools', script: 'scripts/extract.py', env: [] },
+            ],
+          ],
+        ]),
+        settings: defaultRunSettings(),
+        dir: path.join(tempDir(), 'run'),
+        environ: { state: 'scrubbed' },
+      },
+    });
+    expect(lines).toEqual([]);
+    catalog.swap(stateOf(await namespaceOf(SOURCE, scripts.gitdir, c1)));
+    expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([
+      {
+        level: 40,
+        source: SOURCE,
+        commit: c1,
+        path: 'skills/nope',
+        reason: 'grant',
+        msg: 'run: names the skill folder skills/nope, where this commit serves no skill; the line grants nothing',
+      },
+      {
+        level: 40,
+        source: SOURCE,
+        commit: c1,
+        path: 'skills/pdf-tools/scripts/extract.py',
+        reason: 'interpreter-unavailable',
+        msg: 'granted, but cannot run here: python3 is not allowed here (runs.interpreters: [node])',
+      },
+    ]);
   });
 });
 

@@ -113,11 +113,26 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
     let plan = plans.get(ns);
     if (plan === undefined) {
       plans.set(ns, (plan = planNamespace(ns.skills, options.grants.get(ns.source), deployment)));
-      for (const p of plan.problems)
-        deps.logger.warn({ source: ns.source, commit: ns.commit, path: p.path, reason: p.reason }, p.detail);
+      const at = { source: ns.source, commit: ns.commit };
+      for (const p of plan.problems) deps.logger.warn({ ...at, path: p.path, reason: p.reason }, p.detail);
+      for (const [dir, scripts] of plan.skills)
+        for (const { declared, status } of scripts)
+          if (status.state === 'unavailable' && status.reason === 'interpreter-unavailable')
+            deps.logger.warn(
+              { ...at, path: `${folder(dir)}/${declared.script}`, reason: status.reason },
+              `granted, but cannot run here: ${status.detail}`,
+            );
     }
     return plan;
   };
+  // What grants nothing is logged when a commit starts being served, not when someone first asks.
+  if (options.grants.size > 0) {
+    const planListed = () => {
+      for (const ns of deps.catalog.listed()) planOf(ns);
+    };
+    planListed();
+    deps.catalog.onChange(planListed);
+  }
   // The one run going on, if any: set and cleared in one assignment each.
   let running: Promise<unknown> | undefined;
 
