@@ -36,6 +36,8 @@ export interface Refusal {
 export interface Prepared {
   served: ServedSkill;
   willRun: WillRun;
+  /** The variables granted and declared: what the script's environment is built from. */
+  granted: readonly string[];
 }
 
 export interface RunOutcome extends ProcessResult {
@@ -150,7 +152,7 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
       if (materialised === 'replaced')
         deps.logger.warn(where, 'the materialised skill had changed on disk; it was written again from git');
       let startMs = 0;
-      const { env: scriptEnv } = scriptEnvironment(grantedEnv(prepared), env);
+      const { env: scriptEnv } = scriptEnvironment(prepared.granted, env);
       deps.logger.info(
         { ...where, digest: willRun.digest, args: willRun.argv.length - 1 },
         'skill_run: starting',
@@ -185,13 +187,6 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
           : 'the skill could not be materialised from the commit (see the server log)';
       return { ok: false, refusal: { code: 'RUN_FAILED', detail } };
     }
-  };
-
-  const grantedEnv = (prepared: Prepared): string[] => {
-    const planned = planOf(prepared.served.ns)
-      .skills.get(prepared.served.skill.dir)
-      ?.find((p) => p.declared.script === prepared.willRun.script);
-    return planned?.status.state === 'runnable' ? planned.status.env : [];
   };
 
   return {
@@ -242,7 +237,7 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
         ...(environment.notSet.length === 0 ? {} : { envNotSet: environment.notSet }),
         ...(egress.length === 0 ? {} : { egress }),
       };
-      return { ok: true, prepared: { served, willRun } };
+      return { ok: true, prepared: { served, willRun, granted: status.env } };
     },
     issue: (prepared) => tokens.issue(prepared.willRun),
     async run(prepared, token) {
