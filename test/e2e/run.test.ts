@@ -120,28 +120,35 @@ describe('skill_run end to end over HTTP, with a plain MCP client', () => {
     expect(ran.structuredContent).toMatchObject({ status: 'ran', exitCode: 0, origin: { commit: c2 } });
   });
 
-  it('asks a host that can show a prompt (2026-07-28 input_required) and runs once it is accepted', async () => {
-    const prompts: string[] = [];
-    const asking = new Client(
-      { name: 'skillpin-test', version: '1.0.0' },
-      { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MODERN } } },
-    );
-    asking.setRequestHandler('elicitation/create', async (request) => {
-      prompts.push((request.params as { message: string }).message);
-      return { action: 'accept', content: { confirm: true } };
-    });
-    await asking.connect(new StreamableHTTPClientTransport(new URL(server.url)));
-    try {
-      const ran = (await asking.callTool({
-        name: 'skill_run',
-        arguments: { name: 'bounds', script: 'scripts/argv.js', args: ['asked'] },
-      })) as ToolResult;
-      expect(ran.structuredContent).toMatchObject({ status: 'ran', exitCode: 0 });
-      expect(JSON.parse(ran.structuredContent!['stdout']).argv).toEqual(['asked']);
-      expect(prompts).toHaveLength(1);
-      expect(prompts[0]).toContain('argv: ["scripts/argv.js","asked"]');
-    } finally {
-      await asking.close();
-    }
-  });
+  it.each([
+    ['2026-07-28', 'input_required', { versionNegotiation: { mode: { pin: MODERN } } }],
+    ['2025-11-25', 'elicitation/create in a session', {}],
+  ])(
+    'asks a host that can show a prompt, on %s (%s), and runs once it is accepted',
+    async (era, _how, negotiation) => {
+      const prompts: string[] = [];
+      const asking = new Client(
+        { name: 'skillpin-test', version: '1.0.0' },
+        { capabilities: { elicitation: { form: {} } }, ...negotiation },
+      );
+      asking.setRequestHandler('elicitation/create', async (request) => {
+        prompts.push((request.params as { message: string }).message);
+        return { action: 'accept', content: { confirm: true } };
+      });
+      await asking.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+      try {
+        expect(asking.getNegotiatedProtocolVersion()).toBe(era);
+        const ran = (await asking.callTool({
+          name: 'skill_run',
+          arguments: { name: 'bounds', script: 'scripts/argv.js', args: ['asked'] },
+        })) as ToolResult;
+        expect(ran.structuredContent).toMatchObject({ status: 'ran', exitCode: 0 });
+        expect(JSON.parse(ran.structuredContent!['stdout']).argv).toEqual(['asked']);
+        expect(prompts).toHaveLength(1);
+        expect(prompts[0]).toContain('argv: ["scripts/argv.js","asked"]');
+      } finally {
+        await asking.close();
+      }
+    },
+  );
 });
