@@ -11,6 +11,7 @@ import {
   type SkillProblem,
 } from '../skills/index.ts';
 import type { TreeEntry } from '../shared/tree.ts';
+import { checkedBySdk } from './hostCheck.ts';
 import type { BlobFacts, CommitIndex, IndexedSkill } from './types.ts';
 import { compareText } from '../shared/text.ts';
 
@@ -91,6 +92,7 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
       const skillMd = await input.readBlob(skill.skillMd);
       if (!cache.has(skill.skillMd)) cache.set(skill.skillMd, factsOf(skillMd));
       parsed = parseSkillMd(skillMd);
+      if (parsed.ok) parsed = await checkedBySdk(skillMd, parsed);
       parsedCache.set(skill.skillMd, parsed);
     }
     const files = [];
