@@ -37,6 +37,14 @@ export function remoteKind(url: string): 'http' | 'ssh' | 'scp' | 'file' | undef
   return undefined;
 }
 
+/** Why a `paths:` entry cannot name a folder of a repository (absolute, or climbing with ".."); else `undefined`. */
+export function repositoryPathProblem(value: string): string | undefined {
+  if (value === '') return 'must not be empty';
+  return value.startsWith('/') || value.split('/').includes('..')
+    ? 'must be a folder inside the repository (relative, no "..")'
+    : undefined;
+}
+
 const source = z
   .strictObject({
     id: z
@@ -73,7 +81,7 @@ const source = z
           .string()
           .min(1)
           .refine(
-            (value) => !value.startsWith('/') && !value.split('/').includes('..'),
+            (value) => value === '' || repositoryPathProblem(value) === undefined,
             'must be a folder inside the repository (relative, no "..")',
           ),
       )
