@@ -613,3 +613,24 @@ describe('reconfigure', () => {
     await worker.stop();
   });
 });
+
+describe('the log', () => {
+  it('logs a problem of severity error at error level, and a warning at warn level', async () => {
+    const { dir } = makeRepo({
+      'good/SKILL.md': skillMd('good', 'ok'),
+      'Bad_Name/SKILL.md': skillMd('Bad_Name', 'bad'),
+      'renamed/SKILL.md': skillMd('other-name', 'warned'),
+    });
+    const { logger, lines } = capturedLogger();
+    const config = loadConfig(writeConfig({ sources: [{ id: 'local', path: dir, ref: 'main' }] }));
+    const { worker, start } = workerFor(config, { logger });
+    await start();
+    await worker.stop();
+    const problems = lines.filter((line) => line['reason'] !== undefined && line['path'] !== undefined);
+    // pino levels: 50 error, 40 warn.
+    expect(problems.map((line) => [line['path'], line['reason'], line['level']])).toEqual([
+      ['Bad_Name/SKILL.md', 'name-invalid', 50],
+      ['renamed/SKILL.md', 'name-mismatch', 40],
+    ]);
+  });
+});
