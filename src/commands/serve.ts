@@ -17,7 +17,17 @@ const isLocal = (source: SourceConfig) => source.location.kind === 'local';
 
 /** Settings a running server took at its start: a reload that changes them says they wait for a restart. */
 function settingsNeedingRestart(running: Config, next: Config): string[] {
-  const keys = ['dataDir', 'lock', 'pageSize', 'tools', 'prompts', 'cache', 'http', 'webhook'] as const;
+  const keys = [
+    'dataDir',
+    'lock',
+    'pageSize',
+    'tools',
+    'prompts',
+    'maxPrompts',
+    'cache',
+    'http',
+    'webhook',
+  ] as const;
   const changed: string[] = keys.filter((key) => !isDeepStrictEqual(running[key], next[key]));
   if (running.sync.retryMinMs !== next.sync.retryMinMs || running.sync.retryMaxMs !== next.sync.retryMaxMs)
     changed.push('sync.retryMin', 'sync.retryMax');
@@ -93,6 +103,7 @@ export async function serve(
     cache: config.cache,
     tools: config.tools,
     prompts: config.prompts,
+    maxPrompts: config.maxPrompts,
   });
   const syncRemotes = () => void worker.syncAll('start', (source) => !isLocal(source));
   const reloading = reloadOnHangup(config, worker, logger, io.reread ?? (async () => config));

@@ -82,6 +82,8 @@ export interface Config {
   tools: boolean;
   /** Serve one prompt per listed skill. */
   prompts: boolean;
+  /** At most this many prompts: the first listed skills (by URI). */
+  maxPrompts: number;
   cache: { ttlMs: number; cacheScope: 'public' | 'private' };
   http: { allowedHosts?: string[]; allowedOrigins?: string[] };
   sync: { concurrency: number; timeoutMs: number; retryMinMs: number; retryMaxMs: number };
@@ -257,6 +259,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     pageSize: raw.pageSize,
     tools: raw.tools,
     prompts: raw.prompts,
+    maxPrompts: raw.maxPrompts,
     cache: { ttlMs: raw.cache.ttlMs, cacheScope: raw.cache.scope },
     http: raw.http,
     sync: {

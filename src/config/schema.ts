@@ -45,6 +45,9 @@ export function repositoryPathProblem(value: string): string | undefined {
     : undefined;
 }
 
+/** Prompts beyond a few dozen are noise in a host's prompt menu: the first skills get one, skill_list says so. */
+export const DEFAULT_MAX_PROMPTS = 40;
+
 const source = z
   .strictObject({
     id: z
@@ -158,6 +161,7 @@ export const configSchema = z.strictObject({
   strictNames: z.boolean().default(false),
   tools: z.boolean().default(true),
   prompts: z.boolean().default(true),
+  maxPrompts: z.number().int().min(0).max(10_000).default(DEFAULT_MAX_PROMPTS),
   cache: z
     .strictObject({
       ttlMs: z.number().int().nonnegative().default(60_000),

@@ -1,6 +1,7 @@
 import { McpServer, type CacheHint, type McpRequestContext } from '@modelcontextprotocol/server';
 import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import { listingChanged, type Catalog } from '../catalog/index.ts';
+import { DEFAULT_MAX_PROMPTS } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { answerFromSnapshots } from './handlers.ts';
 import { registerPrompts } from './prompts.ts';
@@ -20,6 +21,8 @@ export interface ServerOptions {
   tools?: boolean;
   /** Serve one prompt per listed skill. */
   prompts?: boolean;
+  /** At most this many prompts (default DEFAULT_MAX_PROMPTS). */
+  maxPrompts?: number;
 }
 
 /** Makes the server for one stdio connection, one 2025-11-25 session or one HTTP request. */
@@ -70,6 +73,7 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
   });
   const tools = options.tools !== false;
   const prompts = options.prompts !== false;
+  const maxPrompts = options.maxPrompts ?? DEFAULT_MAX_PROMPTS;
 
   const make = (surface: Surface): McpServer => {
     const mcp = new McpServer(
@@ -80,8 +84,8 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
       extension.attach(mcp);
       answerFromSnapshots(mcp, source, options.cache);
     }
-    if (tools && surface.tools) registerTools(mcp, { catalog, read });
-    if (prompts && surface.prompts) registerPrompts(mcp, catalog, read);
+    if (tools && surface.tools) registerTools(mcp, { catalog, read, ...(prompts ? { maxPrompts } : {}) });
+    if (prompts && surface.prompts) registerPrompts(mcp, catalog, read, maxPrompts);
     return mcp;
   };
 

@@ -37,6 +37,7 @@ describe('loadConfig', () => {
       pageSize: 100,
       tools: true,
       prompts: true,
+      maxPrompts: 40,
       cache: { ttlMs: 60_000, cacheScope: 'private' },
       http: {},
       sync: { concurrency: 4, timeoutMs: 30_000, retryMinMs: 5000, retryMaxMs: 600_000 },

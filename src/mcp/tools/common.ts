@@ -8,6 +8,8 @@ import type { ServedSkill } from '../snapshot.ts';
 export interface ToolDeps {
   catalog: Catalog;
   read: FileReader;
+  /** Prompts served at most (the first skills in listing order); absent when prompts are off. */
+  maxPrompts?: number;
 }
 
 export const READ_ONLY: ToolAnnotations = {
