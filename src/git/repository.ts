@@ -103,6 +103,14 @@ export async function gitdirOf(location: string, label: string = location): Prom
 /** The repository holding `dir`: itself, or the nearest folder above it with a `.git` (as git finds it). */
 export async function repositoryRootOf(dir: string): Promise<string | undefined> {
   const start = path.resolve(dir);
+  // A folder that is not there is no subfolder of anything: it is reported as given.
+  if (
+    !(await fsp.stat(start).then(
+      (stat) => stat.isDirectory(),
+      () => false,
+    ))
+  )
+    return undefined;
   if (await isGitdir(start)) return start;
   for (let at = start; ; at = path.dirname(at)) {
     if (await isGitdir(path.join(at, '.git'))) return at;

@@ -174,6 +174,15 @@ describe('skillpin check: a typo never passes', () => {
     ]);
   });
 
+  it('names a folder that is not a repository as it was given', async () => {
+    expect(await cli('check', 'no-such-folder/skills')).toEqual({
+      status: 2,
+      stdout: '',
+      stderr:
+        'skillpin check: source-not-a-repository: no-such-folder/skills is not a git repository (no .git folder, and not a bare repository)\n',
+    });
+  });
+
   it('validates --paths exactly as the config does', async () => {
     for (const bad of ['../x', '/etc', 'skills/../..'])
       expect(await cli('check', catalog.gitdir, '--paths', bad)).toEqual({

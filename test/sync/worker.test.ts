@@ -634,3 +634,20 @@ describe('the log', () => {
     ]);
   });
 });
+
+describe('a local source as configured', () => {
+  it('is named by the path the config gives, in its failure and its provenance', async () => {
+    const config = loadConfig(writeConfig({ sources: [{ id: 'typo', path: './rep', ref: 'HEAD' }] }));
+    const { worker, start } = workerFor(config);
+    expect(await start()).toEqual([
+      {
+        id: 'typo',
+        ok: false,
+        reason: 'source-not-a-repository',
+        detail: './rep is not a git repository (no .git folder, and not a bare repository)',
+      },
+    ]);
+    expect(worker.status().sources[0]!.repository).toBe('local:./rep');
+    await worker.stop();
+  });
+});
