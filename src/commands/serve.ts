@@ -59,18 +59,29 @@ function reloadOnHangup(
       return;
     }
     const waiting = settingsNeedingRestart(running, next);
-    const done = await worker.reconfigure(next);
+    let done: Awaited<ReturnType<SyncWorker['reconfigure']>>;
+    try {
+      done = await worker.reconfigure(next);
+    } catch (error) {
+      logger.error(
+        { file: start.file, err: messageOf(error) },
+        'reload failed; the sources running keep serving',
+      );
+      return;
+    }
     running = next;
     logger.info({ file: start.file, ...done }, 'config reloaded');
     if (waiting.length > 0)
       logger.warn({ settings: waiting }, 'these settings changed and apply at the next start, not on reload');
   };
+  // One reload at a time, in the order the signals came; `reload` never rejects.
   let chain = Promise.resolve();
   process.on('SIGHUP', () => {
-    chain = chain.then(reload, reload);
+    chain = chain.then(reload);
   });
   return { config: () => running };
 }
+
 const skillsOf = (catalog: Catalog) => catalog.listed().reduce((sum, ns) => sum + ns.skills.length, 0);
 
 /**
