@@ -2,7 +2,10 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { existsSync } from 'node:fs';
 import { check } from './commands/check.ts';
+import { init } from './commands/init.ts';
+import { reload } from './commands/reload.ts';
 import { diff } from './commands/diff.ts';
 import { lock } from './commands/lock.ts';
 import { checkKeys, servedConfig } from './commands/pinning.ts';
@@ -13,6 +16,7 @@ import { sync } from './commands/sync.ts';
 import { verify } from './commands/verify.ts';
 import { ConfigError, loadConfig, parseDuration } from './config/index.ts';
 import { createLogger } from './shared/log.ts';
+import { closest } from './shared/text.ts';
 import { SERVER_VERSION } from './mcp/server.ts';
 
 export const EXIT_USAGE = 2;
@@ -81,21 +85,33 @@ export function program(
     .exitOverride();
   const configOption = () => new Option('-c, --config <file>', 'configuration file').default('skillpin.yaml');
 
-  cli
+  const serving = cli
     .command('serve', { isDefault: true })
-    .description('serve the configured sources (stdio by default)')
+    .description(
+      'serve the configured sources (stdio by default); SIGHUP or `skillpin reload` re-reads the config',
+    )
     .addOption(configOption())
     .option(
       '--http <host:port>',
       'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio',
       parseListen,
     )
-    .option('--locked', 'serve exactly the commits of the lockfile (skillpin.lock next to the config)')
-    .action(async (options: { config: string; http?: { host: string; port: number }; locked?: boolean }) => {
-      const config = await servedConfig(loadConfig(options.config), options.locked === true);
-      const code = await serve(config, options.http, createLogger(), { err: io.err });
+    .option('--locked', 'serve exactly the commits of the lockfile (skillpin.lock next to the config)');
+  serving.action(
+    async (options: { config: string; http?: { host: string; port: number }; locked?: boolean }) => {
+      // `skillpin` alone where there is no config: say how to get one, not "cannot be read".
+      if (serving.getOptionValueSource('config') === 'default' && !existsSync(options.config)) {
+        io.err(NO_CONFIG_HELP);
+        exit(EXIT_USAGE);
+        return;
+      }
+      const locked = options.locked === true;
+      const config = await servedConfig(loadConfig(options.config), locked);
+      const reread = async () => servedConfig(loadConfig(options.config), locked);
+      const code = await serve(config, options.http, createLogger(), { err: io.err, reread });
       if (code !== undefined) exit(code);
-    });
+    },
+  );
 
   cli
     .command('sync')
@@ -137,7 +153,14 @@ export function program(
     )
     .option('--ref <ref>', 'a branch, tag or HEAD to resolve (default HEAD)')
     .option('--paths <dir...>', 'only look for skills under these folders')
-    .option('--json', 'print the report as JSON (documented in the README)')
+    .option('--json', 'print the report as JSON (documented in the README); the same as --format json')
+    .addOption(
+      new Option(
+        '--format <format>',
+        'text, json, or github: workflow annotations a pull request shows on the file and line',
+      ).choices(['text', 'json', 'github']),
+    )
+    .option('--problems-only', 'print only the problems, not the skills')
     .option('--strict', 'warnings fail the check too')
     .option('--strict-names', 'refuse skills whose name differs from their folder')
     .option('--id <id>', 'the source id used in printed URIs (default: from the repository name)')
@@ -153,6 +176,8 @@ export function program(
           ref?: string;
           paths?: string[];
           json?: boolean;
+          format?: 'text' | 'json' | 'github';
+          problemsOnly?: boolean;
           strict?: boolean;
           strictNames?: boolean;
           id?: string;
@@ -251,6 +276,21 @@ export function program(
     );
 
   cli
+    .command('init')
+    .description('write a commented starter config that runs as written: a public source and this repository')
+    .argument('[file]', 'where to write it', 'skillpin.yaml')
+    .option('--force', 'replace an existing file')
+    .action(async (file: string, options: { force?: boolean }) => exit(await init(file, options, io)));
+
+  cli
+    .command('reload')
+    .description(
+      "make the skillpin serve holding the config's dataDir re-read its config (SIGHUP); an invalid config is refused here",
+    )
+    .addOption(configOption())
+    .action((options: { config: string }) => exit(reload(loadConfig(options.config), io)));
+
+  cli
     .command('status')
     .description(
       'print each source with its served commit, last sync, last error and problems (from dataDir; no network)',
@@ -263,6 +303,23 @@ export function program(
   return cli;
 }
 
+const NO_CONFIG_HELP = `skillpin: no skillpin.yaml in this folder. To start:
+  skillpin init                                write a commented starter skillpin.yaml here
+  skillpin serve --config <file>               serve a config's sources (stdio; --http 127.0.0.1:3917 for HTTP)
+  npm start                                    in a checkout of skillpin: serve the bundled example catalog
+  skillpin --help                              every command
+`;
+
+/** A first word that names no command is a typo, not an argument of the default command. */
+function unknownCommand(cli: Command, args: readonly string[]): string | undefined {
+  const first = args[0];
+  if (first === undefined || first.startsWith('-') || first === 'help') return undefined;
+  const names = cli.commands.map((command) => command.name());
+  if (names.includes(first)) return undefined;
+  const guess = closest(first, names);
+  return `skillpin: unknown command ${JSON.stringify(first)}${guess === undefined ? '' : `; did you mean ${guess}?`} (commands: ${names.join(', ')}; skillpin --help)\n`;
+}
+
 /** Runs the CLI on `args` (what follows the script) and resolves to its exit status; `serve` resolves once serving. */
 export async function run(args: readonly string[], io: CliIo = processIo): Promise<number> {
   let status = 0;
@@ -270,12 +327,17 @@ export async function run(args: readonly string[], io: CliIo = processIo): Promi
     const cli = program(io, (code) => {
       status = code;
     });
+    const unknown = unknownCommand(cli, args);
+    if (unknown !== undefined) {
+      io.err(unknown);
+      return EXIT_USAGE;
+    }
     await cli.parseAsync(args, { from: 'user' });
     return status;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT_USAGE;
     if (!(error instanceof ConfigError)) throw error;
-    io.err(`skillpin: ${error.message}\n`);
+    for (const problem of error.problems) io.err(`skillpin: ${problem}\n`);
     return EXIT_USAGE;
   }
 }

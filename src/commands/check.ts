@@ -1,10 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { skillMdUri, type Namespace } from '../catalog/index.ts';
 import { SOURCE_ID_PATTERN } from '../shared/patterns.ts';
-import { ConfigError, type SourceConfig } from '../config/index.ts';
-import { DEFAULT_HTTP_TIMEOUT_MS, GitError, keyringOf } from '../git/index.ts';
+import { ConfigError, normalizePaths, repositoryPathProblem, type SourceConfig } from '../config/index.ts';
+import {
+  DEFAULT_HTTP_TIMEOUT_MS,
+  GitError,
+  keyringOf,
+  repositoryRootOf,
+  type WorktreeChange,
+  worktreeChanges,
+} from '../git/index.ts';
+import { isWithin } from '../skills/index.ts';
+import { plural } from '../shared/text.ts';
+import { annotations } from './annotations.ts';
 import type { Signer } from '../shared/signer.ts';
 import { openSource } from '../sync/source.ts';
 import { COMMIT_ID, fullCommit, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
@@ -17,6 +27,10 @@ export interface CheckOptions extends VerifyOptions {
   ref?: string;
   paths?: string[];
   json?: boolean;
+  /** `text` (the default), `json` (as `--json`), or `github`: workflow annotations a pull request shows inline. */
+  format?: 'text' | 'json' | 'github';
+  /** Print only the problems (text and github). */
+  problemsOnly?: boolean;
   strict?: boolean;
   strictNames?: boolean;
   id?: string;
@@ -45,7 +59,14 @@ export interface CheckReport {
     reason: string;
     severity: 'error' | 'warning';
     detail: string;
+    /** The line of the file (1-based), for frontmatter problems. */
+    line?: number;
   }>;
+  /**
+   * Checking HEAD of a work tree: the files of its skills (and new SKILL.md files) that differ from the commit, which
+   * the check did not see. Absent for a bare repository, a remote, or another commit.
+   */
+  uncommitted?: WorktreeChange[];
   errors: number;
   warnings: number;
   /** No errors (and, under --strict, no warnings). */
@@ -70,6 +91,10 @@ function idFrom(target: string): string {
 function sourceFor(options: CheckOptions): SourceConfig {
   if (options.commit !== undefined && options.ref !== undefined)
     throw new UsageError('give --commit or --ref, not both');
+  for (const entry of options.paths ?? []) {
+    const problem = repositoryPathProblem(entry);
+    if (problem !== undefined) throw new UsageError(`--paths ${JSON.stringify(entry)}: ${problem}`);
+  }
   if (options.commit !== undefined && !COMMIT_ID.test(options.commit))
     throw new UsageError('--commit must be a commit id: 4 to 40 hex digits');
   const id = options.id ?? idFrom(options.target === '.' ? process.cwd() : options.target);
@@ -83,14 +108,48 @@ function sourceFor(options: CheckOptions): SourceConfig {
       options.commit !== undefined
         ? { kind: 'commit', commit: options.commit }
         : { kind: 'ref', ref: options.ref ?? 'HEAD' },
-    paths: (options.paths ?? [])
-      .map((p) => p.replace(/^\.\/|\/+$/g, ''))
-      .filter((p) => p !== '' && p !== '.'),
+    paths: normalizePaths(options.paths ?? []),
     strictNames: options.strictNames ?? false,
     keep: 0,
     timeoutMs: DEFAULT_HTTP_TIMEOUT_MS,
     ...(verify === undefined ? {} : { verify }),
   };
+}
+
+/**
+ * A local target inside a work tree is checked in its repository (from a subfolder too), and named as the user
+ * gave it; the default id comes from the repository's folder.
+ */
+async function inRepository(source: SourceConfig, options: CheckOptions): Promise<SourceConfig> {
+  if (source.location.kind !== 'local') return source;
+  const typed = source.location.path;
+  const root = (await repositoryRootOf(typed)) ?? typed;
+  const given = root === typed ? options.target : path.relative(process.cwd(), root) || '.';
+  return {
+    ...source,
+    ...(options.id === undefined ? { id: idFrom(root) } : {}),
+    location: { kind: 'local', path: root, given },
+  };
+}
+
+/** Files of the work tree that differ from HEAD and belong to a skill: what a check of HEAD did not see. */
+async function uncommittedOf(
+  source: SourceConfig,
+  options: CheckOptions,
+  report: CheckReport,
+): Promise<WorktreeChange[] | undefined> {
+  if (source.location.kind !== 'local' || options.commit !== undefined) return undefined;
+  if ((options.ref ?? 'HEAD') !== 'HEAD') return undefined;
+  const changes = await worktreeChanges(source.location.path, source.paths);
+  if (changes === undefined) return undefined;
+  const manifest = (file: string) => file === 'SKILL.md' || file.endsWith('/SKILL.md');
+  const folderOf = (file: string) => file.slice(0, Math.max(0, file.lastIndexOf('/')));
+  const skillDirs = [
+    ...report.skills.map((skill) => (skill.path === '.' ? '' : skill.path)),
+    ...report.problems.filter((p) => manifest(p.path)).map((p) => folderOf(p.path)),
+    ...changes.filter((c) => manifest(c.path)).map((c) => folderOf(c.path)),
+  ];
+  return changes.filter((change) => skillDirs.some((dir) => isWithin(dir, change.path)));
 }
 
 export function reportOf(ns: Namespace, strict: boolean): CheckReport {
@@ -118,9 +177,8 @@ export function reportOf(ns: Namespace, strict: boolean): CheckReport {
   };
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-
-export function renderReport(report: CheckReport): string {
+/** The human report: what was checked, the counts, then the problems, then (unless only problems) the skills. */
+export function renderReport(report: CheckReport, problemsOnly = false): string {
   const lines = [
     `${report.repository} @ ${report.commit} (${report.commitTime})`,
     `${plural(report.skills.length, 'skill')} served, ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}`,
@@ -129,17 +187,29 @@ export function renderReport(report: CheckReport): string {
       : [
           `signed by ${report.signer.identity} (${report.signer.type} ${report.signer.object}, key ${report.signer.key})`,
         ]),
-    '',
   ];
-  const width = Math.max(4, ...report.skills.map((s) => s.name.length));
-  for (const skill of report.skills)
+  const uncommitted = report.uncommitted ?? [];
+  if (uncommitted.length > 0) {
     lines.push(
-      `  ${skill.name.padEnd(width)}  ${plural(skill.files, 'file').padStart(10)}  ${plural(skill.bytes, 'byte').padStart(14)}  ${skill.uri}`,
+      `checked commit ${report.commit.slice(0, 12)} (HEAD); ${plural(uncommitted.length, 'uncommitted skill file')} ${uncommitted.length === 1 ? 'was' : 'were'} not checked:`,
     );
+    for (const change of uncommitted) lines.push(`  ${change.change.padEnd(9)}  ${change.path}`);
+  }
   if (report.problems.length > 0) {
     lines.push('', 'Problems:');
     for (const p of report.problems)
-      lines.push(`  ${p.severity.padEnd(7)}  ${p.reason.padEnd(22)}  ${p.path}`, `           ${p.detail}`);
+      lines.push(
+        `  ${p.severity.padEnd(7)}  ${p.reason.padEnd(22)}  ${p.path}${p.line === undefined ? '' : `:${p.line}`}`,
+        `           ${p.detail}`,
+      );
+  }
+  if (!problemsOnly && report.skills.length > 0) {
+    lines.push('', 'Skills:');
+    const width = Math.max(4, ...report.skills.map((s) => s.name.length));
+    for (const skill of report.skills)
+      lines.push(
+        `  ${skill.name.padEnd(width)}  ${plural(skill.files, 'file').padStart(10)}  ${plural(skill.bytes, 'byte').padStart(14)}  ${skill.uri}`,
+      );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -150,16 +220,20 @@ export async function check(
   io: { out: (text: string) => void; err: (text: string) => void },
 ): Promise<number> {
   const { out, err } = io;
+  const format = options.format ?? (options.json ? 'json' : 'text');
+  const fail = (reason: string, detail: string) => {
+    if (format === 'json') out(`${JSON.stringify({ version: 1, error: { reason, detail } })}\n`);
+    else if (format === 'github') out(annotations.failure(detail));
+    else err(`skillpin check: ${reason === 'usage' ? '' : `${reason}: `}${detail}\n`);
+    return CHECK_EXIT.usage;
+  };
   let source: SourceConfig;
   try {
-    source = sourceFor(options);
+    source = await inRepository(sourceFor(options), options);
     if (source.verify !== undefined) await keyringOf(source.verify);
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
-    if (options.json)
-      out(`${JSON.stringify({ version: 1, error: { reason: 'usage', detail: error.message } })}\n`);
-    else err(`skillpin check: ${error.message}\n`);
-    return CHECK_EXIT.usage;
+    return fail('usage', error.message);
   }
   const dataDir = mkdtempSync(path.join(tmpdir(), 'skillpin-check-'));
   try {
@@ -169,17 +243,41 @@ export async function check(
       source = { ...source, target: { kind: 'commit', commit } };
     }
     const opened = openSource(source, { dataDir });
-    const ns = await opened.load(await opened.resolve());
+    const ns = await opened.load(await resolved(opened, source));
     const report = reportOf(ns, options.strict ?? false);
-    out(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderReport(report));
+    const uncommitted = await uncommittedOf(source, options, report);
+    if (uncommitted !== undefined) report.uncommitted = uncommitted;
+    if (format === 'json') out(`${JSON.stringify(report, null, 2)}\n`);
+    else if (format === 'github') out(annotations.report(report, githubPrefix(source), options.problemsOnly));
+    else out(renderReport(report, options.problemsOnly));
     return report.ok ? CHECK_EXIT.ok : CHECK_EXIT.problems;
   } catch (error) {
     if (!(error instanceof GitError || error instanceof UsageError)) throw error;
-    const reason = error instanceof GitError ? error.code : 'usage';
-    if (options.json) out(`${JSON.stringify({ version: 1, error: { reason, detail: error.message } })}\n`);
-    else err(`skillpin check: ${error instanceof GitError ? `${reason}: ` : ''}${error.message}\n`);
-    return CHECK_EXIT.usage;
+    return fail(error instanceof GitError ? error.code : 'usage', error.message);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Resolves the target; HEAD of a repository without commits gets a message saying so. */
+async function resolved(opened: ReturnType<typeof openSource>, source: SourceConfig) {
+  try {
+    return await opened.resolve();
+  } catch (error) {
+    const head = source.target.kind === 'ref' && source.target.ref === 'HEAD';
+    if (!(error instanceof GitError) || error.code !== 'source-ref-not-found' || !head) throw error;
+    const where =
+      source.location.kind === 'local' ? (source.location.given ?? source.location.path) : 'the remote';
+    throw new GitError(
+      'source-ref-not-found',
+      `${where} has no commit yet (HEAD names none): check reads committed files only; commit your skills and check again`,
+    );
+  }
+}
+
+/** Annotation paths are relative to where the workflow runs: a work tree's folder from there, when it is below. */
+function githubPrefix(source: SourceConfig): string {
+  if (source.location.kind !== 'local' || !existsSync(path.join(source.location.path, '.git'))) return '';
+  const relative = path.relative(process.cwd(), source.location.path);
+  return relative === '' || relative.startsWith('..') ? '' : `${relative}/`;
 }

@@ -1,18 +1,88 @@
+import { isDeepStrictEqual } from 'node:util';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createCatalog, type Catalog } from '../catalog/index.ts';
-import type { Config, SourceConfig } from '../config/index.ts';
+import { type Config, ConfigError, type SourceConfig } from '../config/index.ts';
 import { describeGitBackend } from '../git/index.ts';
 import { ListenError, startHttpServer } from '../http/server.ts';
 import { runOptionsFor } from '../mcp/run/setup.ts';
 import { createServerFactory } from '../mcp/server.ts';
 import type { Logger } from '../shared/log.ts';
+import { messageOf } from '../shared/text.ts';
 import { DataDirBusyError, lockDataDir } from '../sync/lock.ts';
-import { createSyncWorker } from '../sync/worker.ts';
+import { createSyncWorker, type SyncWorker } from '../sync/worker.ts';
 
 /** Exit status when serve cannot start: dataDir in use, or the port cannot be opened. */
 export const SERVE_CANNOT_START = 2;
 
 const isLocal = (source: SourceConfig) => source.location.kind === 'local';
+
+/** Settings a running server took at its start: a reload that changes them says they wait for a restart. */
+function settingsNeedingRestart(running: Config, next: Config): string[] {
+  const keys = [
+    'dataDir',
+    'lock',
+    'pageSize',
+    'tools',
+    'prompts',
+    'maxPrompts',
+    'cache',
+    'http',
+    'webhook',
+  ] as const;
+  const changed: string[] = keys.filter((key) => !isDeepStrictEqual(running[key], next[key]));
+  if (running.sync.retryMinMs !== next.sync.retryMinMs || running.sync.retryMaxMs !== next.sync.retryMaxMs)
+    changed.push('sync.retryMin', 'sync.retryMax');
+  return changed;
+}
+
+/**
+ * SIGHUP re-reads the config: a valid one is applied to the sources in one catalog swap; one with problems is
+ * logged, every problem, and the config running keeps serving.
+ */
+function reloadOnHangup(
+  start: Config,
+  worker: SyncWorker,
+  logger: Logger,
+  reread: () => Promise<Config>,
+): { config: () => Config } {
+  let running = start;
+  const reload = async () => {
+    let next: Config;
+    try {
+      next = await reread();
+    } catch (error) {
+      const problems = error instanceof ConfigError ? error.problems : [messageOf(error)];
+      for (const problem of problems) logger.error({ file: start.file }, problem);
+      logger.error(
+        { file: start.file, problems: problems.length },
+        'reload refused: the config has problems (above); the config running keeps serving',
+      );
+      return;
+    }
+    const waiting = settingsNeedingRestart(running, next);
+    let done: Awaited<ReturnType<SyncWorker['reconfigure']>>;
+    try {
+      done = await worker.reconfigure(next);
+    } catch (error) {
+      logger.error(
+        { file: start.file, err: messageOf(error) },
+        'reload failed; the sources running keep serving',
+      );
+      return;
+    }
+    running = next;
+    logger.info({ file: start.file, ...done }, 'config reloaded');
+    if (waiting.length > 0)
+      logger.warn({ settings: waiting }, 'these settings changed and apply at the next start, not on reload');
+  };
+  // One reload at a time, in the order the signals came; `reload` never rejects.
+  let chain = Promise.resolve();
+  process.on('SIGHUP', () => {
+    chain = chain.then(reload);
+  });
+  return { config: () => running };
+}
+
 const skillsOf = (catalog: Catalog) => catalog.listed().reduce((sum, ns) => sum + ns.skills.length, 0);
 
 /**
@@ -24,7 +94,7 @@ export async function serve(
   config: Config,
   http: { host: string; port: number } | undefined,
   logger: Logger,
-  io: { err: (text: string) => void },
+  io: { err: (text: string) => void; reread?: () => Promise<Config> },
 ): Promise<number | undefined> {
   let lock: Awaited<ReturnType<typeof lockDataDir>>;
   try {
@@ -46,8 +116,10 @@ export async function serve(
     tools: config.tools,
     prompts: config.prompts,
     run: runOptionsFor(config, logger),
+    maxPrompts: config.maxPrompts,
   });
   const syncRemotes = () => void worker.syncAll('start', (source) => !isLocal(source));
+  const reloading = reloadOnHangup(config, worker, logger, io.reread ?? (async () => config));
 
   if (http === undefined) {
     await worker.syncAll('start', isLocal);
@@ -74,7 +146,7 @@ export async function serve(
       logger,
       worker,
       ...(config.webhook === undefined ? {} : { webhook: config.webhook }),
-      sources: config.sources,
+      sources: () => reloading.config().sources,
       status: () => worker.status(),
       pending: () => worker.pending(),
       ...config.http,

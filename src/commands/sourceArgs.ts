@@ -33,7 +33,7 @@ export function locationOf(target: string, tokenEnv?: string): SourceConfig['loc
   if (/^(github|gitlab):/.test(target) && short === undefined)
     throw new UsageError(`${target}: expected github:owner/repo or gitlab:group/project`);
   const url = short === undefined ? target : shorthandUrl(short.kind, short.name);
-  if (!/^https?:\/\//.test(url)) return { kind: 'local', path: path.resolve(target) };
+  if (!/^https?:\/\//.test(url)) return { kind: 'local', path: path.resolve(target), given: target };
   const page = webFolder(url);
   if (page !== undefined)
     throw new UsageError(

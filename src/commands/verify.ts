@@ -2,6 +2,7 @@ import { Client, StreamableHTTPClientTransport, type Transport } from '@modelcon
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { SkillsClient, SkillVerificationError } from '@modelcontextprotocol/client/ext/skills';
 import { SERVER_VERSION } from '../mcp/server.ts';
+import { plural } from '../shared/text.ts';
 
 export interface VerifyOptions {
   /** A Streamable HTTP URL, or undefined with `config` to start `skillpin serve` over stdio. */
@@ -25,16 +26,31 @@ export interface VerifyReport {
   ok: boolean;
 }
 
-function transportFor(options: VerifyOptions, cliEntry: string): Transport {
-  if (options.url !== undefined) return new StreamableHTTPClientTransport(new URL(options.url));
+/** The end of a started server's stderr kept, to show when it does not start. */
+const MAX_CHILD_STDERR = 16 * 1024;
+
+function transportFor(
+  options: VerifyOptions,
+  cliEntry: string,
+): { transport: Transport; stderr: () => string } {
+  if (options.url !== undefined)
+    return { transport: new StreamableHTTPClientTransport(new URL(options.url)), stderr: () => '' };
   // The CLI is TypeScript run through tsx: the child gets tsx's loader by its resolved location, so it works from any folder.
-  return new StdioClientTransport({
+  const transport = new StdioClientTransport({
     command: process.execPath,
     args: ['--import', import.meta.resolve('tsx'), cliEntry, 'serve', '--config', options.config!],
     // The config may reference environment variables (tokens, secrets): not only the SDK's short default list.
-    env: process.env as Record<string, string>,
-    stderr: 'ignore',
+    env: { ...process.env, SKILLPIN_LOG_LEVEL: process.env['SKILLPIN_LOG_LEVEL'] ?? 'warn' } as Record<
+      string,
+      string
+    >,
+    stderr: 'pipe',
   });
+  let tail = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    tail = (tail + chunk.toString('utf8')).slice(-MAX_CHILD_STDERR);
+  });
+  return { transport, stderr: () => tail };
 }
 
 /**
@@ -47,7 +63,14 @@ export async function verify(
   cliEntry: string,
   io: { out: (text: string) => void; err: (text: string) => void },
 ): Promise<number> {
-  if ((options.url === undefined) === (options.config === undefined)) {
+  if (options.url === undefined && options.config === undefined) {
+    io.err(
+      'skillpin verify: give the URL of a running server (skillpin verify http://127.0.0.1:3917/mcp), ' +
+        'or --config <file> to start one over stdio and verify it\n',
+    );
+    return 2;
+  }
+  if (options.url !== undefined && options.config !== undefined) {
     io.err('skillpin verify: give a server URL or --config <file>, not both\n');
     return 2;
   }
@@ -58,10 +81,15 @@ export async function verify(
       ? {}
       : { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'auto' } },
   );
+  const { transport, stderr } = transportFor(options, cliEntry);
   try {
-    await client.connect(transportFor(options, cliEntry));
+    await client.connect(transport);
   } catch (error) {
-    io.err(`skillpin verify: cannot connect: ${(error as Error).message}\n`);
+    const said = stderr().trimEnd();
+    io.err(
+      `skillpin verify: cannot connect: ${(error as Error).message}\n` +
+        (said === '' ? '' : `skillpin verify: the server it started wrote:\n${said}\n`),
+    );
     return 2;
   }
   try {
@@ -90,12 +118,12 @@ export async function verify(
     if (options.json) io.out(`${JSON.stringify(report, null, 2)}\n`);
     else {
       for (const skill of report.skills) {
-        io.out(`${skill.ok ? 'ok  ' : 'FAIL'}  ${skill.uri}  (${skill.files} files)\n`);
+        io.out(`${skill.ok ? 'ok  ' : 'FAIL'}  ${skill.uri}  (${plural(skill.files, 'file')})\n`);
         for (const failure of skill.failures)
           io.out(`      ${failure.reason}: ${failure.uri}: ${failure.detail}\n`);
       }
       io.out(
-        `${report.skills.length} skills, ${report.files} files read and verified, ${report.failures} ${report.failures === 1 ? 'failure' : 'failures'}\n`,
+        `${plural(report.skills.length, 'skill')}, ${plural(report.files, 'file')} read and verified, ${plural(report.failures, 'failure')}\n`,
       );
     }
     return report.ok ? 0 : 1;

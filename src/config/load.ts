@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
+import { formatProblem, keyPath, LineCounter, plainWords, positionOf } from './messages.ts';
 import { configSchema, ENV_REFERENCE, parseDuration, type RawConfig } from './schema.ts';
 import { shorthandUrl } from './shorthand.ts';
 
@@ -9,7 +10,12 @@ export interface SourceConfig {
   id: string;
   location:
     | { kind: 'remote'; url: string; token?: string; credentialHelper?: string }
-    | { kind: 'local'; path: string };
+    | {
+        kind: 'local';
+        path: string;
+        /** The path as configured (relative to the config, or as typed): what messages and provenance show. */
+        given?: string;
+      };
   /** A pinned commit (with the annotated tag verified for it, when locked under `require: tag`), or a ref. */
   target: { kind: 'commit'; commit: string; tag?: string } | { kind: 'ref'; ref: string };
   paths: string[];
@@ -118,6 +124,8 @@ export interface Config {
   tools: boolean;
   /** Serve one prompt per listed skill. */
   prompts: boolean;
+  /** At most this many prompts: the first listed skills (by URI). */
+  maxPrompts: number;
   cache: { ttlMs: number; cacheScope: 'public' | 'private' };
   http: { allowedHosts?: string[]; allowedOrigins?: string[] };
   sync: { concurrency: number; timeoutMs: number; retryMinMs: number; retryMaxMs: number };
@@ -128,84 +136,121 @@ export interface Config {
   sources: SourceConfig[];
 }
 
-/** A configuration that cannot be used: the message names the file and the key. */
+/** `paths:` entries as the indexer compares them: no `./` in front, no `/` at the end, the root as no entry. */
+export function normalizePaths(paths: readonly string[]): string[] {
+  return paths.map((p) => p.replace(/^\.\/|\/+$/g, '')).filter((p) => p !== '' && p !== '.');
+}
+
+/** A configuration that cannot be used: every problem, each naming the file, its line and the key. */
 export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
+  /** One line per problem: `file:line:column: key: message`. */
+  readonly problems: readonly string[];
+  constructor(message: string | readonly string[]) {
+    const problems = typeof message === 'string' ? [message] : message;
+    super(problems.join('\n'));
     this.name = 'ConfigError';
+    this.problems = problems;
   }
 }
 
-function keyPath(segments: ReadonlyArray<PropertyKey>): string {
-  return (
-    segments
-      .map((segment, index) =>
-        typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`,
-      )
-      .join('') || '(top level)'
-  );
-}
-
-/** Reads and validates a YAML config file. Throws `ConfigError` with one clear message. */
+/** Reads and validates a YAML config file. Throws `ConfigError` naming every problem at once. */
 export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Config {
   const absolute = path.resolve(file);
   let text: string;
   try {
     text = readFileSync(absolute, 'utf8');
   } catch (error) {
-    throw new ConfigError(`${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError(
+      `${file}: ${code === 'ENOENT' ? 'no such file' : 'cannot be read'} (${code ?? 'error'})`,
+    );
   }
-  const doc = parseDocument(text, { version: '1.2', schema: 'core', uniqueKeys: true, prettyErrors: false });
-  const yamlError = doc.errors[0];
-  if (yamlError !== undefined)
-    throw new ConfigError(`${file}: not valid YAML: ${yamlError.message.split('\n', 1)[0]}`);
-  const parsed = configSchema.safeParse(doc.toJS() ?? {});
+  const counter = new LineCounter();
+  const doc = parseDocument(text, {
+    version: '1.2',
+    schema: 'core',
+    uniqueKeys: true,
+    prettyErrors: false,
+    lineCounter: counter,
+  });
+  const where = (offset: number) => {
+    const { line, col } = counter.linePos(offset);
+    return { line, column: col };
+  };
+  if (doc.errors.length > 0)
+    throw new ConfigError(
+      doc.errors.map((error) =>
+        formatProblem(file, {
+          ...where(error.pos[0]),
+          message: `not valid YAML: ${error.message.split('\n', 1)[0]}`,
+        }),
+      ),
+    );
+  const data: unknown = doc.toJS() ?? {};
+  const parsed = configSchema.safeParse(data);
   if (!parsed.success) {
-    // A mistyped key explains the other issues it causes (a required key "missing"), so it is named first.
-    const issue = parsed.error.issues.find((i) => i.code === 'unrecognized_keys') ?? parsed.error.issues[0]!;
-    const key = keyPath(issue.path);
-    const message =
-      issue.code === 'unrecognized_keys'
-        ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`
-        : issue.message;
-    throw new ConfigError(`${file}: ${key}: ${message}`);
+    const problems = parsed.error.issues.flatMap((issue) => {
+      const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
+      return plainWords(issue, data, configSchema).map((message, index) => ({
+        ...positionOf(doc, counter, issue.path, keys[index]),
+        ...(issue.path.length === 0 ? {} : { key: keyPath(issue.path) }),
+        message,
+      }));
+    });
+    // One problem per key (the first says what to fix; the others follow from it), in the order of the file.
+    const seen = new Set<string>();
+    const first = problems.filter((p) => {
+      const id = `${p.key}\0${p.message.startsWith('unknown key') ? p.message : ''}`;
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    });
+    first.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity) || (a.column ?? 0) - (b.column ?? 0));
+    throw new ConfigError(first.map((p) => formatProblem(file, p)));
   }
+  // Past the schema, every problem is still collected: the user fixes them all in one go.
+  const problems: string[] = [];
+  const problemAt = (segments: PropertyKey[], message: string) =>
+    problems.push(
+      formatProblem(file, { ...positionOf(doc, counter, segments), key: keyPath(segments), message }),
+    );
   const raw = parsed.data;
-  const fromEnv = (reference: string, key: string): string => {
+  const fromEnv = (reference: string, segments: PropertyKey[]): string => {
     const name = ENV_REFERENCE.exec(reference)![1]!;
     const value = env[name];
-    if (value === undefined || value === '')
-      throw new ConfigError(`${file}: ${key}: environment variable ${name} is not set`);
-    return value;
+    if (value === undefined || value === '') problemAt(segments, `environment variable ${name} is not set`);
+    return value ?? '';
   };
   const git: GitSettings = {
     backend: raw.git.backend ?? defaultGitSettings(env).backend,
     ...(raw.git.proxy === undefined
       ? {}
-      : { proxy: ENV_REFERENCE.test(raw.git.proxy) ? fromEnv(raw.git.proxy, 'git.proxy') : raw.git.proxy }),
+      : {
+          proxy: ENV_REFERENCE.test(raw.git.proxy) ? fromEnv(raw.git.proxy, ['git', 'proxy']) : raw.git.proxy,
+        }),
   };
   const base = path.dirname(absolute);
-  const keyFile = (name: string, key: string): KeyFile => {
-    const label = `${file}: ${key} (${name})`;
+  const keyFile = (name: string, segments: PropertyKey[]): KeyFile => {
+    const label = `${file}: ${keyPath(segments)} (${name})`;
     try {
       return { label, text: readFileSync(path.resolve(base, name), 'utf8') };
     } catch (error) {
-      throw new ConfigError(`${label}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      problemAt(segments, `${name} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      return { label, text: '' };
     }
   };
   const seen = new Set<string>();
   const sources = raw.sources.map((source, index): SourceConfig => {
-    if (seen.has(source.id))
-      throw new ConfigError(`${file}: sources[${index}].id: "${source.id}" is used by another source`);
+    if (seen.has(source.id)) problemAt(['sources', index, 'id'], `"${source.id}" is used by another source`);
     seen.add(source.id);
-    const token = source.token === undefined ? undefined : fromEnv(source.token, `sources[${index}].token`);
+    const token = source.token === undefined ? undefined : fromEnv(source.token, ['sources', index, 'token']);
     const url =
       source.github !== undefined
         ? shorthandUrl('github', source.github)
         : source.gitlab !== undefined
           ? shorthandUrl('gitlab', source.gitlab)
           : source.url;
-    const at = `sources[${index}].verify`;
+    const at = ['sources', index, 'verify'];
     const verify: VerifyConfig | undefined =
       source.verify === undefined
         ? undefined
@@ -213,8 +258,10 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
             require: source.verify.require,
             ...(source.verify.sshAllowedSigners === undefined
               ? {}
-              : { sshAllowedSigners: keyFile(source.verify.sshAllowedSigners, `${at}.sshAllowedSigners`) }),
-            gpgKeys: (source.verify.gpgKeys ?? []).map((name, i) => keyFile(name, `${at}.gpgKeys[${i}]`)),
+              : {
+                  sshAllowedSigners: keyFile(source.verify.sshAllowedSigners, [...at, 'sshAllowedSigners']),
+                }),
+            gpgKeys: (source.verify.gpgKeys ?? []).map((name, i) => keyFile(name, [...at, 'gpgKeys', i])),
           };
     return {
       id: source.id,
@@ -226,14 +273,12 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
               ...(token === undefined ? {} : { token }),
               ...(source.credentialHelper === undefined ? {} : { credentialHelper: source.credentialHelper }),
             }
-          : { kind: 'local', path: path.resolve(base, source.path!) },
+          : { kind: 'local', path: path.resolve(base, source.path!), given: source.path! },
       target:
         source.commit !== undefined
           ? { kind: 'commit', commit: source.commit }
           : { kind: 'ref', ref: source.ref! },
-      paths: (source.paths ?? [])
-        .map((p) => p.replace(/^\.\/|\/+$/g, ''))
-        .filter((p) => p !== '' && p !== '.'),
+      paths: normalizePaths(source.paths ?? []),
       strictNames: source.strictNames ?? raw.strictNames,
       ...(source.ref === undefined ? {} : { pollMs: parseDuration(source.poll ?? raw.sync.poll) }),
       keep: source.keep ?? raw.sync.keep,
@@ -254,6 +299,14 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
           }),
     };
   });
+  const webhook =
+    raw.webhook === undefined
+      ? undefined
+      : {
+          secret: fromEnv(raw.webhook.secret, ['webhook', 'secret']),
+          maxBodyBytes: raw.webhook.maxBodyBytes,
+        };
+  if (problems.length > 0) throw new ConfigError(problems);
   return {
     file: absolute,
     dataDir: path.resolve(base, raw.dataDir),
@@ -261,6 +314,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     pageSize: raw.pageSize,
     tools: raw.tools,
     prompts: raw.prompts,
+    maxPrompts: raw.maxPrompts,
     cache: { ttlMs: raw.cache.ttlMs, cacheScope: raw.cache.scope },
     http: raw.http,
     sync: {
@@ -270,15 +324,8 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       retryMaxMs: parseDuration(raw.sync.retryMax),
     },
     git,
-    ...(raw.webhook === undefined
-      ? {}
-      : {
-          webhook: {
-            secret: fromEnv(raw.webhook.secret, 'webhook.secret'),
-            maxBodyBytes: raw.webhook.maxBodyBytes,
-          },
-        }),
-    runs: runSettingsOf(raw.runs, (reference) => fromEnv(reference, 'runs.secret')),
+    ...(webhook === undefined ? {} : { webhook }),
+    runs: runSettingsOf(raw.runs, (reference) => fromEnv(reference, ['runs', 'secret'])),
     sources,
   };
 }

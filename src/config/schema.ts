@@ -3,23 +3,25 @@ import { COMMIT_PATTERN as COMMIT, SOURCE_ID_PATTERN as SOURCE_ID } from '../sha
 import { GITHUB_NAME, GITLAB_NAME, webFolderAdvice } from './shorthand.ts';
 
 const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
-const DURATION = /^(\d+)(ms|s|m|h)$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+/** `250ms`, `30s`, `5m`, `1h`, `2d`, or parts of them largest first: `1m30s`, `1h30m`, `2d12h`. */
+const DURATION = /^(?=\d)(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$/;
+const UNIT_MS = [86_400_000, 3_600_000, 60_000, 1000, 1] as const;
+export const DURATION_ADVICE = 'a duration like 30s, 5m, 1m30s, 1h or 2d';
 
-/** "30s", "5m", "1h", "250ms" → milliseconds. */
+/** "30s", "5m", "1m30s", "2d", "250ms" → milliseconds. */
 export function parseDuration(text: string): number {
   const match = DURATION.exec(text);
   if (match === null) throw new Error(`not a duration: ${text}`);
-  return Number(match[1]) * UNIT_MS[match[2]!]!;
+  return UNIT_MS.reduce((sum, unit, index) => sum + Number(match[index + 1] ?? 0) * unit, 0);
 }
 
 const duration = (min: number, what: string) =>
   z
-    .string()
-    .regex(DURATION, 'must be a duration like 250ms, 30s, 5m or 1h')
+    .string({ error: `must be ${DURATION_ADVICE}` })
+    .regex(DURATION, `must be ${DURATION_ADVICE}`)
     .refine(
       (text) => !DURATION.test(text) || parseDuration(text) >= min,
-      `${what} must be at least ${min} ms`,
+      `${what} must be at least ${min >= 1000 ? `${min / 1000}s` : `${min}ms`}`,
     );
 
 /** `user@host:path`: git's scp-like SSH syntax (no `://`, a colon before any slash; no host starting with `-`). */
@@ -62,6 +64,17 @@ const grant = z.strictObject({
     .optional(),
 });
 
+/** Why a `paths:` entry cannot name a folder of a repository (absolute, or climbing with ".."); else `undefined`. */
+export function repositoryPathProblem(value: string): string | undefined {
+  if (value === '') return 'must not be empty';
+  return value.startsWith('/') || value.split('/').includes('..')
+    ? 'must be a folder inside the repository (relative, no "..")'
+    : undefined;
+}
+
+/** Prompts beyond a few dozen are noise in a host's prompt menu: the first skills get one, skill_list says so. */
+export const DEFAULT_MAX_PROMPTS = 40;
+
 const source = z
   .strictObject({
     id: z
@@ -98,7 +111,7 @@ const source = z
           .string()
           .min(1)
           .refine(
-            (value) => !value.startsWith('/') && !value.split('/').includes('..'),
+            (value) => value === '' || repositoryPathProblem(value) === undefined,
             'must be a folder inside the repository (relative, no "..")',
           ),
       )
@@ -180,6 +193,7 @@ export const configSchema = z.strictObject({
   strictNames: z.boolean().default(false),
   tools: z.boolean().default(true),
   prompts: z.boolean().default(true),
+  maxPrompts: z.number().int().min(0).max(10_000).default(DEFAULT_MAX_PROMPTS),
   cache: z
     .strictObject({
       ttlMs: z.number().int().nonnegative().default(60_000),

@@ -80,9 +80,16 @@ async function open(gitdir: string, store: boolean, settings: GitSettings): Prom
   });
 }
 
-/** Opens a local repository in place: a work tree (with `.git`) or a bare repository. Nothing is written. */
-export async function openLocalRepository(location: string, settings?: GitSettings): Promise<Repository> {
-  return open(await gitdirOf(location), false, settings ?? defaultGitSettings());
+/**
+ * Opens a local repository in place: a work tree (with `.git`) or a bare repository. Nothing is written. `label`
+ * is the path as the user gave it, for messages.
+ */
+export async function openLocalRepository(
+  location: string,
+  settings?: GitSettings,
+  label?: string,
+): Promise<Repository> {
+  return open(await gitdirOf(location, label), false, settings ?? defaultGitSettings());
 }
 
 /** Opens (creating if needed) the bare repository skillpin keeps for a remote source. */

@@ -17,8 +17,15 @@ export {
   resolveRemoteTarget,
 } from './refs.ts';
 export { fetchCommit, type FetchOptions, pinnedTag, unpinCommit } from './remote.ts';
-export { type FetchProgress, pinRef, type Remote, type Repository } from './repository.ts';
+export {
+  type FetchProgress,
+  pinRef,
+  type Remote,
+  type Repository,
+  repositoryRootOf,
+} from './repository.ts';
 export { type Keyring, keyringOf } from './signature/keyring.ts';
 export { verifyTarget } from './signature/verify.ts';
 export { type CommitTree, readBlob, type TreeCache, walkCommit } from './tree.ts';
 export { redactUrl } from './url.ts';
+export { type WorktreeChange, worktreeChanges } from './worktree.ts';

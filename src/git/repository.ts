@@ -86,15 +86,36 @@ async function isGitdir(dir: string): Promise<boolean> {
   }
 }
 
-/** The git directory of a work tree (with `.git`) or of a bare repository; never a parent's. */
-export async function gitdirOf(location: string): Promise<string> {
+/**
+ * The git directory of a work tree (with `.git`) or of a bare repository; never a parent's. `label` is the path
+ * as the user gave it, for the message.
+ */
+export async function gitdirOf(location: string, label: string = location): Promise<string> {
   const dotGit = path.join(location, '.git');
   if (await isGitdir(dotGit)) return dotGit;
   if (await isGitdir(location)) return location;
   throw new GitError(
     'source-not-a-repository',
-    `${path.basename(location) || location} is not a git repository (no .git folder, and not a bare repository)`,
+    `${label} is not a git repository (no .git folder, and not a bare repository)`,
   );
+}
+
+/** The repository holding `dir`: itself, or the nearest folder above it with a `.git` (as git finds it). */
+export async function repositoryRootOf(dir: string): Promise<string | undefined> {
+  const start = path.resolve(dir);
+  // A folder that is not there is no subfolder of anything: it is reported as given.
+  if (
+    !(await fsp.stat(start).then(
+      (stat) => stat.isDirectory(),
+      () => false,
+    ))
+  )
+    return undefined;
+  if (await isGitdir(start)) return start;
+  for (let at = start; ; at = path.dirname(at)) {
+    if (await isGitdir(path.join(at, '.git'))) return at;
+    if (path.dirname(at) === at) return undefined;
+  }
 }
 
 /** The ref skillpin writes so that a fetched commit stays reachable in its store. */

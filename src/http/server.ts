@@ -32,7 +32,8 @@ export interface HttpOptions {
   /** Syncs a source now (webhooks). */
   worker?: { trigger(id: string, why: string): unknown };
   webhook?: { secret: string; maxBodyBytes: number };
-  sources?: readonly SourceConfig[];
+  /** The sources webhooks match, or how to get them now (they change when the config is reloaded). */
+  sources?: readonly SourceConfig[] | (() => readonly SourceConfig[]);
   /** The live status for GET /status (404 without it). */
   status?: () => StatusReport;
   /** Sources not tried yet: GET /readyz answers 503 until there are none. */
@@ -135,7 +136,7 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
         return json(404, { error: 'webhooks are not configured (webhook.secret)' });
       return handleWebhook(request, {
         secret: webhook.secret,
-        sources: options.sources ?? [],
+        sources: (typeof options.sources === 'function' ? options.sources() : options.sources) ?? [],
         trigger: (id, why) => worker.trigger(id, why),
         deliveries,
         logger: options.logger,

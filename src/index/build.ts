@@ -12,6 +12,7 @@ import {
   type SkillProblem,
 } from '../skills/index.ts';
 import type { TreeEntry } from '../shared/tree.ts';
+import { checkedBySdk } from './hostCheck.ts';
 import { INDEX_VERSION, type BlobFacts, type CommitIndex, type IndexedSkill } from './types.ts';
 import { compareText } from '../shared/text.ts';
 
@@ -92,6 +93,7 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
       const skillMd = await input.readBlob(skill.skillMd);
       if (!cache.has(skill.skillMd)) cache.set(skill.skillMd, factsOf(skillMd));
       parsed = parseSkillMd(skillMd);
+      if (parsed.ok) parsed = await checkedBySdk(skillMd, parsed);
       parsedCache.set(skill.skillMd, parsed);
     }
     const files = [];

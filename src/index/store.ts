@@ -11,7 +11,11 @@ export interface IndexOptions {
   verify?: string;
 }
 
+/** The rules an index was built under: a file built under other rules is rebuilt (new problems, new refusals). */
+export const INDEX_RULES = 2;
+
 interface StoredIndex {
+  rules?: number;
   options: IndexOptions;
   index: CommitIndex;
 }
@@ -26,7 +30,10 @@ export function indexStore(dir: string) {
   const fileOf = (commit: string) => path.join(dir, `${commit}.json`);
   return {
     async save(index: CommitIndex, options: IndexOptions): Promise<void> {
-      await writeFileAtomic(fileOf(index.commit), JSON.stringify({ options, index } satisfies StoredIndex));
+      await writeFileAtomic(
+        fileOf(index.commit),
+        JSON.stringify({ rules: INDEX_RULES, options, index } satisfies StoredIndex),
+      );
     },
     /** The stored index, or `undefined` when it is missing, unreadable, half-written or built with other options. */
     async load(commit: string, options: IndexOptions): Promise<CommitIndex | undefined> {
@@ -45,6 +52,7 @@ export function indexStore(dir: string) {
         !Array.isArray(index.problems)
       )
         return undefined;
+      if (stored.rules !== INDEX_RULES) return undefined;
       if (stored.options === undefined || !sameOptions(stored.options, options)) return undefined;
       return index;
     },

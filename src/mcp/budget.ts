@@ -46,3 +46,15 @@ export function utf8Prefix(bytes: Uint8Array, limit: number): Uint8Array {
   while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
   return bytes.subarray(0, end);
 }
+
+/** skill_list: skills per page when the caller gives no `limit`, and the most a `limit` may ask. */
+export const DEFAULT_LIST_LIMIT = 30;
+export const MAX_LIST_LIMIT = 200;
+/**
+ * skill_list: a page ends before the skill that would take its skills past this many characters (text and
+ * structured content together). Hosts cap tool output (Claude Code: 25,000 tokens by default); at about 3
+ * characters a token for URIs and hex commits, a page stays near 5,000 tokens whatever the descriptions.
+ */
+export const LIST_PAGE_CHARS = 14_000;
+/** skill_list: problems listed (errors first) on the first page; their count says how many there are in all. */
+export const MAX_LISTED_PROBLEMS = 20;

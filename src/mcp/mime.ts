@@ -1,33 +1,29 @@
-const BY_EXTENSION: Record<string, string> = {
-  md: 'text/markdown',
-  markdown: 'text/markdown',
-  txt: 'text/plain',
-  json: 'application/json',
-  yaml: 'application/yaml',
-  yml: 'application/yaml',
-  toml: 'application/toml',
-  py: 'text/x-python',
-  sh: 'application/x-sh',
-  bash: 'application/x-sh',
-  js: 'text/javascript',
-  mjs: 'text/javascript',
-  ts: 'text/typescript',
-  html: 'text/html',
-  css: 'text/css',
-  csv: 'text/csv',
-  xml: 'application/xml',
-  svg: 'image/svg+xml',
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  gif: 'image/gif',
-  webp: 'image/webp',
-  pdf: 'application/pdf',
+import { Mime } from 'mime';
+import otherTypes from 'mime/types/other.js';
+import standardTypes from 'mime/types/standard.js';
+
+/**
+ * Skills are mostly text and scripts: where the registry's type for an extension is another format's (`.ts` is
+ * MPEG transport stream, `.rs` RLS services) or missing, the type a reader of a skill expects. YAML is
+ * `application/yaml` (RFC 9512).
+ */
+const SKILL_TYPES: Record<string, string[]> = {
+  'text/x-python': ['py', 'pyi'],
+  'text/typescript': ['ts', 'mts', 'cts', 'tsx'],
+  'application/x-sh': ['sh', 'bash', 'zsh'],
+  'application/yaml': ['yaml', 'yml'],
+  'text/x-ruby': ['rb'],
+  'text/x-go': ['go'],
+  'text/x-rust': ['rs'],
+  'application/jsonl': ['jsonl', 'ndjson'],
 };
+
+// mime keeps its tables in Maps, so an extension such as `__proto__` or `constructor` finds nothing.
+const types = new Mime(standardTypes, otherTypes).define(SKILL_TYPES, true);
 
 /** Media type from the file extension; `application/octet-stream` when unknown. */
 export function mimeTypeFor(name: string): string {
   const dot = name.lastIndexOf('.');
   if (dot <= 0) return 'application/octet-stream';
-  return BY_EXTENSION[name.slice(dot + 1).toLowerCase()] ?? 'application/octet-stream';
+  return types.getType(name.slice(dot + 1)) ?? 'application/octet-stream';
 }

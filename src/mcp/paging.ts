@@ -3,7 +3,7 @@ import { compareText } from '../shared/text.ts';
 import { invalidParams } from './errors.ts';
 
 // Cursors name the last URI of the previous page, so paging survives a catalog swap (spec: stable cursors).
-const encodeCursor = (uri: string) => Buffer.from(uri, 'utf8').toString('base64url');
+export const encodeCursor = (uri: string) => Buffer.from(uri, 'utf8').toString('base64url');
 
 function decodeCursor(cursor: string): string {
   const uri = Buffer.from(cursor, 'base64url').toString('utf8');
@@ -22,6 +22,15 @@ function firstAfter<T>(items: readonly T[], keyOf: (item: T) => string, after: s
     else high = middle;
   }
   return low;
+}
+
+/** The items after the cursor (all of them without one), `items` sorted by the URI `keyOf` gives. */
+export function itemsAfter<T>(
+  items: readonly T[],
+  keyOf: (item: T) => string,
+  cursor: string | undefined,
+): T[] {
+  return items.slice(cursor === undefined ? 0 : firstAfter(items, keyOf, decodeCursor(cursor)));
 }
 
 /** One page of `items` (sorted by the URI `keyOf` gives) after the cursor. */

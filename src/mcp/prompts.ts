@@ -4,7 +4,7 @@ import { parseSkillMd, SKILL_MD } from '../skills/index.ts';
 import { invalidParams } from './errors.ts';
 import type { FileReader } from './read.ts';
 import { META_PREFIX, type ServedSkill } from './snapshot.ts';
-import { viewOf } from './view.ts';
+import { type CatalogView, viewOf } from './view.ts';
 
 const URI_META = `${META_PREFIX}uri`;
 
@@ -20,12 +20,26 @@ async function bodyOf(served: ServedSkill, read: FileReader): Promise<string> {
   return body;
 }
 
-/** prompts/list and prompts/get over the live catalog: a swap shows at the next request. */
-export function registerPrompts(mcp: McpServer, catalog: Catalog, read: FileReader): void {
+const capped = new WeakMap<CatalogView, Map<number, ReadonlyMap<string, ServedSkill>>>();
+
+/** The view's first `max` prompts, once per view and cap. */
+function servedPrompts(view: CatalogView, max: number): ReadonlyMap<string, ServedSkill> {
+  let byCap = capped.get(view);
+  if (byCap === undefined) capped.set(view, (byCap = new Map()));
+  let prompts = byCap.get(max);
+  if (prompts === undefined) byCap.set(max, (prompts = new Map([...view.prompts].slice(0, max))));
+  return prompts;
+}
+
+/**
+ * prompts/list and prompts/get over the live catalog (a swap shows at the next request): one prompt for each of
+ * the first `max` listed skills, in listing order; skill_list says when there are more skills than prompts.
+ */
+export function registerPrompts(mcp: McpServer, catalog: Catalog, read: FileReader, max: number): void {
   const server = mcp.server;
   server.registerCapabilities({ prompts: { listChanged: true } });
   server.setRequestHandler('prompts/list', async () => ({
-    prompts: [...viewOf(catalog).prompts].map(
+    prompts: [...servedPrompts(viewOf(catalog), max)].map(
       ([name, served]): Prompt => ({
         name,
         title: served.skill.name,
@@ -35,7 +49,7 @@ export function registerPrompts(mcp: McpServer, catalog: Catalog, read: FileRead
     ),
   }));
   server.setRequestHandler('prompts/get', async (request) => {
-    const served = viewOf(catalog).prompts.get(request.params.name);
+    const served = servedPrompts(viewOf(catalog), max).get(request.params.name);
     if (served === undefined)
       throw invalidParams(`no prompt named ${JSON.stringify(request.params.name)}; prompts/list shows them`);
     const { ns, skill, uri } = served;

@@ -1,7 +1,7 @@
 import { McpServer, type CacheHint, type McpRequestContext } from '@modelcontextprotocol/server';
 import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import { listingChanged, type Catalog } from '../catalog/index.ts';
-import { defaultRunSettings } from '../config/index.ts';
+import { DEFAULT_MAX_PROMPTS, defaultRunSettings } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { answerFromSnapshots } from './handlers.ts';
 import { registerPrompts } from './prompts.ts';
@@ -25,6 +25,8 @@ export interface ServerOptions {
   /** skill_run: the owner's grants and how runs are confirmed; absent: nothing runs (skill_list still shows
    * what skills declare). */
   run?: RunnerOptions;
+  /** At most this many prompts (default DEFAULT_MAX_PROMPTS). */
+  maxPrompts?: number;
 }
 
 /** skill_run where the config says nothing: no grants, so nothing runs and no folder is ever written. */
@@ -85,6 +87,7 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
   const runner = createRunner(options.run ?? NOTHING_RUNS(), { catalog, read, logger });
   const tools = options.tools !== false;
   const prompts = options.prompts !== false;
+  const maxPrompts = options.maxPrompts ?? DEFAULT_MAX_PROMPTS;
 
   const make = (surface: Surface): McpServer => {
     const mcp = new McpServer(
@@ -95,8 +98,9 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
       extension.attach(mcp);
       answerFromSnapshots(mcp, source, options.cache);
     }
-    if (tools && surface.tools) registerTools(mcp, { catalog, read, runner });
-    if (prompts && surface.prompts) registerPrompts(mcp, catalog, read);
+    if (tools && surface.tools)
+      registerTools(mcp, { catalog, read, runner, ...(prompts ? { maxPrompts } : {}) });
+    if (prompts && surface.prompts) registerPrompts(mcp, catalog, read, maxPrompts);
     return mcp;
   };
 

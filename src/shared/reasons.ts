@@ -53,6 +53,16 @@ export const REASONS = {
     severity: 'error',
     summary: 'the path the skill would be served under is taken by another skill or folder',
   },
+  'paths-not-found': {
+    severity: 'error',
+    summary:
+      'a folder named in paths (the config, or check --paths) is not in the commit, so nothing is searched there',
+  },
+  'frontmatter-unsupported': {
+    severity: 'error',
+    summary:
+      "the MCP SDK's frontmatter reader, which hosts verify SKILL.md with, refuses this frontmatter or reads it differently",
+  },
   // Source errors: the source serves nothing new (a previously served commit keeps serving).
   'source-not-a-repository': { severity: 'error', summary: 'the configured path is not a git repository' },
   'source-commit-not-found': {
@@ -201,8 +211,16 @@ export interface SkillProblem {
   reason: Reason;
   severity: Severity;
   detail: string;
+  /** The line of the file it is about (1-based): the frontmatter key, or the YAML error. */
+  line?: number;
 }
 
-export function problem(path: string, reason: Reason, detail: string): SkillProblem {
-  return { path, reason, severity: REASONS[reason].severity, detail };
+export function problem(path: string, reason: Reason, detail: string, line?: number): SkillProblem {
+  return {
+    path,
+    reason,
+    severity: REASONS[reason].severity,
+    detail,
+    ...(line === undefined ? {} : { line }),
+  };
 }

@@ -13,3 +13,37 @@ export function compareText(a: string, b: string): number {
 export function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
+
+/** Optimal string alignment distance: insertions, deletions, substitutions, and a swap of neighbours, 1 each. */
+export function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = best;
+    }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * The candidate a mistyped word most likely meant: the same word in another case, else the nearest within a
+ * third of the shorter length (rounded up); `undefined` when none is that near.
+ */
+export function closest(word: string, candidates: Iterable<string>): string | undefined {
+  const lower = word.toLowerCase();
+  let best: { candidate: string; d: number } | undefined;
+  for (const candidate of candidates) {
+    const other = candidate.toLowerCase();
+    if (other === lower) return candidate;
+    const edits = editDistance(lower, other);
+    if (edits > Math.ceil(Math.min(lower.length, other.length) / 3)) continue;
+    // Ties go to the candidate of the same length: a letter mistyped is likelier than one added or left out.
+    const d = edits + (other.length === lower.length ? 0 : 0.5);
+    if (best === undefined || d < best.d) best = { candidate, d };
+  }
+  return best?.candidate;
+}

@@ -1,7 +1,8 @@
 import { MAX_SYMLINK_HOPS } from './limits.ts';
-import { basename, dirname, isWithin, relative, resolveRelative } from './paths.ts';
+import { basename, dirname, isWithin, join, relative, resolveRelative } from './paths.ts';
 import type { TreeEntry } from '../shared/tree.ts';
 import { problem, type Reason, type SkillProblem } from '../shared/reasons.ts';
+import { closest } from '../shared/text.ts';
 
 /** A file of a skill as discovered: where it is, and the blob it serves (a resolved symlink serves its target's). */
 export interface SkillFile {
@@ -46,7 +47,7 @@ export function discoverSkills(
   entries: readonly TreeEntry[],
   searchPaths: readonly string[] = [''],
 ): { skills: DiscoveredSkill[]; problems: SkillProblem[] } {
-  const problems: SkillProblem[] = [];
+  const problems: SkillProblem[] = [...missingPaths(entries, searchPaths)];
   const searched = (path: string) => searchPaths.some((dir) => isWithin(dir, path));
   const byPath = new Map(entries.map((entry) => [entry.path, entry]));
   const dirs: string[] = [];
@@ -99,6 +100,30 @@ export function discoverSkills(
     files: filesOf.get(dir)!,
   }));
   return { skills, problems };
+}
+
+/** A `paths` entry that names nothing in the commit is a typo until shown otherwise: nothing is searched there. */
+function missingPaths(entries: readonly TreeEntry[], searchPaths: readonly string[]): SkillProblem[] {
+  const missing = searchPaths.filter(
+    (dir) => dir !== '' && !entries.some((entry) => isWithin(dir, entry.path)),
+  );
+  if (missing.length === 0) return [];
+  const folders = new Set<string>();
+  for (const entry of entries)
+    for (let dir = dirname(entry.path); dir !== '' && !folders.has(dir); dir = dirname(dir)) folders.add(dir);
+  return missing.map((dir) => {
+    // A near miss of the last name, among the folders beside where it would be.
+    const parent = dirname(dir);
+    const siblings = [...folders].filter((folder) => dirname(folder) === parent).map(basename);
+    const near = closest(basename(dir), siblings);
+    const guess = near === undefined ? undefined : join(parent, near);
+    return problem(
+      dir,
+      'paths-not-found',
+      `paths names "${dir}", which is not in this commit, so no skill is searched for there` +
+        (guess === undefined ? '' : `; did you mean "${guess}"?`),
+    );
+  });
 }
 
 /** The skill folders holding `path`, innermost first. */

@@ -1,13 +1,27 @@
-import { parseDocument, Parser } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, Parser } from 'yaml';
 import { MAX_FRONTMATTER_BYTES } from './limits.ts';
 import type { Reason } from '../shared/reasons.ts';
 
 export type Frontmatter = Record<string, unknown>;
 export type FrontmatterResult =
-  | { ok: true; frontmatter: Frontmatter; body: string }
-  | { ok: false; reason: Reason; detail: string };
+  | {
+      ok: true;
+      frontmatter: Frontmatter;
+      body: string;
+      /** The line in SKILL.md (1-based) of each top-level key: where a problem with it is shown. */
+      lines: Record<string, number>;
+    }
+  | { ok: false; reason: Reason; detail: string; line?: number };
 
-const fail = (reason: Reason, detail: string): FrontmatterResult => ({ ok: false, reason, detail });
+/** SKILL.md's first line is `---`: the frontmatter's first line is the file's second. */
+const FIRST_YAML_LINE = 2;
+
+const fail = (reason: Reason, detail: string, line?: number): FrontmatterResult => ({
+  ok: false,
+  reason,
+  detail,
+  ...(line === undefined ? {} : { line }),
+});
 
 /** Decodes UTF-8 only when nothing is lost; `undefined` otherwise. */
 export function decodeUtf8(bytes: Uint8Array): string | undefined {
@@ -26,42 +40,63 @@ export function decodeUtf8(bytes: Uint8Array): string | undefined {
 export function parseSkillMd(bytes: Uint8Array): FrontmatterResult {
   const decoded = decodeUtf8(bytes);
   if (decoded === undefined) return fail('skill-md-not-utf8', 'SKILL.md is not valid UTF-8');
+  // Line numbers count from the file's first line, as an editor shows them; CRLF and a BOM do not shift them.
   let text = decoded.replaceAll('\r\n', '\n');
   if (text.startsWith('\uFEFF')) text = text.slice(1);
-  if (!text.startsWith('---\n')) return fail('frontmatter-missing', 'SKILL.md must begin with a "---" line');
+  if (!text.startsWith('---\n'))
+    return fail('frontmatter-missing', 'SKILL.md must begin with a "---" line', 1);
   const rest = text.slice(4);
   const close = /^---[\t ]*$/m.exec(rest);
-  if (close === null) return fail('frontmatter-unclosed', 'the frontmatter has no closing "---" line');
+  if (close === null) return fail('frontmatter-unclosed', 'the frontmatter has no closing "---" line', 1);
   const yaml = rest.slice(0, close.index);
   const size = Buffer.byteLength(yaml, 'utf8');
   if (size > MAX_FRONTMATTER_BYTES) {
     return fail(
       'frontmatter-too-large',
       `the frontmatter is ${size} bytes; the limit is ${MAX_FRONTMATTER_BYTES}`,
+      1,
     );
   }
   let body = rest.slice(close.index + close[0].length);
   if (body.startsWith('\n')) body = body.slice(1);
   const parsed = parseYamlMapping(yaml);
   return parsed.ok
-    ? { ok: true, frontmatter: parsed.value, body }
-    : fail('frontmatter-invalid', parsed.detail);
+    ? { ok: true, frontmatter: parsed.value, body, lines: parsed.lines }
+    : fail('frontmatter-invalid', parsed.detail, parsed.line);
 }
 
-function parseYamlMapping(yaml: string): { ok: true; value: Frontmatter } | { ok: false; detail: string } {
-  const doc = parseDocument(yaml, { version: '1.2', schema: 'core', uniqueKeys: true, prettyErrors: false });
+function parseYamlMapping(
+  yaml: string,
+):
+  | { ok: true; value: Frontmatter; lines: Record<string, number> }
+  | { ok: false; detail: string; line?: number } {
+  const counter = new LineCounter();
+  const doc = parseDocument(yaml, {
+    version: '1.2',
+    schema: 'core',
+    uniqueKeys: true,
+    prettyErrors: false,
+    lineCounter: counter,
+  });
+  const lineOf = (offset: number) => counter.linePos(offset).line + FIRST_YAML_LINE - 1;
   const error = doc.errors[0] ?? doc.warnings[0];
-  if (error !== undefined) return { ok: false, detail: `YAML: ${firstLine(error.message)}` };
+  if (error !== undefined)
+    return { ok: false, detail: `YAML: ${firstLine(error.message)}`, line: lineOf(error.pos[0]) };
   const refused = refusedSyntax(yaml);
-  if (refused !== undefined) return { ok: false, detail: refused };
-  if (doc.contents === null) return { ok: true, value: {} };
+  if (refused !== undefined) return { ok: false, detail: refused.detail, line: lineOf(refused.offset) };
+  const lines: Record<string, number> = {};
+  if (isMap(doc.contents))
+    for (const pair of doc.contents.items)
+      if (isScalar(pair.key) && typeof pair.key.value === 'string' && pair.key.range !== undefined)
+        lines[pair.key.value] = lineOf(pair.key.range[0]);
+  if (doc.contents === null) return { ok: true, value: {}, lines };
   const value: unknown = doc.toJS({ maxAliasCount: 0 });
   if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof Map) {
     return { ok: false, detail: 'the frontmatter must be a mapping of keys to values' };
   }
   const bad = nonJson(value, '');
   if (bad !== undefined) return { ok: false, detail: bad };
-  return { ok: true, value: value as Frontmatter };
+  return { ok: true, value: value as Frontmatter, lines };
 }
 
 const REFUSED: Record<string, string> = {
@@ -71,8 +106,8 @@ const REFUSED: Record<string, string> = {
 };
 
 /** Anchors, aliases and tags, found in the concrete syntax tree (what the author wrote, not what it resolves to). */
-function refusedSyntax(yaml: string): string | undefined {
-  const search = (node: unknown): string | undefined => {
+function refusedSyntax(yaml: string): { detail: string; offset: number } | undefined {
+  const search = (node: unknown): { detail: string; offset: number } | undefined => {
     if (Array.isArray(node)) {
       for (const item of node) {
         const found = search(item);
@@ -81,8 +116,9 @@ function refusedSyntax(yaml: string): string | undefined {
       return undefined;
     }
     if (typeof node !== 'object' || node === null) return undefined;
-    const type = (node as { type?: unknown }).type;
-    if (typeof type === 'string' && REFUSED[type] !== undefined) return REFUSED[type];
+    const { type, offset } = node as { type?: unknown; offset?: unknown };
+    if (typeof type === 'string' && REFUSED[type] !== undefined)
+      return { detail: REFUSED[type], offset: typeof offset === 'number' ? offset : 0 };
     for (const value of Object.values(node)) {
       const found = search(value);
       if (found !== undefined) return found;

@@ -70,12 +70,15 @@ export function publishSkills(
   for (const candidate of candidates) {
     const where = manifestPath(candidate.dir);
     if (!candidate.parsed.ok) {
-      problems.push(problem(where, candidate.parsed.reason, candidate.parsed.detail));
+      problems.push(problem(where, candidate.parsed.reason, candidate.parsed.detail, candidate.parsed.line));
       continue;
     }
-    const { frontmatter } = candidate.parsed;
+    const { frontmatter, lines } = candidate.parsed;
+    // A key that is missing is reported on the opening "---".
+    const lineOf = (key: string) => lines[key] ?? 1;
     const violations = frontmatterViolations(frontmatter);
-    for (const violation of violations) problems.push(problem(where, violation.reason, violation.detail));
+    for (const violation of violations)
+      problems.push(problem(where, violation.reason, violation.detail, lineOf(violation.key)));
     const bytes = candidate.files.reduce((sum, file) => sum + file.size, 0);
     if (candidate.files.length > MAX_SKILL_FILES) {
       problems.push(
@@ -101,6 +104,7 @@ export function publishSkills(
             where,
             'name-mismatch-refused',
             `name "${name}" differs from the folder "${folder}" and strictNames is on`,
+            lineOf('name'),
           ),
         );
         continue;
@@ -110,6 +114,7 @@ export function publishSkills(
           where,
           'name-mismatch',
           `name "${name}" differs from the folder "${folder}"; served as ${servedDirOf(candidate.dir)}`,
+          lineOf('name'),
         ),
       );
     }

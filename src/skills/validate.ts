@@ -8,6 +8,8 @@ export const SKILL_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export interface RuleViolation {
   reason: Reason;
   detail: string;
+  /** The frontmatter key it is about. */
+  key: string;
 }
 
 /** Characters as the spec counts them: code points, not UTF-16 units. */
@@ -26,15 +28,20 @@ export function frontmatterViolations(frontmatter: Frontmatter): RuleViolation[]
   const violations: RuleViolation[] = [];
   const { name, description, compatibility, metadata } = frontmatter;
   if (name === undefined || name === null)
-    violations.push({ reason: 'name-missing', detail: 'the frontmatter has no "name"' });
+    violations.push({ reason: 'name-missing', detail: 'the frontmatter has no "name"', key: 'name' });
   else if (!isValidName(name)) {
     violations.push({
+      key: 'name',
       reason: 'name-invalid',
       detail: `name ${JSON.stringify(name)} must be 1-${MAX_NAME_LENGTH} characters of a-z, 0-9 and single hyphens, not starting or ending with a hyphen`,
     });
   }
   if (description === undefined || description === null) {
-    violations.push({ reason: 'description-missing', detail: 'the frontmatter has no "description"' });
+    violations.push({
+      reason: 'description-missing',
+      detail: 'the frontmatter has no "description"',
+      key: 'description',
+    });
   } else if (
     typeof description !== 'string' ||
     description.trim() === '' ||
@@ -45,6 +52,7 @@ export function frontmatterViolations(frontmatter: Frontmatter): RuleViolation[]
         ? `${countCharacters(description)} characters`
         : `a ${typeof description}`;
     violations.push({
+      key: 'description',
       reason: 'description-invalid',
       detail: `description must be a string of 1-${MAX_DESCRIPTION_LENGTH} characters (got ${length})`,
     });
@@ -56,12 +64,17 @@ export function frontmatterViolations(frontmatter: Frontmatter): RuleViolation[]
       countCharacters(compatibility) > MAX_COMPATIBILITY_LENGTH)
   ) {
     violations.push({
+      key: 'compatibility',
       reason: 'compatibility-invalid',
       detail: `compatibility must be a string of 1-${MAX_COMPATIBILITY_LENGTH} characters`,
     });
   }
   if (metadata !== undefined && !isStringMap(metadata)) {
-    violations.push({ reason: 'metadata-invalid', detail: 'metadata must map strings to strings' });
+    violations.push({
+      reason: 'metadata-invalid',
+      detail: 'metadata must map strings to strings',
+      key: 'metadata',
+    });
   }
   return violations;
 }

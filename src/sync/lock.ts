@@ -47,6 +47,13 @@ function holderOf(file: string): LockHolder | undefined {
   }
 }
 
+/** Who holds `dataDir` now, if a process that may still be running does (what `skillpin reload` signals). */
+export function dataDirHolder(dataDir: string): LockHolder | undefined {
+  const file = path.join(path.resolve(dataDir), 'lock');
+  const holder = holderOf(file);
+  return holder !== undefined && alive(holder, file) ? holder : undefined;
+}
+
 /** Whether the holder may still be running: on this host a signal 0 tells; elsewhere, whether it touched the lock lately. */
 function alive(holder: LockHolder, file: string): boolean {
   if (holder.host !== os.hostname()) {

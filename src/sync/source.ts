@@ -78,7 +78,7 @@ export function originOf(source: SourceConfig): Origin {
     repository:
       source.location.kind === 'remote'
         ? redactUrl(source.location.url)
-        : `local:${path.basename(source.location.path)}`,
+        : `local:${source.location.given ?? path.basename(source.location.path)}`,
   };
 }
 
@@ -136,7 +136,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const repository = (): Promise<Repository> => {
     opened ??= (
       config.location.kind === 'local'
-        ? openLocalRepository(config.location.path, config.git)
+        ? openLocalRepository(config.location.path, config.git, config.location.given)
         : openStore(storeDir, config.git)
     ).catch((error: unknown) => {
       // Not there yet (a local path created later): the next sync tries again.

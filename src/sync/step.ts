@@ -66,8 +66,12 @@ export async function syncSource(
       },
       'source updated',
     );
+    // A skill or paths entry that cannot be served is an error in the log too; a warning stays a warning.
     for (const p of ns.problems)
-      logger.warn({ source: id, commit, path: p.path, reason: p.reason, severity: p.severity }, p.detail);
+      logger[p.severity === 'error' ? 'error' : 'warn'](
+        { source: id, commit, path: p.path, reason: p.reason, severity: p.severity },
+        p.detail,
+      );
     const at = options.at();
     return {
       outcome: { id, ok: true, commit, changed: true },

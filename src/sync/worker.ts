@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import PQueue from 'p-queue';
 import type { Catalog, ServedSource } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
@@ -43,8 +44,21 @@ export interface SyncWorker {
   status(): StatusReport;
   /** Ids of the sources no sync has finished for since this worker started. */
   pending(): string[];
+  /**
+   * Serves `next` instead of the config it runs: added sources start, removed ones stop (their retained commits stop
+   * serving too), changed ones restart (keeping what they served while their repository is the same); one catalog
+   * swap. Resolves once swapped; the added and changed sources' first syncs follow. Calls are applied one at a time.
+   */
+  reconfigure(next: Config): Promise<Reconfigured>;
   /** Stops polls and retries; waits for running syncs. */
   stop(): Promise<void>;
+}
+
+/** What a reconfigure did, by source id. */
+export interface Reconfigured {
+  added: string[];
+  removed: string[];
+  changed: string[];
 }
 
 interface Followed {
@@ -63,12 +77,14 @@ const commitsOf = (served: ServedSource | undefined) =>
  * and the last good commit keeps serving.
  */
 export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
-  const { config, catalog, logger } = options;
+  const { catalog, logger } = options;
+  // dataDir is the one setting a reconfigure cannot change: this process holds its lock.
+  const { dataDir } = options.config;
   const clock = options.clock ?? systemClock;
-  const stateFile = openStateFile(config.dataDir, options.fs);
-  const queue = new PQueue({ concurrency: config.sync.concurrency });
+  const stateFile = openStateFile(dataDir, options.fs);
+  const queue = new PQueue({ concurrency: options.config.sync.concurrency });
   let records: ReadonlyMap<string, SourceRecord> = new Map(
-    config.sources.map((s) => [s.id, { tried: false }]),
+    options.config.sources.map((s) => [s.id, { tried: false }]),
   );
   const record = (id: string, next: SourceRecord) => {
     records = new Map(records).set(id, next);
@@ -97,20 +113,21 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   };
 
   /** Writes state.json, then forgets what fell out of retention: a crash in between restarts with it intact. */
-  const persist = async (followed: Followed) => {
+  const persist = async (...touched: Followed[]) => {
     try {
       await stateFile.write(saved());
     } catch (error) {
       logger.error({ err: messageOf(error), file: stateFile.file }, 'could not write state.json');
       return;
     }
-    await followed.retention.forgetDropped(commitsOf(records.get(followed.config.id)!.served));
+    for (const followed of touched)
+      await followed.retention.forgetDropped(commitsOf(records.get(followed.config.id)?.served));
   };
 
-  const follow = (sourceConfig: SourceConfig): Followed => {
+  const follow = (sourceConfig: SourceConfig, config: Config): Followed => {
     const { id } = sourceConfig;
     const source = openSource(sourceConfig, {
-      dataDir: config.dataDir,
+      dataDir,
       ...(options.onProgress === undefined ? {} : { onProgress: (p) => options.onProgress?.(id, p) }),
       ...(options.indexStore === undefined ? {} : { indexStore: options.indexStore }),
     });
@@ -149,7 +166,83 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     };
     return followed;
   };
-  const followed = new Map(config.sources.map((source) => [source.id, follow(source)]));
+  /** The config running and a follower per source: swapped whole by a reconfigure. */
+  let running: { config: Config; followed: ReadonlyMap<string, Followed> } = {
+    config: options.config,
+    followed: new Map(options.config.sources.map((source) => [source.id, follow(source, options.config)])),
+  };
+
+  /** What a source served when it restarts: restored from dataDir alone, as at a start. */
+  const restored = async (
+    { config: sourceConfig, source, retention }: Followed,
+    last: SourceState | undefined,
+  ): Promise<SourceRecord> => {
+    const { served, dropped } = await restoreServed(source, sourceConfig, last, logger);
+    retention.drop(dropped);
+    return {
+      tried: false,
+      ...(served === undefined ? {} : { served }),
+      ...(last?.lastSync === undefined ? {} : { lastSync: last.lastSync }),
+      ...(last?.lastSuccess === undefined ? {} : { lastSuccess: last.lastSuccess }),
+      ...(last?.lastError === undefined ? {} : { lastError: last.lastError }),
+    };
+  };
+
+  const reconfigure = async (next: Config): Promise<Reconfigured> => {
+    const before = running;
+    const known = (id: string) => before.followed.get(id)?.config;
+    const added = next.sources.filter((s) => known(s.id) === undefined).map((s) => s.id);
+    const changed = next.sources
+      .filter((s) => known(s.id) !== undefined && !isDeepStrictEqual(known(s.id), s))
+      .map((s) => s.id);
+    const removed = [...before.followed.keys()].filter((id) => !next.sources.some((s) => s.id === id));
+    const ending = [...removed, ...changed].map((id) => before.followed.get(id)!);
+    // A stopped follower starts no sync, and the one running lands before this goes on.
+    await Promise.all(ending.map(({ follower }) => follower.stop()));
+    await Promise.all(ending.map(({ source }) => source.close()));
+    const followed = new Map(
+      next.sources.map((s) => [
+        s.id,
+        added.includes(s.id) || changed.includes(s.id) ? follow(s, next) : before.followed.get(s.id)!,
+      ]),
+    );
+    const fresh = new Map<string, SourceRecord>();
+    for (const id of [...added, ...changed]) {
+      const old = records.get(id)?.served;
+      const restarting = followed.get(id)!;
+      // A changed source keeps its commits while its repository is the same one: they are re-indexed under the
+      // new settings (paths, strictNames, verify) from dataDir. Another repository's commits are forgotten.
+      if (old !== undefined && !isDeepStrictEqual(known(id)?.location, restarting.config.location)) {
+        restarting.retention.drop([old.current, ...old.retained].map((ns) => ns.commit));
+        fresh.set(id, { tried: false });
+        continue;
+      }
+      // An added source starts as at a start: from what dataDir holds for it.
+      const last: SourceState | undefined =
+        old === undefined
+          ? undefined
+          : { current: old.current.commit, retained: old.retained.map((ns) => ns.commit) };
+      fresh.set(id, await restored(restarting, last));
+    }
+    queue.concurrency = next.sync.concurrency;
+    running = { config: next, followed };
+    records = new Map(
+      next.sources.map((s) => [s.id, fresh.get(s.id) ?? records.get(s.id) ?? { tried: false }]),
+    );
+    publish();
+    await persist(...changed.map((id) => followed.get(id)!));
+    const starting = new Set([...added, ...changed]);
+    void syncAll('reload', (source) => starting.has(source.id));
+    return { added, removed, changed };
+  };
+  let reconfiguring: Promise<unknown> = Promise.resolve();
+
+  const syncAll = (why: string, which: (source: SourceConfig) => boolean = () => true) => {
+    const { config, followed } = running;
+    return Promise.all(
+      config.sources.filter(which).flatMap((source) => followed.get(source.id)!.follower.trigger(why) ?? []),
+    );
+  };
 
   return {
     async restore() {
@@ -159,30 +252,22 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
           { file: stateFile.file, detail: read.detail },
           'state.json is corrupt: rebuilding it from the index files and pins in dataDir',
         );
-      for (const { config: sourceConfig, source, retention } of followed.values()) {
-        const last = read.state.sources[source.id];
-        const { served, dropped } = await restoreServed(source, sourceConfig, last, logger);
-        retention.drop(dropped);
-        record(source.id, {
-          tried: false,
-          ...(served === undefined ? {} : { served }),
-          ...(last?.lastSync === undefined ? {} : { lastSync: last.lastSync }),
-          ...(last?.lastSuccess === undefined ? {} : { lastSuccess: last.lastSuccess }),
-          ...(last?.lastError === undefined ? {} : { lastError: last.lastError }),
-        });
-      }
+      for (const followed of running.followed.values())
+        record(followed.source.id, await restored(followed, read.state.sources[followed.source.id]));
       publish();
     },
-    syncAll(why, which = () => true) {
-      const chosen = config.sources.filter(which);
-      return Promise.all(chosen.flatMap((source) => followed.get(source.id)!.follower.trigger(why) ?? []));
-    },
+    syncAll,
     trigger(id, why) {
-      return followed.get(id)?.follower.trigger(why);
+      return running.followed.get(id)?.follower.trigger(why);
+    },
+    reconfigure(next) {
+      const done = reconfiguring.then(() => reconfigure(next));
+      reconfiguring = done.catch(() => undefined);
+      return done;
     },
     status() {
       return reportOf(
-        [...followed.values()].map(({ source, follower }) => {
+        [...running.followed.values()].map(({ source, follower }) => {
           const r = records.get(source.id)!;
           return {
             id: source.id,
@@ -201,9 +286,11 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       return [...records].flatMap(([id, r]) => (r.tried ? [] : [id]));
     },
     async stop() {
-      await Promise.all([...followed.values()].map(({ follower }) => follower.stop()));
+      await reconfiguring;
+      const followed = [...running.followed.values()];
+      await Promise.all(followed.map(({ follower }) => follower.stop()));
       // Ends each repository's git process and open pack files (a later read opens them again).
-      await Promise.all([...followed.values()].map(({ source }) => source.close()));
+      await Promise.all(followed.map(({ source }) => source.close()));
     },
   };
 }

@@ -19,7 +19,7 @@ function errorOf(text: string, env: NodeJS.ProcessEnv = {}): string {
     loadConfig(file, env);
   } catch (error) {
     expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message.replace(file, '<file>');
+    return (error as Error).message.replaceAll(file, '<file>');
   }
   throw new Error('expected a ConfigError');
 }
@@ -37,6 +37,7 @@ describe('loadConfig', () => {
       pageSize: 100,
       tools: true,
       prompts: true,
+      maxPrompts: 40,
       cache: { ttlMs: 60_000, cacheScope: 'private' },
       http: {},
       sync: { concurrency: 4, timeoutMs: 30_000, retryMinMs: 5000, retryMaxMs: 600_000 },
@@ -51,7 +52,7 @@ describe('loadConfig', () => {
       sources: [
         {
           id: 'local',
-          location: { kind: 'local', path: path.join(dir, 'repo') },
+          location: { kind: 'local', path: path.join(dir, 'repo'), given: './repo' },
           target: { kind: 'ref', ref: 'HEAD' },
           paths: [],
           strictNames: false,
@@ -77,74 +78,125 @@ describe('loadConfig', () => {
   it.each([
     [
       'sources:\n  - id: a\n    path: x\n    ref: HEAD\n    comit: 1\n',
-      '<file>: sources[0]: unknown key "comit"',
+      '<file>:5:5: sources[0]: unknown key "comit"; did you mean "commit"?',
     ],
-    ['dataDirr: x\nsources: []\n', '<file>: (top level): unknown key "dataDirr"'],
-    ['sources: []\n', '<file>: sources: configure at least one source'],
+    [
+      'dataDirr: x\nsources: []\n',
+      '<file>:1:1: unknown key "dataDirr"; did you mean "dataDir"?\n<file>:2:10: sources: configure at least one source',
+    ],
+    ['sources: []\n', '<file>:1:10: sources: configure at least one source'],
     [
       'sources:\n  - id: Bad_Id\n    path: x\n    ref: HEAD\n',
-      '<file>: sources[0].id: must be lowercase letters, digits, "-" and "." (an RFC 3986 reg-name), at most 64 characters',
+      '<file>:2:9: sources[0].id: must be lowercase letters, digits, "-" and "." (an RFC 3986 reg-name), at most 64 characters',
     ],
-    ['sources:\n  - id: a\n    path: x\n', '<file>: sources[0]: give exactly one of commit or ref'],
+    ['sources:\n  - id: a\n    path: x\n', '<file>:2:5: sources[0]: give exactly one of commit or ref'],
     [
       'sources:\n  - id: a\n    path: x\n    url: https://h/r.git\n    ref: main\n',
-      '<file>: sources[0]: give exactly one of github, gitlab, url or path',
+      '<file>:2:5: sources[0]: give exactly one of github, gitlab, url or path',
     ],
     [
       'sources:\n  - id: a\n    path: x\n    commit: abc\n',
-      '<file>: sources[0].commit: must be a full 40-hex commit SHA (lowercase)',
+      '<file>:4:13: sources[0].commit: must be a full 40-hex commit SHA (lowercase)',
     ],
     [
       'sources:\n  - id: a\n    url: ftp://h/r.git\n    ref: main\n',
-      '<file>: sources[0].url: must be an https://, http://, ssh://, file:// or user@host:path URL',
+      '<file>:3:10: sources[0].url: must be an https://, http://, ssh://, file:// or user@host:path URL',
     ],
     [
       'sources:\n  - id: a\n    url: https://me:pw@h/r.git\n    ref: main\n',
-      '<file>: sources[0].url: must not carry credentials; use token: ${ENV_NAME} or credentialHelper',
+      '<file>:3:10: sources[0].url: must not carry credentials; use token: ${ENV_NAME} or credentialHelper',
     ],
     [
       'sources:\n  - id: a\n    url: https://h/r.git\n    ref: main\n    token: ghp_literal\n',
-      '<file>: sources[0].token: must be an environment reference like ${MY_TOKEN}; secrets are never written in the config',
+      '<file>:5:12: sources[0].token: must be an environment reference like ${MY_TOKEN}; secrets are never written in the config',
     ],
     [
       'sources:\n  - id: a\n    url: https://h/r.git\n    ref: main\n    token: ${NOPE}\n',
-      '<file>: sources[0].token: environment variable NOPE is not set',
+      '<file>:5:12: sources[0].token: environment variable NOPE is not set',
     ],
     [
       'sources:\n  - id: a\n    path: x\n    ref: HEAD\n  - id: a\n    path: y\n    ref: HEAD\n',
-      '<file>: sources[1].id: "a" is used by another source',
+      '<file>:5:9: sources[1].id: "a" is used by another source',
     ],
     [
       'sources:\n  - id: a\n    path: x\n    ref: HEAD\n    paths: [../up]\n',
-      '<file>: sources[0].paths[0]: must be a folder inside the repository (relative, no "..")',
+      '<file>:5:13: sources[0].paths[0]: must be a folder inside the repository (relative, no "..")',
     ],
     [
       `sources:\n  - id: a\n    path: x\n    commit: ${C}\n    poll: 5m\n`,
-      '<file>: sources[0].poll: poll only applies to a source that tracks a ref (a pinned commit never moves)',
+      '<file>:5:11: sources[0].poll: poll only applies to a source that tracks a ref (a pinned commit never moves)',
     ],
     [
       'sources:\n  - id: a\n    path: x\n    ref: main\n    poll: 5 minutes\n',
-      '<file>: sources[0].poll: must be a duration like 250ms, 30s, 5m or 1h',
+      '<file>:5:11: sources[0].poll: must be a duration like 30s, 5m, 1m30s, 1h or 2d',
     ],
     [
       'sync:\n  poll: 10ms\nsources:\n  - id: a\n    path: x\n    ref: main\n',
-      '<file>: sync.poll: poll must be at least 1000 ms',
+      '<file>:2:9: sync.poll: poll must be at least 1s',
     ],
     [
       'webhook:\n  secret: plain\nsources:\n  - id: a\n    path: x\n    ref: main\n',
-      '<file>: webhook.secret: must be an environment reference like ${WEBHOOK_SECRET}; secrets are never written in the config',
+      '<file>:2:11: webhook.secret: must be an environment reference like ${WEBHOOK_SECRET}; secrets are never written in the config',
     ],
     [
       'sources: [\n',
-      '<file>: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
+      '<file>:2:1: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
     ],
   ])('refuses %j with one message naming the key', (text, message) => {
     expect(errorOf(text)).toBe(message);
   });
 
+  it('reports every problem at once, in plain words, with line and column and the key it most likely meant', () => {
+    const text = [
+      'datadir: data',
+      'source: []',
+      'sources:',
+      '  - id: a',
+      '    path: x',
+      '    branch: main',
+      '  - id: b',
+      '    path: y',
+      '    ref: main',
+      '    poll: 30',
+      '    keep: many',
+      '    strictNames: yes',
+      '    pathz: [skills]',
+      '',
+    ].join('\n');
+    expect(errorOf(text).split('\n')).toEqual([
+      '<file>:1:1: unknown key "datadir"; did you mean "dataDir"?',
+      '<file>:2:1: unknown key "source"; did you mean "sources"?',
+      '<file>:4:5: sources[0]: give exactly one of commit or ref',
+      '<file>:6:5: sources[0]: unknown key "branch"; did you mean "ref"?',
+      '<file>:10:11: sources[1].poll: must be a duration like 30s, 5m, 1m30s, 1h or 2d',
+      '<file>:11:11: sources[1].keep: must be a number, not "many"',
+      '<file>:12:18: sources[1].strictNames: must be true or false, not "yes"',
+      '<file>:13:5: sources[1]: unknown key "pathz"; did you mean "paths"?',
+    ]);
+  });
+
+  it('collects the problems found past the schema too', () => {
+    const text =
+      'sources:\n  - id: a\n    url: https://h/r.git\n    ref: main\n    token: ${ONE}\n  - id: a\n    path: y\n    ref: main\n';
+    expect(errorOf(text).split('\n')).toEqual([
+      '<file>:5:12: sources[0].token: environment variable ONE is not set',
+      '<file>:6:9: sources[1].id: "a" is used by another source',
+    ]);
+  });
+
+  it.each([
+    ['1m30s', 90_000],
+    ['2d', 172_800_000],
+    ['1h30m', 5_400_000],
+    ['90s', 90_000],
+  ])('takes the duration %s', (poll, ms) => {
+    const file = configFile(`sources:\n  - id: a\n    path: x\n    ref: main\n    poll: ${poll}\n`);
+    expect(loadConfig(file, {}).sources[0]!.pollMs).toBe(ms);
+  });
+
   it('names a file that cannot be read', () => {
     expect(() => loadConfig('/nonexistent/skillpin.yaml')).toThrow(
-      '/nonexistent/skillpin.yaml: cannot be read (ENOENT)',
+      '/nonexistent/skillpin.yaml: no such file (ENOENT)',
     );
   });
 });
@@ -172,23 +224,23 @@ describe('the git section and remotes beyond HTTP', () => {
   it.each([
     [
       '    url: -oProxyCommand=x:r.git\n',
-      '<file>: sources[0].url: must be an https://, http://, ssh://, file:// or user@host:path URL',
+      '<file>:4:10: sources[0].url: must be an https://, http://, ssh://, file:// or user@host:path URL',
     ],
     [
       '    url: ssh://-oProxyCommand=x/r.git\n',
-      '<file>: sources[0].url: must be an https://, http://, ssh://, file:// or user@host:path URL',
+      '<file>:4:10: sources[0].url: must be an https://, http://, ssh://, file:// or user@host:path URL',
     ],
     [
       '    url: ssh://git:pw@h/r.git\n',
-      '<file>: sources[0].url: must not carry credentials; use token: ${ENV_NAME} or credentialHelper',
+      '<file>:4:10: sources[0].url: must not carry credentials; use token: ${ENV_NAME} or credentialHelper',
     ],
     [
       '    url: git@h:r.git\n    token: ${T}\n',
-      '<file>: sources[0].token: token only applies to an http(s) url, github or gitlab source',
+      '<file>:5:12: sources[0].token: token only applies to an http(s) url, github or gitlab source',
     ],
     [
       '    url: https://h/r.git\n    token: ${T}\n    credentialHelper: cache\n',
-      '<file>: sources[0]: give token or credentialHelper, not both',
+      '<file>:2:5: sources[0]: give token or credentialHelper, not both',
     ],
   ])('refuses %j', (extra, message) => {
     expect(errorOf(source(extra), { T: 't' })).toBe(message);
@@ -210,7 +262,7 @@ describe('the git section and remotes beyond HTTP', () => {
       'SKILLPIN_GIT_BACKEND: must be one of auto, cli, isomorphic, not "jgit"',
     );
     expect(errorOf(`git:\n  proxy: http://u:p@proxy.example:3128\n${remote}`)).toBe(
-      '<file>: git.proxy: must be a proxy URL without credentials, or an environment reference like ${HTTPS_PROXY_URL}',
+      '<file>:2:10: git.proxy: must be a proxy URL without credentials, or an environment reference like ${HTTPS_PROXY_URL}',
     );
   });
 });
@@ -233,41 +285,41 @@ describe('short source names, signatures and the lockfile', () => {
   it.each([
     [
       '    url: https://github.com/acme/skills/tree/main/skills/pdf\n',
-      '<file>: sources[0].url: is the web page of a folder at a ref, not a repository, and where its ref ends and ' +
+      '<file>:4:10: sources[0].url: is the web page of a folder at a ref, not a repository, and where its ref ends and ' +
         'its path begins is ambiguous (a ref may hold "/"); write the source as:\n' +
         '    github: acme/skills\n    ref: main\n    paths: [skills/pdf]',
     ],
     [
       '    url: https://gitlab.com/acme/platform/policies/-/tree/v2?ref_type=tags\n',
-      '<file>: sources[0].url: is the web page of a folder at a ref, not a repository, and where its ref ends and ' +
+      '<file>:4:10: sources[0].url: is the web page of a folder at a ref, not a repository, and where its ref ends and ' +
         'its path begins is ambiguous (a ref may hold "/"); write the source as:\n' +
         '    gitlab: acme/platform/policies\n    ref: v2',
     ],
     [
       '    url: https://git.example.com/team/skills/-/tree/main/docs\n',
-      '<file>: sources[0].url: is the web page of a folder at a ref, not a repository, and where its ref ends and ' +
+      '<file>:4:10: sources[0].url: is the web page of a folder at a ref, not a repository, and where its ref ends and ' +
         'its path begins is ambiguous (a ref may hold "/"); write the source as:\n' +
         '    url: https://git.example.com/team/skills.git\n    ref: main\n    paths: [docs]',
     ],
     [
       '    github: not/a/repo\n',
-      '<file>: sources[0].github: must be owner/repo, as in github.com/owner/repo',
+      '<file>:4:13: sources[0].github: must be owner/repo, as in github.com/owner/repo',
     ],
     [
       '    github: a/b\n    url: https://h/r.git\n',
-      '<file>: sources[0]: give exactly one of github, gitlab, url or path',
+      '<file>:2:5: sources[0]: give exactly one of github, gitlab, url or path',
     ],
     [
       '    path: x\n    verify: {}\n',
-      '<file>: sources[0].verify: give sshAllowedSigners, gpgKeys or both: the keys a signature must verify against',
+      '<file>:5:13: sources[0].verify: give sshAllowedSigners, gpgKeys or both: the keys a signature must verify against',
     ],
     [
       '    path: x\n    verify: {gpgKeys: [k.asc], require: release}\n',
-      '<file>: sources[0].verify.require: Invalid option: expected one of "commit"|"tag"',
+      '<file>:5:41: sources[0].verify.require: must be one of commit, tag',
     ],
     [
       '    path: x\n    verify: {sshAllowedSigners: missing_signers}\n',
-      '<file>: sources[0].verify.sshAllowedSigners (missing_signers): cannot be read (ENOENT)',
+      '<file>:5:33: sources[0].verify.sshAllowedSigners: missing_signers cannot be read (ENOENT)',
     ],
   ])('refuses %j', (extra, message) => {
     expect(errorOf(`sources:\n  - id: a\n    ref: main\n${extra}`)).toBe(message);
@@ -279,7 +331,7 @@ describe('short source names, signatures and the lockfile', () => {
         `sources:\n  - id: a\n    path: x\n    commit: ${C}\n    verify: {gpgKeys: [k], require: tag}\n`,
       ),
     ).toBe(
-      '<file>: sources[0].verify.require: require: tag verifies the annotated tag that ref names; give ref: <tag>',
+      '<file>:5:37: sources[0].verify.require: require: tag verifies the annotated tag that ref names; give ref: <tag>',
     );
   });
 

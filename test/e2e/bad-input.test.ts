@@ -44,7 +44,9 @@ describe('a bad config', () => {
     });
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toBe(`skillpin: ${file}: sources[0]: unknown key "pathz"\n`);
+    expect(run.stderr).toBe(
+      `skillpin: ${file}:6:5: sources[0]: unknown key "pathz"; did you mean "paths"?\n`,
+    );
   });
 
   it('exits 2 on a malformed --http address', () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
@@ -9,8 +9,11 @@ import { run } from '../../src/cli.ts';
 import type { CheckReport } from '../../src/commands/check.ts';
 import type { StatusReport } from '../../src/commands/status.ts';
 import type { VerifyReport } from '../../src/commands/verify.ts';
+import { loadConfig } from '../../src/config/index.ts';
 import { fixture, fixtureFile, PROJECT_ROOT } from '../helpers/fixtures.ts';
 import { git } from '../helpers/git.ts';
+import { skillMd } from '../helpers/pushable.ts';
+import { makeRepo } from '../helpers/repo.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { serveHttpInProcess } from '../helpers/inProcess.ts';
 import { writeConfig } from '../helpers/server.ts';
@@ -53,7 +56,7 @@ describe('skillpin check', () => {
     expect(result.status).toBe(1);
     const report = JSON.parse(result.stdout) as CheckReport;
     expect(report.commit).toBe(c2);
-    expect(report.repository).toBe('local:catalog.git');
+    expect(report.repository).toBe(`local:${catalog.gitdir}`);
     expect(report.skills.map((s) => [s.name, s.servedPath, s.files])).toEqual([
       ['changelog-writer', 'skills/changelog-writer', 1],
       ['data-pipeline', 'skills/data-pipeline', 3],
@@ -94,10 +97,10 @@ describe('skillpin check', () => {
   it('prints a human report naming each problem', async () => {
     const result = await cli('check', catalog.gitdir, '--paths', 'skills');
     expect(result.stdout.split('\n').slice(0, 2)).toEqual([
-      `local:catalog.git @ ${c2} (2024-03-08T16:30:00.000Z)`,
+      `local:${catalog.gitdir} @ ${c2} (2024-03-08T16:30:00.000Z)`,
       '7 skills served, 3 errors, 1 warning',
     ]);
-    expect(result.stdout).toContain('error    description-missing     skills/no-description/SKILL.md');
+    expect(result.stdout).toContain('error    description-missing     skills/no-description/SKILL.md:1');
   });
 
   it('exits 2 on usage and I/O errors', async () => {
@@ -143,6 +146,191 @@ describe('skillpin check', () => {
   });
 });
 
+describe('skillpin check: a typo never passes', () => {
+  it('reports a --paths entry absent from the commit (paths-not-found) and exits 1', async () => {
+    const result = await cli(
+      'check',
+      catalog.gitdir,
+      '--paths',
+      'skills/pdf-forms',
+      'skills/typo',
+      'skilz',
+      '--json',
+    );
+    const report = JSON.parse(result.stdout) as CheckReport;
+    expect(result.status).toBe(1);
+    expect(report.skills.map((s) => s.name)).toEqual(['pdf-forms']);
+    expect(report.problems.map((p) => [p.path, p.reason, p.detail])).toEqual([
+      [
+        'skills/typo',
+        'paths-not-found',
+        'paths names "skills/typo", which is not in this commit, so no skill is searched for there',
+      ],
+      [
+        'skilz',
+        'paths-not-found',
+        'paths names "skilz", which is not in this commit, so no skill is searched for there; did you mean "skills"?',
+      ],
+    ]);
+  });
+
+  it('names a folder that is not a repository as it was given', async () => {
+    expect(await cli('check', 'no-such-folder/skills')).toEqual({
+      status: 2,
+      stdout: '',
+      stderr:
+        'skillpin check: source-not-a-repository: no-such-folder/skills is not a git repository (no .git folder, and not a bare repository)\n',
+    });
+  });
+
+  it('validates --paths exactly as the config does', async () => {
+    for (const bad of ['../x', '/etc', 'skills/../..'])
+      expect(await cli('check', catalog.gitdir, '--paths', bad)).toEqual({
+        status: 2,
+        stdout: '',
+        stderr: `skillpin check: --paths ${JSON.stringify(bad)}: must be a folder inside the repository (relative, no "..")\n`,
+      });
+  });
+
+  it('prints problems before skills, only problems with --problems-only, and GitHub annotations', async () => {
+    const text = (await cli('check', catalog.gitdir, '--paths', 'skills')).stdout.split('\n');
+    expect(text.indexOf('Problems:')).toBeLessThan(text.indexOf('Skills:'));
+    expect(text.slice(text.indexOf('Problems:'), text.indexOf('Problems:') + 3)).toEqual([
+      'Problems:',
+      '  error    name-invalid            skills/Bad_Name/SKILL.md:2',
+      '           name "Bad_Name" must be 1-64 characters of a-z, 0-9 and single hyphens, not starting or ending with a hyphen',
+    ]);
+    const only = await cli('check', catalog.gitdir, '--paths', 'skills', '--problems-only');
+    expect([only.status, only.stdout.includes('Skills:'), only.stdout.includes('Problems:')]).toEqual([
+      1,
+      false,
+      true,
+    ]);
+    const github = await cli('check', catalog.gitdir, '--paths', 'skills', '--format', 'github');
+    expect(github.status).toBe(1);
+    // The repository is not below the current folder: its paths are the repository's own.
+    expect(github.stdout.split('\n')).toEqual([
+      '::error file=skills/Bad_Name/SKILL.md,line=2,title=name-invalid::name "Bad_Name" must be 1-64 characters of a-z, 0-9 and single hyphens, not starting or ending with a hyphen',
+      '::warning file=skills/composition-patterns/SKILL.md,line=2,title=name-mismatch::name "vercel-composition-patterns" differs from the folder "composition-patterns"; served as skills/vercel-composition-patterns',
+      '::error file=skills/no-description/SKILL.md,line=1,title=description-missing::the frontmatter has no "description"',
+      '::error file=skills/no-frontmatter/SKILL.md,line=1,title=frontmatter-missing::SKILL.md must begin with a "---" line',
+      `local:${catalog.gitdir} @ ${c2}: 7 skills served, 3 errors, 1 warning`,
+      '',
+    ]);
+    const failed = await cli('check', tempDir('skillpin-not-a-repo-'), '--format', 'github');
+    expect([failed.status, failed.stdout]).toEqual([
+      2,
+      expect.stringMatching(
+        /^::error title=skillpin check::.* is not a git repository \(no \.git folder, and not a bare repository\)\n$/,
+      ),
+    ]);
+  });
+
+  describe('in a work tree', () => {
+    let repo: { dir: string; commit: string };
+    beforeAll(() => {
+      repo = makeRepo({
+        'skills/alpha/SKILL.md': skillMd('alpha', 'one'),
+        'skills/alpha/guide.md': 'guide\n',
+        'README.md': 'readme\n',
+      });
+      writeFileSync(path.join(repo.dir, 'skills', 'alpha', 'guide.md'), 'guide, edited\n');
+      writeFileSync(path.join(repo.dir, 'README.md'), 'readme, edited\n');
+      mkdirSync(path.join(repo.dir, 'skills', 'beta'));
+      writeFileSync(path.join(repo.dir, 'skills', 'beta', 'SKILL.md'), skillMd('beta', 'two'));
+    });
+
+    it('says it checked the commit and lists the uncommitted skill files it did not check', async () => {
+      const result = await cli('check', repo.dir);
+      expect(result.status).toBe(0);
+      expect(result.stdout.split('\n').slice(0, 5)).toEqual([
+        `local:${repo.dir} @ ${repo.commit} (${JSON.parse((await cli('check', repo.dir, '--json')).stdout).commitTime})`,
+        '1 skill served, 0 errors, 0 warnings',
+        `checked commit ${repo.commit.slice(0, 12)} (HEAD); 2 uncommitted skill files were not checked:`,
+        '  modified   skills/alpha/guide.md',
+        '  untracked  skills/beta/SKILL.md',
+      ]);
+    });
+
+    it('works from a subfolder: the repository holding it is checked, named from there', async () => {
+      const result = await cli('check', path.join(repo.dir, 'skills', 'alpha'), '--json');
+      const report = JSON.parse(result.stdout) as CheckReport;
+      expect([result.status, report.commit, report.skills.map((s) => s.uri)]).toEqual([
+        0,
+        repo.commit,
+        [`skill://${path.basename(repo.dir).toLowerCase()}/${repo.commit}/skills/alpha/SKILL.md`],
+      ]);
+      expect(report.repository).toBe(`local:${path.relative(process.cwd(), repo.dir)}`);
+      expect(report.uncommitted).toEqual([
+        { path: 'skills/alpha/guide.md', change: 'modified' },
+        { path: 'skills/beta/SKILL.md', change: 'untracked' },
+      ]);
+    });
+
+    it('says so when the repository has no commit yet', async () => {
+      const empty = tempDir('skillpin-empty-');
+      git(['-C', empty, 'init', '--quiet', '--initial-branch=main']);
+      expect(await cli('check', empty)).toEqual({
+        status: 2,
+        stdout: '',
+        stderr: `skillpin check: source-ref-not-found: ${empty} has no commit yet (HEAD names none): check reads committed files only; commit your skills and check again\n`,
+      });
+    });
+  });
+});
+
+describe('first steps', () => {
+  it('`skillpin` with no config here says how to get one', async () => {
+    const cwd = process.cwd();
+    process.chdir(tempDir('skillpin-noconfig-'));
+    try {
+      const result = await cli();
+      expect(result.status).toBe(2);
+      expect(result.stderr.split('\n').slice(0, 4)).toEqual([
+        'skillpin: no skillpin.yaml in this folder. To start:',
+        '  skillpin init                                write a commented starter skillpin.yaml here',
+        "  skillpin serve --config <file>               serve a config's sources (stdio; --http 127.0.0.1:3917 for HTTP)",
+        '  npm start                                    in a checkout of skillpin: serve the bundled example catalog',
+      ]);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it('an unknown command says so, with the one most likely meant', async () => {
+    expect(await cli('chek', '.')).toEqual({
+      status: 2,
+      stdout: '',
+      stderr:
+        'skillpin: unknown command "chek"; did you mean check? (commands: serve, sync, check, lock, update, diff, verify, init, reload, status; skillpin --help)\n',
+    });
+  });
+
+  it('`skillpin init` writes a commented starter config that loads, and keeps an existing one', async () => {
+    const { dir } = makeRepo({ 'skills/alpha/SKILL.md': skillMd('alpha', 'one') });
+    const file = path.join(dir, 'sub', 'skillpin.yaml');
+    mkdirSync(path.dirname(file));
+    const written = await cli('init', file);
+    expect(written.status).toBe(0);
+    const config = loadConfig(file);
+    expect(config.sources.map((s) => [s.id, s.location])).toEqual([
+      ['anthropic', { kind: 'remote', url: 'https://github.com/anthropics/skills.git' }],
+      ['local', { kind: 'local', path: dir, given: '..' }],
+    ]);
+    expect(readFileSync(file, 'utf8')).toMatch(/^# skillpin: serves Agent Skills/);
+    expect(await cli('init', file)).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: `skillpin init: ${file} exists; keeping it (--force replaces it)\n`,
+    });
+    // Outside a repository the local source is there to enable, commented out.
+    const bare = path.join(tempDir('skillpin-init-'), 'skillpin.yaml');
+    expect((await cli('init', bare)).status).toBe(0);
+    expect(loadConfig(bare).sources.map((s) => s.id)).toEqual(['anthropic']);
+    expect(readFileSync(bare, 'utf8')).toContain('  # - id: local\n');
+  });
+});
+
 describe('skillpin sync', () => {
   it('syncs every source once, reports each, and exits 1 when one failed', async () => {
     const config = writeConfig({
@@ -169,7 +357,7 @@ describe('skillpin sync', () => {
     expect([result.status, result.stdout, result.stderr]).toEqual([
       2,
       '',
-      `skillpin: ${file}: sources[0]: unknown key "pathz"\n`,
+      `skillpin: ${file}:8:5: sources[0]: unknown key "pathz"; did you mean "paths"?\n`,
     ]);
   });
 });
@@ -184,7 +372,7 @@ describe('skillpin verify', () => {
     const overStdio = await cli('verify', '--config', config);
     expect([overStdio.status, overStdio.stderr]).toEqual([0, '']);
     expect(overStdio.stdout.split('\n')).toEqual([
-      ...C2_SKILLS.map(([skill, files]) => `ok    ${uriOf(skill)}  (${files} files)`),
+      ...C2_SKILLS.map(([skill, files]) => `ok    ${uriOf(skill)}  (${files} file${files === 1 ? '' : 's'})`),
       '7 skills, 15 files read and verified, 0 failures',
       '',
     ]);
@@ -222,6 +410,18 @@ describe('skillpin verify', () => {
       '7 skills, 15 files read and verified, 1 failure',
       '',
     ]);
+    const none = await cli('verify');
+    expect([none.status, none.stderr]).toEqual([
+      2,
+      'skillpin verify: give the URL of a running server (skillpin verify http://127.0.0.1:3917/mcp), or --config <file> to start one over stdio and verify it\n',
+    ]);
+    // A server that cannot start: what it said is shown.
+    const broken = writeConfig({ sources: [{ ...pinnedC2, pathz: ['x'] }] });
+    const unstarted = await cli('verify', '--config', broken);
+    expect(unstarted.status).toBe(2);
+    expect(unstarted.stderr).toContain(
+      `skillpin verify: the server it started wrote:\nskillpin: ${broken}:8:5: sources[0]: unknown key "pathz"; did you mean "paths"?`,
+    );
     const unreachable = await cli('verify', 'http://127.0.0.1:9/mcp');
     expect([unreachable.status, unreachable.stderr]).toEqual([
       2,

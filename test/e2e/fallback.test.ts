@@ -94,11 +94,12 @@ describe('tools and prompts for hosts without the skills extension', () => {
       bytes: expect.any(Number),
     });
     const problems = result.structuredContent!['problems'] as Array<{ source: string; reason: string }>;
+    // Errors first: what is not served, then what is served with a warning.
     expect(problems.filter((p) => p.source === 'catalog').map((p) => p.reason)).toEqual([
       'name-invalid',
-      'name-mismatch',
       'description-missing',
       'frontmatter-missing',
+      'name-mismatch',
     ]);
     const text = result.content[0]!.text!;
     expect(text).toContain(
@@ -116,9 +117,10 @@ describe('tools and prompts for hosts without the skills extension', () => {
     const byQuery = (await call('skill_list', { query: 'PDF forms' })).structuredContent!['skills'] as Array<{
       uri: string;
     }>;
+    // Sorted by URI, as every page is.
     expect(byQuery.map((s) => s.uri)).toEqual([
-      `skill://catalog/${c2}/skills/pdf-forms/SKILL.md`,
       `skill://catalog-v1/${c1}/skills/pdf-forms/SKILL.md`,
+      `skill://catalog/${c2}/skills/pdf-forms/SKILL.md`,
     ]);
     const none = await call('skill_list', { query: 'no-such-words-anywhere' });
     expect([(none.structuredContent!['skills'] as unknown[]).length, none.content[0]!.text]).toEqual([

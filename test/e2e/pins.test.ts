@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse, stringify } from 'yaml';
@@ -77,14 +77,15 @@ describe('skillpin lock', () => {
   it('writes the example lockfile exactly, with trees and digests anyone can recompute, and reads it back', async () => {
     const catalog = fixture('catalog');
     const root = fixture('root-skill');
-    // examples/skillpin.yaml, with the fixture repositories this run built.
-    const { file, lockfile } = configIn({
-      sources: [
-        { id: 'catalog', path: catalog.gitdir, commit: catalog.commits['c2'], paths: ['skills'] },
-        { id: 'catalog-v1', path: catalog.gitdir, ref: 'v1', paths: ['skills'] },
-        { id: 'root', path: root.gitdir, ref: 'HEAD' },
-      ],
-    });
+    // examples/skillpin.yaml as it is, in a folder whose ../.skillpin/fixtures holds the repositories this run
+    // built: the lockfile names local sources by the path configured, so every path must be the example's.
+    const top = tempDir('skillpin-example-');
+    mkdirSync(path.join(top, 'examples'));
+    mkdirSync(path.join(top, '.skillpin'));
+    symlinkSync(path.dirname(catalog.gitdir), path.join(top, '.skillpin', 'fixtures'));
+    const file = path.join(top, 'examples', 'skillpin.yaml');
+    const lockfile = path.join(top, 'examples', 'skillpin.lock');
+    writeFileSync(file, readFileSync(path.join(PROJECT_ROOT, 'examples', 'skillpin.yaml'), 'utf8'));
     const result = await cli('lock', '-c', file);
     expect([result.status, result.stderr]).toEqual([0, '']);
     const text = readFileSync(lockfile, 'utf8');
@@ -175,7 +176,7 @@ describe('serving the lockfile', () => {
       ],
       [
         [{ id: 'skills', path: other.bare, ref: 'main' }],
-        'source "skills": the lockfile pins it at local:skills.git, and the config names local:other.git; run skillpin update skills',
+        `source "skills": the lockfile pins it at local:${repo.bare}, and the config names local:${other.bare}; run skillpin update skills`,
       ],
       [
         [{ id: 'skills', path: repo.bare, ref: 'v9' }],
@@ -259,7 +260,7 @@ describe('skillpin update', () => {
     const lines = markdown.stdout.split('\n');
     expect(lines[0]).toBe('### `skills`: 1 skill changed');
     expect(lines[2]).toBe(
-      `\`local:skills.git\`: ${second.slice(0, 12)} (2024-06-01, unsigned or not verified) → ${third.slice(0, 12)} (2024-06-01, unsigned or not verified)`,
+      `\`local:${repo.bare}\`: ${second.slice(0, 12)} (2024-06-01, unsigned or not verified) → ${third.slice(0, 12)} (2024-06-01, unsigned or not verified)`,
     );
     expect(lines).toContain('<details><summary><code>gamma</code>: 1 file changed</summary>');
 
@@ -363,7 +364,7 @@ describe('skillpin diff', () => {
       0,
       c1,
       c2,
-      'local:catalog.git',
+      `local:${catalog.gitdir}`,
     ]);
     const skills = (
       JSON.parse((await cli('check', catalog.gitdir, '--paths', 'skills', '--json')).stdout) as CheckReport
@@ -466,7 +467,7 @@ describe('skillpin check: signatures, short commits, short names', () => {
     const catalog = fixture('catalog');
     const c1 = catalog.commits['c1']!;
     const result = await cli('check', catalog.gitdir, '--commit', c1.slice(0, 7), '--paths', 'skills');
-    expect(result.stdout.split('\n')[0]).toBe(`local:catalog.git @ ${c1} (2024-03-01T09:00:00.000Z)`);
+    expect(result.stdout.split('\n')[0]).toBe(`local:${catalog.gitdir} @ ${c1} (2024-03-01T09:00:00.000Z)`);
     const none = await cli('check', catalog.gitdir, '--commit', 'fffffff', '--json');
     expect([none.status, JSON.parse(none.stdout)]).toEqual([
       2,

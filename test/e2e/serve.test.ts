@@ -171,7 +171,7 @@ function behavesAsSpecified(connect: () => Promise<{ client: Client; close(): Pr
   it('serves a renamed skill under its name with provenance keeping the real path', async () => {
     const { skill } = await skills.get(`skill://catalog/${c2}/skills/vercel-composition-patterns/SKILL.md`);
     expect(skill._meta).toEqual({
-      'dev.skillpin/repository': 'local:catalog.git',
+      'dev.skillpin/repository': `local:${catalog.gitdir}`,
       'dev.skillpin/commit': c2,
       'dev.skillpin/path': 'skills/composition-patterns',
       'dev.skillpin/commitTime': '2024-03-08T16:30:00.000Z',

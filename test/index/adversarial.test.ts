@@ -6,6 +6,7 @@ import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
 import { digestOf } from '../../src/index/index.ts';
 import { silentLogger } from '../../src/shared/log.ts';
 import { verifiedReader } from '../../src/mcp/read.ts';
+import { snapshotOf } from '../../src/mcp/snapshot.ts';
 import { catalogSkillSource } from '../../src/mcp/source.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture, fixtureFile, PROJECT_ROOT } from '../helpers/fixtures.ts';
@@ -54,6 +55,7 @@ const EXPECTED_PROBLEMS: Array<[string, string]> = [
   ['skills/no-frontmatter/SKILL.md', 'frontmatter-missing'],
   ['skills/not-a-mapping/SKILL.md', 'frontmatter-invalid'],
   ['skills/numeric-name/SKILL.md', 'name-invalid'],
+  ['skills/sdk-refused/SKILL.md', 'frontmatter-unsupported'],
   ['skills/skill-md-folder/SKILL.md', 'skill-md-not-file'],
   ['skills/skill-md-symlink/SKILL.md', 'skill-md-not-file'],
   ['skills/tagged/SKILL.md', 'frontmatter-invalid'],
@@ -98,8 +100,8 @@ describe('the adversarial fixture', () => {
 
   it('serves or reports every skill folder the fixture declares: none is left out in silence', () => {
     const declared = skillFolders();
-    // fixtures-repos/README.md: 32 broken, 4 good, the nested `inner`, 8 served with warnings (twin twice).
-    expect(declared.length).toBe(45);
+    // fixtures-repos/README.md: 33 broken, 4 good, the nested `inner`, 8 served with warnings (twin twice).
+    expect(declared.length).toBe(46);
     const accounted = declared.filter(
       (dir) =>
         ns.skills.some((skill) => skill.dir === dir) ||
@@ -150,6 +152,18 @@ describe('the adversarial fixture', () => {
     expect([file.size, file.digest]).toEqual([held.byteLength, digestOf(held)]);
   });
 
+  it('gives files named after Object.prototype keys a media type of their own', () => {
+    const dir = snapshotOf(ns).dirs.get(`skill://adv/${commit}/skills/odd-names`)!;
+    expect(dir.map((child) => [child.name, child.mimeType])).toEqual([
+      ['%2e%2e', 'application/octet-stream'],
+      ['Q&A notes.md', 'text/markdown'],
+      ['SKILL.md', 'text/markdown'],
+      ['a%2Fb', 'application/octet-stream'],
+      ['x.__proto__', 'application/octet-stream'],
+      ['x.constructor', 'application/octet-stream'],
+    ]);
+  });
+
   it('encodes odd file names so that every URI decodes back to exactly its file', async () => {
     const source = catalogSkillSource(
       createCatalog({ sources: [{ id: 'adv', current: ns, retained: [] }], failures: [] }),
@@ -162,6 +176,8 @@ describe('the adversarial fixture', () => {
       'Q&A%20notes.md',
       'SKILL.md',
       'a%252Fb',
+      'x.__proto__',
+      'x.constructor',
     ]);
     for (const resource of uris) {
       const name = decodeURIComponent(resource.uri.slice(resource.uri.lastIndexOf('/') + 1));

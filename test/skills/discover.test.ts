@@ -97,3 +97,38 @@ describe('names git allows and skills cannot serve', () => {
     expect(unusableName(path)).toBe(why);
   });
 });
+
+describe('paths that name nothing', () => {
+  const entries = [file('skills/pdf/SKILL.md'), file('skills/pdf/guide.md'), file('docs/readme.md')];
+
+  it('reports each paths entry absent from the commit as an error, with the folder it most likely meant', () => {
+    const found = discoverSkills(entries, ['skills/pdf', 'skilz', 'skills/typo', 'Docs']);
+    expect(found.skills.map((s) => s.dir)).toEqual(['skills/pdf']);
+    expect(found.problems).toEqual([
+      {
+        path: 'skilz',
+        reason: 'paths-not-found',
+        severity: 'error',
+        detail:
+          'paths names "skilz", which is not in this commit, so no skill is searched for there; did you mean "skills"?',
+      },
+      {
+        path: 'skills/typo',
+        reason: 'paths-not-found',
+        severity: 'error',
+        detail: 'paths names "skills/typo", which is not in this commit, so no skill is searched for there',
+      },
+      {
+        path: 'Docs',
+        reason: 'paths-not-found',
+        severity: 'error',
+        detail:
+          'paths names "Docs", which is not in this commit, so no skill is searched for there; did you mean "docs"?',
+      },
+    ]);
+  });
+
+  it('takes a folder without skills, or a file, as found', () => {
+    expect(discoverSkills(entries, ['docs', 'skills/pdf/guide.md']).problems).toEqual([]);
+  });
+});

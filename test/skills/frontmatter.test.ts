@@ -12,12 +12,18 @@ describe('parseSkillMd', () => {
       ok: true,
       frontmatter: { name: 'pdf', description: 'Fill: forms', metadata: { version: '1.2' } },
       body: '# Body\n',
+      lines: { name: 2, description: 3, metadata: 4 },
     });
   });
 
   it('accepts a BOM and CRLF line ends', () => {
     const result = parseSkillMd(md('\uFEFF---\r\nname: pdf\r\ndescription: d\r\n---\r\nbody'));
-    expect(result).toEqual({ ok: true, frontmatter: { name: 'pdf', description: 'd' }, body: 'body' });
+    expect(result).toEqual({
+      ok: true,
+      frontmatter: { name: 'pdf', description: 'd' },
+      body: 'body',
+      lines: { name: 2, description: 3 },
+    });
   });
 
   it('uses YAML 1.2 core typing: dates and yes stay strings, numbers are numbers', () => {
@@ -34,17 +40,19 @@ describe('parseSkillMd', () => {
   });
 
   it.each([
-    ['missing opening line', 'name: a\n', 'frontmatter-missing'],
-    ['no closing line', '---\nname: a\n', 'frontmatter-unclosed'],
-    ['anchors and aliases', '---\nname: &n a\ndescription: *n\n---\n', 'frontmatter-invalid'],
-    ['explicit tags', '---\nname: !!str a\ndescription: d\n---\n', 'frontmatter-invalid'],
-    ['a sequence instead of a mapping', '---\n- a\n- b\n---\n', 'frontmatter-invalid'],
-    ['duplicate keys', '---\nname: a\nname: b\n---\n', 'frontmatter-invalid'],
-    ['syntax errors', '---\nname: [a\n---\n', 'frontmatter-invalid'],
-    ['non-finite numbers', '---\nname: a\ndescription: d\nx: .inf\n---\n', 'frontmatter-invalid'],
-  ])('refuses %s', (_what, text, reason) => {
+    ['missing opening line', 'name: a\n', 'frontmatter-missing', 1],
+    ['no closing line', '---\nname: a\n', 'frontmatter-unclosed', 1],
+    ['anchors and aliases', '---\nname: a\ndescription: &n b\nx: *n\n---\n', 'frontmatter-invalid', 3],
+    ['explicit tags', '---\nname: !!str a\ndescription: d\n---\n', 'frontmatter-invalid', 2],
+    ['a sequence instead of a mapping', '---\n- a\n- b\n---\n', 'frontmatter-invalid', undefined],
+    ['duplicate keys', '---\nname: a\ndescription: d\nname: b\n---\n', 'frontmatter-invalid', 4],
+    // An unclosed flow sequence is found where the frontmatter ends.
+    ['syntax errors', '---\nname: a\ndescription: d\ntags: [a\n---\n', 'frontmatter-invalid', 5],
+    ['a bad indent', '---\nname: a\ndescription: d\n  x: 1\n---\n', 'frontmatter-invalid', 3],
+    ['non-finite numbers', '---\nname: a\ndescription: d\nx: .inf\n---\n', 'frontmatter-invalid', undefined],
+  ])('refuses %s, with the line in SKILL.md where one applies', (_what, text, reason, line) => {
     const result = parseSkillMd(md(text));
-    expect(result.ok ? 'ok' : result.reason).toBe(reason);
+    expect(result.ok ? 'ok' : [result.reason, result.line]).toEqual([reason, line]);
   });
 
   it('refuses bytes that are not UTF-8', () => {

@@ -59,7 +59,7 @@ describe('a source that requires signed commits', () => {
     expect(
       [...snapshotOf(ns).skills.values()].find((served) => served.skill === skillA)!.entry._meta,
     ).toEqual({
-      'dev.skillpin/repository': `local:${path.basename(repo.dir)}`,
+      'dev.skillpin/repository': `local:${repo.dir}`,
       'dev.skillpin/commit': signed,
       'dev.skillpin/path': 'skills/a',
       'dev.skillpin/commitTime': ns.commitTime,

@@ -4,6 +4,7 @@ import { existsSync, promises as fsp, mkdirSync, readdirSync, rmSync, writeFileS
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import { tempDir } from '../helpers/temp.ts';
 import { createCatalog, type Catalog, type Namespace } from '../../src/catalog/index.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
@@ -423,7 +424,7 @@ describe('status and readiness', () => {
       sources: [
         {
           id: 'local',
-          repository: `local:${path.basename(dir)}`,
+          repository: `local:${dir}`,
           current: { commit, commitTime: '2024-05-01T00:00:00.000Z', skills: 1, problems: [] },
           retained: [],
           syncing: false,
@@ -524,5 +525,129 @@ describe('restarts', () => {
     expect(existsSync(path.join(config.dataDir, 'index', 'skills', `${b}.json`))).toBe(true);
     await run3.worker.stop();
     rmSync(saved, { recursive: true, force: true });
+  });
+});
+
+describe('reconfigure', () => {
+  it('starts added sources, stops removed ones (retained commits too) and restarts changed ones, in one swap', async () => {
+    const kept = makeRepo({ 'alpha/SKILL.md': skillMd('alpha', 'one') });
+    const gone = makeRepo({ 'gamma/SKILL.md': skillMd('gamma', 'one') });
+    const moved = makeRepo({
+      'a/delta/SKILL.md': skillMd('delta', 'd'),
+      'b/eps/SKILL.md': skillMd('eps', 'e'),
+    });
+    const added = makeRepo({ 'zeta/SKILL.md': skillMd('zeta', 'z') });
+    const file = writeConfig({
+      sources: [
+        { id: 'kept', path: kept.dir, ref: 'main' },
+        { id: 'gone', path: gone.dir, ref: 'main' },
+        { id: 'moved', path: moved.dir, ref: 'main' },
+      ],
+    });
+    const { catalog, worker, start, next } = workerFor(loadConfig(file));
+    await start();
+    // A second commit of `gone`, so that it also has a retained one.
+    writeFileSync(path.join(gone.dir, 'gamma', 'more.md'), 'more\n');
+    runGit(['-C', gone.dir, 'add', '--all']);
+    runGit(['-C', gone.dir, 'commit', '-q', '-m', 'two']);
+    await worker.trigger('gone', 'test');
+    expect(retained(catalog, 'gone')).toEqual([gone.commit]);
+    const keptBefore = catalog.state.sources.find((s) => s.id === 'kept');
+
+    writeFileSync(
+      file,
+      stringify({
+        dataDir: path.join(path.dirname(file), 'data'),
+        sources: [
+          { id: 'kept', path: kept.dir, ref: 'main' },
+          { id: 'moved', path: moved.dir, ref: 'main', paths: ['b'] },
+          { id: 'added', path: added.dir, ref: 'main' },
+        ],
+      }),
+    );
+    const swaps: string[][] = [];
+    catalog.onChange((_, state) => swaps.push(state.sources.map((s) => s.id)));
+    const addedSynced = next('added');
+    expect(await worker.reconfigure(loadConfig(file))).toEqual({
+      added: ['added'],
+      removed: ['gone'],
+      changed: ['moved'],
+    });
+    // The swap the reconfigure made: `gone` and its retained commit are no longer served; `moved` serves its
+    // commit re-indexed under its new paths, before any sync; `kept` is the very same served source.
+    expect(swaps[0]).toEqual(['kept', 'moved']);
+    expect(catalog.namespace('gone', gone.commit)).toBeUndefined();
+    expect(catalog.state.sources.find((s) => s.id === 'kept')).toBe(keptBefore);
+    expect(catalog.namespace('moved', moved.commit)!.skills.map((s) => s.dir)).toEqual(['b/eps']);
+    expect(await addedSynced).toMatchObject({ ok: true, commit: added.commit });
+    expect(catalog.listed().map((ns) => ns.source)).toEqual(['kept', 'moved', 'added']);
+    expect(Object.keys((await savedState(loadConfig(file))).sources).sort()).toEqual([
+      'added',
+      'kept',
+      'moved',
+    ]);
+    expect(worker.status().sources.map((s) => s.id)).toEqual(['kept', 'moved', 'added']);
+    await worker.stop();
+  });
+
+  it('drops what a source served when its repository changes', async () => {
+    const one = makeRepo({ 'alpha/SKILL.md': skillMd('alpha', 'one') });
+    const two = makeRepo({ 'beta/SKILL.md': skillMd('beta', 'two') });
+    const file = writeConfig({ sources: [{ id: 's', path: one.dir, ref: 'main' }] });
+    const config = loadConfig(file);
+    const { catalog, worker, start, next } = workerFor(config);
+    await start();
+    const synced = next('s');
+    const swaps: Array<string | undefined> = [];
+    catalog.onChange((_, state) => swaps.push(state.sources[0]?.current.commit));
+    await worker.reconfigure({
+      ...config,
+      sources: [{ ...config.sources[0]!, location: { kind: 'local', path: two.dir } }],
+    });
+    expect(swaps[0]).toBeUndefined();
+    expect(catalog.namespace('s', one.commit)).toBeUndefined();
+    expect(await synced).toMatchObject({ ok: true, commit: two.commit });
+    expect(current(catalog, 's')).toBe(two.commit);
+    // The other repository's index file is forgotten once state.json no longer names its commit.
+    expect(indexFiles(config, 's')).toEqual([`${two.commit}.json`]);
+    await worker.stop();
+  });
+});
+
+describe('the log', () => {
+  it('logs a problem of severity error at error level, and a warning at warn level', async () => {
+    const { dir } = makeRepo({
+      'good/SKILL.md': skillMd('good', 'ok'),
+      'Bad_Name/SKILL.md': skillMd('Bad_Name', 'bad'),
+      'renamed/SKILL.md': skillMd('other-name', 'warned'),
+    });
+    const { logger, lines } = capturedLogger();
+    const config = loadConfig(writeConfig({ sources: [{ id: 'local', path: dir, ref: 'main' }] }));
+    const { worker, start } = workerFor(config, { logger });
+    await start();
+    await worker.stop();
+    const problems = lines.filter((line) => line['reason'] !== undefined && line['path'] !== undefined);
+    // pino levels: 50 error, 40 warn.
+    expect(problems.map((line) => [line['path'], line['reason'], line['level']])).toEqual([
+      ['Bad_Name/SKILL.md', 'name-invalid', 50],
+      ['renamed/SKILL.md', 'name-mismatch', 40],
+    ]);
+  });
+});
+
+describe('a local source as configured', () => {
+  it('is named by the path the config gives, in its failure and its provenance', async () => {
+    const config = loadConfig(writeConfig({ sources: [{ id: 'typo', path: './rep', ref: 'HEAD' }] }));
+    const { worker, start } = workerFor(config);
+    expect(await start()).toEqual([
+      {
+        id: 'typo',
+        ok: false,
+        reason: 'source-not-a-repository',
+        detail: './rep is not a git repository (no .git folder, and not a bare repository)',
+      },
+    ]);
+    expect(worker.status().sources[0]!.repository).toBe('local:./rep');
+    await worker.stop();
   });
 });

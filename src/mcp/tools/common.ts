@@ -11,6 +11,8 @@ export interface ToolDeps {
   read: FileReader;
   /** skill_run's state (grants, tokens, the one run); skill_list shows declared scripts through it. */
   runner?: Runner;
+  /** Prompts served at most (the first skills in listing order); absent when prompts are off. */
+  maxPrompts?: number;
 }
 
 export const READ_ONLY: ToolAnnotations = {

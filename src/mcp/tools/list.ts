@@ -1,9 +1,12 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { snapshotOf } from '../snapshot.ts';
+import { DEFAULT_LIST_LIMIT, LIST_PAGE_CHARS, MAX_LIST_LIMIT, MAX_LISTED_PROBLEMS } from '../budget.ts';
+import { encodeCursor, itemsAfter } from '../paging.ts';
+import type { ServedSkill } from '../snapshot.ts';
+import { viewOf } from '../view.ts';
 import type { PlannedScript } from '../run/plan.ts';
 import { READ_ONLY, type ToolDeps } from './common.ts';
-import { renderList } from './render.ts';
+import { renderList, skillLine } from './render.ts';
 import { renderScripts } from './skillRunRender.ts';
 
 /** A skill's declared scripts by what became of them here: runnable, not granted, unavailable. */
@@ -35,28 +38,37 @@ const inputSchema = z.object({
     .string()
     .optional()
     .describe('only skills whose name or description contains every word of this text (case-insensitive)'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_LIST_LIMIT)
+    .optional()
+    .describe(`skills per page (default ${DEFAULT_LIST_LIMIT}); a page also ends before it grows too large`),
+  cursor: z.string().optional().describe('nextCursor of the previous page'),
+});
+
+const skillSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  uri: z.string(),
+  source: z.string(),
+  commit: z.string(),
+  files: z.number(),
+  bytes: z.number(),
+  // Only for a skill that declares scripts (mcp-host:): each declared script is in exactly one of these.
+  runnable: z.array(z.string()).optional(),
+  declaredNotGranted: z.array(z.string()).optional(),
+  unavailableScripts: z
+    .array(z.object({ script: z.string(), interpreter: z.string(), reason: z.string(), detail: z.string() }))
+    .optional(),
 });
 
 const outputSchema = z.object({
-  skills: z.array(
-    z.object({
-      name: z.string(),
-      description: z.string(),
-      uri: z.string(),
-      source: z.string(),
-      commit: z.string(),
-      files: z.number(),
-      bytes: z.number(),
-      // Only for a skill that declares scripts (mcp-host:): each declared script is in exactly one of these.
-      runnable: z.array(z.string()).optional(),
-      declaredNotGranted: z.array(z.string()).optional(),
-      unavailableScripts: z
-        .array(
-          z.object({ script: z.string(), interpreter: z.string(), reason: z.string(), detail: z.string() }),
-        )
-        .optional(),
-    }),
-  ),
+  skills: z.array(skillSchema),
+  /** Skills matching the filters, on every page. */
+  total: z.number(),
+  nextCursor: z.string().optional(),
   problems: z.array(
     z.object({
       source: z.string(),
@@ -67,70 +79,119 @@ const outputSchema = z.object({
       detail: z.string(),
     }),
   ),
+  problemsTotal: z.number(),
   failures: z.array(z.object({ source: z.string(), reason: z.string(), detail: z.string() })),
+  prompts: z.object({ served: z.number(), skills: z.number(), capped: z.boolean() }).optional(),
 });
 
 const config = {
   title: 'List skills',
   description:
-    'List the skills this server serves (name, description, URI, origin), and the problems of the served ' +
-    'commits. Filter by source or by words in the name or description.',
+    'List the skills this server serves (name, description, URI, origin), a page at a time (total and nextCursor ' +
+    'say whether there are more), and the problems of the served commits. Filter by source or by words in the ' +
+    'name or description.',
   inputSchema,
   outputSchema,
   annotations: READ_ONLY,
 };
 
-/** skill_list: every listed skill, the problems of the served commits and the sources that failed. */
-export function registerSkillList(mcp: McpServer, { catalog, runner }: ToolDeps): void {
-  mcp.registerTool('skill_list', config, async ({ source: only, query }) => {
+type ListedSkill = z.infer<typeof skillSchema>;
+
+const entryOf = (served: ServedSkill, scripts?: readonly PlannedScript[]): ListedSkill => ({
+  name: served.skill.name,
+  description: served.description,
+  uri: served.uri,
+  source: served.ns.source,
+  commit: served.ns.commit,
+  files: served.skill.files.length,
+  bytes: served.skill.bytes,
+  ...scriptFields(scripts),
+});
+
+/** The skills of one page: up to `limit`, ending before the one that would take it past LIST_PAGE_CHARS. */
+function pageOf(
+  matching: readonly ServedSkill[],
+  limit: number,
+  entry: (served: ServedSkill) => ListedSkill,
+): ServedSkill[] {
+  const page: ServedSkill[] = [];
+  let chars = 0;
+  for (const served of matching) {
+    if (page.length === limit) break;
+    chars += skillLine(served).length + JSON.stringify(entry(served)).length;
+    if (page.length > 0 && chars > LIST_PAGE_CHARS) break;
+    page.push(served);
+  }
+  return page;
+}
+
+/**
+ * skill_list: the listed skills a page at a time (sorted by URI; the cursor names the last URI of a page, so it
+ * survives a catalog swap), the problems of the served commits on the first page, and the sources that failed.
+ */
+export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts }: ToolDeps): void {
+  mcp.registerTool('skill_list', config, async ({ source: only, query, limit, cursor }) => {
+    const view = viewOf(catalog);
     const words = (query ?? '').toLowerCase().split(/\s+/).filter(Boolean);
-    const matches = (text: string) => words.every((word) => text.includes(word));
-    const groups = catalog
-      .listed()
-      .filter((ns) => only === undefined || ns.source === only)
-      .map((ns) => {
-        const snapshot = snapshotOf(ns);
-        return {
-          snapshot,
-          skills: snapshot.ordered.filter((served) =>
-            matches(`${served.skill.name} ${served.description}`.toLowerCase()),
-          ),
-        };
-      });
-    const skills = groups.flatMap(({ skills: found }) =>
-      found.map((served) => ({
-        name: served.skill.name,
-        description: served.description,
-        uri: served.uri,
-        source: served.ns.source,
-        commit: served.ns.commit,
-        files: served.skill.files.length,
-        bytes: served.skill.bytes,
-        ...scriptFields(runner?.scriptsOf(served)),
-      })),
+    const matches = (served: ServedSkill) =>
+      (only === undefined || served.ns.source === only) &&
+      words.every((word) => `${served.skill.name} ${served.description}`.toLowerCase().includes(word));
+    const matching = view.listed.filter(matches);
+    const entry = (served: ServedSkill) => entryOf(served, runner?.scriptsOf(served));
+    const page = pageOf(
+      itemsAfter(matching, (served) => served.uri, cursor),
+      limit ?? DEFAULT_LIST_LIMIT,
+      entry,
     );
-    const problems = groups.flatMap(({ snapshot: { ns } }) =>
+    const last = page.at(-1);
+    const more = last !== undefined && matching.at(-1) !== last;
+    const nextCursor = more ? encodeCursor(last.uri) : undefined;
+    const listed = catalog.listed().filter((ns) => only === undefined || ns.source === only);
+    const all = listed.flatMap((ns) =>
       [...ns.problems, ...(runner?.problemsOf(ns) ?? [])].map((p) => ({
         source: ns.source,
         commit: ns.commit,
         ...p,
       })),
     );
+    // Errors first: what is not served matters more than what is served with a warning.
+    const ranked = [
+      ...all.filter((p) => p.severity === 'error'),
+      ...all.filter((p) => p.severity !== 'error'),
+    ];
+    const problems = cursor === undefined ? ranked.slice(0, MAX_LISTED_PROBLEMS) : [];
     const failures = catalog.state.failures.filter((f) => only === undefined || f.id === only);
-    const filtered = words.length > 0 || only !== undefined;
+    const prompts =
+      maxPrompts === undefined
+        ? undefined
+        : {
+            served: Math.min(maxPrompts, view.prompts.size),
+            skills: view.prompts.size,
+            capped: view.prompts.size > maxPrompts,
+          };
+    const text = renderList({
+      page,
+      total: matching.length,
+      filtered: words.length > 0 || only !== undefined,
+      first: cursor === undefined,
+      ...(nextCursor === undefined ? {} : { nextCursor }),
+      problems,
+      problemsTotal: all.length,
+      counts: all,
+      failures,
+      ...(prompts === undefined ? {} : { prompts }),
+      scriptsLine: (served) => renderScripts(runner?.scriptsOf(served)),
+    });
     return {
-      content: [
-        {
-          type: 'text',
-          text: renderList(groups, filtered, problems, failures, (served) =>
-            renderScripts(runner?.scriptsOf(served)),
-          ),
-        },
-      ],
+      content: [{ type: 'text', text }],
       structuredContent: {
-        skills,
-        problems,
+        skills: page.map(entry),
+        total: matching.length,
+        ...(nextCursor === undefined ? {} : { nextCursor }),
+        problems: problems.map(({ line: _line, ...p }) => p),
+        problemsTotal: all.length,
         failures: failures.map((f) => ({ source: f.id, reason: f.reason, detail: f.detail })),
+        ...(prompts === undefined ? {} : { prompts }),
       },
     };
   });

@@ -1,4 +1,4 @@
-import { encodePath, type CatalogState } from '../../catalog/index.ts';
+import { encodePath, namespaceUri, type CatalogState } from '../../catalog/index.ts';
 import { SKILL_MD } from '../../skills/index.ts';
 import type { ServedSkill, Snapshot } from '../snapshot.ts';
 
@@ -14,48 +14,85 @@ interface ListedProblem {
   severity: 'error' | 'warning';
 }
 
+/** One skill of skill_list's text: name, served path, description. */
+export function skillLine(served: ServedSkill): string {
+  return `- ${served.skill.name} [${encodePath(served.skill.servedDir)}]: ${served.description}`;
+}
+
+export interface ListPage {
+  page: readonly ServedSkill[];
+  /** Skills matching the filters, on every page. */
+  total: number;
+  filtered: boolean;
+  /** The first page (no cursor): it carries the problems, failures and prompts. */
+  first: boolean;
+  nextCursor?: string;
+  /** The problems listed (the first MAX_LISTED_PROBLEMS, errors first), of `problemsTotal`. */
+  problems: readonly ListedProblem[];
+  problemsTotal: number;
+  /** Every problem, for the counts of warnings. */
+  counts: readonly ListedProblem[];
+  failures: CatalogState['failures'];
+  prompts?: { served: number; skills: number; capped: boolean };
+  /** A line under a skill naming the scripts it declares (skill_run), if any. */
+  scriptsLine?: (served: ServedSkill) => string | undefined;
+}
+
 /**
  * skill_list as text, what most hosts put in front of the model: one header per source@commit carrying the
- * URI prefix, then a short line per skill; problems without their details (structured content has them).
+ * URI prefix, then a short line per skill; where the page sits among all; on the first page, the problems
+ * without their details (structured content has them).
  */
-export function renderList(
-  groups: ReadonlyArray<{ snapshot: Snapshot; skills: readonly ServedSkill[] }>,
-  filtered: boolean,
-  problems: readonly ListedProblem[],
-  failures: CatalogState['failures'],
-  scriptsLine: (served: ServedSkill) => string | undefined = () => undefined,
-): string {
+export function renderList(list: ListPage): string {
   const lines: string[] = [];
-  for (const group of groups) {
-    if (group.skills.length === 0) continue;
-    const { ns, uri } = group.snapshot;
-    lines.push(`${ns.source} @ ${ns.commit} (URIs: ${uri}/<path>/${SKILL_MD}):`);
-    for (const served of group.skills) {
-      lines.push(`- ${served.skill.name} [${encodePath(served.skill.servedDir)}]: ${served.description}`);
-      const scripts = scriptsLine(served);
-      if (scripts !== undefined) lines.push(scripts);
+  let header: Snapshot['ns'] | undefined;
+  for (const served of list.page) {
+    if (served.ns !== header) {
+      header = served.ns;
+      lines.push(
+        `${header.source} @ ${header.commit} (URIs: ${namespaceUri(header.source, header.commit)}/<path>/${SKILL_MD}):`,
+      );
     }
+    lines.push(skillLine(served));
+    const scripts = list.scriptsLine?.(served);
+    if (scripts !== undefined) lines.push(scripts);
   }
-  if (groups.every((group) => group.skills.length === 0))
-    lines.push(filtered ? 'No listed skill matches.' : 'No skill is listed.');
-  const errors = problems.filter((p) => p.severity === 'error');
-  if (errors.length > 0)
+  if (list.total === 0) lines.push(list.filtered ? 'No listed skill matches.' : 'No skill is listed.');
+  else if (list.nextCursor !== undefined || !list.first) {
+    const shown = list.page.length === 0 ? 'none' : `${list.page.length}`;
     lines.push(
       '',
-      `Not served (${errors.length}):`,
-      ...errors.map((p) => `- ${p.source}: ${p.path}: ${p.reason}`),
+      `${shown} of ${list.total} skills here.${list.nextCursor === undefined ? ' This is the last page.' : ` More: skill_list with cursor "${list.nextCursor}".`}`,
     );
-  if (problems.length > errors.length) {
+  }
+  if (!list.first) return lines.join('\n');
+  const errors = list.counts.filter((p) => p.severity === 'error').length;
+  const shownErrors = list.problems.filter((p) => p.severity === 'error');
+  if (errors > 0)
+    lines.push(
+      '',
+      `Not served (${errors}):`,
+      ...shownErrors.map((p) => `- ${p.source}: ${p.path}: ${p.reason}`),
+      ...(errors > shownErrors.length
+        ? [`- and ${errors - shownErrors.length} more (skillpin check or skillpin status lists every one)`]
+        : []),
+    );
+  if (list.counts.length > errors) {
     const counts = new Map<string, number>();
-    for (const p of problems)
+    for (const p of list.counts)
       if (p.severity === 'warning') counts.set(p.reason, (counts.get(p.reason) ?? 0) + 1);
     lines.push('', `Warnings: ${[...counts].map(([reason, n]) => `${reason} ×${n}`).join(', ')}`);
   }
-  if (failures.length > 0)
+  if (list.failures.length > 0)
     lines.push(
       '',
       'Sources that could not be synced:',
-      ...failures.map((f) => `- ${f.id}: ${f.reason}: ${f.detail}`),
+      ...list.failures.map((f) => `- ${f.id}: ${f.reason}: ${f.detail}`),
+    );
+  if (list.prompts?.capped)
+    lines.push(
+      '',
+      `Prompts: the first ${list.prompts.served} of ${list.prompts.skills} skills have one (maxPrompts); skill_load loads any skill.`,
     );
   return lines.join('\n');
 }
