@@ -306,6 +306,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
           secret: fromEnv(raw.webhook.secret, ['webhook', 'secret']),
           maxBodyBytes: raw.webhook.maxBodyBytes,
         };
+  const runs = runSettingsOf(raw.runs, (reference) => fromEnv(reference, ['runs', 'secret']));
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     file: absolute,
@@ -325,7 +326,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     },
     git,
     ...(webhook === undefined ? {} : { webhook }),
-    runs: runSettingsOf(raw.runs, (reference) => fromEnv(reference, ['runs', 'secret'])),
+    runs,
     sources,
   };
 }

@@ -61,42 +61,45 @@ describe('run: and runs:', () => {
   it.each([
     [
       source('everything'),
-      '<file>: sources[0].run: must be a list of {skill, script, env} grants, or all-declared',
+      '<file>:5:10: sources[0].run: must be a list of {skill, script, env} grants, or all-declared',
     ],
     [
       source('\n      - skill: ../up\n        script: a.js'),
-      '<file>: sources[0].run[0].skill: must be the skill folder inside the repository (relative, "/"-separated, no "." or "..")',
+      '<file>:6:16: sources[0].run[0].skill: must be the skill folder inside the repository (relative, "/"-separated, no "." or "..")',
     ],
     [
       source('\n      - skill: s\n        script: a/./b.js'),
-      '<file>: sources[0].run[0].script: must be the script path below the skill folder inside the repository (relative, "/"-separated, no "." or "..")',
+      '<file>:7:17: sources[0].run[0].script: must be the script path below the skill folder inside the repository (relative, "/"-separated, no "." or "..")',
     ],
-    [source('\n      - skill: s\n        script: .'), '<file>: sources[0].run[0].script: must name a file'],
+    [
+      source('\n      - skill: s\n        script: .'),
+      '<file>:7:17: sources[0].run[0].script: must name a file',
+    ],
     [
       source('\n      - skill: s\n        script: a.js\n        env: [NOT-A-NAME]'),
-      '<file>: sources[0].run[0].env[0]: must be an environment variable name',
+      '<file>:8:15: sources[0].run[0].env[0]: must be an environment variable name',
     ],
     [
       source('\n      - skill: s\n        script: a.js\n        shell: true'),
-      '<file>: sources[0].run[0]: unknown key "shell"',
+      '<file>:8:9: sources[0].run[0]: unknown key "shell"',
     ],
     [
       `runs:\n  confirm: sometimes\n${source('[]')}`,
-      '<file>: runs.confirm: Invalid option: expected one of "ask-user"|"auto"|"refuse"',
+      '<file>:2:12: runs.confirm: must be one of ask-user, auto, refuse',
     ],
     [
       `runs:\n  secret: plain\n${source('[]')}`,
-      '<file>: runs.secret: must be an environment reference like ${SKILLPIN_RUN_SECRET}; secrets are never written in the config',
+      '<file>:2:11: runs.secret: must be an environment reference like ${SKILLPIN_RUN_SECRET}; secrets are never written in the config',
     ],
     [
       `runs:\n  secret: \${UNSET_SECRET}\n${source('[]')}`,
-      '<file>: runs.secret: environment variable UNSET_SECRET is not set',
+      '<file>:2:11: runs.secret: environment variable UNSET_SECRET is not set',
     ],
     [
       `runs:\n  interpreters: [bash]\n${source('[]')}`,
-      '<file>: runs.interpreters[0]: Invalid option: expected one of "node"|"python3"',
+      '<file>:2:18: runs.interpreters[0]: must be one of node, python3',
     ],
-    [`runs:\n  tokenTtl: 10ms\n${source('[]')}`, '<file>: runs.tokenTtl: tokenTtl must be at least 1000 ms'],
+    [`runs:\n  tokenTtl: 10ms\n${source('[]')}`, '<file>:2:13: runs.tokenTtl: tokenTtl must be at least 1s'],
   ])('refuses %j', (text, message) => {
     expect(load(text).error).toBe(message);
   });
