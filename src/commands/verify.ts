@@ -27,10 +27,12 @@ export interface VerifyReport {
 
 function transportFor(options: VerifyOptions, cliEntry: string): Transport {
   if (options.url !== undefined) return new StreamableHTTPClientTransport(new URL(options.url));
-  // The CLI is TypeScript run through tsx: the child gets tsx's loader by its resolved location, so it works from any folder.
+  // The built CLI runs as it is; from a checkout (TypeScript under tsx) the child gets tsx's loader by its
+  // resolved location, so it works from any folder.
+  const loader = cliEntry.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
   return new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', import.meta.resolve('tsx'), cliEntry, 'serve', '--config', options.config!],
+    args: [...loader, cliEntry, 'serve', '--config', options.config!],
     // The config may reference environment variables (tokens, secrets): not only the SDK's short default list.
     env: process.env as Record<string, string>,
     stderr: 'ignore',
