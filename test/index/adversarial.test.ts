@@ -17,6 +17,7 @@ const commit = adversarial.commits['c1']!;
 const EXPECTED_PROBLEMS: Array<[string, string]> = [
   ['skills/-leading/SKILL.md', 'name-invalid'],
   ['skills/.git/hidden/SKILL.md', 'skill-path-invalid'],
+  ['skills/<img src=x onerror=alert(1)>/SKILL.md', 'name-invalid'],
   ['skills/bad-file-names/back\\slash.md', 'file-name-invalid'],
   ['skills/bad-file-names/ctl\u0001.md', 'file-name-invalid'],
   ['skills/bad-file-names/\uFFFD.md', 'file-name-invalid'],
@@ -98,8 +99,8 @@ describe('the adversarial fixture', () => {
 
   it('serves or reports every skill folder the fixture declares: none is left out in silence', () => {
     const declared = skillFolders();
-    // fixtures-repos/README.md: 32 broken, 4 good, the nested `inner`, 8 served with warnings (twin twice).
-    expect(declared.length).toBe(45);
+    // fixtures-repos/README.md: 33 broken, 4 good, the nested `inner`, 8 served with warnings (twin twice).
+    expect(declared.length).toBe(46);
     const accounted = declared.filter(
       (dir) =>
         ns.skills.some((skill) => skill.dir === dir) ||
