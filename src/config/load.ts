@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
-import { configSchema, ENV_REFERENCE, parseDuration } from './schema.ts';
+import { configSchema, ENV_REFERENCE, parseDuration, remoteKind } from './schema.ts';
 import { shorthandUrl } from './shorthand.ts';
 
 /** A source as the rest of the program sees it: paths absolute, secrets resolved (and never printed). */
@@ -24,6 +24,8 @@ export interface SourceConfig {
   git?: GitSettings;
   /** Signatures a commit needs before it is served; absent: none. */
   verify?: VerifyConfig;
+  /** `cacheScope` of this source's results: whether a shared cache may keep them for every caller (absent: private). */
+  cacheScope?: 'public' | 'private';
 }
 
 /** A key file named by `verify:`, read when the config is loaded. */
@@ -76,8 +78,10 @@ export interface Config {
   tools: boolean;
   /** Serve one prompt per listed skill. */
   prompts: boolean;
-  cache: { ttlMs: number; cacheScope: 'public' | 'private' };
-  http: { allowedHosts?: string[]; allowedOrigins?: string[] };
+  /** `ttlMs` of listings (they move with the refs) and of commit-pinned results (they never change). */
+  cache: { listTtlMs: number; pinnedTtlMs: number };
+  /** `metrics`: serve GET /metrics. */
+  http: { allowedHosts?: string[]; allowedOrigins?: string[]; metrics: boolean };
   sync: { concurrency: number; timeoutMs: number; retryMinMs: number; retryMaxMs: number };
   git: GitSettings;
   /** Webhook endpoint settings (HTTP mode); absent: POST /hooks/git answers 404. */
@@ -197,6 +201,15 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       timeoutMs: parseDuration(raw.sync.timeout),
       git,
       ...(verify === undefined ? {} : { verify }),
+      // What anyone may fetch, any cache may share; what needs credentials stays per caller. (Once the server
+      // authenticates its callers, each sees its own view: every source is private then.)
+      cacheScope:
+        source.cacheScope ??
+        (token !== undefined ||
+        source.credentialHelper !== undefined ||
+        (url !== undefined && ['ssh', 'scp'].includes(remoteKind(url) ?? ''))
+          ? 'private'
+          : 'public'),
     };
   });
   return {
@@ -206,7 +219,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     pageSize: raw.pageSize,
     tools: raw.tools,
     prompts: raw.prompts,
-    cache: { ttlMs: raw.cache.ttlMs, cacheScope: raw.cache.scope },
+    cache: raw.cache,
     http: raw.http,
     sync: {
       concurrency: raw.sync.concurrency,

@@ -1,10 +1,11 @@
-import { McpServer, type CacheHint, type McpRequestContext } from '@modelcontextprotocol/server';
+import { McpServer, type McpRequestContext } from '@modelcontextprotocol/server';
 import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import { listingChanged, type Catalog } from '../catalog/index.ts';
 import type { Logger } from '../shared/log.ts';
+import { cachePolicy, type CachePolicy } from './cache.ts';
 import { answerFromSnapshots } from './handlers.ts';
 import { registerPrompts } from './prompts.ts';
-import { verifiedReader } from './read.ts';
+import { verifiedReader, type FileReader } from './read.ts';
 import { catalogSkillSource } from './source.ts';
 import { registerTools } from './tools/index.ts';
 
@@ -15,7 +16,10 @@ export interface ServerOptions {
   catalog: Catalog;
   logger: Logger;
   pageSize?: number;
-  cache: CacheHint;
+  /** Cache hints per result; default: `cachePolicy()` (every source private). */
+  cache?: CachePolicy;
+  /** Told the size of every file read for a client (metrics). */
+  onRead?: (source: string, bytes: number) => void;
   /** Register skill_list, skill_load and skill_file. */
   tools?: boolean;
   /** Serve one prompt per listed skill. */
@@ -60,25 +64,41 @@ export function announceListChanged(mcp: McpServer): void {
  * namespace, so making one costs the same whatever the catalog's size, and nothing of it outlives the server.
  */
 export function createServerFactory(options: ServerOptions): ServerFactory {
-  const { catalog, logger } = options;
-  const read = verifiedReader(logger);
+  const { catalog, logger, onRead } = options;
+  const cache = options.cache ?? cachePolicy();
+  const verified = verifiedReader(logger);
+  const read: FileReader =
+    onRead === undefined
+      ? verified
+      : async (ns, file) => {
+          const bytes = await verified(ns, file);
+          onRead(ns.source, bytes.byteLength);
+          return bytes;
+        };
   const source = catalogSkillSource(catalog, { pageSize: options.pageSize, read });
   const extension = new SkillsExtension({
     source,
-    cacheHint: options.cache,
     onWarning: (warning) => logger.warn({ path: warning.path }, warning.message),
   });
+  // The SDK fills these results' hints from its per-method table; skills results get theirs per result.
+  const listed = cache.listed;
+  const cacheHints = {
+    'resources/list': listed,
+    'resources/templates/list': listed,
+    'prompts/list': listed,
+    'tools/list': listed,
+  };
   const tools = options.tools !== false;
   const prompts = options.prompts !== false;
 
   const make = (surface: Surface): McpServer => {
     const mcp = new McpServer(
       { name: SERVER_NAME, version: SERVER_VERSION },
-      { capabilities: { resources: { listChanged: true } }, cacheHints: { 'resources/read': options.cache } },
+      { capabilities: { resources: { listChanged: true } }, cacheHints },
     );
     if (surface.skills) {
       extension.attach(mcp);
-      answerFromSnapshots(mcp, source, options.cache);
+      answerFromSnapshots(mcp, source, cache);
     }
     if (tools && surface.tools) registerTools(mcp, { catalog, read });
     if (prompts && surface.prompts) registerPrompts(mcp, catalog, read);

@@ -76,7 +76,7 @@ async function startServer(options: { now?: () => number; sessionLimits?: Record
   const catalog = createCatalog({ sources: [{ id: 'catalog', current: ns, retained: [] }], failures: [] });
   const { logger, lines } = capturingLogger();
   const triggered: string[] = [];
-  const factory = createServerFactory({ catalog, logger, cache: { ttlMs: 1000, cacheScope: 'private' } });
+  const factory = createServerFactory({ catalog, logger });
   const server = await startHttpServer({
     host: '127.0.0.1',
     port: 0,
