@@ -116,6 +116,16 @@ describe('the HTTP endpoint', () => {
     expect(lines.filter((line) => line.level >= 50)).toEqual([]);
   });
 
+  it('serves neither /metrics nor the status page unless it was given them', async () => {
+    const metrics = await send(at('/metrics'), 'GET');
+    expect([metrics.status, JSON.parse(metrics.body)]).toEqual([
+      404,
+      { error: 'metrics are off; set http.metrics: true' },
+    ]);
+    expect((await send(at('/'), 'GET')).status).toBe(404);
+    expect((await send(at('/metrics'), 'POST')).headers['allow']).toBe('GET, HEAD');
+  });
+
   it('verifies webhook signatures over the bytes sent: a BOM and a byte that is not UTF-8 pass', async () => {
     const push = JSON.stringify({
       ref: 'refs/heads/main',
@@ -224,5 +234,26 @@ describe('2025-11-25 session churn', () => {
     expect(gone).toContain('Session not found');
     await client.close().catch(() => undefined);
     await server.close();
+  });
+});
+
+describe('a server bound to every interface', () => {
+  it('names its MCP endpoint by loopback, never 0.0.0.0, and says what it is bound to', async () => {
+    const catalog = createCatalog();
+    const logger = pino({ level: 'silent' });
+    const server = await startHttpServer({
+      host: '0.0.0.0',
+      port: 0,
+      factory: createServerFactory({ catalog, logger }),
+      catalog,
+      logger,
+    });
+    try {
+      const { port } = new URL(server.url);
+      expect([server.url, server.listening]).toEqual([`http://127.0.0.1:${port}/mcp`, `0.0.0.0:${port}`]);
+      expect((await send(server.url.replace('/mcp', '/healthz'), 'GET')).status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 });
