@@ -62,7 +62,7 @@ describe('the status page in a real browser', () => {
     await server?.stop();
   });
 
-  const text = (selector: string) => page.locator(selector).innerText();
+  const text = (selector: string) => page.locator(selector).textContent();
 
   it('renders the report /status gives, from the page alone', async () => {
     expect(await page.title()).toBe('skillpin status');
@@ -98,8 +98,8 @@ describe('the status page in a real browser', () => {
 
   it('shows hostile names and paths as text: no markup of theirs runs or renders', async () => {
     const hostile = page.locator('#source-adv li', { hasText: 'onerror' });
-    expect(await hostile.locator('code').innerText()).toBe('skills/<img src=x onerror=alert(1)>/SKILL.md');
-    expect(await hostile.innerText()).toContain('name "<script>alert(2)</script>" must be 1-64 characters');
+    expect(await hostile.locator('code').textContent()).toBe('skills/<img src=x onerror=alert(1)>/SKILL.md');
+    expect(await hostile.textContent()).toContain('name "<script>alert(2)</script>" must be 1-64 characters');
     expect(await page.locator('img, script').count()).toBe(0);
     expect(dialogs).toEqual([]);
     // A control character in a path (a warning, in the folded list) is shown, not swallowed.
