@@ -140,6 +140,21 @@ describe('the packed package', () => {
     );
   });
 
+  it('exits 2 on a usage error, with the message and the usage on stderr', () => {
+    const c1 = catalog.commits['c1']!;
+    const result = spawnSync(
+      path.join(prefix, 'bin', 'skillpin'),
+      ['check', catalog.gitdir, '--commit', c1, '--ref', 'main'],
+      { cwd: tempDir(), env, encoding: 'utf8' },
+    );
+    expect([result.status, result.stdout]).toEqual([2, '']);
+    expect(result.stderr.split('\n').slice(0, 3)).toEqual([
+      "error: option '--commit <sha>' cannot be used with option '--ref <ref>'",
+      '',
+      'Usage: skillpin check [options] [repository]',
+    ]);
+  });
+
   it('checks a fixture repository from another folder exactly as the checkout does', async () => {
     const args = ['check', catalog.gitdir, '--commit', c2, '--paths', 'skills', '--json'];
     const result = spawnSync('npx', ['-y', 'skillpin', ...args], { cwd: tempDir(), env, encoding: 'utf8' });
