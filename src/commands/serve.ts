@@ -38,16 +38,17 @@ export async function serve(
   }
   const git = await describeGitBackend(config.git);
   const catalog = createCatalog();
-  // Metrics are served over HTTP only, and only when asked for.
-  let metrics: Metrics | undefined;
+  // Metrics are served over HTTP only, and only when asked for; they read the worker's status when scraped.
+  const metrics: Metrics | undefined =
+    http !== undefined && config.http.metrics
+      ? createMetrics({ catalog, status: () => worker.status() })
+      : undefined;
   const worker = createSyncWorker({
     config,
     catalog,
     logger,
-    onSynced: (outcome, seconds) => metrics?.synced(outcome, seconds),
+    ...(metrics === undefined ? {} : { onSynced: (outcome, seconds) => metrics.synced(outcome, seconds) }),
   });
-  if (http !== undefined && config.http.metrics)
-    metrics = createMetrics({ catalog, status: () => worker.status() });
   await worker.restore();
   const made = createServerFactory({
     catalog,
@@ -58,12 +59,12 @@ export async function serve(
     prompts: config.prompts,
     ...(metrics === undefined
       ? {}
-      : { onRead: (source: string, bytes: number) => metrics?.served(source, bytes) }),
+      : { onRead: (source: string, bytes: number) => metrics.served(source, bytes) }),
   });
   const factory =
     metrics === undefined
       ? made
-      : observeRequests(made, (method, outcome, seconds) => metrics?.requested(method, outcome, seconds));
+      : observeRequests(made, (method, outcome, seconds) => metrics.requested(method, outcome, seconds));
   const syncRemotes = () => void worker.syncAll('start', (source) => !isLocal(source));
 
   if (http === undefined) {
