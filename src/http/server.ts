@@ -43,6 +43,8 @@ export interface HttpOptions {
   pending?: () => readonly string[];
   /** Serves GET /metrics (404 without it) and counts what this server does. */
   metrics?: Metrics;
+  /** Authentication of the guarded paths: a response refuses the request, `undefined` lets it through. */
+  guard?: (request: Request) => Promise<Response | undefined>;
   /** Overrides of the session limits (tests). */
   sessionLimits?: Partial<SessionLimits>;
   /** The clock of sessions and webhook deliveries (tests). */
@@ -145,6 +147,11 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
     const allowed = ROUTES[pathname];
     if (allowed === undefined) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
     if (!allowed.includes(request.method)) return methodNotAllowed(request.method, allowed);
+    const refused = GUARDED_PATHS.has(pathname) ? await options.guard?.(request) : undefined;
+    if (refused !== undefined) {
+      logger.warn({ path: pathname, status: refused.status }, 'refused a request that did not authenticate');
+      return refused;
+    }
     if (pathname === '/') {
       if (options.status === undefined) return json(404, { error: 'no status here' });
       const page = renderStatusPage(options.status(), {
