@@ -29,6 +29,8 @@ export default defineConfig({
         test: {
           name: 'isomorphic',
           include: ['test/sync/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          // These read local repositories only, and pack, browse or scrape once is enough.
+          exclude: ['test/e2e/{package,statusPage,metrics}.test.ts'],
           env: { SKILLPIN_GIT_BACKEND: 'isomorphic' },
         },
       },

@@ -25,6 +25,7 @@ import { createRunner, type RunnerOptions } from '../src/mcp/run/runner.ts';
 import { createServerFactory } from '../src/mcp/server.ts';
 import { snapshotOf } from '../src/mcp/snapshot.ts';
 import { silentLogger } from '../src/shared/log.ts';
+import { cachePolicy } from '../src/mcp/cache.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workDir = path.join(here, '..', '.skillpin', 'bench', 'run');
@@ -154,7 +155,7 @@ async function main(): Promise<void> {
   const factory = createServerFactory({
     catalog,
     logger,
-    cache: { ttlMs: 1000, cacheScope: 'private' },
+    cache: cachePolicy({ listTtlMs: 1000, pinnedTtlMs: 1000 }),
     run: options,
   });
   const client = new Client({ name: 'bench', version: '1' });

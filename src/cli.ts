@@ -15,7 +15,7 @@ import { status } from './commands/status.ts';
 import { sync } from './commands/sync.ts';
 import { verify } from './commands/verify.ts';
 import { ConfigError, loadConfig, parseDuration } from './config/index.ts';
-import { createLogger } from './shared/log.ts';
+import { createLogger, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './shared/log.ts';
 import { closest } from './shared/text.ts';
 import { SERVER_VERSION } from './mcp/server.ts';
 
@@ -70,6 +70,15 @@ const processIo: CliIo = {
   interactive: process.stderr.isTTY === true,
 };
 
+/** The logger of a command that logs: the global `--log-level` (or SKILLPIN_LOG_LEVEL) and `--log-format`. */
+function loggerOf(command: Command, level: LogLevel) {
+  const options = command.optsWithGlobals<{ logLevel?: LogLevel; logFormat?: LogFormat }>();
+  return createLogger({
+    level: options.logLevel ?? level,
+    ...(options.logFormat === undefined ? {} : { format: options.logFormat }),
+  });
+}
+
 /** The CLI; a command's exit status goes to `exit`, a usage error is thrown as a CommanderError. */
 export function program(
   io: CliIo = processIo,
@@ -82,7 +91,17 @@ export function program(
     .version(SERVER_VERSION)
     .showHelpAfterError()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
-    .exitOverride();
+    .exitOverride()
+    .addOption(
+      new Option('--log-level <level>', 'what is logged on stderr (default: info; sync: warn)')
+        .choices(LOG_LEVELS)
+        .env('SKILLPIN_LOG_LEVEL'),
+    )
+    .addOption(
+      new Option('--log-format <format>', 'log lines: pretty (default on a terminal) or json').choices(
+        LOG_FORMATS,
+      ),
+    );
   const configOption = () => new Option('-c, --config <file>', 'configuration file').default('skillpin.yaml');
 
   const serving = cli
@@ -98,7 +117,10 @@ export function program(
     )
     .option('--locked', 'serve exactly the commits of the lockfile (skillpin.lock next to the config)');
   serving.action(
-    async (options: { config: string; http?: { host: string; port: number }; locked?: boolean }) => {
+    async (
+      options: { config: string; http?: { host: string; port: number }; locked?: boolean },
+      command: Command,
+    ) => {
       // `skillpin` alone where there is no config: say how to get one, not "cannot be read".
       if (serving.getOptionValueSource('config') === 'default' && !existsSync(options.config)) {
         io.err(NO_CONFIG_HELP);
@@ -108,7 +130,7 @@ export function program(
       const locked = options.locked === true;
       const config = await servedConfig(loadConfig(options.config), locked);
       const reread = async () => servedConfig(loadConfig(options.config), locked);
-      const code = await serve(config, options.http, createLogger(), { err: io.err, reread });
+      const code = await serve(config, options.http, loggerOf(command, 'info'), { err: io.err, reread });
       if (code !== undefined) exit(code);
     },
   );
@@ -126,8 +148,8 @@ export function program(
       0,
     )
     .option('--locked', 'sync exactly the commits of the lockfile')
-    .action(async (options: { config: string; wait: number; locked?: boolean }) => {
-      const logger = createLogger(process.env['SKILLPIN_LOG_LEVEL'] ?? 'warn');
+    .action(async (options: { config: string; wait: number; locked?: boolean }, command: Command) => {
+      const logger = loggerOf(command, 'warn');
       exit(
         await sync(
           await servedConfig(loadConfig(options.config), options.locked === true),

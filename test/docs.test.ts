@@ -46,6 +46,7 @@ describe('documentation', () => {
       expect(Object.keys(example[key] as object).sort()).toEqual(nested(key).sort());
     const sourceKeys = new Set(example.sources.flatMap((source) => Object.keys(source)));
     expect([...sourceKeys].sort()).toEqual([
+      'cacheScope',
       'commit',
       'credentialHelper',
       'github',

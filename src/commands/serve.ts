@@ -3,7 +3,10 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createCatalog, type Catalog } from '../catalog/index.ts';
 import { type Config, ConfigError, type SourceConfig } from '../config/index.ts';
 import { describeGitBackend } from '../git/index.ts';
+import { createMetrics, type Metrics } from '../http/metrics.ts';
 import { ListenError, startHttpServer } from '../http/server.ts';
+import { cachePolicy } from '../mcp/cache.ts';
+import { observeRequests } from '../mcp/observe.ts';
 import { runOptionsFor } from '../mcp/run/setup.ts';
 import { createServerFactory } from '../mcp/server.ts';
 import type { Logger } from '../shared/log.ts';
@@ -106,18 +109,35 @@ export async function serve(
   }
   const git = await describeGitBackend(config.git);
   const catalog = createCatalog();
-  const worker = createSyncWorker({ config, catalog, logger });
+  // Metrics are served over HTTP only, and only when asked for; they read the worker's status when scraped.
+  const metrics: Metrics | undefined =
+    http !== undefined && config.http.metrics
+      ? createMetrics({ catalog, status: () => worker.status() })
+      : undefined;
+  const worker = createSyncWorker({
+    config,
+    catalog,
+    logger,
+    ...(metrics === undefined ? {} : { onSynced: (outcome, seconds) => metrics.synced(outcome, seconds) }),
+  });
   await worker.restore();
-  const factory = createServerFactory({
+  const made = createServerFactory({
     catalog,
     logger,
     pageSize: config.pageSize,
-    cache: config.cache,
+    cache: cachePolicy(config.cache, config.sources),
     tools: config.tools,
     prompts: config.prompts,
     run: runOptionsFor(config, logger),
     maxPrompts: config.maxPrompts,
+    ...(metrics === undefined
+      ? {}
+      : { onRead: (source: string, bytes: number) => metrics.served(source, bytes) }),
   });
+  const factory =
+    metrics === undefined
+      ? made
+      : observeRequests(made, (method, outcome, seconds) => metrics.requested(method, outcome, seconds));
   const syncRemotes = () => void worker.syncAll('start', (source) => !isLocal(source));
   const reloading = reloadOnHangup(config, worker, logger, io.reread ?? (async () => config));
 
@@ -130,10 +150,14 @@ export async function serve(
     );
     syncRemotes();
     // The stdio binding: exit promptly once the client closes stdin. A sync cut short is redone next start.
-    const exit = () => process.exit(0);
-    process.stdin.once('end', exit);
-    process.once('SIGINT', exit);
-    process.once('SIGTERM', exit);
+    const exit = (why: string) => () => {
+      logger.info({ why }, 'shutting down');
+      logger.flush();
+      process.exit(0);
+    };
+    process.stdin.once('end', exit('stdin closed'));
+    process.once('SIGINT', exit('SIGINT'));
+    process.once('SIGTERM', exit('SIGTERM'));
     return undefined;
   }
 
@@ -149,7 +173,9 @@ export async function serve(
       sources: () => reloading.config().sources,
       status: () => worker.status(),
       pending: () => worker.pending(),
-      ...config.http,
+      ...(config.http.allowedHosts === undefined ? {} : { allowedHosts: config.http.allowedHosts }),
+      ...(config.http.allowedOrigins === undefined ? {} : { allowedOrigins: config.http.allowedOrigins }),
+      ...(metrics === undefined ? {} : { metrics }),
     });
   } catch (error) {
     if (!(error instanceof ListenError)) throw error;
@@ -158,17 +184,30 @@ export async function serve(
     return SERVE_CANNOT_START;
   }
   await worker.syncAll('start', isLocal);
+  const page = new URL('/', server.url).href;
+  // A wildcard bind is named by loopback; other machines use this host's name (allowed in http.allowedHosts).
+  const everywhere = new URL(server.url).host === server.listening ? '' : ', on every interface';
   logger.info(
-    { url: server.url, skills: skillsOf(catalog), sources: config.sources.length, git },
-    `serving MCP over Streamable HTTP at ${server.url} (git backend: ${git.backend}, ${git.reason})`,
+    {
+      url: server.url,
+      listening: server.listening,
+      skills: skillsOf(catalog),
+      sources: config.sources.length,
+      git,
+    },
+    `serving MCP over Streamable HTTP at ${server.url}${everywhere} (status page ${page}; git backend: ${git.backend}, ${git.reason})`,
   );
   syncRemotes();
   // Running syncs are not waited for (a dripping remote would hold the exit): one cut short is redone next start.
-  const stop = () => {
+  const stop = (signal: string) => () => {
+    logger.info({ signal }, 'shutting down');
     void worker.stop();
-    void server.close().then(() => process.exit(0));
+    void server.close().then(() => {
+      logger.flush();
+      process.exit(0);
+    });
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop('SIGINT'));
+  process.once('SIGTERM', stop('SIGTERM'));
   return undefined;
 }

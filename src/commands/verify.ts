@@ -35,10 +35,12 @@ function transportFor(
 ): { transport: Transport; stderr: () => string } {
   if (options.url !== undefined)
     return { transport: new StreamableHTTPClientTransport(new URL(options.url)), stderr: () => '' };
-  // The CLI is TypeScript run through tsx: the child gets tsx's loader by its resolved location, so it works from any folder.
+  // The built CLI runs as it is; from a checkout (TypeScript under tsx) the child gets tsx's loader by its
+  // resolved location, so it works from any folder.
+  const loader = cliEntry.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', import.meta.resolve('tsx'), cliEntry, 'serve', '--config', options.config!],
+    args: [...loader, cliEntry, 'serve', '--config', options.config!],
     // The config may reference environment variables (tokens, secrets): not only the SDK's short default list.
     env: { ...process.env, SKILLPIN_LOG_LEVEL: process.env['SKILLPIN_LOG_LEVEL'] ?? 'warn' } as Record<
       string,

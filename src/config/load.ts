@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { formatProblem, keyPath, LineCounter, plainWords, positionOf } from './messages.ts';
-import { configSchema, ENV_REFERENCE, parseDuration, type RawConfig } from './schema.ts';
+import { configSchema, ENV_REFERENCE, parseDuration, type RawConfig, remoteKind } from './schema.ts';
 import { shorthandUrl } from './shorthand.ts';
 
 /** A source as the rest of the program sees it: paths absolute, secrets resolved (and never printed). */
@@ -32,6 +32,8 @@ export interface SourceConfig {
   verify?: VerifyConfig;
   /** The owner's grants for skill_run; absent: nothing of this source runs. */
   run?: RunGrants;
+  /** `cacheScope` of this source's results: whether a shared cache may keep them for every caller (absent: private). */
+  cacheScope?: 'public' | 'private';
 }
 
 /** One grant line: the script of the skill at a folder path ('' for the root), and the variables it may get. */
@@ -126,8 +128,10 @@ export interface Config {
   prompts: boolean;
   /** At most this many prompts: the first listed skills (by URI). */
   maxPrompts: number;
-  cache: { ttlMs: number; cacheScope: 'public' | 'private' };
-  http: { allowedHosts?: string[]; allowedOrigins?: string[] };
+  /** `ttlMs` of listings (they move with the refs) and of commit-pinned results (they never change). */
+  cache: { listTtlMs: number; pinnedTtlMs: number };
+  /** `metrics`: serve GET /metrics. */
+  http: { allowedHosts?: string[]; allowedOrigins?: string[]; metrics: boolean };
   sync: { concurrency: number; timeoutMs: number; retryMinMs: number; retryMaxMs: number };
   git: GitSettings;
   /** Webhook endpoint settings (HTTP mode); absent: POST /hooks/git answers 404. */
@@ -297,6 +301,15 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
                     env: line.env ?? [],
                   })),
           }),
+      // What anyone may fetch, any cache may share; what needs credentials stays per caller. (Once the server
+      // authenticates its callers, each sees its own view: every source is private then.)
+      cacheScope:
+        source.cacheScope ??
+        (token !== undefined ||
+        source.credentialHelper !== undefined ||
+        (url !== undefined && ['ssh', 'scp'].includes(remoteKind(url) ?? ''))
+          ? 'private'
+          : 'public'),
     };
   });
   const webhook =
@@ -316,7 +329,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     tools: raw.tools,
     prompts: raw.prompts,
     maxPrompts: raw.maxPrompts,
-    cache: { ttlMs: raw.cache.ttlMs, cacheScope: raw.cache.scope },
+    cache: raw.cache,
     http: raw.http,
     sync: {
       concurrency: raw.sync.concurrency,

@@ -125,6 +125,7 @@ const source = z
       .optional(),
     credentialHelper: z.string().min(1).optional(),
     strictNames: z.boolean().optional(),
+    cacheScope: z.enum(['public', 'private']).optional(),
     poll: duration(1000, 'poll').optional(),
     keep: z.number().int().min(0).max(100).optional(),
     verify: z
@@ -196,8 +197,8 @@ export const configSchema = z.strictObject({
   maxPrompts: z.number().int().min(0).max(10_000).default(DEFAULT_MAX_PROMPTS),
   cache: z
     .strictObject({
-      ttlMs: z.number().int().nonnegative().default(60_000),
-      scope: z.enum(['public', 'private']).default('private'),
+      listTtlMs: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).default(60_000),
+      pinnedTtlMs: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).default(86_400_000),
     })
     .prefault({}),
   sync: z
@@ -244,6 +245,7 @@ export const configSchema = z.strictObject({
     .strictObject({
       allowedHosts: z.array(z.string().min(1)).optional(),
       allowedOrigins: z.array(z.string().min(1)).optional(),
+      metrics: z.boolean().default(false),
     })
     .prefault({}),
   runs: z

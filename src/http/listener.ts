@@ -16,8 +16,8 @@ export interface ListenerOptions {
   /** The methods each path serves, for a 405's `Allow`. */
   methodsOf: (pathname: string) => readonly string[] | undefined;
   methodNotAllowed: (method: string, allowed: readonly string[]) => Response;
-  /** The webhook path and its own body limit, when webhooks are on. */
-  webhook?: { path: string; maxBodyBytes: number };
+  /** The webhook path and its own body limit, when webhooks are on; `onTooLarge` is told of each 413. */
+  webhook?: { path: string; maxBodyBytes: number; onTooLarge?: () => void };
   onerror: (error: Error) => void;
 }
 
@@ -48,6 +48,7 @@ export function requestListener(
     if (webhook !== undefined && pathname === webhook.path && method === 'POST') {
       const answer = async () => {
         const body = await readRawBody(req, webhook.maxBodyBytes);
+        if (body === undefined) webhook.onTooLarge?.();
         return body === undefined
           ? Response.json(
               { error: `body larger than ${webhook.maxBodyBytes} bytes` },

@@ -26,6 +26,8 @@ export interface McpEndpoint {
   listingChanged(): void;
   /** Closes idle sessions; run it now and then. */
   expireSessions(): Promise<void>;
+  /** How many 2025-11-25 sessions are open. */
+  openSessions(): number;
   close(): Promise<void>;
 }
 
@@ -106,6 +108,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       for (const { server } of store.sessions()) announceListChanged(server);
     },
     expireSessions: () => store.expire(),
+    openSessions: () => [...store.sessions()].length,
     async close() {
       await store.closeAll();
       await modern.close();

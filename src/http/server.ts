@@ -14,10 +14,14 @@ import type { StatusReport } from '../sync/status.ts';
 import { createDeliveryLog } from './deliveries.ts';
 import { peerOf, requestListener, type Route } from './listener.ts';
 import { createMcpEndpoint, MCP_METHODS } from './mcpEndpoint.ts';
+import { METRICS_PATH, type Metrics } from './metrics.ts';
 import type { SessionLimits } from './sessions.ts';
+import { renderStatusPage, STATUS_PAGE_HEADERS } from './statusPage.ts';
 import { handleWebhook, WEBHOOK_PATH } from './webhooks.ts';
 
 export const MCP_PATH = '/mcp';
+/** The paths the auth layer guards as it guards /mcp (the others tell only what a load balancer needs). */
+export const GUARDED_PATHS: ReadonlySet<string> = new Set([MCP_PATH, METRICS_PATH]);
 /** How often idle 2025-11-25 sessions are looked for. */
 export const SESSION_SWEEP_MS = 60_000;
 
@@ -38,6 +42,10 @@ export interface HttpOptions {
   status?: () => StatusReport;
   /** Sources not tried yet: GET /readyz answers 503 until there are none. */
   pending?: () => readonly string[];
+  /** Serves GET /metrics (404 without it) and counts what this server does. */
+  metrics?: Metrics;
+  /** Authentication of the guarded paths: a response refuses the request, `undefined` lets it through. */
+  guard?: (request: Request) => Promise<Response | undefined>;
   /** Overrides of the session limits (tests). */
   sessionLimits?: Partial<SessionLimits>;
   /** The clock of sessions and webhook deliveries (tests). */
@@ -62,7 +70,10 @@ export class ListenError extends Error {
 }
 
 export interface RunningHttpServer {
+  /** The MCP endpoint as a client on this machine reaches it (a wildcard bind is named by loopback). */
   url: string;
+  /** What the socket is bound to: `host:port`. */
+  listening: string;
   close(): Promise<void>;
 }
 
@@ -71,12 +82,24 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 
 /** The methods each path serves. */
 const ROUTES: Record<string, readonly string[]> = {
+  '/': ['GET', 'HEAD'],
   [MCP_PATH]: MCP_METHODS,
   '/healthz': ['GET', 'HEAD'],
   '/readyz': ['GET', 'HEAD'],
   '/status': ['GET', 'HEAD'],
+  [METRICS_PATH]: ['GET', 'HEAD'],
   [WEBHOOK_PATH]: ['POST'],
 };
+
+/** A bound host as a client names it: the wildcard addresses are reached through loopback. */
+function clientHostname(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** A header value fit for a log line: hostile, so cut short. */
+const clip = (value: string | null) => (value === null ? null : value.slice(0, 200));
 
 const methodNotAllowed = (method: string, allowed: readonly string[]) =>
   json(
@@ -86,8 +109,8 @@ const methodNotAllowed = (method: string, allowed: readonly string[]) =>
   );
 
 /**
- * Streamable HTTP at /mcp, /healthz, /readyz, /status and the webhook. Host and Origin are checked first (DNS rebinding
- * protection), then the method.
+ * Streamable HTTP at /mcp, the status page at /, /healthz, /readyz, /status, /metrics and the webhook. Host and
+ * Origin are checked first (DNS rebinding protection), then the method.
  */
 export async function startHttpServer(options: HttpOptions): Promise<RunningHttpServer> {
   const hostname =
@@ -104,15 +127,45 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
   });
   const deliveries = createDeliveryLog(options.now);
 
-  const route: Route = async (request) => {
-    const { pathname } = new URL(request.url);
+  const { logger, metrics } = options;
+  metrics?.countSessions(() => mcp.openSessions());
+
+  const route = async (request: Request, pathname: string): Promise<Response> => {
     const rejected =
       hostHeaderValidationResponse(request, allowedHosts) ??
       originValidationResponse(request, allowedOrigins);
-    if (rejected !== undefined) return rejected;
+    if (rejected !== undefined) {
+      logger.warn(
+        {
+          host: clip(request.headers.get('host')),
+          origin: clip(request.headers.get('origin')),
+          path: pathname,
+        },
+        'refused a request whose Host or Origin is not allowed (http.allowedHosts, http.allowedOrigins)',
+      );
+      return rejected;
+    }
     const allowed = ROUTES[pathname];
     if (allowed === undefined) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
     if (!allowed.includes(request.method)) return methodNotAllowed(request.method, allowed);
+    const refused = GUARDED_PATHS.has(pathname) ? await options.guard?.(request) : undefined;
+    if (refused !== undefined) {
+      logger.warn({ path: pathname, status: refused.status }, 'refused a request that did not authenticate');
+      return refused;
+    }
+    if (pathname === '/') {
+      if (options.status === undefined) return json(404, { error: 'no status here' });
+      const page = renderStatusPage(options.status(), {
+        mcpUrl: new URL(MCP_PATH, request.url).href,
+        now: (options.now ?? Date.now)(),
+        metrics: metrics !== undefined,
+      });
+      return new Response(page, { headers: STATUS_PAGE_HEADERS });
+    }
+    if (pathname === METRICS_PATH)
+      return metrics === undefined
+        ? json(404, { error: 'metrics are off; set http.metrics: true' })
+        : new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } });
     if (pathname === '/healthz') {
       const state = options.catalog.state;
       return json(200, {
@@ -139,10 +192,28 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
         sources: (typeof options.sources === 'function' ? options.sources() : options.sources) ?? [],
         trigger: (id, why) => worker.trigger(id, why),
         deliveries,
-        logger: options.logger,
+        logger,
+        ...(metrics === undefined ? {} : { onOutcome: (outcome) => metrics.delivered(outcome) }),
       });
     }
     return mcp.handle(request, peerOf(request));
+  };
+
+  // One line per request at debug: the path only (a query may carry a secret).
+  const logged: Route = async (request) => {
+    const started = performance.now();
+    const { pathname } = new URL(request.url);
+    const response = await route(request, pathname);
+    logger.debug(
+      {
+        method: request.method,
+        path: clip(pathname),
+        status: response.status,
+        ms: Math.round(performance.now() - started),
+      },
+      'http request',
+    );
+    return response;
   };
 
   const unsubscribe = options.catalog.onChange((previous, next) => {
@@ -151,13 +222,19 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
 
   const server: Server = createServer(
     requestListener({
-      route,
+      route: logged,
       methodsOf: (pathname) => ROUTES[pathname],
       methodNotAllowed,
       ...(options.webhook === undefined
         ? {}
-        : { webhook: { path: WEBHOOK_PATH, maxBodyBytes: options.webhook.maxBodyBytes } }),
-      onerror: (error) => options.logger.error({ err: error.message }, 'http handler failed'),
+        : {
+            webhook: {
+              path: WEBHOOK_PATH,
+              maxBodyBytes: options.webhook.maxBodyBytes,
+              onTooLarge: () => metrics?.delivered('too_large'),
+            },
+          }),
+      onerror: (error) => logger.error({ err: error.message }, 'http handler failed'),
     }),
   );
   try {
@@ -174,7 +251,8 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
   sweep.unref();
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${hostname}:${port}${MCP_PATH}`,
+    url: `http://${clientHostname(options.host)}:${port}${MCP_PATH}`,
+    listening: `${hostname}:${port}`,
     async close() {
       clearInterval(sweep);
       unsubscribe();

@@ -13,12 +13,24 @@ import {
 
 export const WEBHOOK_PATH = '/hooks/git';
 
+/** How a delivery ended (`too_large` is answered before the body reaches the handler). */
+export type WebhookOutcome =
+  | 'triggered'
+  | 'ignored'
+  | 'ping'
+  | 'replayed'
+  | 'unauthorized'
+  | 'invalid'
+  | 'too_large';
+
 export interface WebhookOptions {
   secret: string;
   sources: readonly SourceConfig[];
   trigger: (id: string, why: string) => unknown;
   deliveries: DeliveryLog;
   logger: Logger;
+  /** Told how each delivery ended (metrics). */
+  onOutcome?: (outcome: WebhookOutcome) => void;
 }
 
 type Kind = 'github' | 'gitlab' | 'generic';
@@ -108,23 +120,31 @@ function matched(kind: Kind, payload: unknown, sources: readonly SourceConfig[])
  * signature is 401 and syncs nothing; a delivery seen before is acknowledged (200) and syncs nothing.
  */
 export async function handleWebhook(request: Request, options: WebhookOptions): Promise<Response> {
+  const answer = (outcome: WebhookOutcome, status: number, body: unknown) => {
+    options.onOutcome?.(outcome);
+    return json(status, body);
+  };
   const body = new Uint8Array(await request.arrayBuffer());
   const headers = request.headers;
   const kind = kindOf(headers);
-  if (!authentic(kind, headers, body, options.secret)) return json(401, { error: MISSING_SECRET[kind] });
+  if (!authentic(kind, headers, body, options.secret)) {
+    options.logger.warn({ kind }, `webhook refused: ${MISSING_SECRET[kind]}`);
+    return answer('unauthorized', 401, { error: MISSING_SECRET[kind] });
+  }
   const event = kind === 'github' ? headers.get('x-github-event') : null;
-  if (event === 'ping') return json(200, { ok: true, triggered: [] });
-  if (kind === 'github' && event !== 'push') return json(202, { ignored: `event ${event}`, triggered: [] });
+  if (event === 'ping') return answer('ping', 200, { ok: true, triggered: [] });
+  if (kind === 'github' && event !== 'push')
+    return answer('ignored', 202, { ignored: `event ${event}`, triggered: [] });
   const payload = payloadOf(body, headers.get('content-type'));
   const found = payload.ok ? matched(kind, payload.value, options.sources) : payload;
-  if (!found.ok) return json(400, { error: found.problem });
+  if (!found.ok) return answer('invalid', 400, { error: found.problem });
   const delivery = deliveryOf(kind, headers);
   if (delivery !== undefined && options.deliveries.seen(delivery)) {
     options.logger.info({ kind, delivery }, 'webhook delivery seen before; not syncing again');
-    return json(200, { replayed: true, triggered: [] });
+    return answer('replayed', 200, { replayed: true, triggered: [] });
   }
   const triggered = found.value.map((source) => source.id);
   for (const id of triggered) void options.trigger(id, `webhook (${kind})`);
   options.logger.info({ kind, triggered }, 'webhook');
-  return json(202, { triggered });
+  return answer('triggered', 202, { triggered });
 }

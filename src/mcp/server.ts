@@ -1,11 +1,12 @@
-import { McpServer, type CacheHint, type McpRequestContext } from '@modelcontextprotocol/server';
+import { McpServer, type McpRequestContext } from '@modelcontextprotocol/server';
 import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import { listingChanged, type Catalog } from '../catalog/index.ts';
 import { DEFAULT_MAX_PROMPTS, defaultRunSettings } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
+import { cachePolicy, type CachePolicy } from './cache.ts';
 import { answerFromSnapshots } from './handlers.ts';
 import { registerPrompts } from './prompts.ts';
-import { verifiedReader } from './read.ts';
+import { type FileReader, verifiedReader } from './read.ts';
 import { createRunner, type RunnerOptions } from './run/runner.ts';
 import { catalogSkillSource } from './source.ts';
 import { registerTools } from './tools/index.ts';
@@ -17,7 +18,10 @@ export interface ServerOptions {
   catalog: Catalog;
   logger: Logger;
   pageSize?: number;
-  cache: CacheHint;
+  /** Cache hints per result; default: `cachePolicy()` (every source private). */
+  cache?: CachePolicy;
+  /** Told the size of every file read for a client (metrics). */
+  onRead?: (source: string, bytes: number) => void;
   /** Register skill_list, skill_load and skill_file. */
   tools?: boolean;
   /** Serve one prompt per listed skill. */
@@ -75,14 +79,30 @@ export function announceListChanged(mcp: McpServer): void {
  * namespace, so making one costs the same whatever the catalog's size, and nothing of it outlives the server.
  */
 export function createServerFactory(options: ServerOptions): ServerFactory {
-  const { catalog, logger } = options;
-  const read = verifiedReader(logger);
+  const { catalog, logger, onRead } = options;
+  const cache = options.cache ?? cachePolicy();
+  const verified = verifiedReader(logger);
+  const read: FileReader =
+    onRead === undefined
+      ? verified
+      : async (ns, file) => {
+          const bytes = await verified(ns, file);
+          onRead(ns.source, bytes.byteLength);
+          return bytes;
+        };
   const source = catalogSkillSource(catalog, { pageSize: options.pageSize, read });
   const extension = new SkillsExtension({
     source,
-    cacheHint: options.cache,
     onWarning: (warning) => logger.warn({ path: warning.path }, warning.message),
   });
+  // The SDK fills these results' hints from its per-method table; skills results get theirs per result.
+  const listed = cache.listed;
+  const cacheHints = {
+    'resources/list': listed,
+    'resources/templates/list': listed,
+    'prompts/list': listed,
+    'tools/list': listed,
+  };
   // One per factory: the one run at a time and the spent tokens hold across every server it makes.
   const runner = createRunner(options.run ?? NOTHING_RUNS(), { catalog, read, logger });
   const tools = options.tools !== false;
@@ -92,11 +112,11 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
   const make = (surface: Surface): McpServer => {
     const mcp = new McpServer(
       { name: SERVER_NAME, version: SERVER_VERSION },
-      { capabilities: { resources: { listChanged: true } }, cacheHints: { 'resources/read': options.cache } },
+      { capabilities: { resources: { listChanged: true } }, cacheHints },
     );
     if (surface.skills) {
       extension.attach(mcp);
-      answerFromSnapshots(mcp, source, options.cache);
+      answerFromSnapshots(mcp, source, cache);
     }
     if (tools && surface.tools)
       registerTools(mcp, { catalog, read, runner, ...(prompts ? { maxPrompts } : {}) });

@@ -1,4 +1,4 @@
-import type { ServerContext } from '@modelcontextprotocol/server';
+import type { Resource, ServerContext } from '@modelcontextprotocol/server';
 import type { Skill, SkillReadResult, SkillSource } from '@modelcontextprotocol/server/ext/skills';
 import type { Catalog } from '../catalog/index.ts';
 import { decodeUtf8 } from '../skills/index.ts';
@@ -20,6 +20,11 @@ export interface CatalogSkillSource extends SkillSource {
   list(params: { cursor?: string }, ctx?: ServerContext): Promise<{ skills: Skill[]; nextCursor?: string }>;
   get(uri: string, ctx?: ServerContext): Promise<Skill>;
   read(uri: string, ctx?: ServerContext): Promise<SkillReadResult>;
+  readDirectory(
+    uri: string,
+    params: { cursor?: string },
+    ctx?: ServerContext,
+  ): Promise<{ resources: Resource[]; nextCursor?: string }>;
 }
 
 /**
@@ -56,7 +61,7 @@ export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptio
       const text = decodeUtf8(bytes);
       return text === undefined ? { bytes, mimeType: file.mimeType } : { text, mimeType: file.mimeType };
     },
-    async readDirectory(uri, { cursor }) {
+    async readDirectory(uri: string, { cursor }: { cursor?: string }) {
       const { snapshot, uri: canonical } = locate(catalog, uri);
       const children = snapshot.dirs.get(canonical);
       if (children === undefined)

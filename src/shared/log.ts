@@ -1,10 +1,44 @@
-import { pino, type Logger } from 'pino';
+import { pino, type Logger, type LoggerOptions } from 'pino';
+import pretty from 'pino-pretty';
 
 export type { Logger };
 
+/** pino's levels, most severe first; `silent` logs nothing. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** `pretty`: one coloured line per entry for people; `json`: one JSON object per line for machines. */
+export const LOG_FORMATS = ['pretty', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+export interface LogOptions {
+  level?: LogLevel;
+  /** Default: pretty when stderr is a terminal, else json. */
+  format?: LogFormat;
+}
+
 /** Logs go to stderr: stdout belongs to the MCP stdio transport. */
-export function createLogger(level: string = process.env['SKILLPIN_LOG_LEVEL'] ?? 'info'): Logger {
-  return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination(2));
+export function createLogger(options: LogOptions = {}): Logger {
+  const terminal = process.stderr.isTTY === true;
+  const format = options.format ?? (terminal ? 'pretty' : 'json');
+  const settings: LoggerOptions = {
+    level: options.level ?? 'info',
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+  };
+  if (format === 'pretty')
+    return pino(
+      settings,
+      pretty({
+        destination: 2,
+        sync: true,
+        colorize: terminal,
+        singleLine: true,
+        translateTime: 'SYS:HH:MM:ss.l',
+      }),
+    );
+  // Level names, not pino's numbers: a reader (or a log query) sees "warn", not 40.
+  return pino({ ...settings, formatters: { level: (label) => ({ level: label }) } }, pino.destination(2));
 }
 
 /** A logger that drops everything: for tests and library use. */

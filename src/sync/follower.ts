@@ -26,6 +26,8 @@ export interface Follower {
   trigger(why: string): Promise<SyncOutcome> | undefined;
   /** Whether a sync is running (it started in the same tick as the trigger that asked for it). */
   readonly syncing: boolean;
+  /** When the next poll or retry is due (ms since the epoch); `undefined` while syncing or when none is set. */
+  readonly nextAt: number | undefined;
   /** Cancels the next poll or retry and waits for a running sync. */
   stop(): Promise<void>;
 }
@@ -37,8 +39,8 @@ export function retryDelay(attempt: number, minMs: number, maxMs: number, random
 }
 
 type Phase =
-  /** Between syncs; `attempt` counts the failures in a row, `cancel` stops the timer of the next poll or retry. */
-  | { kind: 'waiting'; attempt: number; cancel?: () => void }
+  /** Between syncs; `attempt` counts the failures in a row, `cancel` stops the timer of the next poll or retry due `at`. */
+  | { kind: 'waiting'; attempt: number; at?: number; cancel?: () => void }
   /** `again`: a trigger arrived during the sync, so one more follows it. */
   | { kind: 'running'; attempt: number; again: boolean; done: Promise<SyncOutcome> }
   | { kind: 'stopped'; done?: Promise<SyncOutcome> };
@@ -53,7 +55,12 @@ export function createFollower(options: FollowerOptions): Follower {
       : retryDelay(attempt, options.retryMinMs, options.retryMaxMs, options.random);
     if (delay === undefined) return { kind: 'waiting', attempt };
     const why = outcome.ok ? 'poll' : `retry ${attempt}`;
-    return { kind: 'waiting', attempt, cancel: clock.after(delay, () => void trigger(why)) };
+    return {
+      kind: 'waiting',
+      attempt,
+      at: clock.now() + delay,
+      cancel: clock.after(delay, () => void trigger(why)),
+    };
   };
 
   const loop = async (why: string, attempt: number): Promise<SyncOutcome> => {
@@ -90,6 +97,9 @@ export function createFollower(options: FollowerOptions): Follower {
     trigger,
     get syncing() {
       return phase.kind === 'running';
+    },
+    get nextAt() {
+      return phase.kind === 'waiting' ? phase.at : undefined;
     },
     async stop() {
       const before = phase;

@@ -1,5 +1,5 @@
 import type { Namespace, SourceFailure } from '../catalog/index.ts';
-import type { Config } from '../config/index.ts';
+import type { Config, SourceConfig } from '../config/index.ts';
 import type { SkillProblem, SourceReason } from '../shared/reasons.ts';
 import { rebuilt } from './retention.ts';
 import { openSource } from './source.ts';
@@ -17,6 +17,8 @@ export interface SourceStatus {
   id: string;
   /** URL without credentials, or `local:<folder>`. */
   repository: string;
+  /** The branch, tag or ref followed; `null` for a source pinned to a commit. */
+  ref: string | null;
   /** The commit listed, or `null` when the source has served nothing yet. */
   current: CommitStatus | null;
   /** Earlier commits still served (not listed), newest first. */
@@ -25,6 +27,8 @@ export interface SourceStatus {
   syncing: boolean;
   lastSync: string | null;
   lastSuccess: string | null;
+  /** When the next poll or retry is due; `null` when none is set (a pinned commit, a sync running, read from dataDir). */
+  nextSync: string | null;
   /** Why the latest sync failed; `null` when it succeeded. */
   lastError: { reason: SourceReason; detail: string; at: string } | null;
 }
@@ -37,6 +41,9 @@ export interface StatusReport {
   /** The sources whose latest sync failed (what they served before keeps serving). */
   failures: SourceFailure[];
 }
+
+export const refOf = (source: SourceConfig): string | null =>
+  source.target.kind === 'ref' ? source.target.ref : null;
 
 export function commitStatusOf(ns: Namespace): CommitStatus {
   return {
@@ -76,11 +83,13 @@ export async function statusReport(config: Config): Promise<StatusReport> {
     sources.push({
       id: source.id,
       repository: source.origin.repository,
+      ref: refOf(sourceConfig),
       current: saved.current === undefined ? null : await source.status(saved.current),
       retained: await Promise.all(saved.retained.map((commit) => source.status(commit))),
       syncing: false,
       lastSync: saved.lastSync ?? null,
       lastSuccess: saved.lastSuccess ?? null,
+      nextSync: null,
       lastError: saved.lastError ?? null,
     });
   }

@@ -13,7 +13,7 @@ import { restoreServed } from './restore.ts';
 import { createRetention, type Retention } from './retention.ts';
 import { openSource, type Source } from './source.ts';
 import { openStateFile, type SourceState, type SyncState } from './state.ts';
-import { commitStatusOf, reportOf, type StatusReport } from './status.ts';
+import { commitStatusOf, refOf, reportOf, type StatusReport } from './status.ts';
 import { syncSource, type SourceRecord } from './step.ts';
 
 export type { SyncOutcome } from './follower.ts';
@@ -25,6 +25,8 @@ export interface SyncWorkerOptions {
   onProgress?: (source: string, progress: FetchProgress | { phase: 'indexing' }) => void;
   /** Told after every sync of every source: served, recorded, and the next poll or retry set. */
   onSettled?: (outcome: SyncOutcome) => void;
+  /** Told after every sync how long it ran, waiting for its turn not counted (metrics). */
+  onSynced?: (outcome: SyncOutcome, seconds: number) => void;
   clock?: Clock;
   /** Randomness for retry jitter (tests pass a fixed one). */
   random?: () => number;
@@ -142,14 +144,17 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       retention,
       follower: createFollower({
         async sync(why) {
-          const step = (await queue.add(() =>
-            syncSource(source, records.get(id)!, {
+          const step = (await queue.add(async () => {
+            const started = performance.now();
+            const done = await syncSource(source, records.get(id)!, {
               keep: sourceConfig.keep,
               why,
               at: () => new Date(clock.now()).toISOString(),
               logger,
-            }),
-          ))!;
+            });
+            options.onSynced?.(done.outcome, (performance.now() - started) / 1000);
+            return done;
+          }))!;
           retention.drop(step.dropped);
           record(id, step.record);
           publish();
@@ -267,16 +272,19 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     },
     status() {
       return reportOf(
-        [...running.followed.values()].map(({ source, follower }) => {
+        [...running.followed.values()].map(({ config: sourceConfig, source, follower }) => {
           const r = records.get(source.id)!;
+          const next = follower.nextAt;
           return {
             id: source.id,
             repository: source.origin.repository,
+            ref: refOf(sourceConfig),
             current: r.served === undefined ? null : commitStatusOf(r.served.current),
             retained: r.served?.retained.map(commitStatusOf) ?? [],
             syncing: follower.syncing,
             lastSync: r.lastSync ?? null,
             lastSuccess: r.lastSuccess ?? null,
+            nextSync: next === undefined ? null : new Date(next).toISOString(),
             lastError: r.lastError ?? null,
           };
         }),

@@ -38,8 +38,8 @@ describe('loadConfig', () => {
       tools: true,
       prompts: true,
       maxPrompts: 40,
-      cache: { ttlMs: 60_000, cacheScope: 'private' },
-      http: {},
+      cache: { listTtlMs: 60_000, pinnedTtlMs: 86_400_000 },
+      http: { metrics: false },
       sync: { concurrency: 4, timeoutMs: 30_000, retryMinMs: 5000, retryMaxMs: 600_000 },
       git: { backend: 'auto' },
       runs: {
@@ -60,6 +60,7 @@ describe('loadConfig', () => {
           keep: 2,
           timeoutMs: 30_000,
           git: { backend: 'auto' },
+          cacheScope: 'public',
         },
         {
           id: 'remote.one',
@@ -70,9 +71,24 @@ describe('loadConfig', () => {
           keep: 2,
           timeoutMs: 30_000,
           git: { backend: 'auto' },
+          cacheScope: 'private',
         },
       ],
     });
+  });
+
+  it.each([
+    ['    url: https://h/r.git\n', 'public'],
+    ['    url: https://h/r.git\n    token: ${T}\n', 'private'],
+    ['    url: https://h/r.git\n    credentialHelper: store\n', 'private'],
+    ['    url: ssh://git@h/r.git\n', 'private'],
+    ['    url: git@h:r.git\n', 'private'],
+    ['    path: ./repo\n', 'public'],
+    ['    url: https://h/r.git\n    token: ${T}\n    cacheScope: public\n', 'public'],
+    ['    path: ./repo\n    cacheScope: private\n', 'private'],
+  ])('a source %j is cached as %s: private when fetched with credentials, unless it says', (lines, scope) => {
+    const file = configFile(`sources:\n  - id: s\n    ref: main\n${lines}`);
+    expect(loadConfig(file, { T: 't' }).sources[0]!.cacheScope).toBe(scope);
   });
 
   it.each([

@@ -102,7 +102,7 @@ describe('sources that cannot be served', () => {
       .split('\n')
       .find((l) => l.includes('"source":"no-such-ref"'))!;
     expect(JSON.parse(line)).toMatchObject({
-      level: 50,
+      level: 'error',
       source: 'no-such-ref',
       reason: 'source-ref-not-found',
       why: 'start',

@@ -1,16 +1,12 @@
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/client';
-import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { run } from '../../src/cli.ts';
 import type { CheckReport } from '../../src/commands/check.ts';
 import type { StatusReport } from '../../src/commands/status.ts';
 import type { VerifyReport } from '../../src/commands/verify.ts';
 import { loadConfig } from '../../src/config/index.ts';
-import { fixture, fixtureFile, PROJECT_ROOT } from '../helpers/fixtures.ts';
+import { fixture } from '../helpers/fixtures.ts';
 import { git } from '../helpers/git.ts';
 import { skillMd } from '../helpers/pushable.ts';
 import { makeRepo } from '../helpers/repo.ts';
@@ -474,51 +470,5 @@ describe('skillpin status and /status', () => {
       /^SOURCE\s+COMMIT\s+SKILLS\s+ERR\/WARN\s+RETAINED\s+LAST SYNC\s+LAST ERROR$/,
     );
     expect(human).toContain(`catalog@${c2.slice(0, 12)}  error    name-invalid`);
-  });
-});
-
-// The installed command in its own process: the only two tests here that start one.
-describe('bin/skillpin.js', () => {
-  const bin = path.join(PROJECT_ROOT, 'bin', 'skillpin.js');
-
-  it('serves over stdio to an SDK client, which verifies what it reads', async () => {
-    const client = new Client({ name: 'skillpin-test', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [bin, 'serve', '--config', writeConfig({ sources: [pinnedC2] })],
-        env: process.env as Record<string, string>,
-        stderr: 'ignore',
-      }),
-    );
-    try {
-      const skills = new SkillsClient(client);
-      const { skills: entries } = await skills.list();
-      expect(entries.map((entry) => entry.uri)).toEqual(C2_SKILLS.map(([skill]) => uriOf(skill)));
-      const pdfForms = entries.find((entry) => entry.uri === uriOf('pdf-forms'))!;
-      const read = await skills.read(pdfForms, 'references/FORMS.md');
-      expect(read.verified).toBe(true);
-      expect(Buffer.from(read.bytes)).toEqual(
-        fixtureFile('catalog', 'c2', 'skills/pdf-forms/references/FORMS.md'),
-      );
-    } finally {
-      await client.close();
-    }
-  });
-
-  it('exits 2 on a usage error, with the message and the usage on stderr', () => {
-    const result = spawnSync(
-      process.execPath,
-      [bin, 'check', catalog.gitdir, '--commit', c1, '--ref', 'main'],
-      {
-        encoding: 'utf8',
-      },
-    );
-    expect([result.status, result.stdout]).toEqual([2, '']);
-    expect(result.stderr.split('\n').slice(0, 3)).toEqual([
-      "error: option '--commit <sha>' cannot be used with option '--ref <ref>'",
-      '',
-      'Usage: skillpin check [options] [repository]',
-    ]);
   });
 });

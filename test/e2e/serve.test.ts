@@ -132,13 +132,14 @@ function behavesAsSpecified(connect: () => Promise<{ client: Client; close(): Pr
     expect(pages.flat()).toEqual(EXPECTED_LISTING);
   });
 
-  it('puts ttlMs and cacheScope on results in the 2026-07-28 era', async () => {
+  it('puts ttlMs and cacheScope on results in the 2026-07-28 era: short for the listing, long for a pin', async () => {
     const listing = await skills.list();
     const got = await skills.get(EXPECTED_LISTING[0]!);
+    // Local sources need no credentials and the server has no auth: any cache may share them.
     if (era === 'modern') {
-      expect([listing.ttlMs, listing.cacheScope]).toEqual([60_000, 'private']);
-      expect([got.ttlMs, got.cacheScope]).toEqual([60_000, 'private']);
-    } else expect(listing.ttlMs).toBeUndefined();
+      expect([listing.ttlMs, listing.cacheScope]).toEqual([60_000, 'public']);
+      expect([got.ttlMs, got.cacheScope]).toEqual([86_400_000, 'public']);
+    } else expect([listing.ttlMs, got.ttlMs]).toEqual([undefined, undefined]);
   });
 
   it('reads and verifies every file of every skill (size, digest, frontmatter)', async () => {

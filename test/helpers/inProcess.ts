@@ -1,6 +1,7 @@
 import { createCatalog } from '../../src/catalog/index.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { startHttpServer } from '../../src/http/server.ts';
+import { cachePolicy } from '../../src/mcp/cache.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { silentLogger } from '../../src/shared/log.ts';
 import { createSyncWorker } from '../../src/sync/worker.ts';
@@ -18,7 +19,12 @@ export async function serveHttpInProcess(
   const worker = createSyncWorker({ config, catalog, logger });
   await worker.restore();
   await worker.syncAll('start');
-  const factory = createServerFactory({ catalog, logger, cache: config.cache, pageSize: config.pageSize });
+  const factory = createServerFactory({
+    catalog,
+    logger,
+    cache: cachePolicy(config.cache, config.sources),
+    pageSize: config.pageSize,
+  });
   const server = await startHttpServer({
     host: '127.0.0.1',
     port: 0,

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog } from '../../src/catalog/index.ts';
 import type { SourceConfig } from '../../src/config/index.ts';
 import { PEER_HEADER } from '../../src/http/listener.ts';
-import { startHttpServer, type RunningHttpServer } from '../../src/http/server.ts';
+import { createMetrics } from '../../src/http/metrics.ts';
+import { GUARDED_PATHS, startHttpServer, type RunningHttpServer } from '../../src/http/server.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
@@ -76,7 +77,7 @@ async function startServer(options: { now?: () => number; sessionLimits?: Record
   const catalog = createCatalog({ sources: [{ id: 'catalog', current: ns, retained: [] }], failures: [] });
   const { logger, lines } = capturingLogger();
   const triggered: string[] = [];
-  const factory = createServerFactory({ catalog, logger, cache: { ttlMs: 1000, cacheScope: 'private' } });
+  const factory = createServerFactory({ catalog, logger });
   const server = await startHttpServer({
     host: '127.0.0.1',
     port: 0,
@@ -114,6 +115,16 @@ describe('the HTTP endpoint', () => {
     expect((await send(at('/hooks/git'), 'GET')).status).toBe(405);
     expect((await send(at('/healthz'), 'GET')).status).toBe(200);
     expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+  });
+
+  it('serves neither /metrics nor the status page unless it was given them', async () => {
+    const metrics = await send(at('/metrics'), 'GET');
+    expect([metrics.status, JSON.parse(metrics.body)]).toEqual([
+      404,
+      { error: 'metrics are off; set http.metrics: true' },
+    ]);
+    expect((await send(at('/'), 'GET')).status).toBe(404);
+    expect((await send(at('/metrics'), 'POST')).headers['allow']).toBe('GET, HEAD');
   });
 
   it('verifies webhook signatures over the bytes sent: a BOM and a byte that is not UTF-8 pass', async () => {
@@ -224,5 +235,66 @@ describe('2025-11-25 session churn', () => {
     expect(gone).toContain('Session not found');
     await client.close().catch(() => undefined);
     await server.close();
+  });
+});
+
+describe('a server bound to every interface', () => {
+  it('names its MCP endpoint by loopback, never 0.0.0.0, and says what it is bound to', async () => {
+    const catalog = createCatalog();
+    const logger = pino({ level: 'silent' });
+    const server = await startHttpServer({
+      host: '0.0.0.0',
+      port: 0,
+      factory: createServerFactory({ catalog, logger }),
+      catalog,
+      logger,
+    });
+    try {
+      const { port } = new URL(server.url);
+      expect([server.url, server.listening]).toEqual([`http://127.0.0.1:${port}/mcp`, `0.0.0.0:${port}`]);
+      expect((await send(server.url.replace('/mcp', '/healthz'), 'GET')).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('the guarded paths', () => {
+  it('are /mcp and /metrics: the guard answers for them, at warn, and the other paths stay open', async () => {
+    const ns = await namespaceOf('catalog', catalogRepo.gitdir, c2, ['skills']);
+    const catalog = createCatalog({ sources: [{ id: 'catalog', current: ns, retained: [] }], failures: [] });
+    const { logger, lines } = capturingLogger();
+    const server = await startHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      factory: createServerFactory({ catalog, logger }),
+      catalog,
+      logger,
+      metrics: createMetrics({
+        catalog,
+        status: () => ({ version: 2, sources: [], failures: [] }),
+        process: false,
+      }),
+      guard: async (request) =>
+        request.headers.get('authorization') === 'Bearer let-me-in'
+          ? undefined
+          : Response.json({ error: 'unauthorized' }, { status: 401 }),
+    });
+    const at = (path: string) => server.url.replace('/mcp', path);
+    try {
+      expect([...GUARDED_PATHS]).toEqual(['/mcp', '/metrics']);
+      expect((await send(at('/metrics'), 'GET')).status).toBe(401);
+      expect((await send(server.url, 'POST', { 'content-type': 'application/json' }, '{}')).status).toBe(401);
+      expect((await send(at('/metrics'), 'GET', { authorization: 'Bearer let-me-in' })).status).toBe(200);
+      expect((await send(at('/healthz'), 'GET')).status).toBe(200);
+      expect(
+        lines.filter((line) => line.level === 40).map((line) => [line.msg, (line as { path?: string }).path]),
+      ).toEqual([
+        ['refused a request that did not authenticate', '/metrics'],
+        ['refused a request that did not authenticate', '/mcp'],
+      ]);
+    } finally {
+      await server.close();
+    }
   });
 });

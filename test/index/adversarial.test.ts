@@ -18,6 +18,7 @@ const commit = adversarial.commits['c1']!;
 const EXPECTED_PROBLEMS: Array<[string, string]> = [
   ['skills/-leading/SKILL.md', 'name-invalid'],
   ['skills/.git/hidden/SKILL.md', 'skill-path-invalid'],
+  ['skills/<img src=x onerror=alert(1)>/SKILL.md', 'name-invalid'],
   ['skills/bad-file-names/back\\slash.md', 'file-name-invalid'],
   ['skills/bad-file-names/ctl\u0001.md', 'file-name-invalid'],
   ['skills/bad-file-names/\uFFFD.md', 'file-name-invalid'],

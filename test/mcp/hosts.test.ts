@@ -6,6 +6,7 @@ import { createServerFactory } from '../../src/mcp/server.ts';
 import { silentLogger } from '../../src/shared/log.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
+import { cachePolicy } from '../../src/mcp/cache.ts';
 
 /** Every fixture repository at every commit it has, each a source of its own. */
 const SOURCES: Array<[string, string, string]> = [
@@ -39,7 +40,7 @@ describe("the MCP SDK client's checks over every listed entry of every fixture",
     const factory = createServerFactory({
       catalog,
       logger: silentLogger(),
-      cache: { ttlMs: 1000, cacheScope: 'private' },
+      cache: cachePolicy({ listTtlMs: 1000, pinnedTtlMs: 1000 }),
     });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await factory().connect(serverSide);

@@ -6,6 +6,7 @@ import { DEFAULT_LIST_LIMIT, LIST_PAGE_CHARS, MAX_LISTED_PROBLEMS } from '../../
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { silentLogger } from '../../src/shared/log.ts';
 import { problem } from '../../src/shared/reasons.ts';
+import { cachePolicy } from '../../src/mcp/cache.ts';
 
 const COMMIT = 'a'.repeat(40);
 
@@ -59,7 +60,7 @@ async function connect(catalog: Catalog, maxPrompts?: number): Promise<Client> {
   const factory = createServerFactory({
     catalog,
     logger: silentLogger(),
-    cache: { ttlMs: 1000, cacheScope: 'private' },
+    cache: cachePolicy({ listTtlMs: 1000, pinnedTtlMs: 1000 }),
     ...(maxPrompts === undefined ? {} : { maxPrompts }),
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();

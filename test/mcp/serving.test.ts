@@ -16,7 +16,6 @@ import { fixture } from '../helpers/fixtures.ts';
 const catalogRepo = fixture('catalog');
 const c1 = catalogRepo.commits['c1']!;
 const c2 = catalogRepo.commits['c2']!;
-const cache = { ttlMs: 1000, cacheScope: 'private' as const };
 const MODERN = '2026-07-28';
 
 const stateOf = (...namespaces: Namespace[]): CatalogState => ({
@@ -26,7 +25,7 @@ const stateOf = (...namespaces: Namespace[]): CatalogState => ({
 
 /** A 2025-11-25 client of a stdio-style server from the factory, in memory. */
 async function connect(catalog: Catalog) {
-  const factory = createServerFactory({ catalog, logger: silentLogger(), cache });
+  const factory = createServerFactory({ catalog, logger: silentLogger() });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await factory().connect(serverSide);
   const client = new Client({ name: 'test', version: '1.0.0' });
@@ -154,7 +153,7 @@ describe('the server made for each HTTP request', () => {
       subscriptions++;
       return onChange(listener);
     };
-    const factory = createServerFactory({ catalog, logger: silentLogger(), cache });
+    const factory = createServerFactory({ catalog, logger: silentLogger() });
     const made: Array<WeakRef<object>> = [];
     const capabilities: Array<Record<string, unknown>> = [];
     const handler = createMcpHandler(

@@ -9,6 +9,7 @@ import { silentLogger } from '../../src/shared/log.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';
+import { cachePolicy } from '../../src/mcp/cache.ts';
 
 export const scripts = fixture('scripts');
 export const c1 = scripts.commits['c1']!;
@@ -47,7 +48,7 @@ export async function harness(options: HarnessOptions = {}) {
   const factory = createServerFactory({
     catalog,
     logger: silentLogger(),
-    cache: { ttlMs: 1000, cacheScope: 'private' },
+    cache: cachePolicy({ listTtlMs: 1000, pinnedTtlMs: 1000 }),
     run: {
       grants: new Map(options.grants === undefined ? [] : [[SOURCE, options.grants]]),
       settings: { ...defaultRunSettings(), ...options.settings },

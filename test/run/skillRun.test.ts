@@ -11,6 +11,7 @@ import { namespaceOf } from '../helpers/catalog.ts';
 import { tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
 import { c1, c2, GRANTS, harness, SOURCE, scripts, skillUri, stateOf } from './harness.ts';
+import { cachePolicy } from '../../src/mcp/cache.ts';
 
 type WillRun = Record<string, unknown> & { cwd: string; digest: string; envNames: string[] };
 const sha256 = (bytes: Uint8Array) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
@@ -507,7 +508,7 @@ describe('skill_run logs', () => {
     createServerFactory({
       catalog,
       logger,
-      cache: { ttlMs: 1000, cacheScope: 'private' },
+      cache: cachePolicy({ listTtlMs: 1000, pinnedTtlMs: 1000 }),
       run: {
         grants: new Map([
           [

@@ -42,6 +42,25 @@ describe('retryDelay', () => {
 describe('a follower', () => {
   const options = { retryMinMs: 50, retryMaxMs: 200, random: () => 0.5 };
 
+  it('says when the next poll or retry is due, and nothing while a sync runs or once stopped', async () => {
+    const clock = manualClock();
+    const script = scriptedSync();
+    const follower = createFollower({ ...options, sync: script.sync, pollMs: 60_000, clock });
+    expect(follower.nextAt).toBeUndefined();
+    const started = clock.now();
+    follower.trigger('start');
+    expect(follower.nextAt).toBeUndefined();
+    script.runs[0]!.finish(failed);
+    await settle();
+    expect(follower.nextAt).toBe(started + 50);
+    clock.advance(50);
+    script.runs[1]!.finish(ok('a'));
+    await settle();
+    expect(follower.nextAt).toBe(started + 50 + 60_000);
+    await follower.stop();
+    expect(follower.nextAt).toBeUndefined();
+  });
+
   it('polls `pollMs` after a success, and only then', async () => {
     const clock = manualClock();
     const script = scriptedSync();

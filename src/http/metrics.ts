@@ -1,0 +1,186 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Catalog } from '../catalog/index.ts';
+import type { RequestOutcome } from '../mcp/observe.ts';
+import type { SyncOutcome } from '../sync/follower.ts';
+import type { StatusReport } from '../sync/status.ts';
+import type { WebhookOutcome } from './webhooks.ts';
+
+export const METRICS_PATH = '/metrics';
+
+/** Methods that get their own label value; any other method a client sends counts as `other`. */
+const METHODS = new Set([
+  'initialize',
+  'ping',
+  'server/discover',
+  'skills/list',
+  'skills/get',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'resources/directory/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'tools/list',
+  'tools/call',
+  'completion/complete',
+  'logging/setLevel',
+]);
+
+/** What the metrics are fed from while serving, and read from when scraped. */
+export interface Metrics {
+  readonly contentType: string;
+  /** The Prometheus text exposition of every metric, read now. */
+  render(): Promise<string>;
+  requested(method: string, outcome: RequestOutcome, seconds: number): void;
+  /** File bytes read for a client (resources/read, tools, prompts). */
+  served(source: string, bytes: number): void;
+  synced(outcome: SyncOutcome, seconds: number): void;
+  delivered(outcome: WebhookOutcome): void;
+  /** Where the number of open 2025-11-25 sessions is read when scraped. */
+  countSessions(read: () => number): void;
+}
+
+export interface MetricsOptions {
+  catalog: Catalog;
+  /** The live status: last successful sync and failures. */
+  status: () => StatusReport;
+  now?: () => number;
+  /** prom-client's process and Node.js metrics (CPU, memory, event loop, GC). */
+  process?: boolean;
+}
+
+/**
+ * The metrics of one server, in a registry of its own. Labels are bounded: source ids, reason codes, method
+ * names from a fixed list and outcomes from fixed sets; never URIs, skill names or anything a client chose.
+ */
+export function createMetrics(options: MetricsOptions): Metrics {
+  const register = new Registry();
+  const registers = [register];
+  const now = options.now ?? Date.now;
+  if (options.process !== false) collectDefaultMetrics({ register });
+  let sessions = () => 0;
+
+  const requests = new Histogram({
+    name: 'skillpin_mcp_request_duration_seconds',
+    help: 'MCP requests answered, by JSON-RPC method and outcome (ok or the error), and how long each took',
+    labelNames: ['method', 'outcome'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+  const bytes = new Counter({
+    name: 'skillpin_served_bytes_total',
+    help: 'Bytes of skill files read for clients (resources/read, tools, prompts), by source',
+    labelNames: ['source'] as const,
+    registers,
+  });
+  new Gauge({
+    name: 'skillpin_sessions_open',
+    help: 'Open 2025-11-25 sessions over Streamable HTTP',
+    registers,
+    collect() {
+      this.set(sessions());
+    },
+  });
+  const syncs = new Histogram({
+    name: 'skillpin_sync_duration_seconds',
+    help: 'Syncs by source and result (updated, unchanged, failed), and how long each ran',
+    labelNames: ['source', 'result'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    registers,
+  });
+  const failures = new Counter({
+    name: 'skillpin_sync_failures_total',
+    help: 'Failed syncs by source and reason code',
+    labelNames: ['source', 'reason'] as const,
+    registers,
+  });
+  new Gauge({
+    name: 'skillpin_source_last_success_age_seconds',
+    help: "Seconds since each source's last successful sync (absent until it has one)",
+    labelNames: ['source'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const source of options.status().sources)
+        if (source.lastSuccess !== null)
+          this.set({ source: source.id }, (now() - Date.parse(source.lastSuccess)) / 1000);
+    },
+  });
+  new Gauge({
+    name: 'skillpin_source_failing',
+    help: 'Sources whose latest sync failed (what they served before keeps serving), by reason code',
+    labelNames: ['source', 'reason'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const failure of options.catalog.state.failures)
+        this.set({ source: failure.id, reason: failure.reason }, 1);
+    },
+  });
+  new Gauge({
+    name: 'skillpin_source_commits',
+    help: 'Commits each source serves: current (listed, 0 or 1) and retained (still served, not listed)',
+    labelNames: ['source', 'state'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const source of options.catalog.state.sources) {
+        this.set({ source: source.id, state: 'current' }, 1);
+        this.set({ source: source.id, state: 'retained' }, source.retained.length);
+      }
+    },
+  });
+  new Gauge({
+    name: 'skillpin_source_skills',
+    help: "Skills served in each source's current commit",
+    labelNames: ['source'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const source of options.catalog.state.sources)
+        this.set({ source: source.id }, source.current.skills.length);
+    },
+  });
+  new Gauge({
+    name: 'skillpin_source_problems',
+    help: "Problems reported in each source's current commit, by reason code and severity",
+    labelNames: ['source', 'reason', 'severity'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const source of options.catalog.state.sources)
+        for (const problem of source.current.problems)
+          this.inc({ source: source.id, reason: problem.reason, severity: problem.severity });
+    },
+  });
+  const webhooks = new Counter({
+    name: 'skillpin_webhook_deliveries_total',
+    help: 'Webhook deliveries by outcome (triggered, ignored, ping, replayed, unauthorized, invalid, too_large)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+
+  return {
+    contentType: register.contentType,
+    render: () => register.metrics(),
+    requested(method, outcome, seconds) {
+      requests.observe({ method: METHODS.has(method) ? method : 'other', outcome }, seconds);
+    },
+    served(source, count) {
+      bytes.inc({ source }, count);
+    },
+    synced(outcome, seconds) {
+      const result = outcome.ok ? (outcome.changed ? 'updated' : 'unchanged') : 'failed';
+      syncs.observe({ source: outcome.id, result }, seconds);
+      if (!outcome.ok) failures.inc({ source: outcome.id, reason: outcome.reason });
+    },
+    delivered(outcome) {
+      webhooks.inc({ outcome });
+    },
+    countSessions(read) {
+      sessions = read;
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import type { SkillProblem } from '../shared/reasons.ts';
+import { plural } from '../shared/text.ts';
+import type { CommitStatus, SourceStatus, StatusReport } from '../sync/status.ts';
+import { Html, html } from './html.ts';
+
+export interface StatusPageContext {
+  /** Where MCP clients connect, as the browser reached this server. */
+  mcpUrl: string;
+  /** Milliseconds since the epoch, for "3 min ago". */
+  now: number;
+  /** `GET /metrics` is served. */
+  metrics: boolean;
+}
+
+/** The page allows nothing but its own inline style: no script, no image, no request to anywhere. */
+export const STATUS_PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+const STYLE = `
+body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:72rem;padding:1rem 1.5rem;color:#1b1f24}
+h1{margin:.2rem 0}h2{margin:1.6rem 0 .4rem;font-size:1.25rem}h3{font-size:1rem;margin:1rem 0 .3rem}
+code,pre{font:13px/1.4 ui-monospace,monospace}pre{background:#f3f4f6;padding:.6rem;overflow-x:auto}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem;margin:.4rem 0}dt{color:#57606a}dd{margin:0}
+section.source{border-top:1px solid #d0d7de;padding-top:.2rem}.sha{color:#57606a}
+.state{font-size:.8rem;padding:.1rem .45rem;border-radius:.6rem;margin-left:.5rem;vertical-align:middle}
+.serving{background:#dafbe1}.failing{background:#ffebe9}.waiting{background:#fff8c5}
+.error{background:#ffebe9;padding:.5rem .7rem;border-left:4px solid #cf222e}
+ul.problems{padding-left:1.2rem}ul.problems li{margin:.15rem 0}.reason{font-weight:600}
+`;
+
+const short = (commit: string) => commit.slice(0, 12);
+
+/** "3 min ago", "in 40 s": a time a person reads at a glance, next to the exact one. */
+export function relative(iso: string, now: number): string {
+  const seconds = Math.round((Date.parse(iso) - now) / 1000);
+  const size = Math.abs(seconds);
+  const amount =
+    size < 90
+      ? `${size} s`
+      : size < 90 * 60
+        ? `${Math.round(size / 60)} min`
+        : size < 36 * 3600
+          ? `${Math.round(size / 3600)} h`
+          : `${Math.round(size / 86_400)} d`;
+  return seconds > 0 ? `in ${amount}` : `${amount} ago`;
+}
+
+const when = (iso: string | null, now: number, none: string) =>
+  iso === null ? none : html`<time datetime="${iso}">${iso}</time> (${relative(iso, now)})`;
+
+const commitLine = (status: CommitStatus, now: number) =>
+  html`<code>${short(status.commit)}</code> <code class="sha">${status.commit}</code>${
+    status.commitTime === undefined ? '' : html` · committed ${when(status.commitTime, now, '')}`
+  }${status.skills === undefined ? '' : html` · ${plural(status.skills, 'skill')}`}`;
+
+function problemList(problems: readonly SkillProblem[]): Html {
+  const groups = (['error', 'warning'] as const).map((severity) => ({
+    severity,
+    items: problems.filter((problem) => problem.severity === severity),
+  }));
+  return html`${groups.map(({ severity, items }) =>
+    items.length === 0
+      ? ''
+      : html`<details${severity === 'error' ? ' open' : ''}><summary>${plural(items.length, severity)}</summary>
+<ul class="problems">${items.map(
+          (problem) =>
+            html`<li><code>${problem.path}</code> <span class="reason">${problem.reason}</span>: ${problem.detail}</li>`,
+        )}</ul></details>`,
+  )}`;
+}
+
+function stateOf(source: SourceStatus): { label: string; className: string } {
+  if (source.lastError !== null)
+    return { label: `failing: ${source.lastError.reason}`, className: 'failing' };
+  if (source.current === null)
+    return { label: source.syncing ? 'first sync running' : 'not synced yet', className: 'waiting' };
+  return { label: source.syncing ? 'serving, syncing' : 'serving', className: 'serving' };
+}
+
+function sourceSection(source: SourceStatus, now: number): Html {
+  const state = stateOf(source);
+  const problems = source.current?.problems ?? [];
+  return html`<section class="source" id="source-${source.id}">
+<h2>${source.id}<span class="state ${state.className}">${state.label}</span></h2>
+<dl>
+<dt>repository</dt><dd><code>${source.repository}</code></dd>
+<dt>follows</dt><dd>${source.ref === null ? 'a pinned commit' : html`<code>${source.ref}</code>`}</dd>
+<dt>current commit</dt><dd>${source.current === null ? 'none served yet' : commitLine(source.current, now)}</dd>
+<dt>retained</dt><dd>${
+    source.retained.length === 0
+      ? 'none'
+      : source.retained.map(
+          (commit, index) => html`${index === 0 ? '' : html`<br>`}${commitLine(commit, now)}`,
+        )
+  }</dd>
+<dt>last sync</dt><dd>${when(source.lastSync, now, 'never')}</dd>
+<dt>last success</dt><dd>${when(source.lastSuccess, now, 'never')}</dd>
+<dt>next poll</dt><dd>${when(source.nextSync, now, source.syncing ? 'after the running sync' : 'none scheduled')}</dd>
+</dl>
+${
+  source.lastError === null
+    ? ''
+    : html`<p class="error">Last sync failed <time datetime="${source.lastError.at}">${relative(source.lastError.at, now)}</time>: <span class="reason">${source.lastError.reason}</span>: ${source.lastError.detail}${
+        source.current === null ? '' : html`<br>The commit above keeps serving.`
+      }</p>`
+}
+<h3>Problems in the current commit</h3>
+${problems.length === 0 ? html`<p>None.</p>` : problemList(problems)}
+</section>`;
+}
+
+/** `GET /`: the status report (the same as `GET /status`) as a page a person reads at a glance. */
+export function renderStatusPage(report: StatusReport, context: StatusPageContext): string {
+  const { now } = context;
+  const skills = report.sources.reduce((sum, source) => sum + (source.current?.skills ?? 0), 0);
+  const serving = report.sources.filter((source) => source.current !== null).length;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>skillpin status</title>
+<style>${new Html(STYLE)}</style>
+</head>
+<body>
+<header>
+<h1>skillpin</h1>
+<p>${plural(report.sources.length, 'source')}, ${serving} serving, ${plural(skills, 'skill')} listed${
+    report.failures.length === 0
+      ? ''
+      : html`, <strong>${plural(report.failures.length, 'source')} failing</strong>`
+  }. Read <time datetime="${new Date(now).toISOString()}">${new Date(now).toISOString()}</time>.</p>
+</header>
+<section id="connect">
+<h2>Connect</h2>
+<p>MCP endpoint (Streamable HTTP): <code>${context.mcpUrl}</code></p>
+<pre>claude mcp add --transport http skillpin ${context.mcpUrl}</pre>
+<p>Or in a host's JSON config: <code>{"type": "http", "url": "${context.mcpUrl}"}</code>. This report as JSON:
+<code>/status</code>${context.metrics ? html`; Prometheus metrics: <code>/metrics</code>` : ''}.</p>
+</section>
+${report.sources.map((source) => sourceSection(source, now))}
+</body>
+</html>
+`.text;
+}

@@ -1,0 +1,39 @@
+import type { CacheHint } from '@modelcontextprotocol/server';
+import type { SourceConfig } from '../config/index.ts';
+
+/** `ttlMs` of listings by default: they move when a tracked ref does. */
+export const LIST_TTL_MS = 60_000;
+/** `ttlMs` of commit-pinned results by default: a pinned URI never changes its bytes. */
+export const PINNED_TTL_MS = 86_400_000;
+
+type Hint = Required<CacheHint>;
+
+/** `ttlMs` and `cacheScope` for each 2026-07-28 result (SEP-2549), decided per result. */
+export interface CachePolicy {
+  /** skills/list, resources/list, prompts/list, tools/list, resources/templates/list. */
+  readonly listed: Hint;
+  /** skills/get, resources/read and resources/directory/read of a URI in `source`'s namespaces. */
+  pinned(source: string): Hint;
+}
+
+/**
+ * The policy of a config: each source keeps its own scope; a listing mixes every source, so a shared cache
+ * may keep it only when it may keep each of them. A source the policy does not know is private.
+ */
+export function cachePolicy(
+  ttl: { listTtlMs: number; pinnedTtlMs: number } = { listTtlMs: LIST_TTL_MS, pinnedTtlMs: PINNED_TTL_MS },
+  sources: ReadonlyArray<Pick<SourceConfig, 'id' | 'cacheScope'>> = [],
+): CachePolicy {
+  const pinned = new Map<string, Hint>(
+    sources.map((source) => [
+      source.id,
+      { ttlMs: ttl.pinnedTtlMs, cacheScope: source.cacheScope ?? 'private' },
+    ]),
+  );
+  const unknown: Hint = { ttlMs: ttl.pinnedTtlMs, cacheScope: 'private' };
+  const shared = sources.length > 0 && sources.every((source) => source.cacheScope === 'public');
+  return {
+    listed: { ttlMs: ttl.listTtlMs, cacheScope: shared ? 'public' : 'private' },
+    pinned: (source) => pinned.get(source) ?? unknown,
+  };
+}

@@ -1,0 +1,57 @@
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createCatalog } from '../../src/catalog/index.ts';
+import { observeRequests, type RequestOutcome } from '../../src/mcp/observe.ts';
+import { createServerFactory } from '../../src/mcp/server.ts';
+import { silentLogger } from '../../src/shared/log.ts';
+import { namespaceOf } from '../helpers/catalog.ts';
+import { fixture } from '../helpers/fixtures.ts';
+
+const catalogRepo = fixture('catalog');
+const c2 = catalogRepo.commits['c2']!;
+
+describe('observeRequests', () => {
+  it('reports each answered request once, with its method and outcome, and the bytes each read served', async () => {
+    const ns = await namespaceOf('cat', catalogRepo.gitdir, c2, ['skills']);
+    const catalog = createCatalog({ sources: [{ id: 'cat', current: ns, retained: [] }], failures: [] });
+    const reads: Array<[string, number]> = [];
+    const seen: Array<[string, RequestOutcome]> = [];
+    const factory = observeRequests(
+      createServerFactory({
+        catalog,
+        logger: silentLogger(),
+        onRead: (source, bytes) => void reads.push([source, bytes]),
+      }),
+      (method, outcome, seconds) => {
+        expect(seconds).toBeGreaterThanOrEqual(0);
+        seen.push([method, outcome]);
+      },
+    );
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await factory().connect(serverSide);
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(clientSide);
+    try {
+      const skills = new SkillsClient(client);
+      const { skills: entries } = await skills.list();
+      const forms = entries.find((entry) => entry.uri.endsWith('/skills/pdf-forms/SKILL.md'))!;
+      const read = await skills.read(forms, 'references/FORMS.md');
+      await expect(
+        client.readResource({ uri: `skill://cat/${c2}/skills/nothing/SKILL.md` }),
+      ).rejects.toThrow();
+      await expect(client.request({ method: 'tools/nothing', params: {} }, z.unknown())).rejects.toThrow();
+      expect(seen).toEqual([
+        ['initialize', 'ok'],
+        ['skills/list', 'ok'],
+        ['resources/read', 'ok'],
+        ['resources/read', 'invalid_params'],
+        ['tools/nothing', 'method_not_found'],
+      ]);
+      expect(reads).toEqual([['cat', read.bytes.byteLength]]);
+    } finally {
+      await client.close();
+    }
+  });
+});
