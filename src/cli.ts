@@ -91,11 +91,28 @@ export function program(
       parseListen,
     )
     .option('--locked', 'serve exactly the commits of the lockfile (skillpin.lock next to the config)')
-    .action(async (options: { config: string; http?: { host: string; port: number }; locked?: boolean }) => {
-      const config = await servedConfig(loadConfig(options.config), options.locked === true);
-      const code = await serve(config, options.http, createLogger(), { err: io.err });
-      if (code !== undefined) exit(code);
-    });
+    .option(
+      '--allow-unauthenticated',
+      'serve --http on a non-loopback address without auth: (something in front decides who may call)',
+    )
+    .action(
+      async (options: {
+        config: string;
+        http?: { host: string; port: number };
+        locked?: boolean;
+        allowUnauthenticated?: boolean;
+      }) => {
+        const config = await servedConfig(loadConfig(options.config), options.locked === true);
+        const code = await serve(
+          config,
+          options.http,
+          createLogger(),
+          { err: io.err },
+          { allowUnauthenticated: options.allowUnauthenticated === true },
+        );
+        if (code !== undefined) exit(code);
+      },
+    );
 
   cli
     .command('sync')

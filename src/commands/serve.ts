@@ -1,8 +1,9 @@
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createCatalog, type Catalog } from '../catalog/index.ts';
-import type { Config, SourceConfig } from '../config/index.ts';
+import { type Config, isLoopbackHost, type SourceConfig } from '../config/index.ts';
 import { describeGitBackend } from '../git/index.ts';
-import { ListenError, startHttpServer } from '../http/server.ts';
+import { createAuthGate } from '../http/auth/gate.ts';
+import { ListenError, MCP_PATH, startHttpServer } from '../http/server.ts';
 import { createServerFactory } from '../mcp/server.ts';
 import type { Logger } from '../shared/log.ts';
 import { DataDirBusyError, lockDataDir } from '../sync/lock.ts';
@@ -12,6 +13,17 @@ import { createSyncWorker } from '../sync/worker.ts';
 export const SERVE_CANNOT_START = 2;
 
 const isLocal = (source: SourceConfig) => source.location.kind === 'local';
+
+/** Why serve will not bind `host` without `auth:`: said once, before anything starts. */
+export function unauthenticatedRefusal(host: string, port: number): string {
+  return (
+    `refusing to serve ${host}:${port} without authentication: ${host} is reachable from other machines, and ` +
+    'anyone who reaches it could list and read every source, private ones included (Host and Origin checks ' +
+    'stop browsers, not other clients). Configure auth: (static tokens or an OAuth issuer; see the README), ' +
+    'bind a loopback address such as 127.0.0.1, or pass --allow-unauthenticated when something in front of ' +
+    'skillpin (a proxy, a private network) decides who may call it.'
+  );
+}
 const skillsOf = (catalog: Catalog) => catalog.listed().reduce((sum, ns) => sum + ns.skills.length, 0);
 
 /**
@@ -24,7 +36,18 @@ export async function serve(
   http: { host: string; port: number } | undefined,
   logger: Logger,
   io: { err: (text: string) => void },
+  options: { allowUnauthenticated?: boolean } = {},
 ): Promise<number | undefined> {
+  if (http !== undefined && config.auth === undefined && !isLoopbackHost(http.host)) {
+    if (options.allowUnauthenticated !== true) {
+      io.err(`skillpin: ${unauthenticatedRefusal(http.host, http.port)}\n`);
+      return SERVE_CANNOT_START;
+    }
+    logger.warn(
+      { host: http.host },
+      'serving without authentication on a non-loopback address (--allow-unauthenticated)',
+    );
+  }
   let lock: Awaited<ReturnType<typeof lockDataDir>>;
   try {
     lock = await lockDataDir(config.dataDir, 'serve');
@@ -48,6 +71,7 @@ export async function serve(
   const syncRemotes = () => void worker.syncAll('start', (source) => !isLocal(source));
 
   if (http === undefined) {
+    // stdio is the local user's own process: auth: applies to HTTP only.
     await worker.syncAll('start', isLocal);
     serveStdio(factory, { onerror: (error) => logger.debug({ err: error.message }, 'stdio') });
     logger.info(
@@ -63,10 +87,13 @@ export async function serve(
     return undefined;
   }
 
+  const auth =
+    config.auth === undefined ? undefined : createAuthGate(config.auth, { logger, mcpPath: MCP_PATH });
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     server = await startHttpServer({
       ...http,
+      ...(auth === undefined ? {} : { auth }),
       factory,
       catalog,
       logger,
@@ -85,7 +112,13 @@ export async function serve(
   }
   await worker.syncAll('start', isLocal);
   logger.info(
-    { url: server.url, skills: skillsOf(catalog), sources: config.sources.length, git },
+    {
+      url: server.url,
+      skills: skillsOf(catalog),
+      sources: config.sources.length,
+      git,
+      auth: auth?.summary ?? null,
+    },
     `serving MCP over Streamable HTTP at ${server.url} (git backend: ${git.backend}, ${git.reason})`,
   );
   syncRemotes();

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
-import { configSchema, ENV_REFERENCE, parseDuration } from './schema.ts';
+import { configSchema, ENV_REFERENCE, parseDuration, type RawConfig } from './schema.ts';
 import { shorthandUrl } from './shorthand.ts';
 
 /** A source as the rest of the program sees it: paths absolute, secrets resolved (and never printed). */
@@ -66,6 +66,36 @@ export function defaultGitSettings(env: NodeJS.ProcessEnv = process.env): GitSet
   return { backend: chosen as GitSettings['backend'] };
 }
 
+/** A static bearer token's principal: its name (logs, sessions), its secret, and the sources it sees. */
+export interface TokenPrincipal {
+  name: string;
+  /** Resolved from the environment; never printed. */
+  token: string;
+  /** Source ids; absent: every source. */
+  sources?: string[];
+}
+
+/** The OAuth 2.1 resource server: which issuer's JWTs for which audience, and what each scope sees. */
+export interface OAuthConfig {
+  /** Compared with `iss` exactly as written. */
+  issuer: string;
+  /** This server's resource identifier (RFC 8707): `aud` must name it; the metadata document publishes it. */
+  audience: string;
+  /** Absent: the issuer's metadata names it (`jwks_uri`). */
+  jwksUrl?: string;
+  /** Scope → the source ids it sees, or `*` for every source. */
+  scopes: Record<string, '*' | string[]>;
+}
+
+/** `auth:` (HTTP only). A plain optional field of Config: absent means no authentication. */
+export interface AuthConfig {
+  tokens: TokenPrincipal[];
+  oauth?: OAuthConfig;
+}
+
+/** Static tokens shorter than this are refused: they are guessable. */
+export const MIN_TOKEN_LENGTH = 16;
+
 export interface Config {
   file: string;
   dataDir: string;
@@ -82,6 +112,8 @@ export interface Config {
   git: GitSettings;
   /** Webhook endpoint settings (HTTP mode); absent: POST /hooks/git answers 404. */
   webhook?: { secret: string; maxBodyBytes: number };
+  /** Who may call the HTTP endpoint and what each caller sees; absent: anyone who reaches it sees everything. */
+  auth?: AuthConfig;
   sources: SourceConfig[];
 }
 
@@ -199,6 +231,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       ...(verify === undefined ? {} : { verify }),
     };
   });
+  const authConfig = raw.auth === undefined ? undefined : resolveAuth(raw.auth, sources, file, fromEnv);
   return {
     file: absolute,
     dataDir: path.resolve(base, raw.dataDir),
@@ -223,6 +256,64 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
             maxBodyBytes: raw.webhook.maxBodyBytes,
           },
         }),
+    ...(authConfig === undefined ? {} : { auth: authConfig }),
     sources,
+  };
+}
+
+/** `auth:` with its tokens read from the environment, every source it names checked against `sources`. */
+function resolveAuth(
+  raw: NonNullable<RawConfig['auth']>,
+  sources: readonly SourceConfig[],
+  file: string,
+  fromEnv: (reference: string, key: string) => string,
+): AuthConfig {
+  const known = new Set(sources.map((source) => source.id));
+  const checkSources = (ids: readonly string[], key: string) => {
+    const unknown = ids.find((id) => !known.has(id));
+    if (unknown !== undefined) throw new ConfigError(`${file}: ${key}: no source "${unknown}" is configured`);
+  };
+  const names = new Map<string, number>();
+  const secrets = new Map<string, number>();
+  const tokens = (raw.tokens ?? []).map((entry, index): TokenPrincipal => {
+    const key = `auth.tokens[${index}]`;
+    const token = fromEnv(entry.token, `${key}.token`);
+    if (token.length < MIN_TOKEN_LENGTH)
+      throw new ConfigError(
+        `${file}: ${key}.token: the token is shorter than ${MIN_TOKEN_LENGTH} characters; use a random one (openssl rand -hex 32)`,
+      );
+    const sameName = names.get(entry.name);
+    if (sameName !== undefined)
+      throw new ConfigError(`${file}: ${key}.name: "${entry.name}" is used by auth.tokens[${sameName}]`);
+    const sameToken = secrets.get(token);
+    if (sameToken !== undefined)
+      throw new ConfigError(`${file}: ${key}.token: holds the same token as auth.tokens[${sameToken}]`);
+    names.set(entry.name, index);
+    secrets.set(token, index);
+    if (entry.sources !== undefined) checkSources(entry.sources, `${key}.sources`);
+    return {
+      name: entry.name,
+      token,
+      ...(entry.sources === undefined ? {} : { sources: [...entry.sources] }),
+    };
+  });
+  const oauth = raw.oauth;
+  if (oauth !== undefined)
+    for (const [scope, seen] of Object.entries(oauth.scopes))
+      if (seen !== '*') checkSources(seen, `auth.oauth.scopes.${scope}`);
+  return {
+    tokens,
+    ...(oauth === undefined
+      ? {}
+      : {
+          oauth: {
+            issuer: oauth.issuer,
+            audience: oauth.audience,
+            ...(oauth.jwksUrl === undefined ? {} : { jwksUrl: oauth.jwksUrl }),
+            scopes: Object.fromEntries(
+              Object.entries(oauth.scopes).map(([scope, seen]) => [scope, seen === '*' ? '*' : [...seen]]),
+            ),
+          },
+        }),
   };
 }

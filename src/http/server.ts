@@ -6,11 +6,12 @@ import {
   localhostAllowedOrigins,
   originValidationResponse,
 } from '@modelcontextprotocol/server';
-import { listingChanged, type Catalog } from '../catalog/index.ts';
+import { type Catalog, EVERY_SOURCE, type Visibility } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { ServerFactory } from '../mcp/server.ts';
 import type { StatusReport } from '../sync/status.ts';
+import type { AuthGate, Authenticated } from './auth/gate.ts';
 import { createDeliveryLog } from './deliveries.ts';
 import { peerOf, requestListener, type Route } from './listener.ts';
 import { createMcpEndpoint, MCP_METHODS } from './mcpEndpoint.ts';
@@ -41,6 +42,8 @@ export interface HttpOptions {
   sessionLimits?: Partial<SessionLimits>;
   /** The clock of sessions and webhook deliveries (tests). */
   now?: () => number;
+  /** Authentication (`auth:`): every path but /healthz, /readyz, the webhook and the metadata document. */
+  auth?: AuthGate;
 }
 
 /** The port could not be opened (in use, not allowed): one line for the user, no stack. */
@@ -77,6 +80,19 @@ const ROUTES: Record<string, readonly string[]> = {
   [WEBHOOK_PATH]: ['POST'],
 };
 
+/** Paths anyone may call: probes (they name no source when auth is on) and webhooks (their own secrets). */
+const OPEN_PATHS = new Set(['/healthz', '/readyz', WEBHOOK_PATH]);
+
+/** The status report as one caller may see it: its sources and their failures. */
+export function visibleStatus(report: StatusReport, visibility: Visibility): StatusReport {
+  if (visibility.all) return report;
+  return {
+    ...report,
+    sources: report.sources.filter((source) => visibility.has(source.id)),
+    failures: report.failures.filter((failure) => visibility.has(failure.id)),
+  };
+}
+
 const methodNotAllowed = (method: string, allowed: readonly string[]) =>
   json(
     405,
@@ -86,9 +102,14 @@ const methodNotAllowed = (method: string, allowed: readonly string[]) =>
 
 /**
  * Streamable HTTP at /mcp, /healthz, /readyz, /status and the webhook. Host and Origin are checked first (DNS rebinding
- * protection), then the method.
+ * protection), then the method, then (with auth) the caller, before anything else is read.
  */
 export async function startHttpServer(options: HttpOptions): Promise<RunningHttpServer> {
+  const { auth } = options;
+  const routes: Record<string, readonly string[]> = {
+    ...ROUTES,
+    ...Object.fromEntries((auth?.metadataPaths ?? []).map((path) => [path, ['GET', 'HEAD']])),
+  };
   const hostname =
     options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
   const allowedHosts = [
@@ -109,26 +130,41 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
       hostHeaderValidationResponse(request, allowedHosts) ??
       originValidationResponse(request, allowedOrigins);
     if (rejected !== undefined) return rejected;
-    const allowed = ROUTES[pathname];
+    const allowed = routes[pathname];
     if (allowed === undefined) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
     if (!allowed.includes(request.method)) return methodNotAllowed(request.method, allowed);
+    if (auth?.metadataPaths.includes(pathname)) return auth.metadata(request);
+    // Every path that is not open needs a caller; its answers are what that caller may see.
+    let caller: Authenticated | undefined;
+    if (auth !== undefined && !OPEN_PATHS.has(pathname)) {
+      const verdict = await auth.authenticate(request, peerOf(request));
+      if (verdict instanceof Response) return verdict;
+      caller = verdict;
+    }
+    const visibility = caller?.caller.visibility ?? EVERY_SOURCE;
     if (pathname === '/healthz') {
       const state = options.catalog.state;
+      // Open to anyone: with auth on it names no source, only how many and why.
       return json(200, {
         status: state.failures.length === 0 ? 'ok' : 'degraded',
         sources: state.sources.length,
-        failures: state.failures.map((f) => ({ id: f.id, reason: f.reason })),
+        failures: state.failures.map((f) =>
+          auth === undefined ? { id: f.id, reason: f.reason } : { reason: f.reason },
+        ),
       });
     }
     if (pathname === '/readyz') {
       // 503 until every source was tried once: a replica joins its load balancer with all it can serve.
       const pending = options.pending?.() ?? [];
-      return json(pending.length === 0 ? 200 : 503, { ready: pending.length === 0, pending });
+      return json(pending.length === 0 ? 200 : 503, {
+        ready: pending.length === 0,
+        pending: auth === undefined ? pending : pending.length,
+      });
     }
     if (pathname === '/status')
       return options.status === undefined
         ? json(404, { error: 'no status here' })
-        : json(200, options.status());
+        : json(200, visibleStatus(options.status(), visibility));
     if (pathname === WEBHOOK_PATH) {
       const { webhook, worker } = options;
       if (webhook === undefined || worker === undefined)
@@ -141,17 +177,15 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
         logger: options.logger,
       });
     }
-    return mcp.handle(request, peerOf(request));
+    return mcp.handle(request, peerOf(request), caller?.authInfo);
   };
 
-  const unsubscribe = options.catalog.onChange((previous, next) => {
-    if (listingChanged(previous, next)) mcp.listingChanged();
-  });
+  const unsubscribe = options.catalog.onChange((previous, next) => mcp.listingChanged(previous, next));
 
   const server: Server = createServer(
     requestListener({
       route,
-      methodsOf: (pathname) => ROUTES[pathname],
+      methodsOf: (pathname) => routes[pathname],
       methodNotAllowed,
       ...(options.webhook === undefined
         ? {}

@@ -1,5 +1,5 @@
 import type { McpServer, Prompt } from '@modelcontextprotocol/server';
-import type { Catalog } from '../catalog/index.ts';
+import type { CatalogReader } from '../catalog/index.ts';
 import { parseSkillMd, SKILL_MD } from '../skills/index.ts';
 import { invalidParams } from './errors.ts';
 import type { FileReader } from './read.ts';
@@ -21,7 +21,7 @@ async function bodyOf(served: ServedSkill, read: FileReader): Promise<string> {
 }
 
 /** prompts/list and prompts/get over the live catalog: a swap shows at the next request. */
-export function registerPrompts(mcp: McpServer, catalog: Catalog, read: FileReader): void {
+export function registerPrompts(mcp: McpServer, catalog: CatalogReader, read: FileReader): void {
   const server = mcp.server;
   server.registerCapabilities({ prompts: { listChanged: true } });
   server.setRequestHandler('prompts/list', async () => ({

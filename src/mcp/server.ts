@@ -1,18 +1,19 @@
 import { McpServer, type CacheHint, type McpRequestContext } from '@modelcontextprotocol/server';
 import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
-import { listingChanged, type Catalog } from '../catalog/index.ts';
+import { listingChanged, visibleCatalog, type CatalogReader, type Visibility } from '../catalog/index.ts';
 import type { Logger } from '../shared/log.ts';
+import { visibilityOf } from './caller.ts';
 import { answerFromSnapshots } from './handlers.ts';
 import { registerPrompts } from './prompts.ts';
 import { verifiedReader } from './read.ts';
-import { catalogSkillSource } from './source.ts';
+import { catalogSkillSource, type CatalogSkillSource } from './source.ts';
 import { registerTools } from './tools/index.ts';
 
 export const SERVER_NAME = 'skillpin';
 export const SERVER_VERSION = '0.1.0';
 
 export interface ServerOptions {
-  catalog: Catalog;
+  catalog: CatalogReader;
   logger: Logger;
   pageSize?: number;
   cache: CacheHint;
@@ -22,7 +23,10 @@ export interface ServerOptions {
   prompts?: boolean;
 }
 
-/** Makes the server for one stdio connection, one 2025-11-25 session or one HTTP request. */
+/**
+ * Makes the server for one stdio connection, one 2025-11-25 session or one HTTP request; it serves the sources
+ * the context's caller may see (every source without authInfo).
+ */
 export type ServerFactory = (context?: McpRequestContext) => McpServer;
 
 /** What one server registers: all of it, or for a 2026-07-28 request only what its method needs. */
@@ -55,23 +59,41 @@ export function announceListChanged(mcp: McpServer): void {
     mcp.server.sendPromptListChanged().catch(() => undefined);
 }
 
+/** One caller's catalog and the skill source and extension over it. */
+interface Serving {
+  catalog: CatalogReader;
+  source: CatalogSkillSource;
+  extension: SkillsExtension;
+}
+
 /**
  * A factory of MCP servers over one catalog. Everything a server answers comes from snapshots built once per
- * namespace, so making one costs the same whatever the catalog's size, and nothing of it outlives the server.
+ * namespace, and views built once per (catalog state, visible sources), so making one costs the same whatever
+ * the catalog's size, and nothing of it outlives the server.
  */
 export function createServerFactory(options: ServerOptions): ServerFactory {
-  const { catalog, logger } = options;
+  const { logger } = options;
   const read = verifiedReader(logger);
-  const source = catalogSkillSource(catalog, { pageSize: options.pageSize, read });
-  const extension = new SkillsExtension({
-    source,
-    cacheHint: options.cache,
-    onWarning: (warning) => logger.warn({ path: warning.path }, warning.message),
-  });
   const tools = options.tools !== false;
   const prompts = options.prompts !== false;
+  // One per visibility: the configured principals and scope sets bound how many there are.
+  const servings = new Map<string, Serving>();
+  const servingFor = (visibility: Visibility): Serving => {
+    let serving = servings.get(visibility.key);
+    if (serving === undefined) {
+      const catalog = visibleCatalog(options.catalog, visibility);
+      const source = catalogSkillSource(catalog, { pageSize: options.pageSize, read });
+      const extension = new SkillsExtension({
+        source,
+        cacheHint: options.cache,
+        onWarning: (warning) => logger.warn({ path: warning.path }, warning.message),
+      });
+      servings.set(visibility.key, (serving = { catalog, source, extension }));
+    }
+    return serving;
+  };
 
-  const make = (surface: Surface): McpServer => {
+  const make = (surface: Surface, { catalog, source, extension }: Serving): McpServer => {
     const mcp = new McpServer(
       { name: SERVER_NAME, version: SERVER_VERSION },
       { capabilities: { resources: { listChanged: true } }, cacheHints: { 'resources/read': options.cache } },
@@ -86,11 +108,12 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
   };
 
   return (context) => {
-    const mcp = make(surfaceFor(context));
+    const serving = servingFor(visibilityOf(context));
+    const mcp = make(surfaceFor(context), serving);
     // HTTP servers are told of changes by the HTTP layer (its sessions, subscriptions/listen); a stdio
     // connection is told here, for as long as it is open.
     if (context?.requestInfo === undefined) {
-      const unsubscribe = catalog.onChange((previous, next) => {
+      const unsubscribe = serving.catalog.onChange((previous, next) => {
         if (listingChanged(previous, next)) announceListChanged(mcp);
       });
       const onclose = mcp.server.onclose;

@@ -1,12 +1,12 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { Catalog } from '../../catalog/index.ts';
+import type { CatalogReader } from '../../catalog/index.ts';
 import type { FileReader } from '../read.ts';
 import type { ServedSkill } from '../snapshot.ts';
 
 /** What a tool answers from: the live catalog, and the one verified read. */
 export interface ToolDeps {
-  catalog: Catalog;
+  catalog: CatalogReader;
   read: FileReader;
 }
 
