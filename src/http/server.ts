@@ -81,7 +81,7 @@ const ROUTES: Record<string, readonly string[]> = {
 };
 
 /** Paths anyone may call: probes (they name no source when auth is on) and webhooks (their own secrets). */
-const OPEN_PATHS = new Set(['/healthz', '/readyz', WEBHOOK_PATH]);
+export const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', WEBHOOK_PATH]);
 
 /** The status report as one caller may see it: its sources and their failures. */
 export function visibleStatus(report: StatusReport, visibility: Visibility): StatusReport {
