@@ -25,6 +25,10 @@ export interface ProxyOptions {
    * that upstream is in rotation (as a load balancer hashing on the header would).
    */
   sessionAffinity?: boolean;
+  /** Headers set on every forwarded request (an authenticating gateway in front of the servers). */
+  setHeaders?: Record<string, string>;
+  /** The loopback port to listen on (default: a free one). */
+  port?: number;
 }
 
 /**
@@ -59,7 +63,7 @@ export async function startRoundRobinProxy(
         port: target.port,
         method: req.method,
         path: req.url,
-        headers: req.headers,
+        headers: { ...req.headers, ...options.setHeaders },
         agent,
       },
       (answer) => {
@@ -84,7 +88,10 @@ export async function startRoundRobinProxy(
     });
     req.pipe(forward);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     routed,
