@@ -57,36 +57,51 @@ export async function startRoundRobinProxy(
   const server = createServer((req, res) => {
     const upstream = pick(req);
     const target = targets[upstream]!;
-    const forward = request(
-      {
-        host: target.hostname,
-        port: target.port,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, ...options.setHeaders },
-        agent,
-      },
-      (answer) => {
-        const issued = answer.headers['mcp-session-id'];
-        if (typeof issued === 'string') sessions.set(issued, upstream);
-        routed.push({
-          method: req.method ?? '',
-          path: req.url ?? '',
-          upstream,
-          status: answer.statusCode ?? 0,
+    const chunks: Buffer[] = [];
+    req.on('error', () => res.destroy());
+    res.on('error', () => undefined);
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const send = (retry: boolean) => {
+        const forward = request(
+          {
+            host: target.hostname,
+            port: target.port,
+            method: req.method,
+            path: req.url,
+            headers: { ...req.headers, ...options.setHeaders },
+            agent,
+          },
+          (answer) => {
+            const issued = answer.headers['mcp-session-id'];
+            if (typeof issued === 'string') sessions.set(issued, upstream);
+            routed.push({
+              method: req.method ?? '',
+              path: req.url ?? '',
+              upstream,
+              status: answer.statusCode ?? 0,
+            });
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
+        let failed = false;
+        forward.on('error', (error: NodeJS.ErrnoException) => {
+          if (failed) return;
+          failed = true;
+          // A kept-alive connection the upstream closed as it was reused: the request never reached it.
+          if (retry && forward.reusedSocket && error.code === 'ECONNRESET' && !res.headersSent) return send(false);
+          if (!res.headersSent) res.writeHead(502);
+          res.end();
         });
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.once('error', () => {
-      if (!res.headersSent) res.writeHead(502);
-      res.end();
+        res.once('close', () => {
+          if (!res.writableFinished) forward.destroy();
+        });
+        forward.end(body);
+      };
+      send(true);
     });
-    res.once('close', () => {
-      if (!res.writableFinished) forward.destroy();
-    });
-    req.pipe(forward);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createCatalog } from '../../src/catalog/index.ts';
 import type { AuthConfig } from '../../src/config/index.ts';
 import { type AuthGateOptions, createAuthGate } from '../../src/http/auth/gate.ts';
-import { JWT_CLOCK_SKEW_S } from '../../src/http/auth/jwt.ts';
+import { JWT_CLOCK_SKEW_S, VERIFIED_TOKEN_MS } from '../../src/http/auth/jwt.ts';
 import { MCP_PATH, type RunningHttpServer, startHttpServer } from '../../src/http/server.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import type { StatusReport } from '../../src/sync/status.ts';
@@ -390,6 +390,46 @@ describe('OAuth JWTs', () => {
       await stale.server.close();
       await never.server.close();
     }
+  });
+
+  it('remembers a verified token for at most a minute, and never past its exp', async () => {
+    let now = NOW_S * 1000;
+    const { logger } = capturingLogger();
+    // The JWKS is fetched again for every check that is not remembered (max age 0).
+    const gate = createAuthGate(oauthOf({ jwksUrl: issuer.jwksUrl }), {
+      logger,
+      mcpPath: MCP_PATH,
+      now: () => now,
+      jwksMaxAgeMs: 0,
+      jwksCooldownMs: 0,
+    });
+    const check = async (token: string) => {
+      const verdict = await gate.authenticate(
+        new Request('http://127.0.0.1/mcp', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+        }),
+        'test',
+      );
+      return verdict instanceof Response
+        ? ((await verdict.json()) as { error_description: string }).error_description
+        : 'ok';
+    };
+    expect(VERIFIED_TOKEN_MS).toBe(60_000);
+    const long = await signToken(keyA, claims({ exp: NOW_S + 3600 }));
+    const short = await signToken(keyA, claims({ exp: NOW_S + 10 }));
+    expect([await check(long), await check(short)]).toEqual(['ok', 'ok']);
+    const fetched = jwksFetches();
+    issuer.keys = [];
+    // Remembered: no signature check, so the withdrawn key does not matter yet.
+    expect([await check(long), await check(short)]).toEqual(['ok', 'ok']);
+    expect(jwksFetches()).toBe(fetched);
+    issuer.keys = [keyA];
+    now += (10 + JWT_CLOCK_SKEW_S) * 1000 + 1;
+    expect(await check(short)).toBe('the token has expired');
+    issuer.keys = [];
+    now = NOW_S * 1000 + VERIFIED_TOKEN_MS;
+    expect(await check(long)).toBe("the token's signing key is not among the issuer's keys");
   });
 
   it('answers 401 with the audience metadata URL and the scopes, and publishes the document naming the issuer', async () => {

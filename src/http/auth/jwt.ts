@@ -41,6 +41,14 @@ export const JWKS_COOLDOWN_MS = 30_000;
 export const JWKS_MAX_AGE_MS = 10 * 60_000;
 /** After discovery of the issuer's JWKS URL failed, it is tried again this much later, not on every request. */
 export const DISCOVERY_RETRY_MS = 10_000;
+/**
+ * A verified token is remembered this long at most, never past its `exp` (with the skew), so a host sending the
+ * same token on every request pays for one signature check a minute; a key the issuer withdraws stops being
+ * honoured within this time.
+ */
+export const VERIFIED_TOKEN_MS = 60_000;
+/** Verified tokens remembered at most (the least recently verified is forgotten first). */
+export const VERIFIED_TOKENS = 1024;
 
 export interface JwtVerifierOptions {
   now?: () => number;
@@ -98,8 +106,9 @@ function refusalOf(error: unknown, oauth: OAuthConfig): Verdict {
 /**
  * Checks OAuth 2.1 access tokens (JWTs) as a resource server: signature by a key of the issuer's JWKS (cached,
  * fetched again on an unknown `kid` after the cooldown, and when older than its max age; the last keys serve
- * while the issuer cannot be reached), `iss`, `aud`, `exp` (required) and `nbf` with a small skew. The token's
- * scopes decide what it sees: the union of the sources its mapped scopes name, nothing when none is mapped.
+ * while the issuer cannot be reached), `iss`, `aud`, `exp` (required) and `nbf` with a small skew; a verified
+ * token is remembered for VERIFIED_TOKEN_MS. The token's scopes decide what it sees: the union of the sources
+ * its mapped scopes name, nothing when none is mapped.
  */
 export function jwtVerifier(
   oauth: OAuthConfig,
@@ -170,7 +179,13 @@ export function jwtVerifier(
     return onlySources(ids);
   };
 
+  const verified = new Map<string, { verdict: Verdict; until: number }>();
+
   return async (token) => {
+    const at = now();
+    const known = verified.get(token);
+    if (known !== undefined && at < known.until) return known.verdict;
+    verified.delete(token);
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, await keys(), {
@@ -178,7 +193,7 @@ export function jwtVerifier(
         audience: oauth.audience,
         algorithms: JWT_ALGORITHMS,
         clockTolerance: JWT_CLOCK_SKEW_S,
-        currentDate: new Date(now()),
+        currentDate: new Date(at),
         requiredClaims: ['exp'],
       }));
     } catch (error) {
@@ -190,10 +205,16 @@ export function jwtVerifier(
       [clientId, azp, payload.sub].find((value): value is string => typeof value === 'string') ?? '';
     const subject = (payload.sub ?? client).slice(0, MAX_PRINCIPAL_LENGTH) || '(no subject)';
     const caller = { id: `oauth:${subject}`, visibility: visibilityFor(scopes) };
-    return {
+    const verdict: Verdict = {
       ok: true,
       caller,
       authInfo: authInfoFor(caller, { value: token, clientId: client, scopes, expiresAt: payload.exp! }),
     };
+    verified.set(token, {
+      verdict,
+      until: Math.min(at + VERIFIED_TOKEN_MS, (payload.exp! + JWT_CLOCK_SKEW_S) * 1000),
+    });
+    if (verified.size > VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
+    return verdict;
   };
 }

@@ -1,13 +1,10 @@
 import { EVERY_SOURCE, onlySources } from '../../catalog/index.ts';
 import type { TokenPrincipal } from '../../config/index.ts';
 import { authInfoFor, type Caller } from '../../mcp/caller.ts';
-import { sameSecret } from '../secrets.ts';
+import { secretMatcher } from '../secrets.ts';
 import type { Authenticated } from './verdict.ts';
 
-/**
- * The principal a static bearer token names, or `undefined`. Every configured token is compared, each through
- * both sides' SHA-256 in constant time, so neither which token matched nor any token's length shows in the time.
- */
+/** The principal a static bearer token names, or `undefined`; compared as secrets are (secrets.ts). */
 export function staticTokens(
   principals: readonly TokenPrincipal[],
 ): (token: string) => Authenticated | undefined {
@@ -18,9 +15,9 @@ export function staticTokens(
       visibility: principal.sources === undefined ? EVERY_SOURCE : onlySources(principal.sources),
     } satisfies Caller,
   }));
+  const match = secretMatcher(principals.map((principal) => principal.token));
   return (token) => {
-    let found: (typeof known)[number] | undefined;
-    for (const entry of known) if (sameSecret(token, entry.principal.token)) found = entry;
+    const found = known[match(token)];
     if (found === undefined) return undefined;
     return {
       caller: found.caller,
