@@ -257,10 +257,11 @@ export function program(
         .default('auto'),
     )
     .option('--json', 'print the report as JSON')
+    .option('--token-env <name>', 'environment variable holding a bearer token, for a server with auth:')
     .action(
       async (
         url: string | undefined,
-        options: { config?: string; era: 'auto' | 'modern' | 'legacy'; json?: boolean },
+        options: { config?: string; era: 'auto' | 'modern' | 'legacy'; json?: boolean; tokenEnv?: string },
       ) => {
         const cliEntry = fileURLToPath(import.meta.url);
         exit(await verify({ ...(url === undefined ? {} : { url }), ...options }, cliEntry, io));

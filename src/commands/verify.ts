@@ -9,6 +9,8 @@ export interface VerifyOptions {
   config?: string;
   era?: 'modern' | 'legacy' | 'auto';
   json?: boolean;
+  /** With `url`: the environment variable holding a bearer token for a server with `auth:`. */
+  tokenEnv?: string;
 }
 
 /** `skillpin verify --json` output. Version 1: fields are only ever added. */
@@ -25,8 +27,12 @@ export interface VerifyReport {
   ok: boolean;
 }
 
-function transportFor(options: VerifyOptions, cliEntry: string): Transport {
-  if (options.url !== undefined) return new StreamableHTTPClientTransport(new URL(options.url));
+function transportFor(options: VerifyOptions, cliEntry: string, token: string | undefined): Transport {
+  if (options.url !== undefined)
+    return new StreamableHTTPClientTransport(
+      new URL(options.url),
+      token === undefined ? {} : { authProvider: { token: async () => token } },
+    );
   // The CLI is TypeScript run through tsx: the child gets tsx's loader by its resolved location, so it works from any folder.
   return new StdioClientTransport({
     command: process.execPath,
@@ -51,6 +57,11 @@ export async function verify(
     io.err('skillpin verify: give a server URL or --config <file>, not both\n');
     return 2;
   }
+  const token = options.tokenEnv === undefined ? undefined : process.env[options.tokenEnv];
+  if (options.tokenEnv !== undefined && (token === undefined || token === '')) {
+    io.err(`skillpin verify: environment variable ${options.tokenEnv} is not set\n`);
+    return 2;
+  }
   const era = options.era ?? 'auto';
   const client = new Client(
     { name: 'skillpin-verify', version: SERVER_VERSION },
@@ -59,7 +70,7 @@ export async function verify(
       : { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'auto' } },
   );
   try {
-    await client.connect(transportFor(options, cliEntry));
+    await client.connect(transportFor(options, cliEntry, token));
   } catch (error) {
     io.err(`skillpin verify: cannot connect: ${(error as Error).message}\n`);
     return 2;

@@ -1,5 +1,5 @@
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { run } from '../../src/cli.ts';
 import { unauthenticatedRefusal } from '../../src/commands/serve.ts';
 import { fixture } from '../helpers/fixtures.ts';
@@ -17,14 +17,16 @@ const WITH_AUTH = {
   sources: SOURCES,
 };
 
-async function serveArgs(...args: string[]): Promise<{ status: number; stderr: string }> {
+/** `skillpin <args>` in this process: its exit status and what it wrote. */
+async function serveArgs(...args: string[]): Promise<{ status: number; out: string; stderr: string }> {
   let stderr = '';
+  let out = '';
   const status = await run(args, {
-    out: () => undefined,
+    out: (text) => void (out += text),
     err: (text) => void (stderr += text),
     interactive: false,
   });
-  return { status, stderr };
+  return { status, out, stderr };
 }
 
 const sourcesListed = async (client: SkillsClient) =>
@@ -85,6 +87,19 @@ describe('serving beyond this machine', () => {
         body: '{}',
       });
       expect(refused.status).toBe(401);
+      // skillpin verify reads and checks every file the token may see; without the token it cannot connect.
+      vi.stubEnv('VERIFY_TOKEN', CI_TOKEN);
+      const verified = await serveArgs('verify', server.url, '--token-env', 'VERIFY_TOKEN');
+      vi.unstubAllEnvs();
+      expect([verified.status, verified.out.split('\n').at(-2)]).toEqual([
+        0,
+        '7 skills, 15 files read and verified, 0 failures',
+      ]);
+      const unverified = await serveArgs('verify', server.url);
+      expect([unverified.status, unverified.stderr]).toEqual([
+        2,
+        'skillpin verify: cannot connect: Version negotiation failed: the server requires authorization (HTTP 401)\n',
+      ]);
       const logged = server.stderr();
       expect(logged).toContain('"principal":"token:ci"');
       expect(logged).toContain('"reason":"auth-token-invalid"');

@@ -91,7 +91,8 @@ export async function startRoundRobinProxy(
           if (failed) return;
           failed = true;
           // A kept-alive connection the upstream closed as it was reused: the request never reached it.
-          if (retry && forward.reusedSocket && error.code === 'ECONNRESET' && !res.headersSent) return send(false);
+          if (retry && forward.reusedSocket && error.code === 'ECONNRESET' && !res.headersSent)
+            return send(false);
           if (!res.headersSent) res.writeHead(502);
           res.end();
         });
