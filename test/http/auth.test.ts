@@ -265,6 +265,12 @@ describe('OAuth JWTs', () => {
       'principal'
     ];
     expect(principal).toBe('oauth:alice@example.test');
+    // Claims of the wrong type name nobody and grant nothing (the issuer signs them; jose does not type them).
+    expect(await listedSources(running.url, await signToken(keyA, claims({ sub: 42, scope: 7 })))).toEqual(
+      [],
+    );
+    const nobody = running.lines.filter((line) => line.msg === 'request authenticated').at(-1)?.['principal'];
+    expect(nobody).toBe('oauth:(no subject)');
   });
 
   it('refuses an expired token, and one not valid yet, beyond a 30 s clock skew', async () => {

@@ -201,9 +201,13 @@ export function jwtVerifier(
     }
     const scopes = scopesOf(payload);
     const { client_id: clientId, azp } = payload as { client_id?: unknown; azp?: unknown };
-    const client =
-      [clientId, azp, payload.sub].find((value): value is string => typeof value === 'string') ?? '';
-    const subject = (payload.sub ?? client).slice(0, MAX_PRINCIPAL_LENGTH) || '(no subject)';
+    // Claims are typed by the issuer, not by jose: only strings name anyone.
+    const strings = [clientId, azp, payload.sub].filter(
+      (value): value is string => typeof value === 'string',
+    );
+    const client = strings[0] ?? '';
+    const sub = typeof payload.sub === 'string' ? payload.sub : client;
+    const subject = sub.slice(0, MAX_PRINCIPAL_LENGTH) || '(no subject)';
     const caller = { id: `oauth:${subject}`, visibility: visibilityFor(scopes) };
     const verdict: Verdict = {
       ok: true,
