@@ -1,7 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 /** Unit tests start no process and open no server (test/unitSetup.ts fails one that does): `npm run test:unit`. */
-const UNIT = ['test/{catalog,config,index,mcp,skills}/**/*.test.ts', 'test/{docs,layers,temp}.test.ts'];
+const UNIT = [
+  'test/{catalog,config,deploy,index,mcp,skills}/**/*.test.ts',
+  'test/{docs,layers,temp}.test.ts',
+];
 
 export default defineConfig({
   test: {

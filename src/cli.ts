@@ -115,10 +115,19 @@ export function program(
       'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio',
       parseListen,
     )
-    .option('--locked', 'serve exactly the commits of the lockfile (skillpin.lock next to the config)');
+    .option('--locked', 'serve exactly the commits of the lockfile (skillpin.lock next to the config)')
+    .option(
+      '--allow-unauthenticated',
+      'serve --http on a non-loopback address without auth: (something in front decides who may call)',
+    );
   serving.action(
     async (
-      options: { config: string; http?: { host: string; port: number }; locked?: boolean },
+      options: {
+        config: string;
+        http?: { host: string; port: number };
+        locked?: boolean;
+        allowUnauthenticated?: boolean;
+      },
       command: Command,
     ) => {
       // `skillpin` alone where there is no config: say how to get one, not "cannot be read".
@@ -130,7 +139,13 @@ export function program(
       const locked = options.locked === true;
       const config = await servedConfig(loadConfig(options.config), locked);
       const reread = async () => servedConfig(loadConfig(options.config), locked);
-      const code = await serve(config, options.http, loggerOf(command, 'info'), { err: io.err, reread });
+      const code = await serve(
+        config,
+        options.http,
+        loggerOf(command, 'info'),
+        { err: io.err, reread },
+        { allowUnauthenticated: options.allowUnauthenticated === true },
+      );
       if (code !== undefined) exit(code);
     },
   );
@@ -287,10 +302,11 @@ export function program(
         .default('auto'),
     )
     .option('--json', 'print the report as JSON')
+    .option('--token-env <name>', 'environment variable holding a bearer token, for a server with auth:')
     .action(
       async (
         url: string | undefined,
-        options: { config?: string; era: 'auto' | 'modern' | 'legacy'; json?: boolean },
+        options: { config?: string; era: 'auto' | 'modern' | 'legacy'; json?: boolean; tokenEnv?: string },
       ) => {
         const cliEntry = fileURLToPath(import.meta.url);
         exit(await verify({ ...(url === undefined ? {} : { url }), ...options }, cliEntry, io));

@@ -28,7 +28,12 @@ describe('documentation', () => {
   it('config.example.yaml is a valid config that shows every key', () => {
     const file = path.join(PROJECT_ROOT, 'config.example.yaml');
     expect(() =>
-      loadConfig(file, { POLICIES_TOKEN: 't', SKILLPIN_WEBHOOK_SECRET: 's', SKILLPIN_RUN_SECRET: 'r' }),
+      loadConfig(file, {
+        POLICIES_TOKEN: 't',
+        SKILLPIN_WEBHOOK_SECRET: 's',
+        SKILLPIN_RUN_SECRET: 'r',
+        SKILLPIN_CI_TOKEN: 'ci-token-0123456789abcdef',
+      }),
     ).not.toThrow();
     const example = parse(readFileSync(file, 'utf8')) as Record<string, unknown> & {
       sources: Array<Record<string, unknown>>;
@@ -65,6 +70,13 @@ describe('documentation', () => {
     ]);
     const verify = example.sources.find((source) => source['verify'] !== undefined)!['verify'] as object;
     expect(Object.keys(verify).sort()).toEqual(['gpgKeys', 'require', 'sshAllowedSigners']);
+    const auth = example['auth'] as {
+      tokens: Array<Record<string, unknown>>;
+      oauth: Record<string, unknown>;
+    };
+    expect(Object.keys(auth).sort()).toEqual(['oauth', 'tokens']);
+    expect(Object.keys(auth.tokens[0]!).sort()).toEqual(['name', 'sources', 'token']);
+    expect(Object.keys(auth.oauth).sort()).toEqual(['audience', 'issuer', 'jwksUrl', 'scopes']);
   });
 
   it('the example config pins the commit the fixtures build', () => {

@@ -21,15 +21,19 @@ export interface CatalogState {
   failures: readonly SourceFailure[];
 }
 
-/** The live set of namespaces. State is one immutable value, swapped whole in one assignment. */
-export interface Catalog {
+/** What serving reads of the catalog: everything but the swap. */
+export interface CatalogReader {
   readonly state: CatalogState;
   /** The namespace of `source` at `commit`, current or retained. */
   namespace(source: string, commit: string): Namespace | undefined;
   /** Namespaces that are listed: each source's current commit. */
   listed(): readonly Namespace[];
-  swap(next: CatalogState): void;
   onChange(listener: (previous: CatalogState, next: CatalogState) => void): () => void;
+}
+
+/** The live set of namespaces. State is one immutable value, swapped whole in one assignment. */
+export interface Catalog extends CatalogReader {
+  swap(next: CatalogState): void;
 }
 
 export function createCatalog(initial: CatalogState = { sources: [], failures: [] }): Catalog {

@@ -1,10 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createCatalog, type Catalog } from '../catalog/index.ts';
-import { type Config, ConfigError, type SourceConfig } from '../config/index.ts';
+import { type Config, ConfigError, isLoopbackHost, type SourceConfig } from '../config/index.ts';
 import { describeGitBackend } from '../git/index.ts';
+import { createAuthGate } from '../http/auth/gate.ts';
 import { createMetrics, type Metrics } from '../http/metrics.ts';
-import { ListenError, startHttpServer } from '../http/server.ts';
+import { ListenError, MCP_PATH, startHttpServer } from '../http/server.ts';
 import { cachePolicy } from '../mcp/cache.ts';
 import { observeRequests } from '../mcp/observe.ts';
 import { runOptionsFor } from '../mcp/run/setup.ts';
@@ -86,6 +87,17 @@ function reloadOnHangup(
   return { config: () => running };
 }
 
+/** Why serve will not bind `host` without `auth:`: said once, before anything starts. */
+export function unauthenticatedRefusal(host: string, port: number): string {
+  return (
+    `refusing to serve ${host}:${port} without authentication: ${host} is reachable from other machines, and ` +
+    'anyone who reaches it could list and read every source, private ones included (Host and Origin checks ' +
+    'stop browsers, not other clients). Configure auth: (static tokens or an OAuth issuer; see the README), ' +
+    'bind a loopback address such as 127.0.0.1, or pass --allow-unauthenticated when something in front of ' +
+    'skillpin (a proxy, a private network) decides who may call it.'
+  );
+}
+
 const skillsOf = (catalog: Catalog) => catalog.listed().reduce((sum, ns) => sum + ns.skills.length, 0);
 
 /**
@@ -98,7 +110,18 @@ export async function serve(
   http: { host: string; port: number } | undefined,
   logger: Logger,
   io: { err: (text: string) => void; reread?: () => Promise<Config> },
+  options: { allowUnauthenticated?: boolean } = {},
 ): Promise<number | undefined> {
+  if (http !== undefined && config.auth === undefined && !isLoopbackHost(http.host)) {
+    if (options.allowUnauthenticated !== true) {
+      io.err(`skillpin: ${unauthenticatedRefusal(http.host, http.port)}\n`);
+      return SERVE_CANNOT_START;
+    }
+    logger.warn(
+      { host: http.host },
+      'serving without authentication on a non-loopback address (--allow-unauthenticated)',
+    );
+  }
   let lock: Awaited<ReturnType<typeof lockDataDir>>;
   try {
     lock = await lockDataDir(config.dataDir, 'serve');
@@ -142,6 +165,7 @@ export async function serve(
   const reloading = reloadOnHangup(config, worker, logger, io.reread ?? (async () => config));
 
   if (http === undefined) {
+    // stdio is the local user's own process: auth: applies to HTTP only.
     await worker.syncAll('start', isLocal);
     serveStdio(factory, { onerror: (error) => logger.debug({ err: error.message }, 'stdio') });
     logger.info(
@@ -161,10 +185,13 @@ export async function serve(
     return undefined;
   }
 
+  const auth =
+    config.auth === undefined ? undefined : createAuthGate(config.auth, { logger, mcpPath: MCP_PATH });
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     server = await startHttpServer({
       ...http,
+      ...(auth === undefined ? {} : { auth }),
       factory,
       catalog,
       logger,
@@ -194,6 +221,7 @@ export async function serve(
       skills: skillsOf(catalog),
       sources: config.sources.length,
       git,
+      auth: auth?.summary ?? null,
     },
     `serving MCP over Streamable HTTP at ${server.url}${everywhere} (status page ${page}; git backend: ${git.backend}, ${git.reason})`,
   );

@@ -10,6 +10,8 @@ export interface VerifyOptions {
   config?: string;
   era?: 'modern' | 'legacy' | 'auto';
   json?: boolean;
+  /** With `url`: the environment variable holding a bearer token for a server with `auth:`. */
+  tokenEnv?: string;
 }
 
 /** `skillpin verify --json` output. Version 1: fields are only ever added. */
@@ -32,9 +34,15 @@ const MAX_CHILD_STDERR = 16 * 1024;
 function transportFor(
   options: VerifyOptions,
   cliEntry: string,
+  token: string | undefined,
 ): { transport: Transport; stderr: () => string } {
-  if (options.url !== undefined)
-    return { transport: new StreamableHTTPClientTransport(new URL(options.url)), stderr: () => '' };
+  if (options.url !== undefined) {
+    const transport = new StreamableHTTPClientTransport(
+      new URL(options.url),
+      token === undefined ? {} : { authProvider: { token: async () => token } },
+    );
+    return { transport, stderr: () => '' };
+  }
   // The built CLI runs as it is; from a checkout (TypeScript under tsx) the child gets tsx's loader by its
   // resolved location, so it works from any folder.
   const loader = cliEntry.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
@@ -76,6 +84,11 @@ export async function verify(
     io.err('skillpin verify: give a server URL or --config <file>, not both\n');
     return 2;
   }
+  const token = options.tokenEnv === undefined ? undefined : process.env[options.tokenEnv];
+  if (options.tokenEnv !== undefined && (token === undefined || token === '')) {
+    io.err(`skillpin verify: environment variable ${options.tokenEnv} is not set\n`);
+    return 2;
+  }
   const era = options.era ?? 'auto';
   const client = new Client(
     { name: 'skillpin-verify', version: SERVER_VERSION },
@@ -83,7 +96,7 @@ export async function verify(
       ? {}
       : { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'auto' } },
   );
-  const { transport, stderr } = transportFor(options, cliEntry);
+  const { transport, stderr } = transportFor(options, cliEntry, token);
   try {
     await client.connect(transport);
   } catch (error) {

@@ -116,6 +116,36 @@ export function defaultGitSettings(env: NodeJS.ProcessEnv = process.env): GitSet
   return { backend: chosen as GitSettings['backend'] };
 }
 
+/** A static bearer token's principal: its name (logs, sessions), its secret, and the sources it sees. */
+export interface TokenPrincipal {
+  name: string;
+  /** Resolved from the environment; never printed. */
+  token: string;
+  /** Source ids; absent: every source. */
+  sources?: string[];
+}
+
+/** The OAuth 2.1 resource server: which issuer's JWTs for which audience, and what each scope sees. */
+export interface OAuthConfig {
+  /** Compared with `iss` exactly as written. */
+  issuer: string;
+  /** This server's resource identifier (RFC 8707): `aud` must name it; the metadata document publishes it. */
+  audience: string;
+  /** Absent: the issuer's metadata names it (`jwks_uri`). */
+  jwksUrl?: string;
+  /** Scope → the source ids it sees, or `*` for every source. */
+  scopes: Record<string, '*' | string[]>;
+}
+
+/** `auth:` (HTTP only). A plain optional field of Config: absent means no authentication. */
+export interface AuthConfig {
+  tokens: TokenPrincipal[];
+  oauth?: OAuthConfig;
+}
+
+/** Static tokens shorter than this are refused: they are guessable. */
+export const MIN_TOKEN_LENGTH = 16;
+
 export interface Config {
   file: string;
   dataDir: string;
@@ -137,6 +167,8 @@ export interface Config {
   /** Webhook endpoint settings (HTTP mode); absent: POST /hooks/git answers 404. */
   webhook?: { secret: string; maxBodyBytes: number };
   runs: RunSettings;
+  /** Who may call the HTTP endpoint and what each caller sees; absent: anyone who reaches it sees everything. */
+  auth?: AuthConfig;
   sources: SourceConfig[];
 }
 
@@ -320,6 +352,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
           maxBodyBytes: raw.webhook.maxBodyBytes,
         };
   const runs = runSettingsOf(raw.runs, (reference) => fromEnv(reference, ['runs', 'secret']));
+  const authConfig = raw.auth === undefined ? undefined : resolveAuth(raw.auth, sources, problemAt, fromEnv);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     file: absolute,
@@ -340,6 +373,65 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     git,
     ...(webhook === undefined ? {} : { webhook }),
     runs,
+    ...(authConfig === undefined ? {} : { auth: authConfig }),
     sources,
+  };
+}
+
+/** `auth:` with its tokens read from the environment, every source it names checked against `sources`. */
+function resolveAuth(
+  raw: NonNullable<RawConfig['auth']>,
+  sources: readonly SourceConfig[],
+  problemAt: (segments: PropertyKey[], message: string) => void,
+  fromEnv: (reference: string, segments: PropertyKey[]) => string,
+): AuthConfig {
+  const known = new Set(sources.map((source) => source.id));
+  const checkSources = (ids: readonly string[], segments: PropertyKey[]) => {
+    for (const [index, id] of ids.entries())
+      if (!known.has(id)) problemAt([...segments, index], `no source "${id}" is configured`);
+  };
+  const names = new Map<string, number>();
+  const secrets = new Map<string, number>();
+  const tokens = (raw.tokens ?? []).map((entry, index): TokenPrincipal => {
+    const at = ['auth', 'tokens', index];
+    const token = fromEnv(entry.token, [...at, 'token']);
+    if (token !== '' && token.length < MIN_TOKEN_LENGTH)
+      problemAt(
+        [...at, 'token'],
+        `the token is shorter than ${MIN_TOKEN_LENGTH} characters; use a random one (openssl rand -hex 32)`,
+      );
+    const sameName = names.get(entry.name);
+    if (sameName !== undefined)
+      problemAt([...at, 'name'], `"${entry.name}" is used by auth.tokens[${sameName}]`);
+    const sameToken = secrets.get(token);
+    if (token !== '' && sameToken !== undefined)
+      problemAt([...at, 'token'], `holds the same token as auth.tokens[${sameToken}]`);
+    names.set(entry.name, index);
+    secrets.set(token, index);
+    if (entry.sources !== undefined) checkSources(entry.sources, [...at, 'sources']);
+    return {
+      name: entry.name,
+      token,
+      ...(entry.sources === undefined ? {} : { sources: [...entry.sources] }),
+    };
+  });
+  const oauth = raw.oauth;
+  if (oauth !== undefined)
+    for (const [scope, seen] of Object.entries(oauth.scopes))
+      if (seen !== '*') checkSources(seen, ['auth', 'oauth', 'scopes', scope]);
+  return {
+    tokens,
+    ...(oauth === undefined
+      ? {}
+      : {
+          oauth: {
+            issuer: oauth.issuer,
+            audience: oauth.audience,
+            ...(oauth.jwksUrl === undefined ? {} : { jwksUrl: oauth.jwksUrl }),
+            scopes: Object.fromEntries(
+              Object.entries(oauth.scopes).map(([scope, seen]) => [scope, seen === '*' ? '*' : [...seen]]),
+            ),
+          },
+        }),
   };
 }

@@ -187,6 +187,88 @@ const source = z
       });
   });
 
+const envReference = (example: string) =>
+  z
+    .string()
+    .regex(
+      ENV_REFERENCE,
+      `must be an environment reference like \${${example}}; secrets are never written in the config`,
+    );
+
+/** True for a host name or address that only this machine reaches. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  return (
+    bare === 'localhost' ||
+    bare === '::1' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) ||
+    /^::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.test(bare)
+  );
+}
+
+/** An https URL, or http to this machine (a local identity provider, tests): keys and tokens travel over it. */
+export function isSecureUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname));
+}
+
+const secureUrl = z
+  .string()
+  .refine((value) => URL.canParse(value), 'is not a valid URL')
+  .refine(
+    (value) => !URL.canParse(value) || isSecureUrl(value),
+    'must be an https:// URL (http:// only for a loopback host)',
+  )
+  .refine(
+    (value) => !URL.canParse(value) || (new URL(value).hash === '' && new URL(value).username === ''),
+    'must carry no fragment and no credentials',
+  );
+
+/** A principal's sources: configured ids. */
+const sourceIds = z.array(z.string().regex(SOURCE_ID, 'must be a source id')).min(1);
+
+const auth = z
+  .strictObject({
+    tokens: z
+      .array(
+        z.strictObject({
+          name: z
+            .string()
+            .regex(
+              /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/,
+              'must be 1-64 letters, digits, ".", "_", "@" or "-" (logs name the principal by it)',
+            ),
+          token: envReference('SKILLPIN_CI_TOKEN'),
+          sources: sourceIds.optional(),
+        }),
+      )
+      .min(1)
+      .optional(),
+    oauth: z
+      .strictObject({
+        issuer: secureUrl,
+        audience: z
+          .string()
+          .refine(
+            (value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol),
+            'must be the URL clients reach this server at, e.g. https://skills.example.com/mcp (RFC 8707)',
+          ),
+        jwksUrl: secureUrl.optional(),
+        scopes: z
+          .record(
+            z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'must be an OAuth scope token (RFC 6749 §3.3)'),
+            z.union([z.literal('*'), sourceIds]),
+          )
+          .refine(
+            (value) => Object.keys(value).length > 0,
+            'map at least one scope to sources ("*" for every source)',
+          ),
+      })
+      .optional(),
+  })
+  .refine((value) => value.tokens !== undefined || value.oauth !== undefined, 'give tokens, oauth or both');
+
 export const configSchema = z.strictObject({
   dataDir: z.string().min(1).default('.skillpin'),
   lock: z.string().min(1).optional(),
@@ -267,6 +349,7 @@ export const configSchema = z.strictObject({
       allowUnscrubbed: z.boolean().default(false),
     })
     .prefault({}),
+  auth: auth.optional(),
   sources: z.array(source).min(1, 'configure at least one source'),
 });
 

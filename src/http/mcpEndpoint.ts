@@ -1,9 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import {
+  type AuthInfo,
   createMcpHandler,
   isLegacyRequest,
+  type McpHttpHandler,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import {
+  type CatalogState,
+  EVERY_SOURCE,
+  listingChanged,
+  type Visibility,
+  visibleState,
+} from '../catalog/index.ts';
+import { type Caller, callerOf } from '../mcp/caller.ts';
 import type { Logger } from '../shared/log.ts';
 import { isModernProtocol } from '../mcp/protocol.ts';
 import { announceListChanged, type ServerFactory } from '../mcp/server.ts';
@@ -20,10 +30,10 @@ export interface McpEndpointOptions {
 }
 
 export interface McpEndpoint {
-  /** Serves one request to /mcp from `peer` (the client's address). */
-  handle(request: Request, peer: string): Promise<Response>;
-  /** Tells every listening client that the listing changed. */
-  listingChanged(): void;
+  /** Serves one request to /mcp from `peer` (the client's address), as `authInfo`'s caller when auth is on. */
+  handle(request: Request, peer: string, authInfo?: AuthInfo): Promise<Response>;
+  /** Tells every listening client whose listing differs between the two catalog states. */
+  listingChanged(previous: CatalogState, next: CatalogState): void;
   /** Closes idle sessions; run it now and then. */
   expireSessions(): Promise<void>;
   /** How many 2025-11-25 sessions are open. */
@@ -34,6 +44,15 @@ export interface McpEndpoint {
 const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
   Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status, headers });
 
+/** Spec (2025-11-25 transports): a session the server does not hold is a 404, and the client starts a new one. */
+export const SESSION_NOT_FOUND =
+  'Session not found: this server holds no session with this Mcp-Session-Id (it expired or was closed, or the ' +
+  'request reached another replica: 2025-11-25 sessions need session affinity); start a new session with initialize';
+
+/** A session is used only by the caller that opened it, seeing the same sources. */
+const sameCaller = (a: Caller | undefined, b: Caller | undefined) =>
+  a === b || (a !== undefined && b !== undefined && a.id === b.id && a.visibility.key === b.visibility.key);
+
 /**
  * Streamable HTTP at /mcp: 2026-07-28 requests are served statelessly by a server made for each, 2025-11-25
  * clients get sessions, on the same path. The body is read and parsed once, for routing and serving both.
@@ -41,10 +60,24 @@ const rpcError = (status: number, code: number, message: string, headers: Record
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const { factory, logger } = options;
   const onerror = (error: Error) => logger.debug({ err: error.message }, 'mcp http');
-  const modern = createMcpHandler(factory, { legacy: 'reject', onerror });
+  // One modern handler per visibility: subscriptions/listen streams hear only of changes their caller can see.
+  const modern = new Map<string, { handler: McpHttpHandler; visibility: Visibility }>();
+  const modernFor = (visibility: Visibility): McpHttpHandler => {
+    let entry = modern.get(visibility.key);
+    if (entry === undefined) {
+      entry = { handler: createMcpHandler(factory, { legacy: 'reject', onerror }), visibility };
+      modern.set(visibility.key, entry);
+    }
+    return entry.handler;
+  };
   const store = createSessionStore({ ...DEFAULT_SESSION_LIMITS, ...options.limits }, options.now);
 
-  const openSession = async (request: Request, parsedBody: unknown, peer: string): Promise<Response> => {
+  const openSession = async (
+    request: Request,
+    parsedBody: unknown,
+    peer: string,
+    authInfo: AuthInfo | undefined,
+  ): Promise<Response> => {
     const refused = await store.admit(peer);
     if (refused !== undefined) {
       logger.warn({ peer, status: refused.status }, refused.message);
@@ -53,18 +86,27 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       });
     }
     try {
-      const server = factory({ era: 'legacy', requestInfo: request });
+      const server = factory({
+        era: 'legacy',
+        requestInfo: request,
+        ...(authInfo === undefined ? {} : { authInfo }),
+      });
+      const caller = callerOf(authInfo);
       const transport: WebStandardStreamableHTTPServerTransport =
         new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: randomUUID,
-          onsessioninitialized: (id) => store.add(id, { transport, server }),
+          onsessioninitialized: (id) =>
+            store.add(id, { transport, server, ...(caller === undefined ? {} : { caller }) }),
           onsessionclosed: (id) => store.remove(id),
         });
       transport.onclose = () => {
         if (transport.sessionId !== undefined) store.remove(transport.sessionId);
       };
       await server.connect(transport);
-      const response = await transport.handleRequest(request, { parsedBody });
+      const response = await transport.handleRequest(request, {
+        parsedBody,
+        ...(authInfo === undefined ? {} : { authInfo }),
+      });
       if (transport.sessionId === undefined) await server.close();
       return response;
     } finally {
@@ -72,20 +114,29 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     }
   };
 
-  const legacy = (request: Request, parsedBody: unknown, peer: string): Promise<Response> | Response => {
+  const legacy = (
+    request: Request,
+    parsedBody: unknown,
+    peer: string,
+    authInfo: AuthInfo | undefined,
+  ): Promise<Response> | Response => {
     const id = request.headers.get('mcp-session-id');
     if (id === null)
       return request.method === 'POST'
-        ? openSession(request, parsedBody, peer)
+        ? openSession(request, parsedBody, peer, authInfo)
         : rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     const session = store.use(id);
-    return session === undefined
-      ? rpcError(404, -32001, 'Session not found')
-      : session.transport.handleRequest(request, { parsedBody });
+    // Another caller's session answers as one that does not exist: ids are never confirmed to strangers.
+    return session === undefined || !sameCaller(session.caller, callerOf(authInfo))
+      ? rpcError(404, -32001, SESSION_NOT_FOUND)
+      : session.transport.handleRequest(request, {
+          parsedBody,
+          ...(authInfo === undefined ? {} : { authInfo }),
+        });
   };
 
   return {
-    async handle(request, peer) {
+    async handle(request, peer, authInfo) {
       let parsedBody: unknown;
       if (request.method === 'POST') {
         try {
@@ -94,24 +145,41 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
           return rpcError(400, -32700, 'Parse error: the request body is not valid JSON');
         }
       }
+      const serveModern = () =>
+        modernFor(callerOf(authInfo)?.visibility ?? EVERY_SOURCE).fetch(request, {
+          parsedBody,
+          ...(authInfo === undefined ? {} : { authInfo }),
+        });
       // A 2026-07-28 client names its revision on every request, a 2025-11-25 one never names a later one.
-      if (isModernProtocol(request.headers.get('mcp-protocol-version')))
-        return modern.fetch(request, { parsedBody });
+      if (isModernProtocol(request.headers.get('mcp-protocol-version'))) return serveModern();
       return (await isLegacyRequest(request, parsedBody))
-        ? legacy(request, parsedBody, peer)
-        : modern.fetch(request, { parsedBody });
+        ? legacy(request, parsedBody, peer, authInfo)
+        : serveModern();
     },
-    listingChanged() {
+    listingChanged(previous, next) {
+      const changed = new Map<string, boolean>();
+      const changedFor = (visibility: Visibility) => {
+        let seen = changed.get(visibility.key);
+        if (seen === undefined) {
+          seen = listingChanged(visibleState(previous, visibility), visibleState(next, visibility));
+          changed.set(visibility.key, seen);
+        }
+        return seen;
+      };
       // 2026-07-28 clients listen through subscriptions/listen; 2025-11-25 sessions are told directly.
-      modern.notify.resourcesChanged();
-      modern.notify.promptsChanged();
-      for (const { server } of store.sessions()) announceListChanged(server);
+      for (const { handler, visibility } of modern.values())
+        if (changedFor(visibility)) {
+          handler.notify.resourcesChanged();
+          handler.notify.promptsChanged();
+        }
+      for (const session of store.sessions())
+        if (changedFor(session.caller?.visibility ?? EVERY_SOURCE)) announceListChanged(session.server);
     },
     expireSessions: () => store.expire(),
     openSessions: () => [...store.sessions()].length,
     async close() {
       await store.closeAll();
-      await modern.close();
+      await Promise.all([...modern.values()].map(({ handler }) => handler.close()));
     },
   };
 }

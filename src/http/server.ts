@@ -6,11 +6,12 @@ import {
   localhostAllowedOrigins,
   originValidationResponse,
 } from '@modelcontextprotocol/server';
-import { listingChanged, type Catalog } from '../catalog/index.ts';
+import { type Catalog, EVERY_SOURCE, type Visibility } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { ServerFactory } from '../mcp/server.ts';
 import type { StatusReport } from '../sync/status.ts';
+import type { AuthGate, Authenticated } from './auth/gate.ts';
 import { createDeliveryLog } from './deliveries.ts';
 import { peerOf, requestListener, type Route } from './listener.ts';
 import { createMcpEndpoint, MCP_METHODS } from './mcpEndpoint.ts';
@@ -20,8 +21,6 @@ import { renderStatusPage, STATUS_PAGE_HEADERS } from './statusPage.ts';
 import { handleWebhook, WEBHOOK_PATH } from './webhooks.ts';
 
 export const MCP_PATH = '/mcp';
-/** The paths the auth layer guards as it guards /mcp (the others tell only what a load balancer needs). */
-export const GUARDED_PATHS: ReadonlySet<string> = new Set([MCP_PATH, METRICS_PATH]);
 /** How often idle 2025-11-25 sessions are looked for. */
 export const SESSION_SWEEP_MS = 60_000;
 
@@ -44,12 +43,12 @@ export interface HttpOptions {
   pending?: () => readonly string[];
   /** Serves GET /metrics (404 without it) and counts what this server does. */
   metrics?: Metrics;
-  /** Authentication of the guarded paths: a response refuses the request, `undefined` lets it through. */
-  guard?: (request: Request) => Promise<Response | undefined>;
   /** Overrides of the session limits (tests). */
   sessionLimits?: Partial<SessionLimits>;
   /** The clock of sessions and webhook deliveries (tests). */
   now?: () => number;
+  /** Authentication (`auth:`): every path but /healthz, /readyz, the webhook and the metadata document. */
+  auth?: AuthGate;
 }
 
 /** The port could not be opened (in use, not allowed): one line for the user, no stack. */
@@ -101,6 +100,19 @@ function clientHostname(host: string): string {
 /** A header value fit for a log line: hostile, so cut short. */
 const clip = (value: string | null) => (value === null ? null : value.slice(0, 200));
 
+/** Paths anyone may call: probes (they name no source when auth is on) and webhooks (their own secrets). */
+export const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', WEBHOOK_PATH]);
+
+/** The status report as one caller may see it: its sources and their failures. */
+export function visibleStatus(report: StatusReport, visibility: Visibility): StatusReport {
+  if (visibility.all) return report;
+  return {
+    ...report,
+    sources: report.sources.filter((source) => visibility.has(source.id)),
+    failures: report.failures.filter((failure) => visibility.has(failure.id)),
+  };
+}
+
 const methodNotAllowed = (method: string, allowed: readonly string[]) =>
   json(
     405,
@@ -110,9 +122,15 @@ const methodNotAllowed = (method: string, allowed: readonly string[]) =>
 
 /**
  * Streamable HTTP at /mcp, the status page at /, /healthz, /readyz, /status, /metrics and the webhook. Host and
- * Origin are checked first (DNS rebinding protection), then the method.
+ * Origin are checked first (DNS rebinding protection), then the method, then (with auth) the caller, before
+ * anything else is read.
  */
 export async function startHttpServer(options: HttpOptions): Promise<RunningHttpServer> {
+  const { auth } = options;
+  const routes: Record<string, readonly string[]> = {
+    ...ROUTES,
+    ...Object.fromEntries((auth?.metadataPaths ?? []).map((path) => [path, ['GET', 'HEAD']])),
+  };
   const hostname =
     options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
   const allowedHosts = [
@@ -145,17 +163,21 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
       );
       return rejected;
     }
-    const allowed = ROUTES[pathname];
+    const allowed = routes[pathname];
     if (allowed === undefined) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
     if (!allowed.includes(request.method)) return methodNotAllowed(request.method, allowed);
-    const refused = GUARDED_PATHS.has(pathname) ? await options.guard?.(request) : undefined;
-    if (refused !== undefined) {
-      logger.warn({ path: pathname, status: refused.status }, 'refused a request that did not authenticate');
-      return refused;
+    if (auth?.metadataPaths.includes(pathname)) return auth.metadata(request);
+    // Every path that is not open needs a caller; its answers are what that caller may see.
+    let caller: Authenticated | undefined;
+    if (auth !== undefined && !OPEN_PATHS.has(pathname)) {
+      const verdict = await auth.authenticate(request, peerOf(request));
+      if (verdict instanceof Response) return verdict;
+      caller = verdict;
     }
+    const visibility = caller?.caller.visibility ?? EVERY_SOURCE;
     if (pathname === '/') {
       if (options.status === undefined) return json(404, { error: 'no status here' });
-      const page = renderStatusPage(options.status(), {
+      const page = renderStatusPage(visibleStatus(options.status(), visibility), {
         mcpUrl: new URL(MCP_PATH, request.url).href,
         now: (options.now ?? Date.now)(),
         metrics: metrics !== undefined,
@@ -168,21 +190,27 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
         : new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } });
     if (pathname === '/healthz') {
       const state = options.catalog.state;
+      // Open to anyone: with auth on it names no source, only how many and why.
       return json(200, {
         status: state.failures.length === 0 ? 'ok' : 'degraded',
         sources: state.sources.length,
-        failures: state.failures.map((f) => ({ id: f.id, reason: f.reason })),
+        failures: state.failures.map((f) =>
+          auth === undefined ? { id: f.id, reason: f.reason } : { reason: f.reason },
+        ),
       });
     }
     if (pathname === '/readyz') {
       // 503 until every source was tried once: a replica joins its load balancer with all it can serve.
       const pending = options.pending?.() ?? [];
-      return json(pending.length === 0 ? 200 : 503, { ready: pending.length === 0, pending });
+      return json(pending.length === 0 ? 200 : 503, {
+        ready: pending.length === 0,
+        pending: auth === undefined ? pending : pending.length,
+      });
     }
     if (pathname === '/status')
       return options.status === undefined
         ? json(404, { error: 'no status here' })
-        : json(200, options.status());
+        : json(200, visibleStatus(options.status(), visibility));
     if (pathname === WEBHOOK_PATH) {
       const { webhook, worker } = options;
       if (webhook === undefined || worker === undefined)
@@ -196,7 +224,7 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
         ...(metrics === undefined ? {} : { onOutcome: (outcome) => metrics.delivered(outcome) }),
       });
     }
-    return mcp.handle(request, peerOf(request));
+    return mcp.handle(request, peerOf(request), caller?.authInfo);
   };
 
   // One line per request at debug: the path only (a query may carry a secret).
@@ -216,14 +244,12 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
     return response;
   };
 
-  const unsubscribe = options.catalog.onChange((previous, next) => {
-    if (listingChanged(previous, next)) mcp.listingChanged();
-  });
+  const unsubscribe = options.catalog.onChange((previous, next) => mcp.listingChanged(previous, next));
 
   const server: Server = createServer(
     requestListener({
       route: logged,
-      methodsOf: (pathname) => ROUTES[pathname],
+      methodsOf: (pathname) => routes[pathname],
       methodNotAllowed,
       ...(options.webhook === undefined
         ? {}

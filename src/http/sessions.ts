@@ -1,4 +1,5 @@
 import type { McpServer, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import type { Caller } from '../mcp/caller.ts';
 
 /** Open 2025-11-25 sessions at most. */
 export const MAX_SESSIONS = 256;
@@ -28,6 +29,8 @@ export const DEFAULT_SESSION_LIMITS: SessionLimits = {
 export interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: McpServer;
+  /** Who opened it (with auth): only that caller, seeing the same sources, may use it. */
+  caller?: Caller;
 }
 
 /** Why a new session is refused: the HTTP status, when to retry, and a sentence. */

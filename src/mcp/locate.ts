@@ -1,4 +1,4 @@
-import { parseSkillUri, type Catalog } from '../catalog/index.ts';
+import { parseSkillUri, type CatalogReader } from '../catalog/index.ts';
 import { invalidParams } from './errors.ts';
 import type { Snapshot } from './snapshot.ts';
 import { snapshotAt } from './view.ts';
@@ -10,7 +10,7 @@ export interface Located {
 }
 
 /** Resolves a request URI, current or retained commit, or throws -32602 naming the URI and why not. */
-export function locate(catalog: Catalog, uri: string): Located {
+export function locate(catalog: CatalogReader, uri: string): Located {
   const parsed = parseSkillUri(uri);
   if (!parsed.ok) throw invalidParams(`${uri} is not a URI this server serves: ${parsed.problem}`, uri);
   const snapshot = snapshotAt(catalog, parsed.source, parsed.commit);

@@ -1,5 +1,5 @@
 import type { McpServer, Prompt } from '@modelcontextprotocol/server';
-import type { Catalog } from '../catalog/index.ts';
+import type { CatalogReader } from '../catalog/index.ts';
 import { parseSkillMd, SKILL_MD } from '../skills/index.ts';
 import { invalidParams } from './errors.ts';
 import type { FileReader } from './read.ts';
@@ -35,7 +35,7 @@ function servedPrompts(view: CatalogView, max: number): ReadonlyMap<string, Serv
  * prompts/list and prompts/get over the live catalog (a swap shows at the next request): one prompt for each of
  * the first `max` listed skills, in listing order; skill_list says when there are more skills than prompts.
  */
-export function registerPrompts(mcp: McpServer, catalog: Catalog, read: FileReader, max: number): void {
+export function registerPrompts(mcp: McpServer, catalog: CatalogReader, read: FileReader, max: number): void {
   const server = mcp.server;
   server.registerCapabilities({ prompts: { listChanged: true } });
   server.setRequestHandler('prompts/list', async () => ({

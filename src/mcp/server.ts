@@ -1,21 +1,22 @@
 import { McpServer, type McpRequestContext } from '@modelcontextprotocol/server';
 import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
-import { listingChanged, type Catalog } from '../catalog/index.ts';
+import { listingChanged, visibleCatalog, type CatalogReader, type Visibility } from '../catalog/index.ts';
 import { DEFAULT_MAX_PROMPTS, defaultRunSettings } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
+import { visibilityOf } from './caller.ts';
 import { cachePolicy, type CachePolicy } from './cache.ts';
 import { answerFromSnapshots } from './handlers.ts';
 import { registerPrompts } from './prompts.ts';
 import { type FileReader, verifiedReader } from './read.ts';
 import { createRunner, type RunnerOptions } from './run/runner.ts';
-import { catalogSkillSource } from './source.ts';
+import { catalogSkillSource, type CatalogSkillSource } from './source.ts';
 import { registerTools } from './tools/index.ts';
 
 export const SERVER_NAME = 'skillpin';
 export const SERVER_VERSION = '0.1.0';
 
 export interface ServerOptions {
-  catalog: Catalog;
+  catalog: CatalogReader;
   logger: Logger;
   pageSize?: number;
   /** Cache hints per result; default: `cachePolicy()` (every source private). */
@@ -41,7 +42,10 @@ const NOTHING_RUNS = (): RunnerOptions => ({
   environ: { state: 'not-applicable', detail: 'no source grants a script' },
 });
 
-/** Makes the server for one stdio connection, one 2025-11-25 session or one HTTP request. */
+/**
+ * Makes the server for one stdio connection, one 2025-11-25 session or one HTTP request; it serves the sources
+ * the context's caller may see (every source without authInfo).
+ */
 export type ServerFactory = (context?: McpRequestContext) => McpServer;
 
 /** What one server registers: all of it, or for a 2026-07-28 request only what its method needs. */
@@ -74,12 +78,20 @@ export function announceListChanged(mcp: McpServer): void {
     mcp.server.sendPromptListChanged().catch(() => undefined);
 }
 
+/** One caller's catalog and the skill source and extension over it. */
+interface Serving {
+  catalog: CatalogReader;
+  source: CatalogSkillSource;
+  extension: SkillsExtension;
+}
+
 /**
  * A factory of MCP servers over one catalog. Everything a server answers comes from snapshots built once per
- * namespace, so making one costs the same whatever the catalog's size, and nothing of it outlives the server.
+ * namespace, and views built once per (catalog state, visible sources), so making one costs the same whatever
+ * the catalog's size, and nothing of it outlives the server.
  */
 export function createServerFactory(options: ServerOptions): ServerFactory {
-  const { catalog, logger, onRead } = options;
+  const { logger, onRead } = options;
   const cache = options.cache ?? cachePolicy();
   const verified = verifiedReader(logger);
   const read: FileReader =
@@ -90,11 +102,6 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
           onRead(ns.source, bytes.byteLength);
           return bytes;
         };
-  const source = catalogSkillSource(catalog, { pageSize: options.pageSize, read });
-  const extension = new SkillsExtension({
-    source,
-    onWarning: (warning) => logger.warn({ path: warning.path }, warning.message),
-  });
   // The SDK fills these results' hints from its per-method table; skills results get theirs per result.
   const listed = cache.listed;
   const cacheHints = {
@@ -103,13 +110,29 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
     'prompts/list': listed,
     'tools/list': listed,
   };
-  // One per factory: the one run at a time and the spent tokens hold across every server it makes.
-  const runner = createRunner(options.run ?? NOTHING_RUNS(), { catalog, read, logger });
+  // One per factory: the one run at a time and the spent tokens hold across every server it makes. It plans
+  // over every source; a caller reaches a skill only through its own view.
+  const runner = createRunner(options.run ?? NOTHING_RUNS(), { catalog: options.catalog, read, logger });
   const tools = options.tools !== false;
   const prompts = options.prompts !== false;
   const maxPrompts = options.maxPrompts ?? DEFAULT_MAX_PROMPTS;
+  // One per visibility: the configured principals and scope sets bound how many there are.
+  const servings = new Map<string, Serving>();
+  const servingFor = (visibility: Visibility): Serving => {
+    let serving = servings.get(visibility.key);
+    if (serving === undefined) {
+      const catalog = visibleCatalog(options.catalog, visibility);
+      const source = catalogSkillSource(catalog, { pageSize: options.pageSize, read });
+      const extension = new SkillsExtension({
+        source,
+        onWarning: (warning) => logger.warn({ path: warning.path }, warning.message),
+      });
+      servings.set(visibility.key, (serving = { catalog, source, extension }));
+    }
+    return serving;
+  };
 
-  const make = (surface: Surface): McpServer => {
+  const make = (surface: Surface, { catalog, source, extension }: Serving): McpServer => {
     const mcp = new McpServer(
       { name: SERVER_NAME, version: SERVER_VERSION },
       { capabilities: { resources: { listChanged: true } }, cacheHints },
@@ -125,11 +148,12 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
   };
 
   return (context) => {
-    const mcp = make(surfaceFor(context));
+    const serving = servingFor(visibilityOf(context));
+    const mcp = make(surfaceFor(context), serving);
     // HTTP servers are told of changes by the HTTP layer (its sessions, subscriptions/listen); a stdio
     // connection is told here, for as long as it is open.
     if (context?.requestInfo === undefined) {
-      const unsubscribe = catalog.onChange((previous, next) => {
+      const unsubscribe = serving.catalog.onChange((previous, next) => {
         if (listingChanged(previous, next)) announceListChanged(mcp);
       });
       const onclose = mcp.server.onclose;

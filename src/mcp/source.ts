@@ -1,6 +1,6 @@
 import type { Resource, ServerContext } from '@modelcontextprotocol/server';
 import type { Skill, SkillReadResult, SkillSource } from '@modelcontextprotocol/server/ext/skills';
-import type { Catalog } from '../catalog/index.ts';
+import type { CatalogReader } from '../catalog/index.ts';
 import { decodeUtf8 } from '../skills/index.ts';
 import { invalidParams } from './errors.ts';
 import { locate } from './locate.ts';
@@ -31,7 +31,10 @@ export interface CatalogSkillSource extends SkillSource {
  * The one SkillSource behind every namespace, answering from snapshots: listing shows each source's current
  * commit; entries, files and folders of retained commits are served too.
  */
-export function catalogSkillSource(catalog: Catalog, options: CatalogSourceOptions): CatalogSkillSource {
+export function catalogSkillSource(
+  catalog: CatalogReader,
+  options: CatalogSourceOptions,
+): CatalogSkillSource {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   return {
     async list({ cursor }: { cursor?: string }) {

@@ -1,6 +1,6 @@
 import type { Resource } from '@modelcontextprotocol/server';
 import type { Skill } from '@modelcontextprotocol/server/ext/skills';
-import type { Catalog, CatalogState } from '../catalog/index.ts';
+import type { CatalogReader, CatalogState } from '../catalog/index.ts';
 import { compareText } from '../shared/text.ts';
 import { snapshotOf, type ServedSkill, type Snapshot } from './snapshot.ts';
 
@@ -22,7 +22,7 @@ export interface CatalogView {
 const views = new WeakMap<CatalogState, CatalogView>();
 
 /** The view of the catalog's current state. */
-export function viewOf(catalog: Catalog): CatalogView {
+export function viewOf(catalog: CatalogReader): CatalogView {
   const state = catalog.state;
   let view = views.get(state);
   if (view === undefined) views.set(state, (view = buildView(catalog)));
@@ -30,12 +30,12 @@ export function viewOf(catalog: Catalog): CatalogView {
 }
 
 /** The snapshot of `source` at `commit` (current or retained), if it is served. */
-export function snapshotAt(catalog: Catalog, source: string, commit: string): Snapshot | undefined {
+export function snapshotAt(catalog: CatalogReader, source: string, commit: string): Snapshot | undefined {
   const ns = catalog.namespace(source, commit);
   return ns === undefined ? undefined : snapshotOf(ns);
 }
 
-function buildView(catalog: Catalog): CatalogView {
+function buildView(catalog: CatalogReader): CatalogView {
   const inConfigOrder = catalog.listed().flatMap((ns) => snapshotOf(ns).ordered);
   const named = new Map<string, ServedSkill[]>();
   for (const served of inConfigOrder) {

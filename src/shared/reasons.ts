@@ -133,6 +133,30 @@ export const REASONS = {
     severity: 'error',
     summary: 'an unexpected error while syncing the source (see logs)',
   },
+  // Requests refused by authentication (HTTP): logged with the caller's address, never with the token.
+  'auth-missing': { severity: 'error', summary: 'the request carries no bearer token (401)' },
+  'auth-token-invalid': {
+    severity: 'error',
+    summary:
+      'the bearer token is no configured token and no valid JWT (malformed, bad signature, no exp, another algorithm) (401)',
+  },
+  'auth-token-expired': {
+    severity: 'error',
+    summary: 'the JWT has expired, or is not valid yet (exp, nbf, beyond the clock skew) (401)',
+  },
+  'auth-issuer-mismatch': { severity: 'error', summary: 'the JWT was issued by another issuer (iss) (401)' },
+  'auth-audience-mismatch': {
+    severity: 'error',
+    summary: 'the JWT is meant for another resource (aud is not the configured audience) (401)',
+  },
+  'auth-key-unknown': {
+    severity: 'error',
+    summary: "the JWT's signing key (kid) is not in the issuer's JWKS, even after fetching it again (401)",
+  },
+  'auth-issuer-unavailable': {
+    severity: 'error',
+    summary: "the issuer's metadata or JWKS could not be fetched or read, so no JWT can be checked (503)",
+  },
   // Warnings: served, but look. Files left out of a skill are warnings on the file; the skill still serves.
   'name-mismatch': { severity: 'warning', summary: 'name differs from the folder; served under its name' },
   'duplicate-name': {
@@ -192,6 +216,9 @@ export type Reason = keyof typeof REASONS;
 export type Severity = 'error' | 'warning';
 /** Why a whole source serves nothing new: the `source-` reasons. */
 export type SourceReason = Extract<Reason, `source-${string}`>;
+
+/** Why a request was refused by authentication: the `auth-` reasons. */
+export type AuthReason = Extract<Reason, `auth-${string}`>;
 
 export function isSourceReason(code: string): code is SourceReason {
   return code.startsWith('source-') && Object.hasOwn(REASONS, code);

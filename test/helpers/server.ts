@@ -94,8 +94,14 @@ export async function startHttp(
 export async function connectHttp(
   url: string,
   era: Era,
+  token?: string,
 ): Promise<{ client: Client; close(): Promise<void> }> {
   const client = newClient(era);
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(
+    new StreamableHTTPClientTransport(
+      new URL(url),
+      token === undefined ? {} : { authProvider: { token: async () => token } },
+    ),
+  );
   return { client, close: () => client.close() };
 }

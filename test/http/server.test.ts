@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog } from '../../src/catalog/index.ts';
 import type { SourceConfig } from '../../src/config/index.ts';
 import { PEER_HEADER } from '../../src/http/listener.ts';
-import { createMetrics } from '../../src/http/metrics.ts';
-import { GUARDED_PATHS, startHttpServer, type RunningHttpServer } from '../../src/http/server.ts';
+import { startHttpServer, type RunningHttpServer } from '../../src/http/server.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
@@ -253,46 +252,6 @@ describe('a server bound to every interface', () => {
       const { port } = new URL(server.url);
       expect([server.url, server.listening]).toEqual([`http://127.0.0.1:${port}/mcp`, `0.0.0.0:${port}`]);
       expect((await send(server.url.replace('/mcp', '/healthz'), 'GET')).status).toBe(200);
-    } finally {
-      await server.close();
-    }
-  });
-});
-
-describe('the guarded paths', () => {
-  it('are /mcp and /metrics: the guard answers for them, at warn, and the other paths stay open', async () => {
-    const ns = await namespaceOf('catalog', catalogRepo.gitdir, c2, ['skills']);
-    const catalog = createCatalog({ sources: [{ id: 'catalog', current: ns, retained: [] }], failures: [] });
-    const { logger, lines } = capturingLogger();
-    const server = await startHttpServer({
-      host: '127.0.0.1',
-      port: 0,
-      factory: createServerFactory({ catalog, logger }),
-      catalog,
-      logger,
-      metrics: createMetrics({
-        catalog,
-        status: () => ({ version: 2, sources: [], failures: [] }),
-        process: false,
-      }),
-      guard: async (request) =>
-        request.headers.get('authorization') === 'Bearer let-me-in'
-          ? undefined
-          : Response.json({ error: 'unauthorized' }, { status: 401 }),
-    });
-    const at = (path: string) => server.url.replace('/mcp', path);
-    try {
-      expect([...GUARDED_PATHS]).toEqual(['/mcp', '/metrics']);
-      expect((await send(at('/metrics'), 'GET')).status).toBe(401);
-      expect((await send(server.url, 'POST', { 'content-type': 'application/json' }, '{}')).status).toBe(401);
-      expect((await send(at('/metrics'), 'GET', { authorization: 'Bearer let-me-in' })).status).toBe(200);
-      expect((await send(at('/healthz'), 'GET')).status).toBe(200);
-      expect(
-        lines.filter((line) => line.level === 40).map((line) => [line.msg, (line as { path?: string }).path]),
-      ).toEqual([
-        ['refused a request that did not authenticate', '/metrics'],
-        ['refused a request that did not authenticate', '/mcp'],
-      ]);
     } finally {
       await server.close();
     }

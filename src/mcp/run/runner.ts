@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Catalog, Namespace } from '../../catalog/index.ts';
+import type { CatalogReader, Namespace } from '../../catalog/index.ts';
 import type { RunGrants, RunSettings } from '../../config/index.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { Reason, SkillProblem } from '../../shared/reasons.ts';
@@ -80,7 +80,7 @@ export interface RunnerOptions {
 }
 
 export interface RunnerDeps {
-  catalog: Catalog;
+  catalog: CatalogReader;
   read: FileReader;
   logger: Logger;
 }

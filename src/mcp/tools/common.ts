@@ -1,13 +1,13 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { Catalog } from '../../catalog/index.ts';
+import type { CatalogReader } from '../../catalog/index.ts';
 import type { FileReader } from '../read.ts';
 import type { Runner } from '../run/runner.ts';
 import type { ServedSkill } from '../snapshot.ts';
 
 /** What a tool answers from: the live catalog, and the one verified read. */
 export interface ToolDeps {
-  catalog: Catalog;
+  catalog: CatalogReader;
   read: FileReader;
   /** skill_run's state (grants, tokens, the one run); skill_list shows declared scripts through it. */
   runner?: Runner;

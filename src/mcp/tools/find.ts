@@ -1,4 +1,4 @@
-import { parseSkillUri, type Catalog } from '../../catalog/index.ts';
+import { parseSkillUri, type CatalogReader } from '../../catalog/index.ts';
 import type { ServedSkill } from '../snapshot.ts';
 import { snapshotAt, viewOf } from '../view.ts';
 
@@ -15,7 +15,7 @@ export type Lookup = { ok: true; served: ServedSkill } | { ok: false; message: s
  * A skill by the URI of its SKILL.md (any served commit) or by name among listed skills. A name that matches
  * several skills is an error listing every candidate: never a silent pick.
  */
-export function findSkill(catalog: Catalog, reference: SkillReference): Lookup {
+export function findSkill(catalog: CatalogReader, reference: SkillReference): Lookup {
   if (reference.uri !== undefined) {
     const parsed = parseSkillUri(reference.uri);
     const served = parsed.ok

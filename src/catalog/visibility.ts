@@ -1,0 +1,68 @@
+import { compareText } from '../shared/text.ts';
+import type { CatalogReader, CatalogState } from './catalog.ts';
+
+/** The sources one caller may see. Equal sets have equal keys: one view is kept per (catalog state, key). */
+export interface Visibility {
+  readonly key: string;
+  /** Every source, whatever the config holds (stdio, or HTTP without auth). */
+  readonly all: boolean;
+  has(source: string): boolean;
+}
+
+export const EVERY_SOURCE: Visibility = Object.freeze({ key: '*', all: true, has: () => true });
+
+/** Exactly these sources. Ids are reg-names (no `,` or `*`), so the key names the set unambiguously. */
+export function onlySources(ids: Iterable<string>): Visibility {
+  const set = new Set(ids);
+  return Object.freeze({
+    key: [...set].sort(compareText).join(','),
+    all: false,
+    has: (source: string) => set.has(source),
+  });
+}
+
+const filtered = new WeakMap<CatalogState, Map<string, CatalogState>>();
+
+/**
+ * The part of `state` a caller sees: its sources and their failures. Built once per (state, visibility key), so
+ * every request of that caller finds the same object (and the view cached on it); a visibility that hides
+ * nothing of this state gets the state itself.
+ */
+export function visibleState(state: CatalogState, visibility: Visibility): CatalogState {
+  if (visibility.all) return state;
+  let byKey = filtered.get(state);
+  if (byKey === undefined) filtered.set(state, (byKey = new Map()));
+  let seen = byKey.get(visibility.key);
+  if (seen === undefined) {
+    const sources = state.sources.filter((source) => visibility.has(source.id));
+    const failures = state.failures.filter((failure) => visibility.has(failure.id));
+    seen =
+      sources.length === state.sources.length && failures.length === state.failures.length
+        ? state
+        : Object.freeze({ sources, failures });
+    byKey.set(visibility.key, seen);
+  }
+  return seen;
+}
+
+/**
+ * The catalog as one caller sees it: a source it may not see is absent everywhere (state, namespaces, listing,
+ * changes), exactly as a source that is not configured. It follows every swap of `catalog`.
+ */
+export function visibleCatalog(catalog: CatalogReader, visibility: Visibility): CatalogReader {
+  if (visibility.all) return catalog;
+  const state = () => visibleState(catalog.state, visibility);
+  return {
+    get state() {
+      return state();
+    },
+    namespace: (source, commit) => (visibility.has(source) ? catalog.namespace(source, commit) : undefined),
+    listed: () => state().sources.map((source) => source.current),
+    onChange: (listener) =>
+      catalog.onChange((previous, next) => {
+        const before = visibleState(previous, visibility);
+        const after = visibleState(next, visibility);
+        if (before !== after) listener(before, after);
+      }),
+  };
+}

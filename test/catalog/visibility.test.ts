@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type CatalogState,
+  createCatalog,
+  EVERY_SOURCE,
+  type Namespace,
+  onlySources,
+  visibleCatalog,
+  visibleState,
+} from '../../src/catalog/index.ts';
+import { viewOf } from '../../src/mcp/view.ts';
+import { namespaceOf } from '../helpers/catalog.ts';
+import { fixture } from '../helpers/fixtures.ts';
+
+const catalogRepo = fixture('catalog');
+const c1 = catalogRepo.commits['c1']!;
+const c2 = catalogRepo.commits['c2']!;
+
+const stateOf = (...namespaces: Namespace[]): CatalogState => ({
+  sources: namespaces.map((ns) => ({ id: ns.source, current: ns, retained: [] })),
+  failures: [{ id: 'b', reason: 'source-timeout', detail: 'b timed out' }],
+});
+
+describe('what a caller sees of the catalog', () => {
+  it('names a set of sources by one key, whatever the order', () => {
+    expect(onlySources(['b', 'a', 'b']).key).toBe('a,b');
+    expect(onlySources([]).key).toBe('');
+    expect([EVERY_SOURCE.key, EVERY_SOURCE.has('anything')]).toEqual(['*', true]);
+  });
+
+  it('keeps its sources and their failures, built once per state and key', async () => {
+    const a = await namespaceOf('a', catalogRepo.gitdir, c1, ['skills']);
+    const b = await namespaceOf('b', catalogRepo.gitdir, c2, ['skills']);
+    const state = stateOf(a, b);
+    const onlyA = visibleState(state, onlySources(['a']));
+    expect([onlyA.sources.map((s) => s.id), onlyA.failures]).toEqual([['a'], []]);
+    expect(visibleState(state, onlySources(['a']))).toBe(onlyA);
+    expect(visibleState(state, onlySources(['b'])).failures).toEqual(state.failures);
+    // Hiding nothing of this state: the state itself, so the view is shared with callers who see everything.
+    expect(visibleState(state, onlySources(['a', 'b', 'c']))).toBe(state);
+    expect(visibleState(state, EVERY_SOURCE)).toBe(state);
+  });
+
+  it('hides a source from namespaces, the listing and the view, and follows swaps', async () => {
+    const a = await namespaceOf('a', catalogRepo.gitdir, c1, ['skills']);
+    const b = await namespaceOf('b', catalogRepo.gitdir, c2, ['skills']);
+    const catalog = createCatalog(stateOf(a, b));
+    const seen = visibleCatalog(catalog, onlySources(['a']));
+    expect([seen.namespace('a', c1), seen.namespace('b', c2)]).toEqual([a, undefined]);
+    expect(seen.listed()).toEqual([a]);
+    const view = viewOf(seen);
+    // Another request of a caller with the same sources finds the same view: no per-request work.
+    expect(viewOf(visibleCatalog(catalog, onlySources(['a'])))).toBe(view);
+    expect(view.listed.every((served) => served.ns === a)).toBe(true);
+    expect(viewOf(visibleCatalog(catalog, onlySources(['a', 'b'])))).toBe(viewOf(catalog));
+
+    const changes: Array<[string[], string[]]> = [];
+    seen.onChange((previous, next) =>
+      changes.push([
+        previous.sources.map((s) => s.current.commit),
+        next.sources.map((s) => s.current.commit),
+      ]),
+    );
+    const a2 = await namespaceOf('a', catalogRepo.gitdir, c2, ['skills']);
+    catalog.swap(stateOf(a2, b));
+    expect(seen.listed()).toEqual([a2]);
+    expect(viewOf(seen)).not.toBe(view);
+    expect(changes).toEqual([[[c1], [c2]]]);
+  });
+});
