@@ -61,15 +61,15 @@ describe('auth: in the config', () => {
 
   it('refuses a literal token, an unset variable and a short token, never printing the value', () => {
     expect(errorOf('  tokens:\n    - name: ci\n      token: hunter2-hunter2-hunter2\n')).toBe(
-      '<file>: auth.tokens[0].token: must be an environment reference like ${SKILLPIN_CI_TOKEN}; secrets are never written in the config',
+      '<file>:4:14: auth.tokens[0].token: must be an environment reference like ${SKILLPIN_CI_TOKEN}; secrets are never written in the config',
     );
     expect(errorOf('  tokens:\n    - name: ci\n      token: ${MISSING}\n')).toBe(
-      '<file>: auth.tokens[0].token: environment variable MISSING is not set',
+      '<file>:4:14: auth.tokens[0].token: environment variable MISSING is not set',
     );
     expect(MIN_TOKEN_LENGTH).toBe(16);
     const short = errorOf('  tokens:\n    - name: ci\n      token: ${SHORT}\n', { SHORT: 'abc123abc123abc' });
     expect(short).toBe(
-      '<file>: auth.tokens[0].token: the token is shorter than 16 characters; use a random one (openssl rand -hex 32)',
+      '<file>:4:14: auth.tokens[0].token: the token is shorter than 16 characters; use a random one (openssl rand -hex 32)',
     );
     expect(short).not.toContain('abc123');
   });
@@ -79,7 +79,7 @@ describe('auth: in the config', () => {
       errorOf(
         '  tokens:\n    - name: ci\n      token: ${CI_TOKEN}\n    - name: ci\n      token: ${OPS_TOKEN}\n',
       ),
-    ).toBe('<file>: auth.tokens[1].name: "ci" is used by auth.tokens[0]');
+    ).toBe('<file>:5:13: auth.tokens[1].name: "ci" is used by auth.tokens[0]');
     expect(
       errorOf(
         '  tokens:\n    - name: ci\n      token: ${CI_TOKEN}\n    - name: ops\n      token: ${SAME}\n',
@@ -88,33 +88,33 @@ describe('auth: in the config', () => {
           SAME: ENV.CI_TOKEN,
         },
       ),
-    ).toBe('<file>: auth.tokens[1].token: holds the same token as auth.tokens[0]');
+    ).toBe('<file>:6:14: auth.tokens[1].token: holds the same token as auth.tokens[0]');
     expect(errorOf('  tokens:\n    - name: ci\n      token: ${CI_TOKEN}\n      sources: [private]\n')).toBe(
-      '<file>: auth.tokens[0].sources: no source "private" is configured',
+      '<file>:5:17: auth.tokens[0].sources[0]: no source "private" is configured',
     );
     expect(errorOf(OAUTH.replace('[policies]', '[policies, secret]'))).toBe(
-      '<file>: auth.oauth.scopes.skills:policies: no source "secret" is configured',
+      '<file>:7:35: auth.oauth.scopes.skills:policies[1]: no source "secret" is configured',
     );
   });
 
   it('refuses an empty auth block, an insecure issuer, an audience that is no URL and no scopes', () => {
-    expect(errorOf('  {}\n')).toBe('<file>: auth: give tokens, oauth or both');
+    expect(errorOf('  {}\n')).toBe('<file>:2:3: auth: give tokens, oauth or both');
     expect(errorOf(OAUTH.replace('https://login.example.com', 'http://login.example.com'))).toBe(
-      '<file>: auth.oauth.issuer: must be an https:// URL (http:// only for a loopback host)',
+      '<file>:3:13: auth.oauth.issuer: must be an https:// URL (http:// only for a loopback host)',
     );
     // A local identity provider over http on loopback is fine.
     expect(
       load(OAUTH.replace('https://login.example.com', 'http://127.0.0.1:8080')).load().auth?.oauth?.issuer,
     ).toBe('http://127.0.0.1:8080');
     expect(errorOf(OAUTH.replace('https://skills.example.com/mcp', 'skills'))).toBe(
-      '<file>: auth.oauth.audience: must be the URL clients reach this server at, e.g. https://skills.example.com/mcp (RFC 8707)',
+      '<file>:4:15: auth.oauth.audience: must be the URL clients reach this server at, e.g. https://skills.example.com/mcp (RFC 8707)',
     );
     expect(
       errorOf(
         '  oauth:\n    issuer: https://login.example.com\n    audience: https://s.example.com/mcp\n    scopes: {}\n',
       ),
-    ).toBe('<file>: auth.oauth.scopes: map at least one scope to sources ("*" for every source)');
-    expect(errorOf(`${OAUTH}  extra: 1\n`)).toBe('<file>: auth: unknown key "extra"');
+    ).toBe('<file>:5:13: auth.oauth.scopes: map at least one scope to sources ("*" for every source)');
+    expect(errorOf(`${OAUTH}  extra: 1\n`)).toBe('<file>:8:3: auth: unknown key "extra"');
   });
 
   it('knows which hosts are loopback', () => {

@@ -65,7 +65,7 @@ const mebibytes = (quantity: string) => Number(/^(\d+)Mi$/.exec(quantity)![1]);
 
 /** Environment variables the server itself reads (beyond the config's references), and where. */
 const SERVER_ENV: Record<string, string> = {
-  SKILLPIN_LOG_LEVEL: 'src/shared/log.ts',
+  SKILLPIN_LOG_LEVEL: 'src/cli.ts',
   HOME: 'src/git/cli/env.ts',
 };
 
