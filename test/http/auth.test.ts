@@ -4,6 +4,7 @@ import { createCatalog } from '../../src/catalog/index.ts';
 import type { AuthConfig } from '../../src/config/index.ts';
 import { type AuthGateOptions, createAuthGate } from '../../src/http/auth/gate.ts';
 import { JWT_CLOCK_SKEW_S, VERIFIED_TOKEN_MS } from '../../src/http/auth/jwt.ts';
+import { createMetrics } from '../../src/http/metrics.ts';
 import { MCP_PATH, type RunningHttpServer, startHttpServer } from '../../src/http/server.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import type { StatusReport } from '../../src/sync/status.ts';
@@ -83,6 +84,7 @@ async function startServer(auth: AuthConfig, gate: Partial<AuthGateOptions> = {}
     logger,
     pending: () => ['root'],
     status: () => STATUS,
+    metrics: createMetrics({ catalog, status: () => STATUS, process: false }),
     auth: createAuthGate(auth, { logger, mcpPath: MCP_PATH, now: () => NOW_S * 1000, ...gate }),
   });
   return { url: server.url, lines, text, server };
@@ -127,6 +129,25 @@ describe('static bearer tokens', () => {
       { error: 'invalid_token', error_description: 'this server requires a bearer token' },
     ]);
     expect(refusals(running.lines).at(-1)).toBe('auth-missing');
+  });
+
+  it('guards the status page and /metrics as it guards /mcp (refusals at warn); the page shows the caller its sources', async () => {
+    const at = (path: string) => running.url.replace(MCP_PATH, path);
+    const answers = await Promise.all([fetch(at('/')), fetch(at('/metrics'))]);
+    expect(answers.map((answer) => answer.status)).toEqual([401, 401]);
+    const refused = running.lines.filter((line) => line.msg.startsWith('request refused')).slice(-2);
+    expect(refused.map((line) => [line.level, line['path']]).sort()).toEqual([
+      [40, '/'],
+      [40, '/metrics'],
+    ]);
+    const ci = { authorization: `Bearer ${CI_TOKEN}` };
+    const [page, metrics] = await Promise.all([
+      fetch(at('/'), { headers: ci }),
+      fetch(at('/metrics'), { headers: ci }),
+    ]);
+    expect([page.status, metrics.status]).toEqual([200, 200]);
+    const html = await page.text();
+    expect([html.includes('catalog timed out'), html.includes('root timed out')]).toEqual([true, false]);
   });
 
   it('refuses a token that is not configured, a malformed header and another scheme, never logging them', async () => {
