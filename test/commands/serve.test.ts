@@ -59,7 +59,9 @@ describe('serving beyond this machine', () => {
       '--allow-unauthenticated',
     ]);
     try {
-      expect(server.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/mcp$/);
+      // Bound on every interface; the URL it names is one this machine can reach.
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      expect(server.stderr()).toMatch(/"listening":"0\.0\.0\.0:\d+"/);
       expect(server.stderr()).toContain(
         '"msg":"serving without authentication on a non-loopback address (--allow-unauthenticated)"',
       );
