@@ -1,4 +1,6 @@
 import { GitError } from './errors.ts';
+import { transportFailure } from './failure.ts';
+import { MAX_OBJECT_BYTES } from './limits.ts';
 import { pinRef, tagPinRef, type FetchProgress, type Remote, type Repository } from './repository.ts';
 import { listCommit, type TreeCache } from './tree.ts';
 import { redactUrl } from './url.ts';
@@ -20,14 +22,15 @@ const under = (paths: readonly string[]) => (file: string) =>
 
 /**
  * What the commit still lacks in `repo`: `undefined` when the commit or one of its trees is missing, else the
- * blobs that are served (under `paths`, and every symlink, whose target the walk reads) but not held.
+ * blobs that are served (under `paths`, and every symlink, whose target the walk reads) but not held, and
+ * whether one it holds is over MAX_OBJECT_BYTES (read from its header).
  */
 async function lacking(
   repo: Repository,
   commit: string,
   paths: readonly string[],
   known?: TreeCache,
-): Promise<{ trees: TreeCache; blobs: string[] } | undefined> {
+): Promise<{ trees: TreeCache; blobs: string[]; oversized: boolean } | undefined> {
   let listed: Awaited<ReturnType<typeof listCommit>>;
   try {
     listed = await listCommit(repo, commit, known);
@@ -38,8 +41,13 @@ async function lacking(
   const needed = listed.entries.filter(
     (entry) => entry.type === 'symlink' || (entry.type === 'file' && served(entry.path)),
   );
-  const blobs = await repo.missingObjects([...new Set(needed.map((entry) => entry.id))]);
-  return { trees: listed.trees, blobs };
+  const ids = [...new Set(needed.map((entry) => entry.id))];
+  const sizes = await repo.objectSizes(ids);
+  return {
+    trees: listed.trees,
+    blobs: ids.filter((_, i) => sizes[i] === undefined),
+    oversized: sizes.some((size) => size !== undefined && size > MAX_OBJECT_BYTES),
+  };
 }
 
 /**
@@ -79,8 +87,11 @@ export async function fetchCommit(
   }
   if (state.blobs.length > 0 && repo.partial) {
     await repo.fetchBlobs(remote, state.blobs, transfer);
-    state = { trees: state.trees, blobs: await repo.missingObjects(state.blobs) };
+    state = (await lacking(repo, commit, paths, state.trees))!;
   }
+  // The isomorphic backend refuses such a pack as it arrives; git keeps it compressed on disk. The same sentence.
+  if (state.oversized)
+    throw transportFailure('source-too-large', `fetching ${commit} from ${redactUrl(remote.url)}`);
   if (state.blobs.length > 0)
     throw new GitError(
       'source-incomplete',

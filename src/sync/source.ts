@@ -87,6 +87,9 @@ function remoteOf(source: SourceConfig): Remote | undefined {
   return {
     url: source.location.url,
     timeoutMs: source.timeoutMs,
+    ...(source.deadlineMs === undefined ? {} : { deadlineMs: source.deadlineMs }),
+    ...(source.maxFetchBytes === undefined ? {} : { maxFetchBytes: source.maxFetchBytes }),
+    ...(source.redirects === undefined ? {} : { redirects: source.redirects }),
     ...(source.location.token === undefined ? {} : { token: source.location.token }),
     ...(source.location.credentialHelper === undefined
       ? {}

@@ -39,7 +39,15 @@ describe('loadConfig', () => {
       prompts: true,
       cache: { ttlMs: 60_000, cacheScope: 'private' },
       http: {},
-      sync: { concurrency: 4, timeoutMs: 30_000, retryMinMs: 5000, retryMaxMs: 600_000 },
+      sync: {
+        concurrency: 4,
+        timeoutMs: 30_000,
+        deadlineMs: 600_000,
+        maxFetchBytes: 1024 ** 3,
+        redirects: 'follow',
+        retryMinMs: 5000,
+        retryMaxMs: 600_000,
+      },
       git: { backend: 'auto' },
       sources: [
         {
@@ -51,6 +59,9 @@ describe('loadConfig', () => {
           pollMs: 300_000,
           keep: 2,
           timeoutMs: 30_000,
+          deadlineMs: 600_000,
+          maxFetchBytes: 1024 ** 3,
+          redirects: 'follow',
           git: { backend: 'auto' },
         },
         {
@@ -61,6 +72,9 @@ describe('loadConfig', () => {
           strictNames: false,
           keep: 2,
           timeoutMs: 30_000,
+          deadlineMs: 600_000,
+          maxFetchBytes: 1024 ** 3,
+          redirects: 'follow',
           git: { backend: 'auto' },
         },
       ],

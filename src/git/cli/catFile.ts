@@ -1,4 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { objectTooLarge } from '../failure.ts';
+import { MAX_OBJECT_BYTES } from '../limits.ts';
 import { type GitObject, type ObjectType, OID } from '../objects.ts';
 import { childEnv } from './env.ts';
 
@@ -28,6 +30,8 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
   let buffered = 0;
   let stderr = '';
   let unsent = '';
+  /** Bytes of an object over MAX_OBJECT_BYTES still to be dropped as they come: it is never held. */
+  let skipping = 0;
 
   // Takes `bytes` from the front; copies only when they span chunks (small answers are views, not copies).
   const take = (bytes: number): Buffer => {
@@ -44,6 +48,7 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
     pending = [];
     chunks = [];
     buffered = 0;
+    skipping = 0;
     child = undefined;
     for (const request of failed) request.reject(error);
   };
@@ -68,6 +73,16 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
           return;
         }
         request.header = { type: header[2] as ObjectType, size: Number(header[3]) };
+        if (request.header.size > MAX_OBJECT_BYTES) {
+          pending.shift();
+          request.reject(objectTooLarge(`object ${request.oid}`, request.header.size));
+          // The content and its LF follow: drop what is buffered, and the rest as it arrives.
+          const held = Math.min(buffered, request.header.size + 1);
+          if (held > 0) take(held);
+          skipping = request.header.size + 1 - held;
+          if (skipping > 0) return;
+          continue;
+        }
       }
       // The content, then one LF.
       if (buffered < request.header.size + 1) return;
@@ -89,7 +104,14 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
     process.stderr.setEncoding('utf8');
     process.stderr.on('data', (text: string) => (stderr = (stderr + text).slice(-4096)));
     (process.stderr as unknown as { unref(): void }).unref();
-    process.stdout.on('data', (chunk: Buffer) => {
+    process.stdout.on('data', (data: Buffer) => {
+      let chunk = data;
+      if (skipping > 0) {
+        const dropped = Math.min(skipping, chunk.length);
+        skipping -= dropped;
+        chunk = chunk.subarray(dropped);
+        if (chunk.length === 0) return;
+      }
       chunks.push(chunk);
       buffered += chunk.length;
       drain(process);
