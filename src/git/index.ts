@@ -28,5 +28,7 @@ export { fetchCommit, type FetchOptions, pinnedTag, unpinCommit } from './remote
 export { type FetchProgress, pinRef, type Remote, type Repository } from './repository.ts';
 export { type Keyring, keyringOf } from './signature/keyring.ts';
 export { verifyTarget } from './signature/verify.ts';
+export { blobId } from './objects.ts';
 export { type CommitTree, readBlob, type TreeCache, walkCommit } from './tree.ts';
 export { redactUrl } from './url.ts';
+export { refetchCommit } from './repair.ts';
