@@ -15,6 +15,8 @@ export interface FailureFacts {
   errno?: string;
   /** Why a redirect was not followed. */
   redirect?: 'refused' | 'too-many' | 'not-first';
+  /** The remote answered with an error line of its own (git's `ERR` packet): its words go to the log only. */
+  remoteError?: boolean;
 }
 
 /** The sentence of each transport failure: the same whichever backend met it, and nothing the remote chose. */
@@ -56,6 +58,7 @@ function sentence(reason: SourceReason, facts: FailureFacts): string {
         'no space left on the device holding dataDir'
       );
     default:
+      if (facts.remoteError) return 'the remote answered with an error (its words are in the log)';
       return facts.errno !== undefined
         ? `a file operation in dataDir failed (${facts.errno})`
         : 'git failed (what it said is in the log)';

@@ -186,6 +186,8 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     index: { commit: string; skills: readonly CommitIndex['skills'][number][] },
   ): Promise<Damage | undefined> => {
     const blobs = new Set(index.skills.flatMap((skill) => skill.files.map((file) => file.blob)));
+    // What the store holds now, not what was remembered of it (a pack may be gone since).
+    repo.refresh();
     const missing = await repo.missingObjects([index.commit, ...blobs]);
     if (missing.length === 0) return undefined;
     return damageOf(index.commit, 'objects', `${missing.length} object(s) missing, such as ${missing[0]}`);

@@ -1,4 +1,5 @@
 import { promises as fsp } from 'node:fs';
+import path from 'node:path';
 import { redact, rememberSecret } from '../../shared/redact.ts';
 import { messageOf } from '../../shared/text.ts';
 import { removeIncomplete } from '../cleanup.ts';
@@ -23,6 +24,26 @@ import { runGit, type RunOptions, type RunResult } from './run.ts';
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** How much longer than curl's own low-speed limit the watchdog waits before it stops a silent HTTP(S) child. */
 const WATCHDOG_MARGIN_MS = 10_000;
+
+/** How often the bytes a running fetch has written are looked at (besides its progress, refreshed every second). */
+const RECEIVED_CHECK_MS = 100;
+
+/** Bytes of the packs git is receiving into `gitdir` (its `tmp_pack_*` files). */
+async function receivedBytes(gitdir: string): Promise<number> {
+  const dir = path.join(gitdir, 'objects', 'pack');
+  const names = (await fsp.readdir(dir).catch(() => [] as string[])).filter((name) =>
+    name.startsWith('tmp_pack_'),
+  );
+  const sizes = await Promise.all(
+    names.map((name) =>
+      fsp.stat(path.join(dir, name)).then(
+        (s) => s.size,
+        () => 0,
+      ),
+    ),
+  );
+  return sizes.reduce((sum, size) => sum + size, 0);
+}
 
 /** Settings of the git binary shared by every repository: its path, and the proxy for HTTP(S). */
 export interface CliSettings {
@@ -162,6 +183,10 @@ export async function openCliRepository(
       ...(more.config ?? []),
     ];
     const where = `${what} from ${redactUrl(remote.url)}`;
+    // git writes what it receives to objects/pack/tmp_pack_*: its size is the bytes received so far.
+    const watch = setInterval(() => {
+      void receivedBytes(gitdir).then((bytes) => bytes > limit && over.abort());
+    }, RECEIVED_CHECK_MS);
     let result: RunResult;
     try {
       result = await git(
@@ -181,6 +206,8 @@ export async function openCliRepository(
       );
     } catch (error) {
       throw await failed(transportFailure('source-fetch-failed', where, {}, { log: messageOf(error) }));
+    } finally {
+      clearInterval(watch);
     }
     if (result.stopped === 'aborted')
       throw await failed(transportFailure('source-too-large', where, { maxBytes: limit }));

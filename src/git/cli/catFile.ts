@@ -30,8 +30,6 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
   let buffered = 0;
   let stderr = '';
   let unsent = '';
-  /** Bytes of an object over MAX_OBJECT_BYTES still to be dropped as they come: it is never held. */
-  let skipping = 0;
 
   // Takes `bytes` from the front; copies only when they span chunks (small answers are views, not copies).
   const take = (bytes: number): Buffer => {
@@ -48,7 +46,6 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
     pending = [];
     chunks = [];
     buffered = 0;
-    skipping = 0;
     child = undefined;
     for (const request of failed) request.reject(error);
   };
@@ -74,14 +71,17 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
         }
         request.header = { type: header[2] as ObjectType, size: Number(header[3]) };
         if (request.header.size > MAX_OBJECT_BYTES) {
+          // Its content is never read: this process goes (it would stream all of it), the others are asked again.
           pending.shift();
           request.reject(objectTooLarge(`object ${request.oid}`, request.header.size));
-          // The content and its LF follow: drop what is buffered, and the rest as it arrives.
-          const held = Math.min(buffered, request.header.size + 1);
-          if (held > 0) take(held);
-          skipping = request.header.size + 1 - held;
-          if (skipping > 0) return;
-          continue;
+          const again = pending;
+          pending = [];
+          chunks = [];
+          buffered = 0;
+          child = undefined;
+          process.kill('SIGKILL');
+          for (const waiting of again) send(waiting);
+          return;
         }
       }
       // The content, then one LF.
@@ -104,14 +104,8 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
     process.stderr.setEncoding('utf8');
     process.stderr.on('data', (text: string) => (stderr = (stderr + text).slice(-4096)));
     (process.stderr as unknown as { unref(): void }).unref();
-    process.stdout.on('data', (data: Buffer) => {
-      let chunk = data;
-      if (skipping > 0) {
-        const dropped = Math.min(skipping, chunk.length);
-        skipping -= dropped;
-        chunk = chunk.subarray(dropped);
-        if (chunk.length === 0) return;
-      }
+    process.stdout.on('data', (chunk: Buffer) => {
+      if (child !== process) return;
       chunks.push(chunk);
       buffered += chunk.length;
       drain(process);
@@ -125,23 +119,25 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
     return process;
   };
 
+  /** Queues a request on the running process (started when there is none); a tick's requests go in one write. */
+  const send = (request: Request) => {
+    child ??= start();
+    pending.push(request);
+    (child.stdout as unknown as { ref(): void }).ref();
+    if (unsent === '') {
+      const to = child;
+      queueMicrotask(() => {
+        if (to === child && to.exitCode === null && to.signalCode === null) to.stdin.write(unsent);
+        unsent = '';
+      });
+    }
+    unsent += `${request.oid}\n`;
+  };
+
   return {
     read(oid) {
       if (!OID.test(oid)) return Promise.reject(new Error(`not an object id: ${JSON.stringify(oid)}`));
-      return new Promise((resolve, reject) => {
-        child ??= start();
-        pending.push({ oid, resolve, reject });
-        (child.stdout as unknown as { ref(): void }).ref();
-        // Requests made in the same tick go out in one write.
-        if (unsent === '') {
-          const to = child;
-          queueMicrotask(() => {
-            if (to.exitCode === null && to.signalCode === null) to.stdin.write(unsent);
-            unsent = '';
-          });
-        }
-        unsent += `${oid}\n`;
-      });
+      return new Promise((resolve, reject) => send({ oid, resolve, reject }));
     },
     async close() {
       const process = child;

@@ -60,6 +60,7 @@ function factsOf(reason: SourceReason, stderr: string): FailureFacts {
     };
   if (reason === 'source-redirect-refused')
     return { redirect: /Maximum \(\d+\) redirects/i.test(stderr) ? 'too-many' : 'refused' };
+  if (reason === 'source-fetch-failed' && /remote error:/i.test(stderr)) return { remoteError: true };
   if (/Read-only file system/i.test(stderr)) return { errno: 'EROFS' };
   if (/Permission denied(?! \()/i.test(stderr)) return { errno: 'EACCES' };
   return {};

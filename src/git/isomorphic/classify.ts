@@ -58,6 +58,10 @@ export function classify(
   if (code === 'ETIMEDOUT') return fail('source-timeout', { timeoutMs: timeoutMs ?? 0 });
   if (UNREACHABLE.has(code)) return fail('source-unreachable');
   if (errnoReason(error) !== undefined) return fail('source-disk-full', { errno: code });
+  // git's ERR packet where the ref advertisement should begin: the remote's own error, not a bad pack.
+  const actual = (error as { data?: { actual?: unknown } } | null)?.data?.actual;
+  if (code === 'ParseError' && typeof actual === 'string' && actual.startsWith('ERR '))
+    return fail('source-fetch-failed', { remoteError: true });
   if (BAD_PACK.has(code)) return fail('source-pack-invalid');
   if (/^E[A-Z]+$/.test(code) && (error as { syscall?: string }).syscall !== undefined)
     return fail('source-fetch-failed', { errno: code });

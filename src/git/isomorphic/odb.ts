@@ -1,6 +1,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { constants, inflateSync } from 'node:zlib';
+import { GitError } from '../errors.ts';
 import { objectTooLarge } from '../failure.ts';
 import { MAX_OBJECT_BYTES } from '../limits.ts';
 import type { GitObject, ObjectType } from '../objects.ts';
@@ -191,7 +192,14 @@ export function openObjectDatabase(gitdir: string): ObjectDatabase {
       const file = await fsp.readFile(loosePath(oid)).catch(() => undefined);
       return file === undefined ? undefined : parseLoose(file, oid);
     }
-    return where.pack.readAt(where.offset);
+    try {
+      return await where.pack.readAt(where.offset);
+    } catch (error) {
+      // Named by its id, as the git binary's reader names it.
+      if (error instanceof GitError && error.code === 'source-too-large')
+        throw objectTooLarge(`object ${oid}`, await where.pack.sizeAt(where.offset));
+      throw error;
+    }
   }
 
   async function sizeOf(oid: string): Promise<number | undefined> {

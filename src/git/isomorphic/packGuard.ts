@@ -1,4 +1,4 @@
-import { Inflate } from 'pako';
+import pako from 'pako';
 import type { FailureFacts } from '../failure.ts';
 import { MAX_OBJECT_BYTES } from '../limits.ts';
 
@@ -19,7 +19,7 @@ export class TransportStop extends Error {
 }
 
 /** pako 1's inflater with the two fields its typings leave out (isomorphic-git's pack reader uses them too). */
-type StreamingInflate = Inflate & { ended: boolean; strm: { avail_in: number } };
+type StreamingInflate = pako.Inflate & { ended: boolean; strm: { avail_in: number } };
 
 const OFS_DELTA = 6;
 const REF_DELTA = 7;
@@ -78,7 +78,7 @@ function packReader(): (bytes: Uint8Array) => void {
     declared = size;
     inflated = 0;
     isDelta = !WHOLE.has(type);
-    const next = new Inflate() as StreamingInflate;
+    const next = new pako.Inflate() as StreamingInflate;
     // Binary input gives binary output: the chunks are bytes.
     next.onData = (data) => {
       const chunk = data as Uint8Array;
