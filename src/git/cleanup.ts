@@ -21,7 +21,7 @@ async function locks(dir: string, depth = 0): Promise<string[]> {
  * Removes what a transfer that failed or was killed left in a store: git's temporary packs, indexes and loose
  * objects (`tmp_pack_*`, `tmp_idx_*`, `tmp_obj_*`), a pack without its index (isomorphic-git writes the pack
  * first), files of a pack that is gone, and stale `.lock` files. Call it only while no git writes to the store
- * (at open, or after a failed transfer). Returns what it removed, relative to the git dir.
+ * (at open, or after a failed transfer). Returns what it removed, relative to the git dir, sorted.
  */
 export async function removeIncomplete(gitdir: string): Promise<string[]> {
   const objects = path.join(gitdir, 'objects');
@@ -45,5 +45,5 @@ export async function removeIncomplete(gitdir: string): Promise<string[]> {
     if (dir.startsWith('incoming-')) doomed.push(path.join(objects, dir));
   doomed.push(...(await locks(gitdir)));
   for (const file of doomed) await fsp.rm(file, { recursive: true, force: true });
-  return doomed.map((file) => path.relative(gitdir, file));
+  return doomed.map((file) => path.relative(gitdir, file)).sort();
 }

@@ -51,7 +51,7 @@ function pktLines(onLine: (line: Buffer, payload: Buffer) => boolean | undefined
     pending = Buffer.concat([pending, chunk]);
     while (pending.length >= 4) {
       const size = Number.parseInt(pending.toString('latin1', 0, 4), 16);
-      const length = size < 4 ? 4 : size;
+      const length = Math.max(size, 4);
       if (pending.length < length) return;
       const line = pending.subarray(0, length);
       pending = pending.subarray(length);
