@@ -124,7 +124,7 @@ export async function bombRepo(): Promise<BombRepo> {
   // Built aside and renamed into place: test files building it at once never see half of it.
   const building = `${gitdir}.${process.pid}.tmp`;
   rmSync(building, { recursive: true, force: true });
-  execFileSync('git', ['init', '--quiet', '--bare', building], { env: gitEnv() });
+  execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', building], { env: gitEnv() });
   const pack = path.join(building, 'objects', 'pack', `pack-${trailer.toString('hex')}.pack`);
   mkdirSync(path.dirname(pack), { recursive: true });
   writeFileSync(pack, Buffer.concat([body, trailer]));

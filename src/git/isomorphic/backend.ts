@@ -12,6 +12,7 @@ import { originOf, redactUrl } from '../url.ts';
 import { classify } from './classify.ts';
 import { DEFAULT_HTTP_TIMEOUT_MS, httpClient, type HttpObservations } from './http.ts';
 import { openObjectDatabase } from './odb.ts';
+import { type PackWriter, packWriter } from './packWriter.ts';
 
 /** What isomorphic-git cannot do: said plainly, with a reason, instead of failing obscurely. */
 function supported(remote: Remote): void {
@@ -39,8 +40,16 @@ function authFor(remote: Remote) {
   };
 }
 
-/** One transfer's HTTP client: credentials for the remote's origin only, bounded in time and bytes. */
-function clientFor(remote: Remote, proxy: string | undefined, seen: HttpObservations = {}) {
+/**
+ * One transfer's HTTP client: credentials for the remote's origin only, bounded in time and bytes, and, for a
+ * fetch, each pack written to disk by `pack` as it arrives.
+ */
+function clientFor(
+  remote: Remote,
+  proxy: string | undefined,
+  seen: HttpObservations = {},
+  pack?: () => PackWriter,
+) {
   return httpClient({
     origin: originOf(remote.url)!,
     timeoutMs: remote.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS,
@@ -48,6 +57,7 @@ function clientFor(remote: Remote, proxy: string | undefined, seen: HttpObservat
     maxBytes: remote.maxFetchBytes ?? DEFAULT_MAX_FETCH_BYTES,
     redirects: remote.redirects ?? 'follow',
     ...(proxy === undefined ? {} : { proxy }),
+    ...(pack === undefined ? {} : { pack }),
     seen,
   });
 }
@@ -148,7 +158,13 @@ export async function openIsomorphicRepository(
       supported(remote);
       const seen: HttpObservations = {};
       // One client for the whole fetch: its deadline and byte limit hold for both requests it may make.
-      const http = clientFor(remote, proxy, seen);
+      const http = clientFor(remote, proxy, seen, () =>
+        packWriter({
+          gitdir,
+          baseById: (oid) => objects.read(oid),
+          ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+        }),
+      );
       const transfer = async (bounds: { depth: number } | { since: Date; have: string }) => {
         try {
           await git.fetch({
@@ -167,7 +183,9 @@ export async function openIsomorphicRepository(
             ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
             ...authFor(remote),
           });
+          await http.settle(true);
         } catch (error) {
+          await http.settle(false);
           const failure = classify(
             error,
             `fetching ${commit} from ${redactUrl(remote.url)}`,

@@ -3,7 +3,7 @@ import { errnoReason, type SourceReason } from '../../shared/reasons.ts';
 import { messageOf } from '../../shared/text.ts';
 import { GitError } from '../errors.ts';
 import { type FailureFacts, transportFailure } from '../failure.ts';
-import { TransportStop } from './packGuard.ts';
+import { TransportStop } from './stop.ts';
 
 const UNREACHABLE = new Set([
   'ECONNREFUSED',

@@ -7,7 +7,8 @@ import { HttpsProxyAgent } from 'https-proxy-agent';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
 import { getProxyForUrl } from 'proxy-from-env';
 import { MAX_REDIRECTS } from '../limits.ts';
-import { packGuard, TransportStop } from './packGuard.ts';
+import type { PackWriter } from './packWriter.ts';
+import { TransportStop } from './stop.ts';
 
 /** Default per-request timeout: no bytes for this long, in either direction, fails the request. */
 export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
@@ -25,6 +26,11 @@ export interface HttpClientOptions {
   redirects?: 'follow' | 'refuse';
   proxy?: string;
   seen?: HttpObservations;
+  /**
+   * A writer for each upload-pack answer's pack: the pack goes to it (to disk) instead of to isomorphic-git,
+   * which would hold it whole in memory; isomorphic-git gets the protocol's other lines.
+   */
+  pack?: () => PackWriter;
 }
 
 /** What the client saw, for telling apart answers isomorphic-git treats alike. */
@@ -120,19 +126,61 @@ function send(
   });
 }
 
-/** Passes a response body on, counting its bytes against the client's limit and checking each chunk. */
+/** Passes a response body on, counting its bytes against the client's limit. */
 async function* watched(
   body: AsyncIterable<Uint8Array>,
-  check: (chunk: Uint8Array) => void,
+  count: (chunk: Uint8Array) => void,
   done: (bytes: number) => void,
 ): AsyncIterableIterator<Uint8Array> {
   let total = 0;
   for await (const chunk of body) {
-    check(chunk);
+    count(chunk);
     total += chunk.byteLength;
     yield chunk;
   }
   done(total);
+}
+
+/**
+ * An upload-pack answer without its pack: pkt-lines on side band 1 (the pack) go to `pack`, every other line
+ * (NAK, ACK, shallow, progress, errors, flushes) passes on. Without side band the pack follows the last line as
+ * it is, from its `PACK` signature on.
+ */
+async function* withoutPack(
+  body: AsyncIterable<Uint8Array>,
+  pack: PackWriter,
+): AsyncIterableIterator<Uint8Array> {
+  let pending = Buffer.alloc(0);
+  let raw = false;
+  for await (const chunk of body) {
+    if (raw) {
+      await pack.write(chunk);
+      continue;
+    }
+    pending = pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([pending, chunk]);
+    const passed: Buffer[] = [];
+    let at = 0;
+    while (pending.length - at >= 4) {
+      const head = pending.toString('latin1', at, at + 4);
+      if (head === 'PACK') {
+        raw = true;
+        break;
+      }
+      // A length that is not hex: not pkt-lines; isomorphic-git reports what it gets.
+      const size = /^[0-9a-f]{4}$/i.test(head) ? Number.parseInt(head, 16) : Number.NaN;
+      const length = Number.isNaN(size) ? pending.length - at : Math.max(size, 4);
+      if (pending.length - at < length) break;
+      const line = pending.subarray(at, at + length);
+      if (length > 5 && line[4] === 1 && !Number.isNaN(size)) await pack.write(line.subarray(5));
+      else passed.push(line);
+      at += length;
+    }
+    const rest = pending.subarray(at);
+    pending = raw ? Buffer.alloc(0) : Buffer.from(rest);
+    if (raw) await pack.write(rest);
+    if (passed.length > 0) yield Buffer.concat(passed);
+  }
+  if (pending.length > 0) yield pending;
 }
 
 /**
@@ -142,8 +190,10 @@ async function* watched(
  * response is bounded in time (idle timeout, deadline) and bytes, and a pack is checked as it arrives.
  */
 export interface GuardedHttpClient extends HttpClient {
-  /** Why the client stopped a request, if it did: the cause of whatever isomorphic-git then threw. */
+  /** Why the client (or a pack it was writing) stopped a request: the cause of whatever isomorphic-git then threw. */
   stopped(): TransportStop | undefined;
+  /** After the transfer: the packs that came are checked, indexed and put in place (`ok`), or removed. */
+  settle(ok: boolean): Promise<void>;
 }
 
 export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
@@ -159,6 +209,15 @@ export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
     stopped ??= why;
     return why;
   };
+  const writers: PackWriter[] = [];
+  /** A writer whose stops are the client's: isomorphic-git may report them as errors of its own. */
+  const noted = (writer: PackWriter): PackWriter => ({
+    ...writer,
+    write: (bytes) =>
+      writer.write(bytes).catch((error: unknown) => {
+        throw error instanceof TransportStop ? stop(error) : error;
+      }),
+  });
   const count = (chunk: Uint8Array) => {
     received += chunk.byteLength;
     if (received > maxBytes)
@@ -168,6 +227,21 @@ export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
   };
   return {
     stopped: () => stopped,
+    async settle(ok) {
+      const all = writers.splice(0);
+      if (!ok) {
+        await Promise.all(all.map((writer) => writer.abort()));
+        return;
+      }
+      try {
+        for (const writer of all)
+          await writer.finish().catch((error: unknown) => {
+            throw error instanceof TransportStop ? stop(error) : error;
+          });
+      } finally {
+        await Promise.all(all.map((writer) => writer.abort()));
+      }
+    },
     async request({ url, method = 'GET', headers = {}, body }: GitHttpRequest): Promise<GitHttpResponse> {
       const payload = await collect(body);
       const first = method === 'GET' && url.includes('/info/refs?');
@@ -215,27 +289,18 @@ export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
         for (const [key, value] of Object.entries(response.headers))
           if (value !== undefined) flat[key] = Array.isArray(value) ? value.join(', ') : value;
         const pack = current.endsWith('/git-upload-pack') && method === 'POST';
-        const guard = pack ? packGuard() : undefined;
+        const body = watched(response, count, (bytes) => {
+          if (pack) seen.packResponseBytes = bytes;
+        });
+        const writer = pack && options.pack !== undefined ? noted(options.pack()) : undefined;
+        if (writer !== undefined) writers.push(writer);
         return {
           url: current,
           method,
           statusCode: response.statusCode ?? 0,
           statusMessage: response.statusMessage ?? '',
           headers: flat,
-          body: watched(
-            response,
-            (chunk) => {
-              count(chunk);
-              try {
-                guard?.(chunk);
-              } catch (error) {
-                throw error instanceof TransportStop ? stop(error) : error;
-              }
-            },
-            (bytes) => {
-              if (pack) seen.packResponseBytes = bytes;
-            },
-          ),
+          body: writer === undefined ? body : withoutPack(body, writer),
         };
       }
     },

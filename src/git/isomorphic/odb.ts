@@ -29,7 +29,7 @@ export interface ObjectDatabase {
   close(): Promise<void>;
 }
 
-function objectCache(limit: number): ObjectCache {
+export function objectCache(limit: number): ObjectCache {
   // A Map iterates in insertion order: re-inserting on use makes the first key the least recently used.
   const entries = new Map<string, GitObject>();
   let bytes = 0;
