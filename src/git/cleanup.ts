@@ -47,3 +47,32 @@ export async function removeIncomplete(gitdir: string): Promise<string[]> {
   for (const file of doomed) await fsp.rm(file, { recursive: true, force: true });
   return doomed.map((file) => path.relative(gitdir, file)).sort();
 }
+
+/** The complete packs of a store (`pack-<sha>`, with both `.pack` and `.idx`). */
+export async function packNames(gitdir: string): Promise<Set<string>> {
+  const names = await list(path.join(gitdir, 'objects', 'pack'));
+  return new Set(
+    names
+      .filter((name) => name.endsWith('.idx') && names.includes(`${name.slice(0, -4)}.pack`))
+      .map((name) => name.slice(0, -4)),
+  );
+}
+
+/**
+ * Removes the packs a refused transfer brought (those not in `before`), each one's index first so that no reader
+ * finds a pack that is going. Returns what it removed, relative to the git dir.
+ */
+export async function removePacksSince(gitdir: string, before: ReadonlySet<string>): Promise<string[]> {
+  const packDir = path.join(gitdir, 'objects', 'pack');
+  const names = await list(packDir);
+  const removed: string[] = [];
+  for (const pack of await packNames(gitdir)) {
+    if (before.has(pack)) continue;
+    const files = names.filter((name) => name.startsWith(`${pack}.`));
+    for (const file of [`${pack}.idx`, ...files.filter((name) => name !== `${pack}.idx`)]) {
+      await fsp.rm(path.join(packDir, file), { force: true });
+      removed.push(`objects/pack/${file}`);
+    }
+  }
+  return removed;
+}

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -251,7 +251,9 @@ describe.each(BACKENDS)('hostile remotes, $name backend', ({ name, settings }) =
         code: 'source-too-large',
         message: `fetching ${bomb.commit} from ${url}: an object of the transfer inflates to more than 67108864 bytes`,
       });
+      // git took the pack (it keeps large objects compressed on disk); refused, it goes again.
       expect(existsSync(path.join(repo.gitdir, 'refs', 'skillpin'))).toBe(false);
+      expect(packFiles(repo.gitdir)).toEqual([]);
       await repo.close();
     });
 
@@ -265,6 +267,23 @@ describe.each(BACKENDS)('hostile remotes, $name backend', ({ name, settings }) =
       });
       await repo.close();
     });
+  });
+
+  it('writes each pack’s index byte for byte as git index-pack does, deltas included', async () => {
+    const repo = await freshStore();
+    const url = open.urlFor('catalog.git');
+    const c1 = fixture('catalog').commits['c1']!;
+    await fetchCommit(repo, { url }, c1);
+    await fetchCommit(repo, { url }, c2, { have: c1 });
+    const packDir = path.join(repo.gitdir, 'objects', 'pack');
+    const indexes = packFiles(repo.gitdir).filter((file) => file.endsWith('.idx'));
+    expect(indexes.length).toBe(2);
+    for (const idx of indexes) {
+      const check = path.join(tempDir('skillpin-idx-'), 'check.idx');
+      execFileSync('git', ['index-pack', '-o', check, path.join(packDir, idx.replace(/\.idx$/, '.pack'))]);
+      expect(readFileSync(path.join(packDir, idx)).equals(readFileSync(check))).toBe(true);
+    }
+    await repo.close();
   });
 
   it(`${name === 'cli' ? 'sweeps' : 'sweeps (the same code)'} what an interrupted transfer left, and keeps whole packs`, async () => {

@@ -36,14 +36,10 @@ function logOf(error: unknown): string {
  * what they said (remote text included) goes to the log only. `stopped` is why our HTTP client stopped a request,
  * which isomorphic-git may have reported as an error of its own.
  */
-export function classify(
-  error: unknown,
-  what: string,
-  stopped?: TransportStop,
-  timeoutMs?: number,
-): GitError {
-  if (stopped !== undefined)
-    return transportFailure(stopped.reason, what, stopped.facts, { log: logOf(error), cause: error });
+export function classify(thrown: unknown, what: string, stopped?: unknown, timeoutMs?: number): GitError {
+  if (stopped instanceof TransportStop)
+    return transportFailure(stopped.reason, what, stopped.facts, { log: logOf(thrown), cause: thrown });
+  const error = stopped ?? thrown;
   if (error instanceof GitError) return error;
   if (error instanceof TransportStop)
     return transportFailure(error.reason, what, error.facts, { log: error.message, cause: error });

@@ -190,8 +190,11 @@ async function* withoutPack(
  * response is bounded in time (idle timeout, deadline) and bytes, and a pack is checked as it arrives.
  */
 export interface GuardedHttpClient extends HttpClient {
-  /** Why the client (or a pack it was writing) stopped a request: the cause of whatever isomorphic-git then threw. */
-  stopped(): TransportStop | undefined;
+  /**
+   * Why the client stopped a request (a `TransportStop`), or the error writing a pack met (a full disk): the cause
+   * of whatever isomorphic-git then threw, which may be an error of its own.
+   */
+  stopped(): unknown;
   /** After the transfer: the packs that came are checked, indexed and put in place (`ok`), or removed. */
   settle(ok: boolean): Promise<void>;
 }
@@ -204,18 +207,18 @@ export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
   let received = 0;
   /** Where the first request's redirects landed: later URLs under `from` go to `to` instead. */
   let moved: { from: string; to: string } | undefined;
-  let stopped: TransportStop | undefined;
-  const stop = (why: TransportStop) => {
+  let stopped: unknown;
+  const stop = <T>(why: T): T => {
     stopped ??= why;
     return why;
   };
   const writers: PackWriter[] = [];
-  /** A writer whose stops are the client's: isomorphic-git may report them as errors of its own. */
+  /** A writer whose failures are the client's: isomorphic-git may report them as errors of its own. */
   const noted = (writer: PackWriter): PackWriter => ({
     ...writer,
     write: (bytes) =>
       writer.write(bytes).catch((error: unknown) => {
-        throw error instanceof TransportStop ? stop(error) : error;
+        throw stop(error);
       }),
   });
   const count = (chunk: Uint8Array) => {
