@@ -27,12 +27,19 @@ export interface RunResult {
 }
 
 /**
+ * Starts `$0 "$@"` with SIGXFSZ ignored, as Node ignores it: a write past the file-size limit then fails with
+ * EFBIG and git says so ("File too large"). The child of a spawn gets the default back, which kills git (its
+ * index-pack) without a word, and fetch-pack reports a bad pack.
+ */
+const IGNORING_SIGXFSZ = `trap '' XFSZ; exec "$0" "$@"`;
+
+/**
  * Runs `git <args>` to its end. The child gets its own session (setsid): no controlling terminal, so nothing it
  * starts (ssh, a credential helper) can prompt, and a timeout kills the whole group.
  */
 export function runGit(git: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(git, args, {
+    const child = spawn('/bin/sh', ['-c', IGNORING_SIGXFSZ, git, ...args], {
       env: childEnv(process.env, options),
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
