@@ -81,10 +81,7 @@ export async function fetchCommit(
       });
       state = await lacking(repo, commit, paths, options.trees);
       if (state === undefined)
-        throw new GitError(
-          'source-commit-not-found',
-          `the remote did not send commit ${commit} with all its trees (it does not exist there, or the server refuses to serve it)`,
-        );
+        throw transportFailure('source-commit-not-found', `fetching ${commit} from ${redactUrl(remote.url)}`);
       if (await tagMissing())
         throw new GitError('source-incomplete', `the remote did not send tag object ${options.tag}`);
     }

@@ -5,6 +5,7 @@ import { rememberSecret } from '../../shared/redact.ts';
 import { messageOf } from '../../shared/text.ts';
 import { removeIncomplete } from '../cleanup.ts';
 import { GitError } from '../errors.ts';
+import { transportFailure } from '../failure.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_FETCH_BYTES } from '../limits.ts';
 import { parseCommit } from '../objects.ts';
 import { isRepository, pinRef, type Remote, type RemoteRef, type Repository } from '../repository.ts';
@@ -201,6 +202,7 @@ export async function openIsomorphicRepository(
                 cause: failure.cause,
               });
         } finally {
+          http.close();
           objects.refresh();
         }
         return objects.has(commit);
@@ -222,15 +224,10 @@ export async function openIsomorphicRepository(
       }
       if (!arrived) arrived = await transfer({ depth: 1 });
       if (arrived) return;
-      if (seen.packResponseBytes === 0)
-        throw new GitError(
-          'source-pack-invalid',
-          `fetching ${commit} from ${redactUrl(remote.url)}: the remote answered the pack request with an empty body`,
-        );
-      throw new GitError(
-        'source-commit-not-found',
-        `the remote did not send commit ${commit} (it does not exist there, or the server refuses to serve an unadvertised commit)`,
-      );
+      // An empty answer to the pack request, or a pack without the commit (isomorphic-git reports success).
+      const where = `fetching ${commit} from ${redactUrl(remote.url)}`;
+      if (seen.packResponseBytes === 0) throw transportFailure('source-pack-invalid', where);
+      throw transportFailure('source-commit-not-found', where);
     },
     async fetchBlobs() {
       throw new GitError(

@@ -74,6 +74,8 @@ interface SendOptions {
   deadlineMs: number;
   /** Records why the client stopped a request (the error isomorphic-git sees may be its own). */
   stop: (why: TransportStop) => TransportStop;
+  /** Every request made, so that closing the client ends those isomorphic-git left unread. */
+  open: Set<{ destroy(): void }>;
 }
 
 function send(
@@ -113,9 +115,23 @@ function send(
             () => end(new TransportStop('source-timeout', { deadlineMs: options.deadlineMs }, 'deadline')),
             options.remainingMs,
           );
+    // The deadline watches a request; it never keeps the process running by itself.
+    deadline?.unref();
+    const handle = {
+      destroy() {
+        response?.destroy();
+        request.destroy();
+      },
+    };
+    options.open.add(handle);
+    // Done once the answer is read to its end (or the request failed): an unread answer holds its socket.
+    const done = () => {
+      options.open.delete(handle);
+      clearTimeout(deadline);
+    };
     request.once('close', () => {
-      if (response === undefined || response.closed) clearTimeout(deadline);
-      else response.once('close', () => clearTimeout(deadline));
+      if (response === undefined || response.closed) done();
+      else response.once('close', done);
     });
     request.once('error', reject);
     request.once('response', (answer) => {
@@ -197,6 +213,8 @@ export interface GuardedHttpClient extends HttpClient {
   stopped(): unknown;
   /** After the transfer: the packs that came are checked, indexed and put in place (`ok`), or removed. */
   settle(ok: boolean): Promise<void>;
+  /** Ends the requests still open (answers isomorphic-git left unread when it failed). */
+  close(): void;
 }
 
 export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
@@ -213,6 +231,7 @@ export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
     return why;
   };
   const writers: PackWriter[] = [];
+  const open = new Set<{ destroy(): void }>();
   /** A writer whose failures are the client's: isomorphic-git may report them as errors of its own. */
   const noted = (writer: PackWriter): PackWriter => ({
     ...writer,
@@ -230,6 +249,10 @@ export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
   };
   return {
     stopped: () => stopped,
+    close() {
+      for (const request of [...open]) request.destroy();
+      open.clear();
+    },
     async settle(ok) {
       const all = writers.splice(0);
       if (!ok) {
@@ -262,6 +285,7 @@ export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
           remainingMs,
           deadlineMs: options.deadlineMs ?? 0,
           stop,
+          open,
         });
         const location = response.headers.location;
         if (REDIRECTS.has(response.statusCode ?? 0) && location !== undefined) {
