@@ -12,8 +12,11 @@ export type Fault =
   | { kind: 'truncate-pack'; bytes: number }
   /** The real answer up to where its pack starts, then a pack of valid objects that never ends. */
   | { kind: 'endless-pack' }
-  /** The real answer, one byte every `everyMs` (after the first `after` bytes; only upload-pack answers with `packOnly`). */
-  | { kind: 'drip'; everyMs: number; after?: number; packOnly?: boolean }
+  /**
+   * The real answer, one byte every `everyMs` after its first `after` bytes, or after the first `afterPack` bytes
+   * of its pack (side band 1) and all before them, as whole lines; only upload-pack answers with `packOnly`.
+   */
+  | { kind: 'drip'; everyMs: number; after?: number; afterPack?: number; packOnly?: boolean }
   /**
    * Requests whose path starts with `from` (default: all) are redirected to `to` + the rest of the path (only the
    * ones carrying credentials, with `when: 'authenticated'`); the others pass.
@@ -61,6 +64,33 @@ function pktLines(onLine: (line: Buffer, payload: Buffer) => boolean | undefined
       }
     }
   };
+}
+
+/**
+ * A whole upload-pack answer cut after the first `bytes` bytes of its pack (side band 1): the side-band line
+ * holding that point is split in two, so that what comes before the cut is whole lines a client can act on (a
+ * pack usually travels in one line of up to 64 KiB). `at` is where the cut is; the answer's end if the pack is
+ * shorter.
+ */
+function cutPack(answer: Buffer, bytes: number): { body: Buffer; at: number } {
+  let left = bytes;
+  for (let at = 0; at + 4 <= answer.length; ) {
+    const length = Math.max(Number.parseInt(answer.toString('latin1', at, at + 4), 16) || 0, 4);
+    if (length > 5 && answer[at + 4] === 1) {
+      if (length - 5 > left) {
+        const payload = answer.subarray(at + 5, at + length);
+        const head = pkt(Buffer.concat([Buffer.of(1), payload.subarray(0, left)]));
+        const tail = pkt(Buffer.concat([Buffer.of(1), payload.subarray(left)]));
+        return {
+          body: Buffer.concat([answer.subarray(0, at), head, tail, answer.subarray(at + length)]),
+          at: at + head.length,
+        };
+      }
+      left -= length - 5;
+    }
+    at += length;
+  }
+  return { body: answer, at: answer.length };
 }
 
 /**
@@ -153,8 +183,11 @@ export async function startFaultProxy(
         const chunks: Buffer[] = [];
         answer.on('data', (chunk: Buffer) => chunks.push(chunk));
         answer.on('end', () => {
-          const body = Buffer.concat(chunks);
-          const first = Math.min(drip.after ?? 0, body.length);
+          const answer = Buffer.concat(chunks);
+          const { body, at: first } =
+            drip.afterPack === undefined
+              ? { body: answer, at: Math.min(drip.after ?? 0, answer.length) }
+              : cutPack(answer, drip.afterPack);
           res.write(body.subarray(0, first));
           let at = first;
           const timer = setInterval(() => {
