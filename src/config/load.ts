@@ -26,6 +26,12 @@ export interface SourceConfig {
   keep: number;
   /** Per-request network timeout (remote sources). */
   timeoutMs: number;
+  /** A transfer (ref listing, fetch) still running this long fails (remote sources); absent: 10 minutes. */
+  deadlineMs?: number;
+  /** Bytes one fetch may bring (remote sources); absent: 1 GiB. */
+  maxFetchBytes?: number;
+  /** Whether a remote's redirects are followed (credentials never leave the configured origin); absent: follow. */
+  redirects?: 'follow' | 'refuse';
   /** Which git runs (the config's `git:` section); absent: `defaultGitSettings()`. */
   git?: GitSettings;
   /** Signatures a commit needs before it is served; absent: none. */
@@ -162,7 +168,15 @@ export interface Config {
   cache: { listTtlMs: number; pinnedTtlMs: number };
   /** `metrics`: serve GET /metrics. */
   http: { allowedHosts?: string[]; allowedOrigins?: string[]; metrics: boolean };
-  sync: { concurrency: number; timeoutMs: number; retryMinMs: number; retryMaxMs: number };
+  sync: {
+    concurrency: number;
+    timeoutMs: number;
+    deadlineMs: number;
+    maxFetchBytes: number;
+    redirects: 'follow' | 'refuse';
+    retryMinMs: number;
+    retryMaxMs: number;
+  };
   git: GitSettings;
   /** Webhook endpoint settings (HTTP mode); absent: POST /hooks/git answers 404. */
   webhook?: { secret: string; maxBodyBytes: number };
@@ -319,6 +333,9 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       ...(source.ref === undefined ? {} : { pollMs: parseDuration(source.poll ?? raw.sync.poll) }),
       keep: source.keep ?? raw.sync.keep,
       timeoutMs: parseDuration(raw.sync.timeout),
+      deadlineMs: parseDuration(raw.sync.deadline),
+      maxFetchBytes: raw.sync.maxFetchBytes,
+      redirects: raw.sync.redirects,
       git,
       ...(verify === undefined ? {} : { verify }),
       ...(source.run === undefined
@@ -367,6 +384,9 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     sync: {
       concurrency: raw.sync.concurrency,
       timeoutMs: parseDuration(raw.sync.timeout),
+      deadlineMs: parseDuration(raw.sync.deadline),
+      maxFetchBytes: raw.sync.maxFetchBytes,
+      redirects: raw.sync.redirects,
       retryMinMs: parseDuration(raw.sync.retryMin),
       retryMaxMs: parseDuration(raw.sync.retryMax),
     },

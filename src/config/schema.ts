@@ -287,6 +287,14 @@ export const configSchema = z.strictObject({
     .strictObject({
       concurrency: z.number().int().min(1).max(64).default(4),
       timeout: duration(100, 'timeout').default('30s'),
+      deadline: duration(1000, 'deadline').default('10m'),
+      maxFetchBytes: z
+        .number()
+        .int()
+        .min(1024 * 1024)
+        .max(Number.MAX_SAFE_INTEGER)
+        .default(1024 * 1024 * 1024),
+      redirects: z.enum(['follow', 'refuse']).default('follow'),
       poll: duration(1000, 'poll').default('5m'),
       keep: z.number().int().min(0).max(100).default(2),
       retryMin: duration(10, 'retryMin').default('5s'),

@@ -5,7 +5,15 @@ export {
   openLocalRepository,
   openStore,
 } from './backend.ts';
-export { GitError } from './errors.ts';
+export { removeIncomplete } from './cleanup.ts';
+export { GitError, type GitErrorOptions } from './errors.ts';
+export {
+  DEFAULT_DEADLINE_MS,
+  DEFAULT_MAX_FETCH_BYTES,
+  MAX_OBJECT_BYTES,
+  MAX_REDIRECTS,
+  MAX_SYMLINK_TARGET_BYTES,
+} from './limits.ts';
 export { DEFAULT_HTTP_TIMEOUT_MS } from './isomorphic/http.ts';
 export { CACHE_USES } from './isomorphic/odb.ts';
 export {
@@ -26,6 +34,8 @@ export {
 } from './repository.ts';
 export { type Keyring, keyringOf } from './signature/keyring.ts';
 export { verifyTarget } from './signature/verify.ts';
+export { blobId } from './objects.ts';
 export { type CommitTree, readBlob, type TreeCache, walkCommit } from './tree.ts';
 export { redactUrl } from './url.ts';
 export { type WorktreeChange, worktreeChanges } from './worktree.ts';
+export { refetchCommit } from './repair.ts';

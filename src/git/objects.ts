@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /** The four object types, as git names them. */
 export type ObjectType = 'commit' | 'tree' | 'blob' | 'tag';
 
@@ -96,4 +98,9 @@ export function parseTag(
     ...(tag === undefined ? {} : { tag }),
     ...(taggerTime === undefined ? {} : { taggerTime }),
   };
+}
+
+/** The id git gives `bytes` as a blob: the SHA-1 of `blob <size>\0<bytes>`. */
+export function blobId(bytes: Uint8Array): string {
+  return createHash('sha1').update(`blob ${bytes.byteLength}\0`).update(bytes).digest('hex');
 }

@@ -1,4 +1,7 @@
+import { packNames, removePacksSince } from './cleanup.ts';
 import { GitError } from './errors.ts';
+import { transportFailure } from './failure.ts';
+import { MAX_OBJECT_BYTES } from './limits.ts';
 import { pinRef, tagPinRef, type FetchProgress, type Remote, type Repository } from './repository.ts';
 import { listCommit, type TreeCache } from './tree.ts';
 import { redactUrl } from './url.ts';
@@ -20,14 +23,15 @@ const under = (paths: readonly string[]) => (file: string) =>
 
 /**
  * What the commit still lacks in `repo`: `undefined` when the commit or one of its trees is missing, else the
- * blobs that are served (under `paths`, and every symlink, whose target the walk reads) but not held.
+ * blobs that are served (under `paths`, and every symlink, whose target the walk reads) but not held, and
+ * whether one it holds is over MAX_OBJECT_BYTES (read from its header).
  */
 async function lacking(
   repo: Repository,
   commit: string,
   paths: readonly string[],
   known?: TreeCache,
-): Promise<{ trees: TreeCache; blobs: string[] } | undefined> {
+): Promise<{ trees: TreeCache; blobs: string[]; oversized: boolean } | undefined> {
   let listed: Awaited<ReturnType<typeof listCommit>>;
   try {
     listed = await listCommit(repo, commit, known);
@@ -38,8 +42,13 @@ async function lacking(
   const needed = listed.entries.filter(
     (entry) => entry.type === 'symlink' || (entry.type === 'file' && served(entry.path)),
   );
-  const blobs = await repo.missingObjects([...new Set(needed.map((entry) => entry.id))]);
-  return { trees: listed.trees, blobs };
+  const ids = [...new Set(needed.map((entry) => entry.id))];
+  const sizes = await repo.objectSizes(ids);
+  return {
+    trees: listed.trees,
+    blobs: ids.filter((_, i) => sizes[i] === undefined),
+    oversized: sizes.some((size) => size !== undefined && size > MAX_OBJECT_BYTES),
+  };
 }
 
 /**
@@ -62,33 +71,43 @@ export async function fetchCommit(
   const tagMissing = async () =>
     options.tag !== undefined && (await repo.missingObjects([options.tag])).length > 0;
   let state = await lacking(repo, commit, paths, options.trees);
-  if (state === undefined || (await tagMissing())) {
-    await repo.fetch(remote, commit, {
-      ...transfer,
-      ...(options.tag === undefined ? {} : { tag: options.tag }),
-      blobless: repo.partial && paths.length > 0,
-    });
-    state = await lacking(repo, commit, paths, options.trees);
-    if (state === undefined)
+  const fetched = state === undefined || (await tagMissing()) ? await packNames(repo.gitdir) : undefined;
+  try {
+    if (state === undefined || fetched !== undefined) {
+      await repo.fetch(remote, commit, {
+        ...transfer,
+        ...(options.tag === undefined ? {} : { tag: options.tag }),
+        blobless: repo.partial && paths.length > 0,
+      });
+      state = await lacking(repo, commit, paths, options.trees);
+      if (state === undefined)
+        throw transportFailure('source-commit-not-found', `fetching ${commit} from ${redactUrl(remote.url)}`);
+      if (await tagMissing())
+        throw new GitError('source-incomplete', `the remote did not send tag object ${options.tag}`);
+    }
+    if (state.blobs.length > 0 && repo.partial) {
+      await repo.fetchBlobs(remote, state.blobs, transfer);
+      state = (await lacking(repo, commit, paths, state.trees)) ?? state;
+    }
+    // The isomorphic backend refuses such a pack as it arrives; git keeps it compressed on disk. The same sentence.
+    if (state.oversized)
+      throw transportFailure('source-too-large', `fetching ${commit} from ${redactUrl(remote.url)}`);
+    if (state.blobs.length > 0)
       throw new GitError(
-        'source-commit-not-found',
-        `the remote did not send commit ${commit} with all its trees (it does not exist there, or the server refuses to serve it)`,
+        'source-incomplete',
+        `${redactUrl(remote.url)} did not send ${state.blobs.length} blob(s) of commit ${commit}, such as ${state.blobs[0]}`,
       );
-    if (await tagMissing())
-      throw new GitError('source-incomplete', `the remote did not send tag object ${options.tag}`);
+    await repo.writeRef(pinRef(commit), commit);
+    if (options.tag !== undefined) await repo.writeRef(tagPinRef(commit), options.tag);
+    return state.trees;
+  } catch (error) {
+    // What a refused transfer brought does not stay.
+    if (fetched !== undefined) {
+      await removePacksSince(repo.gitdir, fetched).catch(() => undefined);
+      repo.refresh();
+    }
+    throw error;
   }
-  if (state.blobs.length > 0 && repo.partial) {
-    await repo.fetchBlobs(remote, state.blobs, transfer);
-    state = { trees: state.trees, blobs: await repo.missingObjects(state.blobs) };
-  }
-  if (state.blobs.length > 0)
-    throw new GitError(
-      'source-incomplete',
-      `${redactUrl(remote.url)} did not send ${state.blobs.length} blob(s) of commit ${commit}, such as ${state.blobs[0]}`,
-    );
-  await repo.writeRef(pinRef(commit), commit);
-  if (options.tag !== undefined) await repo.writeRef(tagPinRef(commit), options.tag);
-  return state.trees;
 }
 
 /** Drops the pin of a commit that is no longer served. Its objects stay until the store is cleaned. */

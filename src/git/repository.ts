@@ -15,6 +15,15 @@ export interface Remote {
   credentialHelper?: string;
   /** No progress for this long fails the transfer (`source-timeout`). */
   timeoutMs?: number;
+  /** One transfer (a ref listing, a fetch) still running this long fails, however it moves (`source-timeout`). */
+  deadlineMs?: number;
+  /** A fetch that brings more bytes than this fails (`source-too-large`) and leaves nothing behind. */
+  maxFetchBytes?: number;
+  /**
+   * `follow` (default): the first request of a transfer follows redirects, credentials only ever go to the
+   * configured origin, https to http is refused; `refuse`: any redirect fails (`source-redirect-refused`).
+   */
+  redirects?: 'follow' | 'refuse';
 }
 
 export interface FetchProgress {
@@ -56,6 +65,8 @@ export interface Repository {
   readObject(oid: string): Promise<GitObject | undefined>;
   /** The ids among `oids` that the repository does not hold; content is not read. */
   missingObjects(oids: readonly string[]): Promise<string[]>;
+  /** Each object's size from its header (content not inflated); `undefined` for one the repository lacks. */
+  objectSizes(oids: readonly string[]): Promise<Array<number | undefined>>;
   /** Ids of the objects whose id starts with `prefix` (4 to 39 hex digits); for short ids a user types. */
   objectsWithPrefix(prefix: string): Promise<string[]>;
   /** What a ref names, symbolic refs followed; `undefined` when there is no such ref. */

@@ -1,6 +1,7 @@
 import { messageOf } from '../shared/text.ts';
 import type { TreeEntry } from '../shared/tree.ts';
 import { GitError } from './errors.ts';
+import { MAX_SYMLINK_TARGET_BYTES } from './limits.ts';
 import { type GitObject, parseCommit, parseTree } from './objects.ts';
 import type { Repository } from './repository.ts';
 
@@ -27,8 +28,9 @@ export async function readObject(repo: Repository, oid: string): Promise<GitObje
   try {
     const found = await repo.readObject(oid);
     if (found !== undefined) return found;
-  } catch {
-    // Retried below.
+  } catch (error) {
+    // One over MAX_OBJECT_BYTES would be refused again; any other failure is retried below.
+    if (error instanceof GitError) throw error;
   }
   repo.refresh();
   return repo.readObject(oid);
@@ -50,11 +52,11 @@ export async function readCommit(
     const { tree, committerTime } = parseCommit(await readTyped(repo, commit, 'commit'), commit);
     return { tree, commitTime: new Date(committerTime * 1000).toISOString() };
   } catch (error) {
-    throw new GitError(
-      'source-commit-not-found',
-      `commit ${commit} is not in the repository (${messageOf(error)})`,
-      { cause: error },
-    );
+    if (error instanceof GitError) throw error;
+    throw new GitError('source-commit-not-found', `commit ${commit} is not in the repository`, {
+      cause: error,
+      log: messageOf(error),
+    });
   }
 }
 
@@ -79,11 +81,11 @@ export async function listCommit(
     try {
       items = parseTree(await readTyped(repo, treeId, 'tree'), treeId);
     } catch (error) {
-      throw new GitError(
-        'source-incomplete',
-        `tree ${treeId} of commit ${commit} is missing (${messageOf(error)})`,
-        { cause: error },
-      );
+      if (error instanceof GitError) throw error;
+      throw new GitError('source-incomplete', `tree ${treeId} of commit ${commit} is missing or unreadable`, {
+        cause: error,
+        log: messageOf(error),
+      });
     }
     // Subtrees are asked for at once: the cli backend answers them in one pipelined stream.
     const subtrees = await Promise.all(
@@ -121,21 +123,32 @@ export async function walkCommit(
   previous?: TreeCache,
 ): Promise<CommitTree & { trees: TreeCache }> {
   const { commitTime, tree, entries, trees } = await listCommit(repo, commit, previous);
+  const links = entries.filter((entry) => entry.type === 'symlink');
+  const sizes = await repo.objectSizes(links.map((link) => link.id));
+  // A target longer than PATH_MAX resolves nowhere: it is not read, and the link stays without one (dangling).
+  const readable = new Set(links.filter((_, i) => (sizes[i] ?? 0) <= MAX_SYMLINK_TARGET_BYTES));
   const targets = await Promise.all(
-    entries.map((entry) => (entry.type === 'symlink' ? readBlob(repo, entry.id) : undefined)),
+    entries.map((entry) => (readable.has(entry) ? readBlob(repo, entry.id) : undefined)),
   );
   const decoder = new TextDecoder();
   const withTargets = entries.map((entry, i) =>
-    entry.type === 'symlink' ? { ...entry, target: decoder.decode(targets[i]!) } : entry,
+    targets[i] !== undefined ? { ...entry, target: decoder.decode(targets[i]) } : entry,
   );
   return { commit, commitTime, tree, entries: withTargets, trees };
 }
 
-/** A blob's raw bytes; `source-incomplete` when the repository does not hold it. */
+/**
+ * A blob's raw bytes; `source-incomplete` when the repository does not hold it (or cannot read it), and
+ * `source-too-large` for one past MAX_OBJECT_BYTES, which is never inflated.
+ */
 export async function readBlob(repo: Repository, oid: string): Promise<Uint8Array> {
   try {
     return await readTyped(repo, oid, 'blob');
   } catch (error) {
-    throw new GitError('source-incomplete', `blob ${oid} is missing (${messageOf(error)})`, { cause: error });
+    if (error instanceof GitError) throw error;
+    throw new GitError('source-incomplete', `blob ${oid} is missing or unreadable`, {
+      cause: error,
+      log: messageOf(error),
+    });
   }
 }

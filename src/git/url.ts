@@ -30,10 +30,3 @@ export function redactUrl(url: string): string {
     return '(invalid URL)';
   }
 }
-
-/** Removes anything shaped like credentials in a URL from text a program printed (git's stderr). */
-export function redactText(text: string, secrets: readonly string[] = []): string {
-  let clean = text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@]*@/gi, '$1');
-  for (const secret of secrets) if (secret.length >= 4) clean = clean.split(secret).join('***');
-  return clean;
-}

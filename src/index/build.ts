@@ -3,6 +3,8 @@ import PQueue from 'p-queue';
 import {
   discoverSkills,
   isLfsPointer,
+  MAX_SKILL_BYTES,
+  MAX_SKILL_FILES,
   parseSkillMd,
   problem,
   publishSkills,
@@ -36,6 +38,11 @@ export interface IndexInput {
   tree: string;
   entries: readonly TreeEntry[];
   readBlob: (id: string) => Promise<Uint8Array>;
+  /**
+   * Blob sizes from the objects' headers, contents not read: a skill over the limits is then refused without
+   * being read. Without it, sizes come from reading every blob.
+   */
+  blobSizes?: (ids: readonly string[]) => Promise<Array<number | undefined>>;
   /** Folders to search for skills; default the whole repository. */
   paths?: readonly string[];
   strictNames?: boolean;
@@ -44,6 +51,8 @@ export interface IndexInput {
 
 /** Blob reads in flight while indexing. */
 export const READ_AHEAD = 32;
+/** Blobs larger than this are read one at a time: memory stays READ_AHEAD small blobs and one large one. */
+export const LARGE_BLOB_BYTES = 1024 * 1024;
 
 export function digestOf(bytes: Uint8Array): string {
   return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
@@ -57,6 +66,21 @@ function factsOf(bytes: Uint8Array): BlobFacts {
   };
 }
 
+/** Blob sizes from the headers, for every file of every discovered skill; empty without `blobSizes`. */
+async function sizesOf(
+  input: IndexInput,
+  skills: ReadonlyArray<{ files: ReadonlyArray<{ blob: string }> }>,
+): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  if (input.blobSizes === undefined) return sizes;
+  const ids = [...new Set(skills.flatMap((skill) => skill.files.map((file) => file.blob)))];
+  const found = await input.blobSizes(ids);
+  ids.forEach((id, i) => {
+    if (found[i] !== undefined) sizes.set(id, found[i]);
+  });
+  return sizes;
+}
+
 /** Indexes one commit: finds its skills, hashes every blob they serve, applies the rules. */
 export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   const { blobs: cache, skillMd: parsedCache } = input.cache ?? newIndexCache();
@@ -65,13 +89,16 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   // Blobs are read READ_AHEAD at a time, in the order the loops below ask for them: a git backend answers
   // concurrent reads in one pipelined stream, and memory stays READ_AHEAD blobs.
   const reads = new PQueue({ concurrency: READ_AHEAD });
+  const largeReads = new PQueue({ concurrency: 1 });
   const reading = new Map<string, Promise<BlobFacts>>();
+  const known = await sizesOf(input, found.skills);
   const facts = (id: string): Promise<BlobFacts> => {
-    const known = cache.get(id);
-    if (known !== undefined) return Promise.resolve(known);
+    const cached = cache.get(id);
+    if (cached !== undefined) return Promise.resolve(cached);
     let pending = reading.get(id);
     if (pending === undefined) {
-      pending = reads.add(async () => {
+      const queue = (known.get(id) ?? 0) > LARGE_BLOB_BYTES ? largeReads : reads;
+      pending = queue.add(async () => {
         const computed = factsOf(await input.readBlob(id));
         cache.set(id, computed);
         return computed;
@@ -82,13 +109,25 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
     }
     return pending;
   };
+  const sizeOf = async (id: string) => known.get(id) ?? (await facts(id)).size;
+  /** Within the extension's limits by the headers' sizes: only such a skill's files are read. */
+  const fits = (skill: (typeof found.skills)[number]) =>
+    skill.files.length <= MAX_SKILL_FILES &&
+    skill.files.reduce((sum, file) => sum + (known.get(file.blob) ?? 0), 0) <= MAX_SKILL_BYTES;
   // Every SKILL.md (nested ones too) is read below for its text, once.
   const skillMds = new Set(found.skills.map((skill) => skill.skillMd));
   for (const skill of found.skills)
-    for (const file of skill.files) if (!skillMds.has(file.blob)) void facts(file.blob);
+    if (fits(skill)) for (const file of skill.files) if (!skillMds.has(file.blob)) void facts(file.blob);
   const candidates: SkillCandidate[] = [];
   for (const skill of found.skills) {
     let parsed = parsedCache.get(skill.skillMd);
+    const skillMdSize = known.get(skill.skillMd);
+    if (parsed === undefined && skillMdSize !== undefined && skillMdSize > MAX_SKILL_BYTES)
+      parsed = {
+        ok: false,
+        reason: 'too-large',
+        detail: `SKILL.md is ${skillMdSize} bytes; a skill may hold ${MAX_SKILL_BYTES} (it was not read)`,
+      };
     if (parsed === undefined) {
       const skillMd = await input.readBlob(skill.skillMd);
       if (!cache.has(skill.skillMd)) cache.set(skill.skillMd, factsOf(skillMd));
@@ -97,7 +136,7 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
       parsedCache.set(skill.skillMd, parsed);
     }
     const files = [];
-    for (const file of skill.files) files.push({ ...file, size: (await facts(file.blob)).size });
+    for (const file of skill.files) files.push({ ...file, size: await sizeOf(file.blob) });
     candidates.push({ dir: skill.dir, parsed, files });
   }
   const published = publishSkills(candidates, { strictNames: input.strictNames ?? false });

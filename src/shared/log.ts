@@ -1,5 +1,6 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
 import pretty from 'pino-pretty';
+import { redact } from './redact.ts';
 
 export type { Logger };
 
@@ -17,7 +18,7 @@ export interface LogOptions {
   format?: LogFormat;
 }
 
-/** Logs go to stderr: stdout belongs to the MCP stdio transport. */
+/** Logs go to stderr: stdout belongs to the MCP stdio transport. Every line is cleaned of credentials. */
 export function createLogger(options: LogOptions = {}): Logger {
   const terminal = process.stderr.isTTY === true;
   const format = options.format ?? (terminal ? 'pretty' : 'json');
@@ -25,6 +26,7 @@ export function createLogger(options: LogOptions = {}): Logger {
     level: options.level ?? 'info',
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
+    hooks: { streamWrite: (line) => redact(line) },
   };
   if (format === 'pretty')
     return pino(

@@ -86,7 +86,7 @@ export const REASONS = {
   },
   'source-timeout': {
     severity: 'error',
-    summary: 'the remote stopped answering for longer than the timeout',
+    summary: 'the remote sent nothing for longer than sync.timeout, or the transfer outlasted sync.deadline',
   },
   'source-http-error': {
     severity: 'error',
@@ -96,7 +96,28 @@ export const REASONS = {
     severity: 'error',
     summary: 'the remote sent an empty, truncated or corrupt pack',
   },
-  'source-disk-full': { severity: 'error', summary: 'no space left on the device holding dataDir' },
+  'source-disk-full': {
+    severity: 'error',
+    summary: 'no space left (or a quota or file-size limit reached) on the device holding dataDir',
+  },
+  'source-too-large': {
+    severity: 'error',
+    summary: 'the transfer passed sync.maxFetchBytes, or an object of it inflates past MAX_OBJECT_BYTES',
+  },
+  'source-insecure-redirect': {
+    severity: 'error',
+    summary:
+      'the remote redirected from https to http (refused: credentials and content would travel in clear)',
+  },
+  'source-redirect-refused': {
+    severity: 'error',
+    summary: 'the remote redirected, and sync.redirects is refuse (or it redirected too many times)',
+  },
+  'source-store-damaged': {
+    severity: 'error',
+    summary:
+      'objects of a served commit are missing from the store (or its index file is wrong): being repaired',
+  },
   'source-fetch-failed': {
     severity: 'error',
     summary: 'the transfer failed for another reason (see the detail)',
@@ -224,12 +245,18 @@ export function isSourceReason(code: string): code is SourceReason {
   return code.startsWith('source-') && Object.hasOwn(REASONS, code);
 }
 
+/** What a full disk says, by errno code: no space, no quota left, or a file-size limit (`ulimit -f`). */
+const FULL: Record<string, string> = {
+  ENOSPC: 'no space left on the device holding dataDir',
+  EDQUOT: 'the disk quota of dataDir is used up',
+  EFBIG: 'a file-size limit stops writes in dataDir',
+};
+
 /** The one mapping of file-system errors to a source reason: a full disk (or quota) where dataDir is. */
 export function errnoReason(error: unknown): { reason: SourceReason; detail: string } | undefined {
   const code = (error as NodeJS.ErrnoException | null)?.code;
-  if (code === 'ENOSPC' || code === 'EDQUOT')
-    return { reason: 'source-disk-full', detail: 'no space left on the device holding dataDir' };
-  return undefined;
+  const detail = code === undefined ? undefined : FULL[code];
+  return detail === undefined ? undefined : { reason: 'source-disk-full', detail };
 }
 
 /** A problem found in one commit, located by its path in the repository. */

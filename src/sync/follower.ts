@@ -3,7 +3,8 @@ import type { Clock } from './clock.ts';
 
 /** What one sync of one source did. */
 export type SyncOutcome =
-  | { id: string; ok: true; commit: string; changed: boolean }
+  /** `repaired`: damaged commits (objects fetched again, or an index rebuilt) this sync repaired. */
+  | { id: string; ok: true; commit: string; changed: boolean; repaired?: string[] }
   | { id: string; ok: false; reason: SourceReason; detail: string; serving?: string };
 
 export interface FollowerOptions {

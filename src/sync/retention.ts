@@ -14,6 +14,12 @@ export function advance(
   };
 }
 
+/** The served set with `ns` in place of the namespace of the same commit (a repaired one), wherever it is. */
+export function replaced(served: ServedSource, ns: Namespace): ServedSource {
+  const swap = (old: Namespace) => (old.commit === ns.commit ? ns : old);
+  return { ...served, current: swap(served.current), retained: served.retained.map(swap) };
+}
+
 /**
  * Which of the commits dataDir holds serve when state.json no longer says: the pinned commit if it is among
  * them, else the newest; then the newest `keep` others. Commits of unknown time come last.

@@ -4,6 +4,7 @@ import { buildNamespace, type Namespace, type Origin } from '../catalog/index.ts
 import type { SourceConfig } from '../config/index.ts';
 import {
   fetchCommit,
+  GitError,
   keyringOf,
   openLocalRepository,
   openStore,
@@ -11,6 +12,8 @@ import {
   pinRef,
   readBlob,
   redactUrl,
+  refetchCommit,
+  removeIncomplete,
   resolveLocalTarget,
   resolveRemoteTarget,
   unpinCommit,
@@ -30,7 +33,9 @@ import {
   type IndexOptions,
   type IndexStore,
 } from '../index/index.ts';
+import type { Logger } from '../shared/log.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
+import { type Damage, damageOf, guardedReader } from './damage.ts';
 import type { CommitStatus } from './status.ts';
 
 export interface SourceDeps {
@@ -38,6 +43,13 @@ export interface SourceDeps {
   onProgress?: (progress: FetchProgress | { phase: 'indexing' }) => void;
   /** Opens the folder of index files; tests pass one that fails like a full disk. */
   indexStore?: (dir: string) => IndexStore;
+  /** Told when a read finds a served commit's objects missing or its index wrong (the worker repairs it). */
+  onDamage?: (damage: Damage) => void;
+  /**
+   * The caller holds dataDir's lock: when the store is first opened, what an interrupted transfer left in it
+   * (git's temporary packs, a pack without its index, stale locks) is removed, and logged here.
+   */
+  sweep?: Logger;
 }
 
 /**
@@ -60,8 +72,18 @@ export interface Source {
   load(target: ResolvedRef, have?: string): Promise<Namespace>;
   /** What `load` serves, as the index alone (with the root tree and the signer): what a lockfile records. */
   index(target: ResolvedRef, have?: string): Promise<CommitIndex>;
-  /** A commit served before, from its index file, or rebuilt from the store when that is gone; never the network. */
+  /**
+   * A commit served before, from its index file, or rebuilt from the store when that is gone; never the network.
+   * Its first read checks that the store holds the commit's objects.
+   */
   restore(commit: string): Promise<Namespace>;
+  /** Damage when the store lacks objects of a served commit (the commit and the blobs its index names). */
+  check(ns: Namespace): Promise<Damage | undefined>;
+  /**
+   * Repairs a damaged commit: its objects fetched again (remote; a local repository cannot be), and its index
+   * rebuilt when that is what was wrong, or when it names objects the store still lacks.
+   */
+  repair(damage: Damage): Promise<Namespace>;
   /** Forgets a commit no longer served: its index file, and its pin in a remote source's store. */
   forget(commit: string): Promise<void>;
   /** What the index file of `commit` says, without opening the repository; only the commit when it is gone. */
@@ -87,6 +109,9 @@ function remoteOf(source: SourceConfig): Remote | undefined {
   return {
     url: source.location.url,
     timeoutMs: source.timeoutMs,
+    ...(source.deadlineMs === undefined ? {} : { deadlineMs: source.deadlineMs }),
+    ...(source.maxFetchBytes === undefined ? {} : { maxFetchBytes: source.maxFetchBytes }),
+    ...(source.redirects === undefined ? {} : { redirects: source.redirects }),
     ...(source.location.token === undefined ? {} : { token: source.location.token }),
     ...(source.location.credentialHelper === undefined
       ? {}
@@ -133,11 +158,21 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   let trees: TreeCache | undefined;
   let opened: Promise<Repository> | undefined;
 
+  /** Before the store's first use under dataDir's lock: what an interrupted transfer left goes. */
+  const swept = async (): Promise<void> => {
+    if (deps.sweep === undefined) return;
+    const removed = await removeIncomplete(storeDir);
+    if (removed.length > 0)
+      deps.sweep.warn(
+        { source: config.id, removed },
+        'removed what an interrupted transfer left in the store',
+      );
+  };
   const repository = (): Promise<Repository> => {
     opened ??= (
       config.location.kind === 'local'
         ? openLocalRepository(config.location.path, config.git, config.location.given)
-        : openStore(storeDir, config.git)
+        : swept().then(() => openStore(storeDir, config.git))
     ).catch((error: unknown) => {
       // Not there yet (a local path created later): the next sync tries again.
       opened = undefined;
@@ -145,8 +180,30 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     });
     return opened;
   };
-  const namespace = (index: CommitIndex, repo: Repository) =>
-    buildNamespace(config.id, index, origin, (blob) => readBlob(repo, blob));
+  /** The blobs of a commit its store lacks (the commit itself included): damage when there are any. */
+  const checkIndex = async (
+    repo: Repository,
+    index: { commit: string; skills: readonly CommitIndex['skills'][number][] },
+  ): Promise<Damage | undefined> => {
+    const blobs = new Set(index.skills.flatMap((skill) => skill.files.map((file) => file.blob)));
+    // What the store holds now, not what was remembered of it (a pack may be gone since).
+    repo.refresh();
+    const missing = await repo.missingObjects([index.commit, ...blobs]);
+    if (missing.length === 0) return undefined;
+    return damageOf(index.commit, 'objects', `${missing.length} object(s) missing, such as ${missing[0]}`);
+  };
+  const namespace = (index: CommitIndex, repo: Repository, checkFirst = false) =>
+    buildNamespace(
+      config.id,
+      index,
+      origin,
+      guardedReader(
+        index,
+        (blob) => readBlob(repo, blob),
+        (damage) => deps.onDamage?.(damage),
+        checkFirst ? () => checkIndex(repo, index) : undefined,
+      ),
+    );
 
   /**
    * The index of a commit in store: its index file (saved only once verified, under the same keys), or built
@@ -165,6 +222,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     const built = await indexCommit({
       ...tree,
       readBlob: (id) => readBlob(repo, id),
+      blobSizes: (ids) => repo.objectSizes(ids),
       paths: options.paths,
       strictNames: options.strictNames,
       cache: indexCache,
@@ -192,6 +250,18 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     return indexOf(repo, target);
   };
 
+  /** A commit served before, with the tag verified for it: kept in a remote source's store, or the locked one. */
+  const targetOf = async (commit: string): Promise<ResolvedRef> => {
+    const { target } = config;
+    const tag =
+      remote !== undefined
+        ? await pinnedTag(await repository(), commit)
+        : target.kind === 'commit' && target.commit === commit
+          ? target.tag
+          : undefined;
+    return { commit, ...(tag === undefined ? {} : { tag }) };
+  };
+
   return {
     id: config.id,
     origin,
@@ -207,17 +277,33 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       return namespace(await fetchAndIndex(target, have), await repository());
     },
     index: (target, have) => fetchAndIndex(target, have),
-    async restore(commit) {
+    restore: async (commit) =>
+      namespace(await indexOf(await repository(), await targetOf(commit)), await repository(), true),
+    check: async (ns) => checkIndex(await repository(), ns),
+    async repair(damage) {
+      const { commit } = damage;
       const repo = await repository();
-      // A tag verified before was kept beside the commit in a remote source's store, or is the locked one.
-      const { target } = config;
-      const tag =
-        remote !== undefined
-          ? await pinnedTag(repo, commit)
-          : target.kind === 'commit' && target.commit === commit
-            ? target.tag
-            : undefined;
-      return namespace(await indexOf(repo, { commit, ...(tag === undefined ? {} : { tag }) }), repo);
+      const target = await targetOf(commit);
+      if (damage.kind === 'objects') {
+        if (remote === undefined)
+          throw new GitError(
+            'source-incomplete',
+            `objects of commit ${commit} are missing from the repository`,
+            {
+              ...(damage.log === undefined ? {} : { log: damage.log }),
+            },
+          );
+        await refetchCommit(repo, remote, commit, {
+          paths: config.paths,
+          ...(config.verify?.require === 'tag' && target.tag !== undefined ? { tag: target.tag } : {}),
+          ...(config.git === undefined ? {} : { settings: config.git }),
+        });
+      }
+      // An index that names objects the store still lacks is as wrong as one with wrong digests: rebuilt.
+      const stored = await indexes.load(commit, await indexOptions());
+      if (damage.kind === 'index' || (stored !== undefined && (await checkIndex(repo, stored)) !== undefined))
+        await indexes.remove(commit);
+      return namespace(await indexOf(repo, target), repo);
     },
     async forget(commit) {
       await indexes.remove(commit);

@@ -4,7 +4,8 @@ import type { Logger } from '../shared/log.ts';
 import { errnoReason } from '../shared/reasons.ts';
 import { messageOf } from '../shared/text.ts';
 import type { SyncOutcome } from './follower.ts';
-import { advance } from './retention.ts';
+import type { Damage } from './damage.ts';
+import { advance, replaced } from './retention.ts';
 import type { Source } from './source.ts';
 import type { SourceState } from './state.ts';
 
@@ -27,32 +28,57 @@ export function failureOf(id: string, error: unknown): SourceFailure {
   return { id, reason: 'source-internal', detail: 'unexpected error; see the log' };
 }
 
+export interface SyncStep {
+  outcome: SyncOutcome;
+  record: SourceRecord;
+  dropped: string[];
+  /** The damaged commits this step repaired. */
+  repaired: string[];
+}
+
 /**
- * One sync of one source: resolve its target, and fetch and index it when it moved. Never throws: a failure
- * is an outcome, and the record keeps what the source served before. `at` is when it finished (ISO 8601).
+ * One sync of one source: repair what reads found damaged, resolve its target, and fetch and index it when it
+ * moved; an unchanged commit's objects are checked to be in the store (and repaired when not). Never throws: a
+ * failure is an outcome, and the record keeps what the source served. `at` is when it finished (ISO 8601).
  */
 export async function syncSource(
   source: Source,
   before: SourceRecord,
-  options: { keep: number; why: string; at: () => string; logger: Logger },
-): Promise<{ outcome: SyncOutcome; record: SourceRecord; dropped: string[] }> {
+  options: { keep: number; why: string; at: () => string; logger: Logger; damaged?: readonly Damage[] },
+): Promise<SyncStep> {
   const { id } = source;
   const { logger, why } = options;
   const started = performance.now();
-  const { failure: _failure, lastError: _lastError, ...clean } = before;
+  const { failure: _failure, lastError: _lastError, served: _served, ...clean } = before;
+  let held = before.served;
+  const repaired: string[] = [];
+  const repair = async (damage: Damage) => {
+    const ns = await source.repair(damage);
+    if (held !== undefined) held = replaced(held, ns);
+    repaired.push(damage.commit);
+    logger.info({ source: id, commit: damage.commit, kind: damage.kind, why }, 'repaired a damaged commit');
+  };
   try {
+    for (const damage of options.damaged ?? []) await repair(damage);
     const target = await source.resolve();
     const { commit } = target;
-    if (before.served?.current.commit === commit) {
+    if (held?.current.commit === commit) {
+      // A store that lost the commit's objects is repaired here, never reported unchanged.
+      const damage = await source.check(held.current);
+      if (damage !== undefined) {
+        logger.warn({ source: id, commit, kind: damage.kind, log: damage.log, why }, damage.detail);
+        await repair(damage);
+      }
       const at = options.at();
       return {
-        outcome: { id, ok: true, commit, changed: false },
-        record: { ...clean, tried: true, lastSync: at, lastSuccess: at },
+        outcome: { id, ok: true, commit, changed: false, ...(repaired.length === 0 ? {} : { repaired }) },
+        record: { ...clean, served: held, tried: true, lastSync: at, lastSuccess: at },
         dropped: [],
+        repaired,
       };
     }
-    const ns: Namespace = await source.load(target, before.served?.current.commit);
-    const { served, dropped } = advance(before.served, ns, options.keep);
+    const ns: Namespace = await source.load(target, held?.current.commit);
+    const { served, dropped } = advance(held, ns, options.keep);
     logger.info(
       {
         source: id,
@@ -74,9 +100,10 @@ export async function syncSource(
       );
     const at = options.at();
     return {
-      outcome: { id, ok: true, commit, changed: true },
+      outcome: { id, ok: true, commit, changed: true, ...(repaired.length === 0 ? {} : { repaired }) },
       record: { ...clean, served, tried: true, lastSync: at, lastSuccess: at },
       dropped,
+      repaired,
     };
   } catch (error) {
     const failure = failureOf(id, error);
@@ -85,7 +112,8 @@ export async function syncSource(
         source: id,
         reason: failure.reason,
         why,
-        serving: before.served?.current.commit ?? null,
+        serving: held?.current.commit ?? null,
+        ...(error instanceof GitError && error.log !== undefined ? { log: error.log } : {}),
         ...(failure.reason === 'source-internal' ? { err: messageOf(error) } : {}),
       },
       failure.detail,
@@ -97,16 +125,18 @@ export async function syncSource(
         ok: false,
         reason: failure.reason,
         detail: failure.detail,
-        ...(before.served === undefined ? {} : { serving: before.served.current.commit }),
+        ...(held === undefined ? {} : { serving: held.current.commit }),
       },
       record: {
         ...before,
+        ...(held === undefined ? {} : { served: held }),
         tried: true,
         failure,
         lastSync: at,
         lastError: { reason: failure.reason, detail: failure.detail, at },
       },
       dropped: [],
+      repaired,
     };
   }
 }

@@ -8,6 +8,7 @@ import type { WriteFs } from '../shared/fs.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
 import { systemClock, type Clock } from './clock.ts';
+import type { Damage } from './damage.ts';
 import { createFollower, type Follower, type SyncOutcome } from './follower.ts';
 import { restoreServed } from './restore.ts';
 import { createRetention, type Retention } from './retention.ts';
@@ -91,13 +92,44 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   const record = (id: string, next: SourceRecord) => {
     records = new Map(records).set(id, next);
   };
+  /** Commits that reads or checks found damaged, per source, until a sync repairs them. */
+  let damaged: ReadonlyMap<string, ReadonlyArray<Damage & { at: string }>> = new Map();
+  /** What status shows of a damaged source: the damage, which its reads meet before anything else. */
+  const damageError = (id: string) => {
+    const first = damaged.get(id)?.[0];
+    return first === undefined
+      ? undefined
+      : { reason: 'source-store-damaged' as const, detail: first.detail, at: first.at };
+  };
 
   const publish = () => {
-    const all = [...records.values()];
     catalog.swap({
-      sources: all.flatMap((r) => (r.served === undefined ? [] : [r.served])),
-      failures: all.flatMap((r) => (r.failure === undefined ? [] : [r.failure])),
+      sources: [...records.values()].flatMap((r) => (r.served === undefined ? [] : [r.served])),
+      failures: [...records].flatMap(([id, r]) => {
+        const damage = damageError(id);
+        if (damage !== undefined) return [{ id, reason: damage.reason, detail: damage.detail }];
+        return r.failure === undefined ? [] : [r.failure];
+      }),
     });
+  };
+
+  /** A read found a served commit damaged: reported at once, and a sync repairs it. */
+  const reportDamage = (id: string, damage: Damage) => {
+    const known = damaged.get(id) ?? [];
+    if (known.some((d) => d.commit === damage.commit)) return;
+    logger.warn({ source: id, commit: damage.commit, kind: damage.kind, log: damage.log }, damage.detail);
+    damaged = new Map(damaged).set(id, [...known, { ...damage, at: new Date(clock.now()).toISOString() }]);
+    publish();
+    void running.followed.get(id)?.follower.trigger('store damaged');
+  };
+  /** Forgets the damage a sync repaired (damage reported while it ran, of other commits, stays). */
+  const repairedIn = (id: string, commits: readonly string[]) => {
+    if (commits.length === 0) return;
+    const left = (damaged.get(id) ?? []).filter((d) => !commits.includes(d.commit));
+    const next = new Map(damaged);
+    if (left.length === 0) next.delete(id);
+    else next.set(id, left);
+    damaged = next;
   };
 
   const saved = (): SyncState => {
@@ -130,6 +162,8 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     const { id } = sourceConfig;
     const source = openSource(sourceConfig, {
       dataDir,
+      onDamage: (damage) => reportDamage(id, damage),
+      sweep: logger,
       ...(options.onProgress === undefined ? {} : { onProgress: (p) => options.onProgress?.(id, p) }),
       ...(options.indexStore === undefined ? {} : { indexStore: options.indexStore }),
     });
@@ -151,12 +185,14 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
               why,
               at: () => new Date(clock.now()).toISOString(),
               logger,
+              damaged: damaged.get(id) ?? [],
             });
             options.onSynced?.(done.outcome, (performance.now() - started) / 1000);
             return done;
           }))!;
           retention.drop(step.dropped);
           record(id, step.record);
+          repairedIn(id, step.repaired);
           publish();
           await persist(followed);
           return step.outcome;
@@ -285,7 +321,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
             lastSync: r.lastSync ?? null,
             lastSuccess: r.lastSuccess ?? null,
             nextSync: next === undefined ? null : new Date(next).toISOString(),
-            lastError: r.lastError ?? null,
+            lastError: damageError(source.id) ?? r.lastError ?? null,
           };
         }),
       );

@@ -131,8 +131,13 @@ describe.each(BACKENDS)('remote repositories, $name backend', ({ name, settings 
 
     it('reports a commit that does not exist', async () => {
       const repo = await freshStore();
-      const error = await codeOf(fetchCommit(repo, { url: open.urlFor('catalog.git') }, 'f'.repeat(40)));
-      expect(error.code).toBe('source-commit-not-found');
+      const url = open.urlFor('catalog.git');
+      const error = await codeOf(fetchCommit(repo, { url }, 'f'.repeat(40)));
+      // The same sentence under both backends.
+      expect([error.code, error.message]).toEqual([
+        'source-commit-not-found',
+        `fetching ${'f'.repeat(40)} from ${url}: the remote does not have the commit, or will not serve it`,
+      ]);
     });
 
     it('reports a repository that is not there', async () => {

@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import {
   walkCommit,
 } from '../../src/git/index.ts';
 import { openCliRepository } from '../../src/git/cli/backend.ts';
+import { classifyRun } from '../../src/git/cli/classify.ts';
 import { childEnv } from '../../src/git/cli/env.ts';
 import { runGit } from '../../src/git/cli/run.ts';
 import { BACKENDS, withEnv } from '../helpers/backends.ts';
@@ -196,5 +198,24 @@ describe('the git child (cli backend)', () => {
       protocols: ['file'],
     });
     expect(allowed.stdout.toString()).toBe(`${c2}\trefs/heads/main\n`);
+  });
+
+  it('writing past the file-size limit fails with EFBIG in git’s words (no silent SIGXFSZ): a full disk', async () => {
+    const gitdir = path.join(mkdtempSync(path.join(tmpdir(), 'skillpin-fsize-')), 'store.git');
+    git(tmpdir(), 'init', '--quiet', '--bare', gitdir);
+    // 64 KiB that do not compress, as a loose object, under a file-size limit of a few KiB.
+    const write = `ulimit -f 4 && exec git --git-dir "$0" hash-object -w --stdin`;
+    const result = await runGit('sh', ['-c', write, gitdir], {
+      input: randomBytes(48 * 1024).toString('base64'),
+    });
+    expect([result.code, result.stderr]).toEqual([
+      128,
+      'fatal: unable to write loose object file: File too large\n',
+    ]);
+    expect(classifyRun(result, 'writing an object').message).toBe(
+      'writing an object: a file-size limit stops writes in dataDir',
+    );
+    expect(classifyRun(result, 'writing an object').code).toBe('source-disk-full');
+    rmSync(path.dirname(gitdir), { recursive: true });
   });
 });

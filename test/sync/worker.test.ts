@@ -417,8 +417,9 @@ describe('status and readiness', () => {
     await worker.syncAll('start', (source) => source.id === 'closed');
     expect(worker.pending()).toEqual([]);
     const at = '2024-05-01T00:00:01.500Z';
-    // The detail's wording is the backend's (git's or Node's); the reason is the same.
-    const detail = expect.stringMatching(/^listing the refs of http:\/\/127\.0\.0\.1:9\/none\.git: /);
+    // The same sentence under both backends: ours, never git's or Node's words.
+    const detail =
+      'listing the refs of http://127.0.0.1:9/none.git: the remote could not be reached (connection refused or reset, unknown host, no route)';
     expect(worker.status()).toEqual({
       version: 2,
       sources: [

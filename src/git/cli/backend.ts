@@ -1,5 +1,11 @@
 import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { redact, rememberSecret } from '../../shared/redact.ts';
+import { messageOf } from '../../shared/text.ts';
+import { removeIncomplete } from '../cleanup.ts';
 import { GitError } from '../errors.ts';
+import { transportFailure } from '../failure.ts';
+import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_FETCH_BYTES, MAX_OBJECT_BYTES } from '../limits.ts';
 import { OID } from '../objects.ts';
 import {
   isRepository,
@@ -10,14 +16,34 @@ import {
 } from '../repository.ts';
 import { originOf, protocolOf, redactUrl } from '../url.ts';
 import { catFileReader } from './catFile.ts';
-import { classifyRun } from './classify.ts';
+import { classifyRun, type RunContext } from './classify.ts';
 import { parseProgress } from './progress.ts';
-import { runGit, type RunOptions } from './run.ts';
+import { runGit, type RunOptions, type RunResult } from './run.ts';
 
 /** The idle timeout of a transfer when the remote names none. */
 const DEFAULT_TIMEOUT_MS = 30_000;
 /** How much longer than curl's own low-speed limit the watchdog waits before it stops a silent HTTP(S) child. */
 const WATCHDOG_MARGIN_MS = 10_000;
+
+/** How often the bytes a running fetch has written are looked at (besides its progress, refreshed every second). */
+const RECEIVED_CHECK_MS = 100;
+
+/** Bytes of the packs git is receiving into `gitdir` (its `tmp_pack_*` files). */
+async function receivedBytes(gitdir: string): Promise<number> {
+  const dir = path.join(gitdir, 'objects', 'pack');
+  const names = (await fsp.readdir(dir).catch(() => [] as string[])).filter((name) =>
+    name.startsWith('tmp_pack_'),
+  );
+  const sizes = await Promise.all(
+    names.map((name) =>
+      fsp.stat(path.join(dir, name)).then(
+        (s) => s.size,
+        () => 0,
+      ),
+    ),
+  );
+  return sizes.reduce((sum, size) => sum + size, 0);
+}
 
 /** Settings of the git binary shared by every repository: its path, and the proxy for HTTP(S). */
 export interface CliSettings {
@@ -30,31 +56,42 @@ export interface CliSettings {
 
 /**
  * How one remote is reached: the URL and credentials only in the child's environment (never in argv, which any
- * local user can read), the source's own protocol the only one allowed, an idle timeout.
+ * local user can read), the source's own protocol the only one allowed (an http source may be upgraded to https,
+ * never the other way: curl refuses a redirect to a protocol not allowed), an idle timeout and a deadline.
+ * Credentials are scoped to the source's origin: after a redirect to another origin git asks no helper of ours,
+ * and curl sends no credentials to another host, port or scheme.
  */
-function transport(remote: Remote, settings: CliSettings): RunOptions & { secrets: string[] } {
+function transport(remote: Remote, settings: CliSettings): RunOptions & { context: RunContext } {
   const protocol = protocolOf(remote.url);
   if (protocol === undefined)
     throw new GitError('source-unsupported', `${redactUrl(remote.url)}: not an https, http, ssh or file URL`);
   const timeoutMs = remote.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const deadlineMs = remote.deadlineMs ?? DEFAULT_DEADLINE_MS;
   const config: Array<[string, string]> = [['remote.origin.url', remote.url]];
   const vars: Record<string, string> = {};
   const secrets: string[] = [];
-  if (protocol === 'http' || protocol === 'https') {
+  const web = protocol === 'http' || protocol === 'https';
+  const follow = remote.redirects !== 'refuse';
+  if (web) {
     // curl gives up when fewer than 1 byte/s arrive for this long (whole seconds); the watchdog covers the rest.
     config.push(
       ['http.lowSpeedLimit', '1'],
       ['http.lowSpeedTime', String(Math.max(1, Math.ceil(timeoutMs / 1000)))],
+      // git's default: only a transfer's first request follows redirects (at most 20), and the rest go where it
+      // landed; `false` follows none.
+      ['http.followRedirects', follow ? 'initial' : 'false'],
     );
     if (settings.proxy !== undefined) {
       config.push(['http.proxy', settings.proxy]);
       secrets.push(settings.proxy);
+      rememberSecret(settings.proxy);
     }
     const origin = originOf(remote.url)!;
     if (remote.token !== undefined) {
       // The token reaches git as an environment variable read by a helper scoped to the source's own origin.
       vars['SKILLPIN_GIT_TOKEN'] = remote.token;
       secrets.push(remote.token);
+      rememberSecret(remote.token, 'x-access-token');
       config.push([
         `credential.${origin}.helper`,
         '!f() { test "$1" = get && printf "username=x-access-token\\npassword=%s\\n" "$SKILLPIN_GIT_TOKEN"; }; f',
@@ -64,9 +101,15 @@ function transport(remote: Remote, settings: CliSettings): RunOptions & { secret
   }
   // Over HTTP(S) curl watches the bytes; a child silent for longer than that (a command like ls-remote prints
   // only at its end) is stopped by the watchdog with a margin. Over SSH the watchdog is the only guard.
-  const idleTimeoutMs =
-    protocol === 'http' || protocol === 'https' ? timeoutMs + WATCHDOG_MARGIN_MS : timeoutMs;
-  return { protocols: [protocol], config, vars, idleTimeoutMs, secrets };
+  const idleTimeoutMs = web ? timeoutMs + WATCHDOG_MARGIN_MS : timeoutMs;
+  return {
+    protocols: protocol === 'http' ? ['http', 'https'] : [protocol],
+    config,
+    vars,
+    idleTimeoutMs,
+    deadlineMs,
+    context: { secrets, timeoutMs: idleTimeoutMs, deadlineMs, followRedirects: follow },
+  };
 }
 
 /** A repository read through a long-lived `git cat-file --batch`, with the git binary for refs and the network. */
@@ -85,9 +128,36 @@ export async function openCliRepository(
     const made = await runGit(settings.git, ['init', '--quiet', '--bare', gitdir], {
       vars: settings.vars ?? {},
     });
-    if (made.code !== 0) throw classifyRun(made, `creating the store ${gitdir}`);
+    if (made.code !== 0)
+      throw new GitError('source-fetch-failed', 'the store in dataDir could not be created', {
+        log: `git init ${gitdir}: ${redact(made.stderr.trim())}`,
+      });
   }
   const objects = catFileReader(settings.git, gitdir, settings.vars);
+
+  /** `cat-file --batch-check`: each object's header (type and size), its content never inflated. */
+  const objectSizes = async (oids: readonly string[]): Promise<Array<number | undefined>> => {
+    if (oids.length === 0) return [];
+    const result = await git(['cat-file', '--batch-check'], { input: `${oids.join('\n')}\n` });
+    if (result.code !== 0)
+      throw new GitError('source-incomplete', 'the store could not be read', { log: redact(result.stderr) });
+    const sizes = new Map<string, number>();
+    for (const line of result.stdout.toString('latin1').split('\n')) {
+      const match = /^([0-9a-f]{40}) [a-z]+ (\d+)$/.exec(line);
+      if (match !== null) sizes.set(match[1]!, Number(match[2]));
+    }
+    return oids.map((oid) => sizes.get(oid));
+  };
+
+  /** After a failed transfer: what it left is removed at once, and named in the log. */
+  const failed = async (error: GitError): Promise<GitError> => {
+    const removed = await removeIncomplete(gitdir).catch((cleanup: unknown) => [
+      `(cleanup: ${messageOf(cleanup)})`,
+    ]);
+    if (removed.length === 0) return error;
+    const log = `${error.log ?? ''}${error.log === undefined ? '' : '; '}removed ${removed.join(', ')}`;
+    return new GitError(error.code, error.message, { log, cause: error.cause });
+  };
 
   const fetch = async (
     remote: Remote,
@@ -96,7 +166,9 @@ export async function openCliRepository(
     options: TransferOptions,
     more: { input?: string; config?: Array<[string, string]> } = {},
   ) => {
-    const { secrets, ...run } = transport(remote, settings);
+    const { context, ...run } = transport(remote, settings);
+    const limit = remote.maxFetchBytes ?? DEFAULT_MAX_FETCH_BYTES;
+    const over = new AbortController();
     // A partial clone's packs are marked as coming from a promisor remote; the configuration that says so is
     // given to the fetch only, so a reader never tries to fetch a missing object on its own.
     run.config = [
@@ -106,25 +178,41 @@ export async function openCliRepository(
       ['remote.origin.partialclonefilter', 'blob:none'],
       // Every transfer stays one pack (git would explode small ones into loose objects): what came is visible.
       ['transfer.unpackLimit', '1'],
+      // index-pack streams larger objects to disk instead of holding them whole (its default is 512 MiB).
+      ['core.bigFileThreshold', String(MAX_OBJECT_BYTES)],
       ...(more.config ?? []),
     ];
-    const result = await git(
-      ['fetch', '--progress', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', ...args],
-      {
-        ...run,
-        ...(more.input === undefined ? {} : { input: more.input }),
-        ...(options.onProgress === undefined
-          ? {}
-          : {
-              onStderrLine: (line) => {
-                const progress = parseProgress(line);
-                if (progress !== undefined) options.onProgress!(progress);
-              },
-            }),
-      },
-    );
-    if (result.code !== 0)
-      throw classifyRun(result, `${what} from ${redactUrl(remote.url)}`, secrets, run.idleTimeoutMs);
+    const where = `${what} from ${redactUrl(remote.url)}`;
+    // git writes what it receives to objects/pack/tmp_pack_*: its size is the bytes received so far.
+    const watch = setInterval(() => {
+      void receivedBytes(gitdir).then((bytes) => bytes > limit && over.abort());
+    }, RECEIVED_CHECK_MS);
+    let result: RunResult;
+    try {
+      result = await git(
+        ['fetch', '--progress', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', ...args],
+        {
+          ...run,
+          signal: over.signal,
+          ...(more.input === undefined ? {} : { input: more.input }),
+          // Progress counts the bytes received (refreshed every second): past the limit the child is stopped.
+          onStderrLine: (line) => {
+            const progress = parseProgress(line);
+            if (progress === undefined) return;
+            if ((progress.bytes ?? 0) > limit) over.abort();
+            options.onProgress?.(progress);
+          },
+        },
+      );
+    } catch (error) {
+      throw await failed(transportFailure('source-fetch-failed', where, {}, { log: messageOf(error) }));
+    } finally {
+      clearInterval(watch);
+    }
+    if (result.stopped === 'aborted')
+      throw await failed(transportFailure('source-too-large', where, { maxBytes: limit }));
+    if (result.code !== 0 || result.stopped !== undefined)
+      throw await failed(classifyRun(result, where, context));
   };
 
   return {
@@ -133,14 +221,10 @@ export async function openCliRepository(
     partial: true,
     readObject: (oid) => objects.read(oid),
     async missingObjects(oids) {
-      if (oids.length === 0) return [];
-      const result = await git(['cat-file', '--batch-check'], { input: `${oids.join('\n')}\n` });
-      if (result.code !== 0) throw classifyRun(result, 'checking objects');
-      return result.stdout
-        .toString('latin1')
-        .split('\n')
-        .flatMap((line) => (line.endsWith(' missing') ? [line.slice(0, -' missing'.length)] : []));
+      const sizes = await objectSizes(oids);
+      return oids.filter((_, i) => sizes[i] === undefined);
     },
+    objectSizes,
     async objectsWithPrefix(prefix) {
       if (!/^[0-9a-f]{4,40}$/.test(prefix)) return [];
       const result = await git(['rev-parse', `--disambiguate=${prefix}`]);
@@ -172,12 +256,12 @@ export async function openCliRepository(
       if (result.code !== 0) throw classifyRun(result, `deleting ${name}`);
     },
     async listRemoteRefs(remote, names) {
-      const { secrets, ...run } = transport(remote, settings);
+      const { context, ...run } = transport(remote, settings);
       // ls-remote matches its patterns against peeled entries too (`refs/tags/v1^{}`): ask for those as well.
       const patterns = names.flatMap((name) => [name, `${name}^{}`]);
       const result = await git(['ls-remote', 'origin', ...patterns], run);
       if (result.code !== 0)
-        throw classifyRun(result, `listing the refs of ${redactUrl(remote.url)}`, secrets, run.idleTimeoutMs);
+        throw classifyRun(result, `listing the refs of ${redactUrl(remote.url)}`, context);
       const refs = new Map<string, RemoteRef>();
       for (const line of result.stdout.toString('utf8').split('\n')) {
         const match = /^([0-9a-f]{40})\t(.+?)(\^\{\})?$/.exec(line);

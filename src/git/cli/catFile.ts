@@ -1,4 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { objectTooLarge } from '../failure.ts';
+import { MAX_OBJECT_BYTES } from '../limits.ts';
 import { type GitObject, type ObjectType, OID } from '../objects.ts';
 import { childEnv } from './env.ts';
 
@@ -68,6 +70,19 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
           return;
         }
         request.header = { type: header[2] as ObjectType, size: Number(header[3]) };
+        if (request.header.size > MAX_OBJECT_BYTES) {
+          // Its content is never read: this process goes (it would stream all of it), the others are asked again.
+          pending.shift();
+          request.reject(objectTooLarge(`object ${request.oid}`, request.header.size));
+          const again = pending;
+          pending = [];
+          chunks = [];
+          buffered = 0;
+          child = undefined;
+          process.kill('SIGKILL');
+          for (const waiting of again) send(waiting);
+          return;
+        }
       }
       // The content, then one LF.
       if (buffered < request.header.size + 1) return;
@@ -90,6 +105,7 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
     process.stderr.on('data', (text: string) => (stderr = (stderr + text).slice(-4096)));
     (process.stderr as unknown as { unref(): void }).unref();
     process.stdout.on('data', (chunk: Buffer) => {
+      if (child !== process) return;
       chunks.push(chunk);
       buffered += chunk.length;
       drain(process);
@@ -103,23 +119,25 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
     return process;
   };
 
+  /** Queues a request on the running process (started when there is none); a tick's requests go in one write. */
+  const send = (request: Request) => {
+    child ??= start();
+    pending.push(request);
+    (child.stdout as unknown as { ref(): void }).ref();
+    if (unsent === '') {
+      const to = child;
+      queueMicrotask(() => {
+        if (to === child && to.exitCode === null && to.signalCode === null) to.stdin.write(unsent);
+        unsent = '';
+      });
+    }
+    unsent += `${request.oid}\n`;
+  };
+
   return {
     read(oid) {
       if (!OID.test(oid)) return Promise.reject(new Error(`not an object id: ${JSON.stringify(oid)}`));
-      return new Promise((resolve, reject) => {
-        child ??= start();
-        pending.push({ oid, resolve, reject });
-        (child.stdout as unknown as { ref(): void }).ref();
-        // Requests made in the same tick go out in one write.
-        if (unsent === '') {
-          const to = child;
-          queueMicrotask(() => {
-            if (to.exitCode === null && to.signalCode === null) to.stdin.write(unsent);
-            unsent = '';
-          });
-        }
-        unsent += `${oid}\n`;
-      });
+      return new Promise((resolve, reject) => send({ oid, resolve, reject }));
     },
     async close() {
       const process = child;

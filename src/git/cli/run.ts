@@ -8,8 +8,12 @@ const MAX_STDERR = 64 * 1024;
 
 export interface RunOptions extends ChildSettings {
   input?: string;
-  /** No byte on stdout or stderr for this long kills the child (and its helpers): `timedOut`. */
+  /** No byte on stdout or stderr for this long kills the child (and its helpers): `stopped: 'idle'`. */
   idleTimeoutMs?: number;
+  /** The child still running this long after it started is killed, however it moves: `stopped: 'deadline'`. */
+  deadlineMs?: number;
+  /** Aborting kills the child: `stopped: 'aborted'` (a fetch over its byte limit). */
+  signal?: AbortSignal;
   /** Each stderr line as it comes (progress rewrites its line with `\r`: each rewrite is a line). */
   onStderrLine?: (line: string) => void;
 }
@@ -18,8 +22,16 @@ export interface RunResult {
   code: number | null;
   stdout: Buffer;
   stderr: string;
-  timedOut: boolean;
+  /** Why we killed the child, when we did. */
+  stopped?: 'idle' | 'deadline' | 'aborted' | 'output';
 }
+
+/**
+ * Starts `$0 "$@"` with SIGXFSZ ignored, as Node ignores it: a write past the file-size limit then fails with
+ * EFBIG and git says so ("File too large"). The child of a spawn gets the default back, which kills git (its
+ * index-pack) without a word, and fetch-pack reports a bad pack.
+ */
+const IGNORING_SIGXFSZ = `trap '' XFSZ; exec "$0" "$@"`;
 
 /**
  * Runs `git <args>` to its end. The child gets its own session (setsid): no controlling terminal, so nothing it
@@ -27,7 +39,7 @@ export interface RunResult {
  */
 export function runGit(git: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(git, args, {
+    const child = spawn('/bin/sh', ['-c', IGNORING_SIGXFSZ, git, ...args], {
       env: childEnv(process.env, options),
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
@@ -36,9 +48,10 @@ export function runGit(git: string, args: readonly string[], options: RunOptions
     let outBytes = 0;
     let stderr = '';
     let partial = '';
-    let timedOut = false;
-    let timer: NodeJS.Timeout | undefined;
-    const kill = () => {
+    let stopped: RunResult['stopped'];
+    let idleTimer: NodeJS.Timeout | undefined;
+    const stop = (why: NonNullable<RunResult['stopped']>) => {
+      stopped ??= why;
       try {
         process.kill(-child.pid!, 'SIGKILL');
       } catch {
@@ -47,18 +60,25 @@ export function runGit(git: string, args: readonly string[], options: RunOptions
     };
     const idle = () => {
       if (options.idleTimeoutMs === undefined) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        timedOut = true;
-        kill();
-      }, options.idleTimeoutMs);
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => stop('idle'), options.idleTimeoutMs);
+    };
+    const deadline =
+      options.deadlineMs === undefined ? undefined : setTimeout(() => stop('deadline'), options.deadlineMs);
+    const abort = () => stop('aborted');
+    if (options.signal?.aborted) abort();
+    options.signal?.addEventListener('abort', abort, { once: true });
+    const done = () => {
+      clearTimeout(idleTimer);
+      clearTimeout(deadline);
+      options.signal?.removeEventListener('abort', abort);
     };
     idle();
     child.stdout.on('data', (chunk: Buffer) => {
       idle();
       outBytes += chunk.length;
       if (outBytes > MAX_STDOUT) {
-        kill();
+        stop('output');
         return;
       }
       out.push(chunk);
@@ -75,12 +95,12 @@ export function runGit(git: string, args: readonly string[], options: RunOptions
     child.stdin.on('error', () => undefined);
     child.stdin.end(options.input);
     child.once('error', (error) => {
-      clearTimeout(timer);
+      done();
       reject(error);
     });
     child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout: Buffer.concat(out), stderr, timedOut });
+      done();
+      resolve({ code, stdout: Buffer.concat(out), stderr, ...(stopped === undefined ? {} : { stopped }) });
     });
   });
 }

@@ -1,13 +1,19 @@
 import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import git from 'isomorphic-git';
+import { rememberSecret } from '../../shared/redact.ts';
+import { messageOf } from '../../shared/text.ts';
+import { removeIncomplete } from '../cleanup.ts';
 import { GitError } from '../errors.ts';
+import { transportFailure } from '../failure.ts';
+import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_FETCH_BYTES } from '../limits.ts';
 import { parseCommit } from '../objects.ts';
 import { isRepository, pinRef, type Remote, type RemoteRef, type Repository } from '../repository.ts';
-import { redactUrl } from '../url.ts';
+import { originOf, redactUrl } from '../url.ts';
 import { classify } from './classify.ts';
-import { httpClient, type HttpObservations } from './http.ts';
+import { DEFAULT_HTTP_TIMEOUT_MS, httpClient, type HttpObservations } from './http.ts';
 import { openObjectDatabase } from './odb.ts';
+import { type PackWriter, packWriter } from './packWriter.ts';
 
 /** What isomorphic-git cannot do: said plainly, with a reason, instead of failing obscurely. */
 function supported(remote: Remote): void {
@@ -26,12 +32,35 @@ function supported(remote: Remote): void {
 function authFor(remote: Remote) {
   const { token } = remote;
   if (token === undefined) return {};
+  rememberSecret(token, 'x-access-token');
   return {
     // GitHub, GitLab and Gitea all take a token as the password of HTTP basic auth.
     onAuth: () => ({ username: 'x-access-token', password: token }),
     // A refused token is final: never retry it in a loop.
     onAuthFailure: () => ({ cancel: true }),
   };
+}
+
+/**
+ * One transfer's HTTP client: credentials for the remote's origin only, bounded in time and bytes, and, for a
+ * fetch, each pack written to disk by `pack` as it arrives.
+ */
+function clientFor(
+  remote: Remote,
+  proxy: string | undefined,
+  seen: HttpObservations = {},
+  pack?: () => PackWriter,
+) {
+  return httpClient({
+    origin: originOf(remote.url)!,
+    timeoutMs: remote.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS,
+    deadlineMs: remote.deadlineMs ?? DEFAULT_DEADLINE_MS,
+    maxBytes: remote.maxFetchBytes ?? DEFAULT_MAX_FETCH_BYTES,
+    redirects: remote.redirects ?? 'follow',
+    ...(proxy === undefined ? {} : { proxy }),
+    ...(pack === undefined ? {} : { pack }),
+    seen,
+  });
 }
 
 /** Creates the bare repository skillpin keeps for a remote source, unless it exists. */
@@ -61,6 +90,7 @@ export async function openIsomorphicRepository(
     backend: 'isomorphic',
     partial: false,
     readObject: (oid) => objects.read(oid),
+    objectSizes: (oids) => Promise.all(oids.map((oid) => objects.sizeOf(oid))),
     async missingObjects(oids) {
       const present = await Promise.all(oids.map((oid) => objects.has(oid)));
       return oids.filter((_, i) => !present[i]);
@@ -96,9 +126,10 @@ export async function openIsomorphicRepository(
     async listRemoteRefs(remote, names) {
       supported(remote);
       let refs: Awaited<ReturnType<typeof git.listServerRefs>>;
+      const http = clientFor(remote, proxy);
       try {
         refs = await git.listServerRefs({
-          http: httpClient(remote.timeoutMs, {}, proxy),
+          http,
           url: remote.url,
           symrefs: true,
           peelTags: true,
@@ -106,7 +137,12 @@ export async function openIsomorphicRepository(
           ...authFor(remote),
         });
       } catch (error) {
-        throw classify(error, `listing the refs of ${redactUrl(remote.url)}`);
+        throw classify(
+          error,
+          `listing the refs of ${redactUrl(remote.url)}`,
+          http.stopped(),
+          remote.timeoutMs,
+        );
       }
       const wanted = new Set(names);
       return refs
@@ -122,11 +158,19 @@ export async function openIsomorphicRepository(
     async fetch(remote, commit, options) {
       supported(remote);
       const seen: HttpObservations = {};
+      // One client for the whole fetch: its deadline and byte limit hold for both requests it may make.
+      const http = clientFor(remote, proxy, seen, () =>
+        packWriter({
+          gitdir,
+          baseById: (oid) => objects.read(oid),
+          ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+        }),
+      );
       const transfer = async (bounds: { depth: number } | { since: Date; have: string }) => {
         try {
           await git.fetch({
             fs,
-            http: httpClient(remote.timeoutMs, seen, proxy),
+            http,
             gitdir,
             cache: {},
             url: remote.url,
@@ -140,9 +184,25 @@ export async function openIsomorphicRepository(
             ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
             ...authFor(remote),
           });
+          await http.settle(true);
         } catch (error) {
-          throw classify(error, `fetching ${commit} from ${redactUrl(remote.url)}`);
+          await http.settle(false);
+          const failure = classify(
+            error,
+            `fetching ${commit} from ${redactUrl(remote.url)}`,
+            http.stopped(),
+            remote.timeoutMs,
+          );
+          // What the transfer left (a pack written without its index) goes at once.
+          const removed = await removeIncomplete(gitdir).catch((cleanup: unknown) => [messageOf(cleanup)]);
+          throw removed.length === 0
+            ? failure
+            : new GitError(failure.code, failure.message, {
+                log: `${failure.log ?? ''}; removed ${removed.join(', ')}`,
+                cause: failure.cause,
+              });
         } finally {
+          http.close();
           objects.refresh();
         }
         return objects.has(commit);
@@ -164,15 +224,10 @@ export async function openIsomorphicRepository(
       }
       if (!arrived) arrived = await transfer({ depth: 1 });
       if (arrived) return;
-      if (seen.packResponseBytes === 0)
-        throw new GitError(
-          'source-pack-invalid',
-          `fetching ${commit} from ${redactUrl(remote.url)}: the remote answered the pack request with an empty body`,
-        );
-      throw new GitError(
-        'source-commit-not-found',
-        `the remote did not send commit ${commit} (it does not exist there, or the server refuses to serve an unadvertised commit)`,
-      );
+      // An empty answer to the pack request, or a pack without the commit (isomorphic-git reports success).
+      const where = `fetching ${commit} from ${redactUrl(remote.url)}`;
+      if (seen.packResponseBytes === 0) throw transportFailure('source-pack-invalid', where);
+      throw transportFailure('source-commit-not-found', where);
     },
     async fetchBlobs() {
       throw new GitError(

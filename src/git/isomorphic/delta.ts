@@ -1,3 +1,6 @@
+import { objectTooLarge } from '../failure.ts';
+import { MAX_OBJECT_BYTES } from '../limits.ts';
+
 /** Reads one of the delta format's little-endian base-128 sizes. */
 function size(delta: Buffer, at: number): [value: number, next: number] {
   let value = 0;
@@ -11,12 +14,23 @@ function size(delta: Buffer, at: number): [value: number, next: number] {
   }
 }
 
+/** The size of the object a delta builds, from its header: `undefined` when `delta` ends before it does. */
+export function deltaResultSize(delta: Uint8Array): number | undefined {
+  try {
+    const [, at] = size(Buffer.from(delta.buffer, delta.byteOffset, delta.byteLength), 0);
+    return size(Buffer.from(delta.buffer, delta.byteOffset, delta.byteLength), at)[0];
+  } catch {
+    return undefined;
+  }
+}
+
 /** Applies a git delta (gitformat-pack(5), "Deltified representation") to `base`; every bound is checked. */
 export function applyDelta(base: Buffer, delta: Buffer): Buffer {
   let [baseSize, at] = size(delta, 0);
   if (baseSize !== base.length) throw new Error('the delta does not fit its base');
   let resultSize: number;
   [resultSize, at] = size(delta, at);
+  if (resultSize > MAX_OBJECT_BYTES) throw objectTooLarge('a delta-built object', resultSize);
   const result = Buffer.allocUnsafe(resultSize);
   let out = 0;
   while (at < delta.length) {

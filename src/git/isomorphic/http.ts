@@ -1,21 +1,62 @@
+import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { rootCertificates } from 'node:tls';
 import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
 import { getProxyForUrl } from 'proxy-from-env';
+import { MAX_REDIRECTS } from '../limits.ts';
+import type { PackWriter } from './packWriter.ts';
+import { TransportStop } from './stop.ts';
 
 /** Default per-request timeout: no bytes for this long, in either direction, fails the request. */
 export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
-const MAX_REDIRECTS = 5;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-/** A request that saw no progress for `timeoutMs`. */
-export class HttpTimeoutError extends Error {
-  readonly code = 'ETIMEDOUT';
-  constructor(timeoutMs: number) {
-    super(`no response for ${timeoutMs} ms`);
-    this.name = 'HttpTimeoutError';
+export interface HttpClientOptions {
+  /** The configured remote's origin (scheme, host, port): the only one credentials are ever sent to. */
+  origin?: string;
+  /** No bytes for this long, in either direction, fails a request (`source-timeout`). */
+  timeoutMs?: number;
+  /** The client's requests still running this long after it was made are stopped (`source-timeout`). */
+  deadlineMs?: number;
+  /** Bytes all responses together may bring (`source-too-large`). */
+  maxBytes?: number;
+  redirects?: 'follow' | 'refuse';
+  proxy?: string;
+  seen?: HttpObservations;
+  /**
+   * A writer for each upload-pack answer's pack: the pack goes to it (to disk) instead of to isomorphic-git,
+   * which would hold it whole in memory; isomorphic-git gets the protocol's other lines.
+   */
+  pack?: () => PackWriter;
+}
+
+/** What the client saw, for telling apart answers isomorphic-git treats alike. */
+export interface HttpObservations {
+  /** Bytes of the last upload-pack response body. */
+  packResponseBytes?: number;
+}
+
+/** CA certificates git (curl) would trust beside the system's: GIT_SSL_CAINFO, else SSL_CERT_FILE. */
+function extraCertificates(): string[] | undefined {
+  const file = process.env['GIT_SSL_CAINFO'] || process.env['SSL_CERT_FILE'];
+  if (file === undefined) return undefined;
+  try {
+    return [...rootCertificates, readFileSync(file, 'utf8')];
+  } catch {
+    return undefined;
   }
+}
+
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+
+/** Headers for a request to another origin than the configured one: none that carry credentials. */
+function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.has(name.toLowerCase())),
+  );
 }
 
 async function collect(body: GitHttpRequest['body']): Promise<Buffer | undefined> {
@@ -25,86 +66,268 @@ async function collect(body: GitHttpRequest['body']): Promise<Buffer | undefined
   return Buffer.concat(chunks);
 }
 
+interface SendOptions {
+  timeoutMs: number;
+  proxy: string | undefined;
+  /** Time left before the deadline, when there is one. */
+  remainingMs: number | undefined;
+  deadlineMs: number;
+  /** Records why the client stopped a request (the error isomorphic-git sees may be its own). */
+  stop: (why: TransportStop) => TransportStop;
+  /** Every request made, so that closing the client ends those isomorphic-git left unread. */
+  open: Set<{ destroy(): void }>;
+}
+
 function send(
   url: string,
   method: string,
   headers: Record<string, string>,
   body: Buffer | undefined,
-  timeoutMs: number,
-  proxy: string | undefined,
+  options: SendOptions,
 ): Promise<IncomingMessage> {
   // git.proxy, else HTTPS_PROXY / HTTP_PROXY / ALL_PROXY unless NO_PROXY names the host, as git (curl) does.
-  const via = proxy ?? (getProxyForUrl(url) || undefined);
+  const via = options.proxy ?? (getProxyForUrl(url) || undefined);
   const https = url.startsWith('https:');
   const agent = via === undefined ? undefined : https ? new HttpsProxyAgent(via) : new HttpProxyAgent(via);
+  const ca = https ? extraCertificates() : undefined;
   return new Promise((resolve, reject) => {
     const request = (https ? httpsRequest : httpRequest)(url, {
       ...(agent === undefined ? {} : { agent }),
+      ...(ca === undefined ? {} : { ca }),
       method,
       headers: body === undefined ? headers : { ...headers, 'content-length': String(body.byteLength) },
     });
+    let response: IncomingMessage | undefined;
+    const end = (why: TransportStop) => {
+      options.stop(why);
+      response?.destroy(why);
+      request.destroy(why);
+    };
     // An idle-socket timeout, so a slow but moving transfer is fine and a stalled one is not.
-    request.setTimeout(timeoutMs, () => request.destroy(new HttpTimeoutError(timeoutMs)));
+    request.setTimeout(options.timeoutMs, () =>
+      end(new TransportStop('source-timeout', { timeoutMs: options.timeoutMs }, 'idle')),
+    );
+    // The deadline holds however the bytes move: a drip ends with it, the body's reader gets the error.
+    const deadline =
+      options.remainingMs === undefined
+        ? undefined
+        : setTimeout(
+            () => end(new TransportStop('source-timeout', { deadlineMs: options.deadlineMs }, 'deadline')),
+            options.remainingMs,
+          );
+    // The deadline watches a request; it never keeps the process running by itself.
+    deadline?.unref();
+    const handle = {
+      destroy() {
+        response?.destroy();
+        request.destroy();
+      },
+    };
+    options.open.add(handle);
+    // Done once the answer is read to its end (or the request failed): an unread answer holds its socket.
+    const done = () => {
+      options.open.delete(handle);
+      clearTimeout(deadline);
+    };
+    request.once('close', () => {
+      if (response === undefined || response.closed) done();
+      else response.once('close', done);
+    });
     request.once('error', reject);
-    request.once('response', resolve);
+    request.once('response', (answer) => {
+      response = answer;
+      resolve(answer);
+    });
     request.end(body);
   });
 }
 
-/** What the client saw, for telling apart answers isomorphic-git treats alike. */
-export interface HttpObservations {
-  /** Bytes of the last upload-pack response body. */
-  packResponseBytes?: number;
-}
-
-/** Counts the bytes of a response body as it is read. */
-async function* counted(
+/** Passes a response body on, counting its bytes against the client's limit. */
+async function* watched(
   body: AsyncIterable<Uint8Array>,
-  count: (bytes: number) => void,
+  count: (chunk: Uint8Array) => void,
+  done: (bytes: number) => void,
 ): AsyncIterableIterator<Uint8Array> {
   let total = 0;
   for await (const chunk of body) {
+    count(chunk);
     total += chunk.byteLength;
     yield chunk;
   }
-  count(total);
+  done(total);
 }
 
-/** isomorphic-git's HTTP plugin over node:http(s), with a timeout, redirects followed and proxies used. */
-export function httpClient(
-  timeoutMs = DEFAULT_HTTP_TIMEOUT_MS,
-  seen: HttpObservations = {},
-  proxy?: string,
-): HttpClient {
+/**
+ * An upload-pack answer without its pack: pkt-lines on side band 1 (the pack) go to `pack`, every other line
+ * (NAK, ACK, shallow, progress, errors, flushes) passes on. Without side band the pack follows the last line as
+ * it is, from its `PACK` signature on.
+ */
+async function* withoutPack(
+  body: AsyncIterable<Uint8Array>,
+  pack: PackWriter,
+): AsyncIterableIterator<Uint8Array> {
+  let pending = Buffer.alloc(0);
+  let raw = false;
+  for await (const chunk of body) {
+    if (raw) {
+      await pack.write(chunk);
+      continue;
+    }
+    pending = pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([pending, chunk]);
+    const passed: Buffer[] = [];
+    let at = 0;
+    while (pending.length - at >= 4) {
+      const head = pending.toString('latin1', at, at + 4);
+      if (head === 'PACK') {
+        raw = true;
+        break;
+      }
+      // A length that is not hex: not pkt-lines; isomorphic-git reports what it gets.
+      const size = /^[0-9a-f]{4}$/i.test(head) ? Number.parseInt(head, 16) : Number.NaN;
+      const length = Number.isNaN(size) ? pending.length - at : Math.max(size, 4);
+      if (pending.length - at < length) break;
+      const line = pending.subarray(at, at + length);
+      if (length > 5 && line[4] === 1 && !Number.isNaN(size)) await pack.write(line.subarray(5));
+      else passed.push(line);
+      at += length;
+    }
+    const rest = pending.subarray(at);
+    pending = raw ? Buffer.alloc(0) : Buffer.from(rest);
+    if (raw) await pack.write(rest);
+    if (passed.length > 0) yield Buffer.concat(passed);
+  }
+  if (pending.length > 0) yield pending;
+}
+
+/**
+ * isomorphic-git's HTTP plugin over node:http(s), made for one transfer, with git's (curl's) rules: redirects are
+ * followed only by the transfer's first request (the ref advertisement; at most MAX_REDIRECTS), and the requests
+ * after it go where it landed; credentials go only to the configured origin; https never goes to http; every
+ * response is bounded in time (idle timeout, deadline) and bytes, and a pack is checked as it arrives.
+ */
+export interface GuardedHttpClient extends HttpClient {
+  /**
+   * Why the client stopped a request (a `TransportStop`), or the error writing a pack met (a full disk): the cause
+   * of whatever isomorphic-git then threw, which may be an error of its own.
+   */
+  stopped(): unknown;
+  /** After the transfer: the packs that came are checked, indexed and put in place (`ok`), or removed. */
+  settle(ok: boolean): Promise<void>;
+  /** Ends the requests still open (answers isomorphic-git left unread when it failed). */
+  close(): void;
+}
+
+export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
+  const seen = options.seen ?? {};
+  const started = Date.now();
+  const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+  let received = 0;
+  /** Where the first request's redirects landed: later URLs under `from` go to `to` instead. */
+  let moved: { from: string; to: string } | undefined;
+  let stopped: unknown;
+  const stop = <T>(why: T): T => {
+    stopped ??= why;
+    return why;
+  };
+  const writers: PackWriter[] = [];
+  const open = new Set<{ destroy(): void }>();
+  /** A writer whose failures are the client's: isomorphic-git may report them as errors of its own. */
+  const noted = (writer: PackWriter): PackWriter => ({
+    ...writer,
+    write: (bytes) =>
+      writer.write(bytes).catch((error: unknown) => {
+        throw stop(error);
+      }),
+  });
+  const count = (chunk: Uint8Array) => {
+    received += chunk.byteLength;
+    if (received > maxBytes)
+      throw stop(
+        new TransportStop('source-too-large', { maxBytes }, `the responses passed ${maxBytes} bytes`),
+      );
+  };
   return {
+    stopped: () => stopped,
+    close() {
+      for (const request of [...open]) request.destroy();
+      open.clear();
+    },
+    async settle(ok) {
+      const all = writers.splice(0);
+      if (!ok) {
+        await Promise.all(all.map((writer) => writer.abort()));
+        return;
+      }
+      try {
+        for (const writer of all)
+          await writer.finish().catch((error: unknown) => {
+            throw error instanceof TransportStop ? stop(error) : error;
+          });
+      } finally {
+        await Promise.all(all.map((writer) => writer.abort()));
+      }
+    },
     async request({ url, method = 'GET', headers = {}, body }: GitHttpRequest): Promise<GitHttpResponse> {
       const payload = await collect(body);
-      let current = url;
+      const first = method === 'GET' && url.includes('/info/refs?');
+      let current =
+        moved !== undefined && url.startsWith(moved.from) ? moved.to + url.slice(moved.from.length) : url;
       for (let hop = 0; ; hop++) {
-        const response = await send(current, method, headers, payload, timeoutMs, proxy);
+        const elapsed = Date.now() - started;
+        const remainingMs = options.deadlineMs === undefined ? undefined : options.deadlineMs - elapsed;
+        if (remainingMs !== undefined && remainingMs <= 0)
+          throw stop(new TransportStop('source-timeout', { deadlineMs: options.deadlineMs! }, 'deadline'));
+        const own = options.origin === undefined || new URL(current).origin === options.origin;
+        const response = await send(current, method, own ? headers : withoutCredentials(headers), payload, {
+          timeoutMs,
+          proxy: options.proxy,
+          remainingMs,
+          deadlineMs: options.deadlineMs ?? 0,
+          stop,
+          open,
+        });
         const location = response.headers.location;
-        const redirect =
-          location !== undefined &&
-          [301, 302, 303, 307, 308].includes(response.statusCode ?? 0) &&
-          (method === 'GET' || response.statusCode === 307 || response.statusCode === 308);
-        if (redirect && hop < MAX_REDIRECTS) {
+        if (REDIRECTS.has(response.statusCode ?? 0) && location !== undefined) {
           response.resume();
-          current = new URL(location, current).href;
+          const next = new URL(location, current);
+          const refuse = (reason: TransportStop['reason'], redirect?: 'refused' | 'too-many' | 'not-first') =>
+            stop(
+              new TransportStop(
+                reason,
+                redirect === undefined ? {} : { redirect },
+                `redirected to ${next.href}`,
+              ),
+            );
+          if (current.startsWith('https:') && next.protocol !== 'https:')
+            throw refuse('source-insecure-redirect');
+          if (options.redirects === 'refuse' || !['http:', 'https:'].includes(next.protocol))
+            throw refuse('source-redirect-refused', 'refused');
+          if (!first) throw refuse('source-redirect-refused', 'not-first');
+          if (hop >= MAX_REDIRECTS) throw refuse('source-redirect-refused', 'too-many');
+          current = next.href;
           continue;
         }
+        // As git's update_url_from_redirect: the base moves when the redirect kept the request's tail.
+        const tail = url.slice(url.indexOf('/info/refs?'));
+        if (first && current !== url && current.endsWith(tail))
+          moved = { from: url.slice(0, -tail.length), to: current.slice(0, -tail.length) };
         const flat: Record<string, string> = {};
         for (const [key, value] of Object.entries(response.headers))
           if (value !== undefined) flat[key] = Array.isArray(value) ? value.join(', ') : value;
+        const pack = current.endsWith('/git-upload-pack') && method === 'POST';
+        const body = watched(response, count, (bytes) => {
+          if (pack) seen.packResponseBytes = bytes;
+        });
+        const writer = pack && options.pack !== undefined ? noted(options.pack()) : undefined;
+        if (writer !== undefined) writers.push(writer);
         return {
           url: current,
           method,
           statusCode: response.statusCode ?? 0,
           statusMessage: response.statusMessage ?? '',
           headers: flat,
-          body:
-            current.endsWith('/git-upload-pack') && method === 'POST'
-              ? counted(response, (bytes) => (seen.packResponseBytes = bytes))
-              : (response[Symbol.asyncIterator]() as AsyncIterableIterator<Uint8Array>),
+          body: writer === undefined ? body : withoutPack(body, writer),
         };
       }
     },

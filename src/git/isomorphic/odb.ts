@@ -1,6 +1,9 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { inflateSync } from 'node:zlib';
+import { constants, inflateSync } from 'node:zlib';
+import { GitError } from '../errors.ts';
+import { objectTooLarge } from '../failure.ts';
+import { MAX_OBJECT_BYTES } from '../limits.ts';
 import type { GitObject, ObjectType } from '../objects.ts';
 import { openPack, type ObjectCache, type Pack } from './pack.ts';
 import { parsePackIndex } from './packIndex.ts';
@@ -19,12 +22,14 @@ export const CACHE_USES = 2000;
 export interface ObjectDatabase {
   read(oid: string): Promise<GitObject | undefined>;
   has(oid: string): Promise<boolean>;
+  /** The object's size from its header, its content not inflated; `undefined` when it is not there. */
+  sizeOf(oid: string): Promise<number | undefined>;
   /** Forgets the pack listing: the next read lists `objects/pack` again. */
   refresh(): void;
   close(): Promise<void>;
 }
 
-function objectCache(limit: number): ObjectCache {
+export function objectCache(limit: number): ObjectCache {
   // A Map iterates in insertion order: re-inserting on use makes the first key the least recently used.
   const entries = new Map<string, GitObject>();
   let bytes = 0;
@@ -52,14 +57,43 @@ function objectCache(limit: number): ObjectCache {
 
 const LOOSE_TYPES = new Set<string>(['commit', 'tree', 'blob', 'tag']);
 
-/** A loose object: zlib of `<type> <size>\0<content>`. */
-function parseLoose(file: Buffer, oid: string): GitObject {
-  const raw = inflateSync(file);
+/** A loose object's header: `<type> <size>` before the first NUL; `undefined` when it is not one. */
+function looseHeader(raw: Buffer): { type: ObjectType; size: number; nul: number } | undefined {
   const nul = raw.indexOf(0);
   const header = /^([a-z]+) (\d+)$/.exec(raw.toString('latin1', 0, nul === -1 ? 0 : nul));
-  if (header === null || !LOOSE_TYPES.has(header[1]!) || Number(header[2]) !== raw.length - nul - 1)
+  if (header === null || !LOOSE_TYPES.has(header[1]!)) return undefined;
+  return { type: header[1] as ObjectType, size: Number(header[2]), nul };
+}
+
+/** A loose object's size: only its first inflated bytes are read (a header is at most some 30 bytes). */
+function looseSize(file: Buffer, oid: string): number {
+  const head = inflateSync(file.subarray(0, 256), { finishFlush: constants.Z_SYNC_FLUSH });
+  const header = looseHeader(head);
+  if (header === undefined) throw new Error(`loose object ${oid} is corrupt`);
+  return header.size;
+}
+
+/** The first bytes of a loose object's file (enough for its header), `undefined` when it is gone. */
+async function readHead(file: string): Promise<Buffer | undefined> {
+  const handle = await fsp.open(file, 'r').catch(() => undefined);
+  if (handle === undefined) return undefined;
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(256), 0, 256, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A loose object: zlib of `<type> <size>\0<content>`, its size checked against MAX_OBJECT_BYTES first. */
+function parseLoose(file: Buffer, oid: string): GitObject {
+  const size = looseSize(file, oid);
+  // The header said how much follows: a stream that inflates to more is cut there and refused below.
+  const raw = inflateSync(file, { maxOutputLength: size + 64, finishFlush: constants.Z_SYNC_FLUSH });
+  const header = looseHeader(raw);
+  if (header === undefined || header.size !== raw.length - header.nul - 1)
     throw new Error(`loose object ${oid} is corrupt`);
-  return { type: header[1] as ObjectType, data: raw.subarray(nul + 1) };
+  return { type: header.type, data: raw.subarray(header.nul + 1) };
 }
 
 /**
@@ -151,14 +185,36 @@ export function openObjectDatabase(gitdir: string): ObjectDatabase {
     const where = await locate(oid);
     if (where === undefined) return undefined;
     if (where === 'loose') {
+      const head = await readHead(loosePath(oid));
+      if (head === undefined) return undefined;
+      const size = looseSize(head, oid);
+      if (size > MAX_OBJECT_BYTES) throw objectTooLarge(`object ${oid}`, size);
       const file = await fsp.readFile(loosePath(oid)).catch(() => undefined);
       return file === undefined ? undefined : parseLoose(file, oid);
     }
-    return where.pack.readAt(where.offset);
+    try {
+      return await where.pack.readAt(where.offset);
+    } catch (error) {
+      // Named by its id, as the git binary's reader names it.
+      if (error instanceof GitError && error.code === 'source-too-large')
+        throw objectTooLarge(`object ${oid}`, await where.pack.sizeAt(where.offset));
+      throw error;
+    }
+  }
+
+  async function sizeOf(oid: string): Promise<number | undefined> {
+    const where = await locate(oid);
+    if (where === undefined) return undefined;
+    if (where === 'loose') {
+      const head = await readHead(loosePath(oid));
+      return head === undefined ? undefined : looseSize(head, oid);
+    }
+    return where.pack.sizeAt(where.offset);
   }
 
   return {
     read,
+    sizeOf,
     has: async (oid) => (await locate(oid)) !== undefined,
     refresh() {
       listing = undefined;

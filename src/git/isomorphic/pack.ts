@@ -1,8 +1,10 @@
 import { readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { inflateSync } from 'node:zlib';
+import { constants, inflateSync } from 'node:zlib';
+import { objectTooLarge } from '../failure.ts';
+import { MAX_OBJECT_BYTES } from '../limits.ts';
 import type { GitObject, ObjectType } from '../objects.ts';
-import { applyDelta } from './delta.ts';
+import { applyDelta, deltaResultSize } from './delta.ts';
 import type { PackIndex } from './packIndex.ts';
 
 const TYPES: Record<number, ObjectType> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
@@ -29,6 +31,8 @@ export interface Pack {
   readonly index: PackIndex;
   /** The object at `offset`, its delta chain resolved. */
   readAt(offset: number): Promise<GitObject>;
+  /** The size of the object at `offset`, from its header (a delta's: from the delta's own header). */
+  sizeAt(offset: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -43,17 +47,25 @@ export function openPack(
   cache: ObjectCache,
   baseById: (oid: string) => Promise<GitObject | undefined>,
 ): Pack {
-  const readEntry = async (offset: number): Promise<Entry> => {
+  /** The entry's bytes from `offset`: all of them, or only the first `limit`. */
+  const readBytes = async (offset: number, limit = Number.POSITIVE_INFINITY): Promise<Buffer> => {
     const end = index.endOf(offset);
     if (!(end > offset)) throw new Error(`pack ${name} has no object at ${offset}`);
-    const bytes = Buffer.allocUnsafe(end - offset);
+    // zlib never grows data by more than a few bytes per 16 KiB: a longer entry inflates past the limit.
+    if (limit > end - offset && end - offset > MAX_OBJECT_BYTES + 65_536)
+      throw objectTooLarge(`the object at ${offset} of ${name}`, end - offset);
+    const bytes = Buffer.allocUnsafe(Math.min(end - offset, limit));
     // A small read from the page cache costs less than the thread-pool round trip of an asynchronous one.
     const bytesRead =
       bytes.length <= SYNC_READ_MAX
         ? readSync(file.fd, bytes, 0, bytes.length, offset)
         : (await file.read(bytes, 0, bytes.length, offset)).bytesRead;
     if (bytesRead !== bytes.length) throw new Error(`pack ${name} is truncated`);
-    // Header: type in bits 4-6 of the first byte, size in base-128 little-endian after its low four bits.
+    return bytes;
+  };
+
+  /** An entry's header: type in bits 4-6 of the first byte, size in base-128 little-endian after its low 4 bits. */
+  const headerOf = (bytes: Buffer, offset: number): { type: number; size: number; at: number } => {
     let at = 0;
     let byte = bytes[at++]!;
     const type = (byte >> 4) & 7;
@@ -65,6 +77,16 @@ export function openPack(
       size += (byte & 0x7f) * 2 ** shift;
       shift += 7;
     }
+    return { type, size, at };
+  };
+
+  const readEntry = async (offset: number): Promise<Entry> => {
+    const bytes = await readBytes(offset);
+    const header = headerOf(bytes, offset);
+    const { type, size } = header;
+    let { at } = header;
+    let byte: number;
+    if (size > MAX_OBJECT_BYTES) throw objectTooLarge(`the object at ${offset} of ${name}`, size);
     let base: { offset: number } | { oid: string } | undefined;
     if (type === OFS_DELTA) {
       // The base's distance back, in git's offset encoding (each continuation adds one before shifting).
@@ -118,5 +140,22 @@ export function openPack(
     return found;
   };
 
-  return { name, index, readAt, close: () => file.close() };
+  /** At most this much of an entry is read for its size: a delta's header lies in its first inflated bytes. */
+  const SIZE_PREFIX = 4096;
+  const sizeAt = async (offset: number): Promise<number> => {
+    const bytes = await readBytes(offset, SIZE_PREFIX);
+    const { type, size, at } = headerOf(bytes, offset);
+    if (type !== OFS_DELTA && type !== REF_DELTA) return size;
+    let start = at;
+    if (type === REF_DELTA) start += 20;
+    else {
+      while (start < bytes.length && bytes[start]! & 0x80) start++;
+      start++;
+    }
+    // Inflating a prefix (no more than some 4 MiB of output from 4 KiB) gives the delta's two sizes.
+    const prefix = inflateSync(bytes.subarray(start), { finishFlush: constants.Z_SYNC_FLUSH });
+    return deltaResultSize(prefix) ?? (await readAt(offset)).data.length;
+  };
+
+  return { name, index, readAt, sizeAt, close: () => file.close() };
 }

@@ -1,0 +1,284 @@
+import { createHash, type Hash, randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { crc32 } from 'node:zlib';
+import pako from 'pako';
+import { MAX_OBJECT_BYTES } from '../limits.ts';
+import type { GitObject } from '../objects.ts';
+import type { FetchProgress } from '../repository.ts';
+import { objectCache } from './odb.ts';
+import { openPack } from './pack.ts';
+import { type IndexedObject, type PackIndex, serializePackIndex } from './packIndex.ts';
+import { TransportStop } from './stop.ts';
+
+/** pako 1's inflater with the two fields its typings leave out (isomorphic-git's pack reader uses them too). */
+type StreamingInflate = pako.Inflate & { ended: boolean; strm: { avail_in: number } };
+
+const TYPE_NAMES: Record<number, GitObject['type']> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
+const OFS_DELTA = 6;
+const REF_DELTA = 7;
+/** Bytes of objects kept while deltas are resolved (their bases, above all). */
+const RESOLVE_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** One object of the pack as it arrived: where, its CRC, and its id once known (a delta's after resolving). */
+interface Arrived extends Partial<IndexedObject> {
+  offset: number;
+  crc: number;
+}
+
+/** A base-128 little-endian size, as a delta's header holds it; `undefined` when `bytes` end before it does. */
+function deltaSize(bytes: Uint8Array, from: number): [size: number, next: number] | undefined {
+  let size = 0;
+  for (let at = from, shift = 0; at < bytes.length && shift < 64; at++, shift += 7) {
+    size += (bytes[at]! & 0x7f) * 2 ** shift;
+    if ((bytes[at]! & 0x80) === 0) return [size, at + 1];
+  }
+  return undefined;
+}
+
+const tooLarge = (size: number) =>
+  new TransportStop('source-too-large', {}, `a pack object inflates to ${size} bytes or more`);
+const invalid = (why: string) => new TransportStop('source-pack-invalid', {}, why);
+
+export interface PackWriter {
+  /** The pack's next bytes: checked object by object as they come, and written to a temporary file. */
+  write(bytes: Uint8Array): Promise<void>;
+  /** After the transfer: checks the pack, resolves its deltas, writes its index; both go into objects/pack. */
+  finish(): Promise<void>;
+  /** A failed transfer: the temporary file goes. */
+  abort(): Promise<void>;
+}
+
+export interface PackWriterOptions {
+  gitdir: string;
+  /** A delta's base that is not in the pack (the store holds it). */
+  baseById: (oid: string) => Promise<GitObject | undefined>;
+  onProgress?: (progress: FetchProgress) => void;
+}
+
+/**
+ * Takes a pack as it arrives (gitformat-pack(5)) and writes it to disk, never holding it: each object's header is
+ * read and its zlib stream inflated and counted (a whole object hashed on the way), never kept. Stops the transfer
+ * (`TransportStop`) for an object whose header, delta header or inflated bytes pass MAX_OBJECT_BYTES, or that
+ * inflates past its own header's size (a compression bomb). Then, as `git index-pack` does, checks the trailer,
+ * resolves the deltas by reading them back, and writes the `.idx`; the pack is named by its trailer and its index is
+ * renamed into place last. Memory is the objects being resolved (bounded cache), whatever the size of the pack.
+ */
+export function packWriter(options: PackWriterOptions): PackWriter {
+  const packDir = path.join(options.gitdir, 'objects', 'pack');
+  // A name the store's sweep removes if the process dies before the pack is whole.
+  const temp = path.join(packDir, `tmp_pack_iso_${randomBytes(6).toString('hex')}`);
+  let file: FileHandle | undefined;
+  const whole = createHash('sha1');
+  const arrived: Arrived[] = [];
+  let position = 0;
+  let phase: 'pack-header' | 'object-header' | 'data' | 'trailer' | 'done' = 'pack-header';
+  let header: number[] = [];
+  let total = 0;
+  let left = 0;
+  const trailer: number[] = [];
+  let current:
+    | { entry: Arrived; inflater: StreamingInflate; size: number; inflated: number; hash?: Hash }
+    | undefined;
+  let lastPercent = -1;
+
+  const progress = (phaseName: string, loaded: number) => {
+    const percent = Math.floor((loaded * 100) / Math.max(total, 1));
+    if (percent === lastPercent && loaded !== total) return;
+    lastPercent = percent;
+    options.onProgress?.({ phase: phaseName, loaded, total, bytes: position });
+  };
+
+  /** Reads an object header from `header`; `false` while more bytes are needed. */
+  const objectHeader = (offset: number): boolean => {
+    let at = 0;
+    let byte = header[at++]!;
+    const type = (byte >> 4) & 7;
+    let size = byte & 0x0f;
+    for (let shift = 4; byte & 0x80; shift += 7) {
+      if (at >= header.length) return false;
+      if (shift > 49) throw invalid(`bad object header at ${offset}`);
+      byte = header[at++]!;
+      size += (byte & 0x7f) * 2 ** shift;
+    }
+    if (type === OFS_DELTA) {
+      do if (at >= header.length) return false;
+      while (header[at++]! & 0x80);
+    } else if (type === REF_DELTA) {
+      if (header.length < at + 20) return false;
+    } else if (TYPE_NAMES[type] === undefined) throw invalid(`unknown object type ${type} at ${offset}`);
+    if (size > MAX_OBJECT_BYTES) throw tooLarge(size);
+    const entry: Arrived = { offset, crc: crc32(Buffer.from(header)) };
+    const name = TYPE_NAMES[type];
+    const hash = name === undefined ? undefined : createHash('sha1').update(`${name} ${size}\0`);
+    const inflater = new pako.Inflate() as StreamingInflate;
+    const state = { entry, inflater, size, inflated: 0, ...(hash === undefined ? {} : { hash }) };
+    // Binary input gives binary output: the chunks are bytes.
+    inflater.onData = (data) => {
+      const chunk = data as Uint8Array;
+      // A delta's header names the size of the object it builds: what resolving it will hold.
+      if (hash === undefined && state.inflated === 0) {
+        const base = deltaSize(chunk, 0);
+        const result = base === undefined ? undefined : deltaSize(chunk, base[1]);
+        if (result !== undefined && result[0] > MAX_OBJECT_BYTES) throw tooLarge(result[0]);
+      }
+      state.inflated += chunk.length;
+      if (state.inflated > size) throw tooLarge(state.inflated);
+      hash?.update(chunk);
+    };
+    inflater.onEnd = () => undefined;
+    current = state;
+    return true;
+  };
+
+  /** Follows `bytes` (which start at `position`) through the pack; returns where in them the trailer begins. */
+  const parse = (bytes: Uint8Array): number => {
+    let at = 0;
+    let trailerAt = phase === 'trailer' || phase === 'done' ? 0 : bytes.length;
+    while (at < bytes.length) {
+      if (phase === 'pack-header') {
+        header.push(bytes[at++]!);
+        if (header.length < 12) continue;
+        const view = Buffer.from(header);
+        const version = view.readUInt32BE(4);
+        if (view.toString('latin1', 0, 4) !== 'PACK' || (version !== 2 && version !== 3))
+          throw invalid('not a version 2 pack');
+        total = left = view.readUInt32BE(8);
+        phase = left === 0 ? 'trailer' : 'object-header';
+        if (left === 0) trailerAt = at;
+        header = [];
+      } else if (phase === 'object-header') {
+        header.push(bytes[at++]!);
+        if (objectHeader(position + at - header.length)) {
+          header = [];
+          phase = 'data';
+        }
+      } else if (phase === 'data') {
+        const state = current!;
+        const rest = bytes.subarray(at);
+        // false: not a zlib stream.
+        if (!state.inflater.push(rest, false)) throw invalid(`corrupt object data at ${state.entry.offset}`);
+        const used = state.inflater.ended ? rest.length - state.inflater.strm.avail_in : rest.length;
+        state.entry.crc = crc32(rest.subarray(0, used), state.entry.crc);
+        at += used;
+        if (!state.inflater.ended) continue;
+        if (state.inflated !== state.size)
+          throw invalid(`object at ${state.entry.offset} is not ${state.size} bytes`);
+        if (state.hash !== undefined) state.entry.oid = state.hash.digest('hex');
+        arrived.push(state.entry);
+        current = undefined;
+        progress('Receiving objects', total - --left);
+        phase = left === 0 ? 'trailer' : 'object-header';
+        if (left === 0) trailerAt = at;
+      } else if (phase === 'trailer') {
+        trailer.push(bytes[at++]!);
+        if (trailer.length === 20) phase = 'done';
+      } else throw invalid('bytes after the pack trailer');
+    }
+    return trailerAt;
+  };
+
+  /** Offsets in pack order: where each object ends, for the reader. */
+  const provisionalIndex = (byOid: Map<string, number>, size: number): PackIndex => {
+    const offsets = arrived.map((entry) => entry.offset);
+    return {
+      count: arrived.length,
+      offsetOf: (oid) => byOid.get(oid.toString('hex')),
+      endOf(offset) {
+        let low = 0;
+        let high = offsets.length;
+        while (low < high) {
+          const mid = (low + high) >>> 1;
+          if (offsets[mid]! <= offset) low = mid + 1;
+          else high = mid;
+        }
+        return low < offsets.length ? offsets[low]! : size - 20;
+      },
+    };
+  };
+
+  /** Each delta read back and built, its id the hash of what it builds; bases by id may be in the store. */
+  const resolve = async (handle: FileHandle, size: number): Promise<void> => {
+    const byOid = new Map(
+      arrived.flatMap((entry) => (entry.oid === undefined ? [] : [[entry.oid, entry.offset]])),
+    );
+    const cache = objectCache(RESOLVE_CACHE_BYTES);
+    let pending = arrived.filter((entry) => entry.oid === undefined);
+    const reader = openPack('incoming', handle, provisionalIndex(byOid, size), cache, async (oid) => {
+      const offset = byOid.get(oid);
+      return offset === undefined ? options.baseById(oid) : reader.readAt(offset);
+    });
+    let resolved = arrived.length - pending.length;
+    lastPercent = -1;
+    // A base named by id may itself be a delta later in the pack: rounds until none is left or none moves.
+    while (pending.length > 0) {
+      const next: Arrived[] = [];
+      for (const entry of pending) {
+        let built: GitObject;
+        try {
+          built = await reader.readAt(entry.offset);
+        } catch (error) {
+          if (error instanceof TransportStop || (error as { code?: string }).code === 'source-too-large')
+            throw error;
+          next.push(entry);
+          continue;
+        }
+        entry.oid = createHash('sha1')
+          .update(`${built.type} ${built.data.length}\0`)
+          .update(built.data)
+          .digest('hex');
+        byOid.set(entry.oid, entry.offset);
+        progress('Resolving deltas', ++resolved);
+      }
+      if (next.length === pending.length)
+        throw invalid(`${next.length} delta(s) whose base is not in the pack or the store`);
+      pending = next;
+    }
+  };
+
+  const abort = async () => {
+    const handle = file;
+    file = undefined;
+    await handle?.close().catch(() => undefined);
+    await fsp.rm(temp, { force: true });
+    await fsp.rm(temp.replace('tmp_pack_', 'tmp_idx_'), { force: true });
+  };
+
+  return {
+    abort,
+    async write(bytes) {
+      if (bytes.length === 0) return;
+      if (file === undefined) {
+        await fsp.mkdir(packDir, { recursive: true });
+        file = await fsp.open(temp, 'wx+');
+      }
+      // Everything before the trailer is what the trailer's SHA-1 covers.
+      whole.update(bytes.subarray(0, parse(bytes)));
+      position += bytes.length;
+      await file.write(bytes);
+    },
+    async finish() {
+      if (file === undefined) return;
+      const handle = file;
+      try {
+        if (phase !== 'done') throw invalid('the pack ended early');
+        const sha = whole.digest();
+        if (!sha.equals(Buffer.from(trailer))) throw invalid('the pack does not match its trailer');
+        await handle.sync();
+        await resolve(handle, position);
+        const index = serializePackIndex(arrived as IndexedObject[], sha);
+        const name = path.join(packDir, `pack-${sha.toString('hex')}`);
+        const indexTemp = `${temp.replace('tmp_pack_', 'tmp_idx_')}`;
+        await fsp.writeFile(indexTemp, index, { flag: 'wx' });
+        await handle.close();
+        file = undefined;
+        // The index last: a reader finds a pack by its index.
+        await fsp.rename(temp, `${name}.pack`);
+        await fsp.rename(indexTemp, `${name}.idx`);
+      } finally {
+        if (file !== undefined) await abort();
+      }
+    },
+  };
+}

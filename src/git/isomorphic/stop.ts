@@ -1,0 +1,21 @@
+import type { SourceReason } from '../../shared/reasons.ts';
+import type { FailureFacts } from '../failure.ts';
+
+/** Why our HTTP client (or the pack it was writing) stopped a transfer: the reason and what our sentence names. */
+export class TransportStop extends Error {
+  constructor(
+    readonly reason: Extract<
+      SourceReason,
+      | 'source-too-large'
+      | 'source-timeout'
+      | 'source-insecure-redirect'
+      | 'source-redirect-refused'
+      | 'source-pack-invalid'
+    >,
+    readonly facts: FailureFacts,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TransportStop';
+  }
+}

@@ -1,0 +1,10 @@
+/** The most one object may inflate to: a served skill is at most 16 MiB, a tree of 100,000 entries some 4 MiB. */
+export const MAX_OBJECT_BYTES = 64 * 1024 * 1024;
+/** Redirects followed for one request, as git (curl's CURLOPT_MAXREDIRS, set by git's http.c). */
+export const MAX_REDIRECTS = 20;
+/** `sync.maxFetchBytes` when the config does not say: bytes one transfer may bring. */
+export const DEFAULT_MAX_FETCH_BYTES = 1024 * 1024 * 1024;
+/** `sync.deadline` when the config does not say: how long one transfer may take, however it moves. */
+export const DEFAULT_DEADLINE_MS = 10 * 60 * 1000;
+/** A symlink's target longer than this resolves nowhere (PATH_MAX): its blob is not read. */
+export const MAX_SYMLINK_TARGET_BYTES = 4096;

@@ -1,0 +1,67 @@
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import type { GitSettings } from '../config/index.ts';
+import { writeFileAtomic } from '../shared/fs.ts';
+import { openStore } from './backend.ts';
+import { fetchCommit } from './remote.ts';
+import { pinRef, type Remote, type Repository, tagPinRef } from './repository.ts';
+
+const list = (dir: string) => fsp.readdir(dir).catch(() => [] as string[]);
+
+/** Moves `from`'s complete packs into `into`: each pack's files first, its index last (readers look for it). */
+async function adoptPacks(from: string, into: string): Promise<void> {
+  const source = path.join(from, 'objects', 'pack');
+  const target = path.join(into, 'objects', 'pack');
+  await fsp.mkdir(target, { recursive: true });
+  const names = await list(source);
+  for (const idx of names.filter((name) => /^pack-[0-9a-f]+\.idx$/.test(name))) {
+    const base = idx.slice(0, -'.idx'.length);
+    if (!names.includes(`${base}.pack`)) continue;
+    const files = names.filter((name) => name.startsWith(`${base}.`) && name !== idx);
+    for (const file of [...files, idx]) await fsp.rename(path.join(source, file), path.join(target, file));
+  }
+}
+
+/** Adds `from`'s shallow commits to `into`'s: a depth-1 commit without its parents must stay marked shallow. */
+async function adoptShallow(from: string, into: string): Promise<void> {
+  const read = (dir: string) =>
+    fsp.readFile(path.join(dir, 'shallow'), 'utf8').then(
+      (text) => text.split('\n').filter((line) => line !== ''),
+      () => [] as string[],
+    );
+  const [theirs, ours] = await Promise.all([read(from), read(into)]);
+  const merged = [...new Set([...ours, ...theirs])].sort();
+  if (merged.length > ours.length)
+    await writeFileAtomic(path.join(into, 'shallow'), `${merged.join('\n')}\n`);
+}
+
+/**
+ * Brings a commit's objects back into a store that lost some (a pack deleted, a disk error): the commit is
+ * fetched whole into a fresh store beside it, where nothing suggests to the remote that it is already held (the
+ * damaged store's pins would), and that store's packs are moved in. Its pin, and its tag's, are written again.
+ */
+export async function refetchCommit(
+  repo: Repository,
+  remote: Remote,
+  commit: string,
+  options: { paths: readonly string[]; tag?: string; settings?: GitSettings },
+): Promise<void> {
+  const temp = `${repo.gitdir.replace(/\.git$/, '')}.repair.git`;
+  await fsp.rm(temp, { recursive: true, force: true });
+  const fresh = await openStore(temp, options.settings);
+  try {
+    await fetchCommit(fresh, remote, commit, {
+      paths: options.paths,
+      ...(options.tag === undefined ? {} : { tag: options.tag }),
+    });
+    await fresh.close();
+    await adoptPacks(temp, repo.gitdir);
+    await adoptShallow(temp, repo.gitdir);
+  } finally {
+    await fresh.close();
+    await fsp.rm(temp, { recursive: true, force: true });
+  }
+  repo.refresh();
+  await repo.writeRef(pinRef(commit), commit);
+  if (options.tag !== undefined) await repo.writeRef(tagPinRef(commit), options.tag);
+}

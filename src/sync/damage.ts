@@ -1,0 +1,72 @@
+import { blobId, GitError } from '../git/index.ts';
+import { type CommitIndex, digestOf } from '../index/index.ts';
+
+/** A served commit its store cannot serve as indexed: what is wrong, and so what repairs it. */
+export interface Damage {
+  commit: string;
+  /** `objects`: the store lacks (or holds corrupt) objects of the commit, re-fetched; `index`: the index file names
+   * sizes or digests the store's objects do not have, rebuilt from them. */
+  kind: 'objects' | 'index';
+  /** A sentence of ours for clients and status: no path, no remote text. */
+  detail: string;
+  /** What failed, for the log only. */
+  log?: string;
+}
+
+export function damageOf(commit: string, kind: Damage['kind'], log?: string): Damage {
+  const detail =
+    kind === 'objects'
+      ? `objects of commit ${commit} are missing from the store or unreadable; fetching them again`
+      : `the index file of commit ${commit} does not match the store; rebuilding it`;
+  return { commit, kind, detail, ...(log === undefined ? {} : { log }) };
+}
+
+/**
+ * The read function a namespace gets: each blob checked against the size and digest its index publishes, and
+ * damage told to `report` (once per namespace) when a blob is missing or its bytes are not what the index says.
+ * git names a blob by the SHA-1 of its bytes, so bytes that hash to their id are right and the index is wrong;
+ * other bytes are a corrupt store. `firstCheck`, when given, runs at the first read without holding it up: a
+ * namespace restored from its index file has not looked at the store yet.
+ */
+export function guardedReader(
+  index: CommitIndex,
+  read: (blob: string) => Promise<Uint8Array>,
+  report: (damage: Damage) => void,
+  firstCheck?: () => Promise<Damage | undefined>,
+): (blob: string) => Promise<Uint8Array> {
+  let expected: Map<string, { size: number; digest: string }> | undefined;
+  let checked = firstCheck === undefined;
+  let reported = false;
+  const damaged = (damage: Damage) => {
+    if (reported) return;
+    reported = true;
+    report(damage);
+  };
+  return async (blob) => {
+    if (!checked) {
+      checked = true;
+      void firstCheck!().then(
+        (damage) => damage !== undefined && damaged(damage),
+        () => undefined,
+      );
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = await read(blob);
+    } catch (error) {
+      if (error instanceof GitError && error.code === 'source-incomplete')
+        damaged(damageOf(index.commit, 'objects', `blob ${blob}: ${error.log ?? error.message}`));
+      throw error;
+    }
+    expected ??= new Map(
+      index.skills.flatMap((skill) => skill.files.map((file) => [file.blob, file] as const)),
+    );
+    const want = expected.get(blob);
+    if (want !== undefined && (bytes.byteLength !== want.size || digestOf(bytes) !== want.digest)) {
+      const damage = damageOf(index.commit, blobId(bytes) === blob ? 'index' : 'objects', `blob ${blob}`);
+      damaged(damage);
+      throw new GitError('source-store-damaged', damage.detail);
+    }
+    return bytes;
+  };
+}

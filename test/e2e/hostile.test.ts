@@ -1,0 +1,250 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FaultProxy, startFaultProxy } from '../helpers/faultProxy.ts';
+import { fixture, PROJECT_ROOT, TEST_FIXTURES_DIR } from '../helpers/fixtures.ts';
+import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
+import { type BombRepo, bombRepo } from '../helpers/hostilePacks.ts';
+import { pushableRepo, skillMd } from '../helpers/pushable.ts';
+import { CLI_ARGS, startHttp, writeConfig } from '../helpers/server.ts';
+import { tempDir } from '../helpers/temp.ts';
+import { until } from '../helpers/until.ts';
+
+const c2 = fixture('catalog').commits['c2']!;
+const PEAK_RSS = path.join(PROJECT_ROOT, 'test', 'helpers', 'peakRss.mjs');
+
+interface Ran {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  /** The process's peak resident set size, MiB (getrusage). */
+  peakMiB: number;
+}
+
+/** `skillpin <args>` in a child process of its own; `fileSizeKiB` runs it under `ulimit -f` (a full disk). */
+function skillpin(args: string[], options: { env?: Record<string, string>; fileSizeKiB?: number } = {}) {
+  const node = [process.execPath, '--import', PEAK_RSS, ...CLI_ARGS, ...args];
+  const [command, ...rest] =
+    options.fileSizeKiB === undefined
+      ? node
+      : ['bash', '-c', `ulimit -f ${options.fileSizeKiB}; exec "$0" "$@"`, ...node];
+  return new Promise<Ran>((resolve, reject) => {
+    const child = spawn(command!, rest, { cwd: PROJECT_ROOT, env: { ...process.env, ...options.env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (status) => {
+      const kib = /skillpin-peak-rss-kib (\d+)/.exec(stderr)?.[1];
+      resolve({ status, stdout, stderr, peakMiB: Math.round(Number(kib) / 1024) });
+    });
+  });
+}
+
+/** What `skillpin sync` printed for each source (its last lines): `<id>: ...`. */
+const outcomes = (stderr: string) =>
+  Object.fromEntries(
+    stderr
+      .split('\n')
+      .map((line) => /^([a-z0-9.-]+): (now at|unchanged at|FAILED) (.*)$/.exec(line))
+      .filter((match) => match !== null)
+      .map((match) => [match[1], `${match[2]} ${match[3]}`]),
+  );
+
+const packDirOf = (config: string, id: string) =>
+  path.join(path.dirname(config), 'data', 'repos', `${id}.git`, 'objects', 'pack');
+/** Files of a store's pack folder that are not part of a whole pack (temporary, half-written, orphaned). */
+const loose = (dir: string) => {
+  const files = existsSync(dir) ? readdirSync(dir) : [];
+  return files.filter((file) => {
+    const base = /^(pack-[0-9a-f]+)\.(pack|idx|rev|promisor)$/.exec(file)?.[1];
+    return base === undefined || !files.includes(`${base}.pack`) || !files.includes(`${base}.idx`);
+  });
+};
+
+describe('hostile remotes, end to end (each case a skillpin process of its own)', () => {
+  let root: string;
+  let git: GitHttpServer;
+  let bombs: GitHttpServer;
+  let bomb: BombRepo;
+  let proxy: FaultProxy;
+  beforeAll(async () => {
+    root = tempDir('skillpin-e2e-hostile-');
+    execFileSync('git', [
+      'clone',
+      '--quiet',
+      '--bare',
+      fixture('catalog').gitdir,
+      path.join(root, 'catalog.git'),
+    ]);
+    git = await startGitHttpServer({ root });
+    bomb = await bombRepo();
+    bombs = await startGitHttpServer({ root: TEST_FIXTURES_DIR });
+    proxy = await startFaultProxy(git.url);
+  }, 120_000);
+  afterAll(async () => {
+    await proxy.close();
+    await bombs.close();
+    await git.close();
+  });
+
+  it('an endless pack and a compression bomb are refused in bounded memory; the healthy source syncs', async () => {
+    const healthy = writeConfig({
+      sources: [{ id: 'healthy', url: `${git.url}/catalog.git`, commit: c2 }],
+    });
+    const baseline = await skillpin(['sync', '--config', healthy]);
+    expect([baseline.status, outcomes(baseline.stderr)]).toEqual([0, { healthy: `now at ${c2}` }]);
+
+    proxy.setFault({ kind: 'endless-pack' });
+    const hostile = writeConfig({
+      sync: { maxFetchBytes: 64 * 1024 * 1024 },
+      sources: [
+        { id: 'healthy', url: `${git.url}/catalog.git`, commit: c2 },
+        { id: 'endless', url: `${proxy.url}/catalog.git`, commit: c2 },
+        { id: 'bomb', url: bombs.urlFor('bomb.git'), commit: bomb.commit },
+      ],
+    });
+    const ran = await skillpin(['sync', '--config', hostile]);
+    proxy.setFault({ kind: 'pass' });
+    expect([ran.status, outcomes(ran.stderr)]).toEqual([
+      1,
+      {
+        healthy: `now at ${c2}`,
+        endless: `FAILED source-too-large: fetching ${c2} from ${proxy.url}/catalog.git: the transfer passed 67108864 bytes (sync.maxFetchBytes)`,
+        bomb: `FAILED source-too-large: fetching ${bomb.commit} from ${bombs.urlFor('bomb.git')}: an object of the transfer inflates to more than 67108864 bytes`,
+      },
+    ]);
+    // The bound: what the same command takes for the healthy source alone, and 160 MiB (64 MiB came over the
+    // endless stream, 1 GiB is what the bomb inflates to).
+    expect(ran.peakMiB).toBeLessThan(baseline.peakMiB + 160);
+    expect([loose(packDirOf(hostile, 'endless')), loose(packDirOf(hostile, 'bomb'))]).toEqual([[], []]);
+    expect(readdirSync(packDirOf(hostile, 'bomb'))).toEqual([]);
+  });
+
+  it('a remote that echoes the credentials: no log line, state.json or status report holds them', async () => {
+    const token = `tok-${randomBytes(12).toString('hex')}`;
+    const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
+    proxy.setFault({ kind: 'echo-credentials' });
+    const config = writeConfig({
+      sources: [{ id: 'echo', url: `${proxy.url}/catalog.git`, ref: 'main', token: '${ECHO_TOKEN}' }],
+    });
+    const env = { ECHO_TOKEN: token };
+    const synced = await skillpin(['sync', '--config', config], { env });
+    const status = await skillpin(['status', '--config', config, '--json'], { env });
+    proxy.setFault({ kind: 'pass' });
+    // The remote got the credentials and sent them back; nothing of ours repeats them.
+    expect(proxy.seen.some((request) => request.authorization === `Basic ${basic}`)).toBe(true);
+    const detail = `listing the refs of ${proxy.url}/catalog.git: the remote answered with an error (its words are in the log)`;
+    expect([synced.status, outcomes(synced.stderr)]).toEqual([
+      1,
+      { echo: `FAILED source-fetch-failed: ${detail}` },
+    ]);
+    expect(synced.stderr).toContain('"log":"');
+    expect(synced.stderr).toContain('Authorization: ***');
+    const report = JSON.parse(status.stdout) as { failures: unknown[] };
+    expect(report.failures).toEqual([{ id: 'echo', reason: 'source-fetch-failed', detail }]);
+    const state = readFileSync(path.join(path.dirname(config), 'data', 'state.json'), 'utf8');
+    for (const text of [synced.stderr, status.stdout, status.stderr, state])
+      for (const secret of [token, basic, basic.slice(0, 24)]) expect(text).not.toContain(secret);
+  });
+
+  it('a full disk (a file-size limit) fails source-disk-full and leaves no part of a pack', async () => {
+    const served = tempDir('skillpin-e2e-full-');
+    const repo = pushableRepo(served, 'big');
+    // 3 MiB that do not compress: the pack cannot be written under a 1 MiB file-size limit.
+    const commit = repo.push({
+      'alpha/SKILL.md': skillMd('alpha', 'big'),
+      'alpha/noise.txt': randomBytes(3 * 1024 * 1024).toString('base64'),
+    });
+    const server = await startGitHttpServer({ root: served });
+    try {
+      const url = server.urlFor('big.git');
+      const config = writeConfig({ sources: [{ id: 'big', url, commit }] });
+      const ran = await skillpin(['sync', '--config', config], { fileSizeKiB: 1024 });
+      expect([ran.status, outcomes(ran.stderr)]).toEqual([
+        1,
+        {
+          big: `FAILED source-disk-full: fetching ${commit} from ${url}: a file-size limit stops writes in dataDir`,
+        },
+      ]);
+      expect(loose(packDirOf(config, 'big'))).toEqual([]);
+      // With room again, the same dataDir syncs.
+      const again = await skillpin(['sync', '--config', config]);
+      expect([again.status, outcomes(again.stderr)]).toEqual([0, { big: `now at ${commit}` }]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('kill -9 in the middle of a transfer: the next start removes what it left, and syncs', async () => {
+    // The pack's first 256 bytes come at once, then one byte every 50 ms: the transfer takes a minute or more.
+    proxy.setFault({ kind: 'drip', everyMs: 50, afterPack: 256, packOnly: true });
+    const config = writeConfig({
+      sources: [{ id: 'skills', url: `${proxy.url}/catalog.git`, commit: c2 }],
+    });
+    const packDir = packDirOf(config, 'skills');
+    const server = await startHttp(config);
+    // A part of the pack is on disk, and the rest is still to come.
+    const partial = await until('a part of a pack written', () =>
+      (existsSync(packDir) ? readdirSync(packDir) : []).find(
+        (file) =>
+          file.startsWith('tmp_pack_') &&
+          (statSync(path.join(packDir, file), { throwIfNoEntry: false })?.size ?? 0) > 0,
+      ),
+    );
+    // The server and every process it started (git, under the cli backend) die at once.
+    const family = descendants(server.child.pid!);
+    server.child.kill('SIGKILL');
+    for (const pid of family) killQuietly(pid);
+    await until(
+      'the server to be gone',
+      () => server.child.exitCode !== null || server.child.signalCode !== null,
+    );
+    expect(readdirSync(packDir)).toContain(partial);
+    proxy.setFault({ kind: 'pass' });
+    const ran = await skillpin(['sync', '--config', config]);
+    expect([ran.status, outcomes(ran.stderr)]).toEqual([0, { skills: `now at ${c2}` }]);
+    const swept = ran.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg: string; removed?: string[] })
+      .find((line) => line.msg === 'removed what an interrupted transfer left in the store');
+    expect(swept?.removed).toContain(`objects/pack/${partial}`);
+    expect(loose(packDir)).toEqual([]);
+  });
+});
+
+/** Every process below `pid`, read from /proc (before it dies: then they are reparented). */
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const found: number[] = [];
+  const walk = (parent: number) => {
+    for (const [child, ppid] of parents)
+      if (ppid === parent) {
+        found.push(child);
+        walk(child);
+      }
+  };
+  walk(pid);
+  return found;
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
