@@ -3,10 +3,10 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { existsSync } from 'node:fs';
-import { check } from './commands/check.ts';
+import { type CheckOptions, check } from './commands/check.ts';
 import { init } from './commands/init.ts';
 import { reload } from './commands/reload.ts';
-import { diff } from './commands/diff.ts';
+import { type DiffOptions, diff } from './commands/diff.ts';
 import { lock } from './commands/lock.ts';
 import { checkKeys, servedConfig } from './commands/pinning.ts';
 import { type DiffFormat, update } from './commands/update.ts';
@@ -37,8 +37,6 @@ function parseWait(value: string): number {
     throw new InvalidArgumentError('expected a duration like 30s, 5m or 1h');
   }
 }
-
-type VerifyFlags = { sshAllowedSigners?: string; gpgKey?: string[]; requireSigned?: 'commit' | 'tag' };
 
 /** The signature options of `check` and `diff`, as a source's `verify:` takes them. */
 const verifyOptions = {
@@ -205,25 +203,9 @@ export function program(
     .addOption(verifyOptions.ssh())
     .addOption(verifyOptions.gpg())
     .addOption(verifyOptions.require())
-    .action(
-      async (
-        repository: string,
-        options: VerifyFlags & {
-          commit?: string;
-          ref?: string;
-          paths?: string[];
-          json?: boolean;
-          format?: 'text' | 'json' | 'github';
-          problemsOnly?: boolean;
-          strict?: boolean;
-          strictNames?: boolean;
-          id?: string;
-          tokenEnv?: string;
-        },
-      ) => {
-        exit(await check({ target: repository, ...options }, io));
-      },
-    );
+    .action(async (repository: string, options: Omit<CheckOptions, 'target'>) => {
+      exit(await check({ target: repository, ...options }, io));
+    });
 
   const formats = () => [
     new Option('--json', 'print JSON (documented in the README)').conflicts('markdown'),
@@ -273,10 +255,7 @@ export function program(
       repository: string,
       from: string,
       to: string,
-      options: VerifyFlags & {
-        paths?: string[];
-        strictNames?: boolean;
-        tokenEnv?: string;
+      options: Omit<DiffOptions, 'repository' | 'from' | 'to' | 'format'> & {
         json?: boolean;
         markdown?: boolean;
       },

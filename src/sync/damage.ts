@@ -70,3 +70,44 @@ export function guardedReader(
     return bytes;
   };
 }
+
+/** A reported damage and when it was reported. */
+export type DamageSeen = Damage & { at: string };
+
+/** Damage that reads or checks found in served commits, per source, until a sync repairs it. */
+export interface DamageLedger {
+  /** Records `damage` of source `id`; false when that commit's damage is already known. */
+  report(id: string, damage: Damage, at: string): boolean;
+  of(id: string): readonly DamageSeen[];
+  /** What status and the catalog show of a damaged source: its first damage, met before anything else. */
+  error(id: string): { reason: 'source-store-damaged'; detail: string; at: string } | undefined;
+  /** Forgets the damage of the commits a sync repaired (damage reported while it ran, of others, stays). */
+  repaired(id: string, commits: readonly string[]): void;
+}
+
+export function createDamageLedger(): DamageLedger {
+  let damaged: ReadonlyMap<string, readonly DamageSeen[]> = new Map();
+  return {
+    report(id, damage, at) {
+      const known = damaged.get(id) ?? [];
+      if (known.some((d) => d.commit === damage.commit)) return false;
+      damaged = new Map(damaged).set(id, [...known, { ...damage, at }]);
+      return true;
+    },
+    of: (id) => damaged.get(id) ?? [],
+    error(id) {
+      const first = damaged.get(id)?.[0];
+      return first === undefined
+        ? undefined
+        : { reason: 'source-store-damaged', detail: first.detail, at: first.at };
+    },
+    repaired(id, commits) {
+      if (commits.length === 0) return;
+      const left = (damaged.get(id) ?? []).filter((d) => !commits.includes(d.commit));
+      const next = new Map(damaged);
+      if (left.length === 0) next.delete(id);
+      else next.set(id, left);
+      damaged = next;
+    },
+  };
+}

@@ -7,8 +7,9 @@ import type { IndexStore } from '../index/index.ts';
 import type { WriteFs } from '../shared/fs.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
+import { type Reconfigured, sourceChanges } from './changes.ts';
 import { systemClock, type Clock } from './clock.ts';
-import type { Damage } from './damage.ts';
+import { createDamageLedger, type Damage } from './damage.ts';
 import { createFollower, type Follower, type SyncOutcome } from './follower.ts';
 import { restoreServed } from './restore.ts';
 import { createRetention, type Retention } from './retention.ts';
@@ -17,6 +18,7 @@ import { openStateFile, type SourceState, type SyncState } from './state.ts';
 import { commitStatusOf, refOf, reportOf, type StatusReport } from './status.ts';
 import { syncSource, type SourceRecord } from './step.ts';
 
+export type { Reconfigured } from './changes.ts';
 export type { SyncOutcome } from './follower.ts';
 
 export interface SyncWorkerOptions {
@@ -57,13 +59,6 @@ export interface SyncWorker {
   stop(): Promise<void>;
 }
 
-/** What a reconfigure did, by source id. */
-export interface Reconfigured {
-  added: string[];
-  removed: string[];
-  changed: string[];
-}
-
 interface Followed {
   config: SourceConfig;
   source: Source;
@@ -92,44 +87,25 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   const record = (id: string, next: SourceRecord) => {
     records = new Map(records).set(id, next);
   };
-  /** Commits that reads or checks found damaged, per source, until a sync repairs them. */
-  let damaged: ReadonlyMap<string, ReadonlyArray<Damage & { at: string }>> = new Map();
-  /** What status shows of a damaged source: the damage, which its reads meet before anything else. */
-  const damageError = (id: string) => {
-    const first = damaged.get(id)?.[0];
-    return first === undefined
-      ? undefined
-      : { reason: 'source-store-damaged' as const, detail: first.detail, at: first.at };
-  };
+  const damage = createDamageLedger();
 
   const publish = () => {
     catalog.swap({
       sources: [...records.values()].flatMap((r) => (r.served === undefined ? [] : [r.served])),
       failures: [...records].flatMap(([id, r]) => {
-        const damage = damageError(id);
-        if (damage !== undefined) return [{ id, reason: damage.reason, detail: damage.detail }];
+        const damaged = damage.error(id);
+        if (damaged !== undefined) return [{ id, reason: damaged.reason, detail: damaged.detail }];
         return r.failure === undefined ? [] : [r.failure];
       }),
     });
   };
 
   /** A read found a served commit damaged: reported at once, and a sync repairs it. */
-  const reportDamage = (id: string, damage: Damage) => {
-    const known = damaged.get(id) ?? [];
-    if (known.some((d) => d.commit === damage.commit)) return;
-    logger.warn({ source: id, commit: damage.commit, kind: damage.kind, log: damage.log }, damage.detail);
-    damaged = new Map(damaged).set(id, [...known, { ...damage, at: new Date(clock.now()).toISOString() }]);
+  const reportDamage = (id: string, found: Damage) => {
+    if (!damage.report(id, found, new Date(clock.now()).toISOString())) return;
+    logger.warn({ source: id, commit: found.commit, kind: found.kind, log: found.log }, found.detail);
     publish();
     void running.followed.get(id)?.follower.trigger('store damaged');
-  };
-  /** Forgets the damage a sync repaired (damage reported while it ran, of other commits, stays). */
-  const repairedIn = (id: string, commits: readonly string[]) => {
-    if (commits.length === 0) return;
-    const left = (damaged.get(id) ?? []).filter((d) => !commits.includes(d.commit));
-    const next = new Map(damaged);
-    if (left.length === 0) next.delete(id);
-    else next.set(id, left);
-    damaged = next;
   };
 
   const saved = (): SyncState => {
@@ -185,14 +161,14 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
               why,
               at: () => new Date(clock.now()).toISOString(),
               logger,
-              damaged: damaged.get(id) ?? [],
+              damaged: damage.of(id),
             });
             options.onSynced?.(done.outcome, (performance.now() - started) / 1000);
             return done;
           }))!;
           retention.drop(step.dropped);
           record(id, step.record);
-          repairedIn(id, step.repaired);
+          damage.repaired(id, step.repaired);
           publish();
           await persist(followed);
           return step.outcome;
@@ -232,11 +208,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   const reconfigure = async (next: Config): Promise<Reconfigured> => {
     const before = running;
     const known = (id: string) => before.followed.get(id)?.config;
-    const added = next.sources.filter((s) => known(s.id) === undefined).map((s) => s.id);
-    const changed = next.sources
-      .filter((s) => known(s.id) !== undefined && !isDeepStrictEqual(known(s.id), s))
-      .map((s) => s.id);
-    const removed = [...before.followed.keys()].filter((id) => !next.sources.some((s) => s.id === id));
+    const { added, removed, changed } = sourceChanges(before.config.sources, next.sources);
     const ending = [...removed, ...changed].map((id) => before.followed.get(id)!);
     // A stopped follower starts no sync, and the one running lands before this goes on.
     await Promise.all(ending.map(({ follower }) => follower.stop()));
@@ -321,7 +293,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
             lastSync: r.lastSync ?? null,
             lastSuccess: r.lastSuccess ?? null,
             nextSync: next === undefined ? null : new Date(next).toISOString(),
-            lastError: damageError(source.id) ?? r.lastError ?? null,
+            lastError: damage.error(source.id) ?? r.lastError ?? null,
           };
         }),
       );
