@@ -13,9 +13,9 @@
  * Then the RSS of each server, for deploy/kubernetes resource requests.
  * Usage: npx tsx bench/auth.ts [skills=772] [filesPerSkill=4] [seconds=4]
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
@@ -23,141 +23,28 @@ import { type AuthGate, createAuthGate } from '../src/http/auth/gate.ts';
 import { silentLogger } from '../src/shared/log.ts';
 import { signingKey, signToken, startIssuer } from '../test/helpers/issuer.ts';
 import { startRoundRobinProxy } from '../test/helpers/roundRobinProxy.ts';
+import { call, cpuMs, inventory, type McpTarget, random, rssMiB, startChild } from './mcpHttp.ts';
 import { syntheticRepo } from './synthetic.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const projectRoot = path.resolve(here, '..');
 const workDir = path.join(projectRoot, '.skillpin', 'bench');
-const PROTOCOL = '2026-07-28';
 const ROUNDS = 4;
-const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 const STATIC_TOKEN = 'bench-static-token-0123456789abcdef';
 const AUDIENCE = 'https://skills.bench.invalid/mcp';
 
-interface Target {
-  name: string;
-  url: string;
+interface Target extends McpTarget {
   /** The processes whose CPU a request costs (the server, or the proxy and the replicas behind it). */
   pids: number[];
-  authorization?: string;
-  agent: Agent;
 }
 
 const children: ChildProcess[] = [];
 
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-}
-
-function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('VmRSS:'))!;
-  return Number(line.split(/\s+/)[1]) / 1024;
-}
-
-/** Starts a child and resolves with the URL its log (or stdout) reports. */
-function start(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, args, {
-    cwd: projectRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
-  children.push(child);
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no URL reported in 120 s:\n${output}`)), 120_000);
-    const look = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (match === null) return;
-      clearTimeout(timer);
-      child.stdout!.off('data', look);
-      child.stderr!.off('data', look);
-      child.stdout!.resume();
-      child.stderr!.resume();
-      resolve({ url: match[1]!, child });
-    };
-    child.stdout!.on('data', look);
-    child.stderr!.on('data', look);
-    child.once('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
-  });
-}
-
-let nextId = 0;
-
-/** One 2026-07-28 request; resolves with the result. */
-function call(
-  target: Target,
-  method: string,
-  params: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: nextId++,
-    method,
-    params: {
-      ...params,
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': PROTOCOL,
-        'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
-        'io.modelcontextprotocol/clientCapabilities': {},
-      },
-    },
-  });
-  const headers: Record<string, string | number> = {
-    accept: 'application/json, text/event-stream',
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(body),
-    'mcp-method': method,
-    'mcp-protocol-version': PROTOCOL,
-    ...(target.authorization === undefined ? {} : { authorization: target.authorization }),
-  };
-  if (typeof params['uri'] === 'string') headers['mcp-name'] = params['uri'];
-  return new Promise((resolve, reject) => {
-    const req = request(target.url, { method: 'POST', agent: target.agent, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        try {
-          const message = JSON.parse(text) as { result?: Record<string, unknown>; error?: unknown };
-          if (message.result !== undefined) return resolve(message.result);
-          reject(new Error(`${target.name} ${method}: ${JSON.stringify(message.error)}`));
-        } catch {
-          reject(new Error(`${target.name} ${method}: HTTP ${res.statusCode} ${text.slice(0, 200)}`));
-        }
-      });
-    });
-    req.once('error', reject);
-    req.end(body);
-  });
-}
-
-async function filesOf(target: Target): Promise<string[]> {
-  const files: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await call(target, 'skills/list', cursor === undefined ? {} : { cursor });
-    for (const skill of page['skills'] as Array<{ resources: Array<{ uri: string }> }>)
-      for (const resource of skill.resources) files.push(resource.uri);
-    cursor = page['nextCursor'] as string | undefined;
-  } while (cursor !== undefined);
-  return files;
-}
-
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** A child of this bench (stopped at its end), found by the URL it reports. */
+async function start(args: string[], env: Record<string, string> = {}) {
+  const started = await startChild(args, { cwd: projectRoot, env });
+  children.push(started.child);
+  return started;
 }
 
 interface Sample {
@@ -318,9 +205,9 @@ async function main(): Promise<void> {
       `Bearer ${jwt}`,
     );
     targets.push(none, token, oauth);
-    const files = await filesOf(none);
+    const files = (await inventory(none)).files;
     for (const target of [token, oauth])
-      if ((await filesOf(target)).length !== files.length)
+      if ((await inventory(target)).files.length !== files.length)
         throw new Error(`${target.name} lists other files`);
 
     console.log(

@@ -8,9 +8,9 @@
  * skillpin/sdk; then RSS after 1,000, 10,000 and 20,000 reads (the last shows where it levels off).
  * Usage: npx tsx bench/serve.ts [skills=772] [filesPerSkill=4] [seconds=4]
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request } from 'node:http';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,147 +18,26 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { loadSkills } from '@modelcontextprotocol/server/ext/skills/node';
 import { stringify } from 'yaml';
+import { call, cpuMs, inventory, type McpTarget, PROTOCOL, random, rssMiB, startChild } from './mcpHttp.ts';
 import { syntheticRepo } from './synthetic.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const projectRoot = path.resolve(here, '..');
 const workDir = path.join(projectRoot, '.skillpin', 'bench');
-const PROTOCOL = '2026-07-28';
 const CONCURRENCY = [1, 8, 32];
 const RSS_CHECKPOINTS = [1_000, 10_000, 20_000];
 const ROUNDS = 4;
-const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
-interface Server {
-  name: string;
-  url: string;
+interface Server extends McpTarget {
   child: ChildProcess;
-  agent: Agent;
   /** Response bytes received so far. */
   received: number;
 }
 
-/** User + system CPU time of a process in milliseconds, from /proc/<pid>/stat. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-}
-
-function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('VmRSS:'))!;
-  return Number(line.split(/\s+/)[1]) / 1024;
-}
-
 /** Starts a child process and resolves with the URL it reports (skillpin in its log line, the SDK on stdout). */
-function start(name: string, args: string[]): Promise<Server> {
-  const child = spawn(process.execPath, args, { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill();
-      reject(new Error(`${name} did not report its URL in 60 s:\n${output}`));
-    }, 60_000);
-    const look = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (match === null) return;
-      clearTimeout(timer);
-      child.stdout!.off('data', look);
-      child.stderr!.off('data', look);
-      child.stdout!.resume();
-      child.stderr!.resume();
-      resolve({
-        name,
-        url: match[1]!,
-        child,
-        agent: new Agent({ keepAlive: true, maxSockets: 64 }),
-        received: 0,
-      });
-    };
-    child.stdout!.on('data', look);
-    child.stderr!.on('data', look);
-    child.once('exit', (code) => reject(new Error(`${name} exited ${code}:\n${output}`)));
-  });
-}
-
-let nextId = 0;
-
-/** One JSON-RPC request as a 2026-07-28 client sends it; resolves with the result or throws the error. */
-function call(
-  server: Server,
-  method: string,
-  params: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: nextId++,
-    method,
-    params: {
-      ...params,
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': PROTOCOL,
-        'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
-        'io.modelcontextprotocol/clientCapabilities': {},
-      },
-    },
-  });
-  const headers: Record<string, string | number> = {
-    accept: 'application/json, text/event-stream',
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(body),
-    'mcp-method': method,
-    'mcp-protocol-version': PROTOCOL,
-  };
-  if (typeof params['uri'] === 'string') headers['mcp-name'] = params['uri'];
-  return new Promise((resolve, reject) => {
-    const req = request(server.url, { method: 'POST', agent: server.agent, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const bytes = Buffer.concat(chunks);
-        server.received += bytes.byteLength;
-        const text = bytes.toString('utf8');
-        try {
-          const message = JSON.parse(text) as { result?: Record<string, unknown>; error?: unknown };
-          if (message.result !== undefined) return resolve(message.result);
-          reject(new Error(`${server.name} ${method}: ${JSON.stringify(message.error)}`));
-        } catch {
-          reject(new Error(`${server.name} ${method}: HTTP ${res.statusCode} ${text.slice(0, 200)}`));
-        }
-      });
-    });
-    req.once('error', reject);
-    req.end(body);
-  });
-}
-
-/** Every skill URI and every file URI a server lists. */
-async function inventory(server: Server): Promise<{ skills: number; files: string[] }> {
-  let cursor: string | undefined;
-  let skills = 0;
-  const files: string[] = [];
-  do {
-    const page = await call(server, 'skills/list', cursor === undefined ? {} : { cursor });
-    for (const skill of page['skills'] as Array<{ resources: Array<{ uri: string }> }>) {
-      skills++;
-      for (const resource of skill.resources) files.push(resource.uri);
-    }
-    cursor = page['nextCursor'] as string | undefined;
-  } while (cursor !== undefined);
-  return { skills, files };
-}
-
-/** A small seeded generator (mulberry32), so both servers are asked for the same sequence of files. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+async function start(name: string, args: string[]): Promise<Server> {
+  const { url, child } = await startChild(args, { cwd: projectRoot, timeoutMs: 60_000 });
+  return { name, url, child, agent: new Agent({ keepAlive: true, maxSockets: 64 }), received: 0 };
 }
 
 type Operation = 'skills/list' | 'resources/read';
