@@ -68,7 +68,15 @@ export async function listCommit(
   repo: Repository,
   commit: string,
   previous?: TreeCache,
-): Promise<{ commitTime: string; tree: string; entries: TreeEntry[]; trees: TreeCache }> {
+  options: { sizes?: boolean } = {},
+): Promise<{
+  commitTime: string;
+  tree: string;
+  entries: TreeEntry[];
+  trees: TreeCache;
+  /** With `sizes`, blob sizes from a listing made now (`Repository.listTree`): a blob not in it is not held. */
+  sizes?: ReadonlyMap<string, number>;
+}> {
   const { tree: root, commitTime } = await readCommit(repo, commit);
   const unreadable = (treeId: string, error: unknown) =>
     error instanceof GitError
@@ -79,14 +87,17 @@ export async function listCommit(
         });
   if (repo.listTree !== undefined) {
     // One listing of the whole tree; the cache then holds the root's entries (relative to the root: all of them).
-    let entries = previous?.get(root);
-    if (entries === undefined)
-      try {
-        entries = await repo.listTree(root);
-      } catch (error) {
-        throw unreadable(root, error);
-      }
-    return { commitTime, tree: root, entries: [...entries], trees: new Map([[root, entries]]) };
+    const known = previous?.get(root);
+    if (known !== undefined)
+      return { commitTime, tree: root, entries: [...known], trees: new Map([[root, known]]) };
+    let listed: Awaited<ReturnType<NonNullable<Repository['listTree']>>>;
+    try {
+      listed = await repo.listTree(root, options);
+    } catch (error) {
+      throw unreadable(root, error);
+    }
+    const { entries, sizes } = listed;
+    return { commitTime, tree: root, entries: [...entries], trees: new Map([[root, entries]]), sizes };
   }
   const trees: TreeCache = new Map();
   const flatten = async (treeId: string): Promise<readonly TreeEntry[]> => {

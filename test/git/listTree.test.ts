@@ -39,9 +39,15 @@ describe('the cli backend lists a whole tree with one git ls-tree', () => {
       const [cli, isomorphic] = await Promise.all([open(gitdir, 'cli'), open(gitdir, 'isomorphic')]);
       try {
         const { tree } = await readCommit(cli, commit);
-        const listed = await cli.listTree!(tree);
+        const { entries: listed, sizes = new Map() } = await cli.listTree!(tree, { sizes: true });
+        expect((await cli.listTree!(tree)).entries).toEqual(listed);
         const walked = await listCommit(isomorphic, commit);
         expect(listed).toEqual(walked.entries);
+        // Sizes as the objects' headers give them, for every blob held.
+        const blobs = [
+          ...new Set(listed.filter((entry) => entry.type !== 'submodule').map((entry) => entry.id)),
+        ];
+        expect(blobs.map((id) => sizes.get(id))).toEqual(await isomorphic.objectSizes(blobs));
         expect((await listCommit(treeByTree(cli), commit)).entries).toEqual(listed);
         // The whole walk (symlink targets read) too.
         expect(await walkCommit(cli, commit)).toMatchObject({
@@ -53,21 +59,45 @@ describe('the cli backend lists a whole tree with one git ls-tree', () => {
     },
   );
 
+  it('gives the size of each blob held, and none for a blob the repository lacks', async () => {
+    let held = '';
+    const gone = '1'.repeat(40);
+    const { gitdir, commit } = repoWith((mktree, blob) => {
+      held = blob('four');
+      return mktree([
+        line('100644', 'blob', held, 'held'),
+        line('100644', 'blob', gone, 'gone'),
+        line('160000', 'commit', '2'.repeat(40), 'sub'),
+      ]);
+    });
+    const repo = await open(gitdir, 'cli');
+    const { entries, sizes } = await repo.listTree!((await readCommit(repo, commit)).tree, { sizes: true });
+    expect(entries.map((entry) => entry.path)).toEqual(['gone', 'held', 'sub']);
+    expect([...sizes!]).toEqual([[held, 4]]);
+    await repo.close();
+  });
+
   it('parses records split anywhere across chunks', async () => {
     const adversarial = fixtures()['adversarial']!;
     const commit = Object.values(adversarial.commits).at(-1)!;
     const repo = await open(adversarial.gitdir, 'cli');
     const { tree } = await readCommit(repo, commit);
-    const output = execFileSync('git', ['--git-dir', adversarial.gitdir, 'ls-tree', '-r', '-t', '-z', tree], {
-      env: gitEnv(),
-      maxBuffer: 1 << 28,
-    });
-    for (const size of [1, 7, 4096]) {
+    const listing = (...more: string[]) =>
+      execFileSync('git', ['--git-dir', adversarial.gitdir, 'ls-tree', '-r', '-t', ...more, '-z', tree], {
+        env: gitEnv(),
+        maxBuffer: 1 << 28,
+      });
+    for (const [size, output] of [
+      [1, listing()],
+      [7, listing('-l')],
+      [4096, listing()],
+      [4096, listing('-l')],
+    ] as const) {
       const parser = listingParser(tree);
       for (let at = 0; at < output.length; at += size)
         expect(parser.push(output.subarray(at, at + size))).toBe(true);
       expect(parser.truncated).toBe(false);
-      expect(parser.entries).toEqual(await repo.listTree!(tree));
+      expect(parser.entries).toEqual((await repo.listTree!(tree)).entries);
     }
     await repo.close();
   });

@@ -4,10 +4,14 @@ import { GitError } from '../errors.ts';
 import { objectTooLarge } from '../failure.ts';
 import { MAX_OBJECT_BYTES, MAX_TREE_ENTRIES, MAX_TREE_LISTING_BYTES } from '../limits.ts';
 import { canonical, decodeName, tooManyEntries } from '../objects.ts';
+import type { TreeListing } from '../repository.ts';
 import type { RunOptions, RunResult } from './run.ts';
 
-/** One record of `git ls-tree -z`: `<mode> SP <type> SP <oid> TAB <path>` (the path raw, NUL-terminated). */
-const RECORD = /^([0-7]{6}) (?:blob|tree|commit) ([0-9a-f]{40})$/;
+/**
+ * One record of `git ls-tree -z`: `<mode> SP <type> SP <oid> TAB <path>` (the path raw, NUL-terminated); with
+ * `-l`, ` SP+ <size>` before the TAB: `-` for a tree or submodule, `BAD` for a blob the repository does not hold.
+ */
+const RECORD = /^([0-7]{6}) (?:blob|tree|commit) ([0-9a-f]{40})(?: +(\d+|-|BAD))?$/;
 
 /**
  * A path as the tree walk builds it: each name decoded on its own (`decodeName`), joined with `/`. Decoding the
@@ -33,6 +37,7 @@ export function decodePath(bytes: Buffer): string {
 export function listingParser(tree: string) {
   const entries: TreeEntry[] = [];
   const trees: string[] = [];
+  const sizes = new Map<string, number>();
   let pending: Buffer[] = [];
   let bytes = 0;
   let refused: Error | undefined;
@@ -55,6 +60,8 @@ export function listingParser(tree: string) {
       return false;
     }
     const path = decodePath(line.subarray(tab + 1));
+    const size = header[3];
+    if (size !== undefined && size !== '-' && size !== 'BAD') sizes.set(id, Number(size));
     if (kind === 'file')
       entries.push({ path, type: 'file', id, ...(executable ? { executable: true } : {}) });
     else entries.push({ path, type: kind, id });
@@ -64,6 +71,7 @@ export function listingParser(tree: string) {
   return {
     entries,
     trees,
+    sizes,
     /** The bytes git printed. */
     get bytes() {
       return bytes;
@@ -107,18 +115,24 @@ export function listingParser(tree: string) {
 
 /**
  * Every entry below `tree` with one `git ls-tree -r -t -z` (stdout parsed as it streams, git stopped past the
- * limits): in git's order, symlink targets not read. One tree object over MAX_OBJECT_BYTES fails as reading it
- * would (`source-too-large`); a missing or unreadable tree is a plain Error.
+ * limits): in git's order, symlink targets not read; with `sizes` (`-l`), the size of each blob the repository
+ * holds (from its header, as `cat-file --batch-check`: a loose object costs git a file each). One tree object
+ * over MAX_OBJECT_BYTES fails as reading it would (`source-too-large`); a missing or unreadable tree is a plain
+ * Error.
  */
 export async function lsTree(
   git: (args: string[], options?: RunOptions) => Promise<RunResult>,
   objectSizes: (oids: readonly string[]) => Promise<Array<number | undefined>>,
   tree: string,
-): Promise<TreeEntry[]> {
+  options: { sizes?: boolean } = {},
+): Promise<TreeListing> {
   const parser = listingParser(tree);
-  const result = await git(['ls-tree', '-r', '-t', '-z', '--full-tree', tree], {
-    onStdout: (chunk) => parser.push(chunk),
-  });
+  const result = await git(
+    ['ls-tree', '-r', '-t', ...(options.sizes ? ['-l'] : []), '-z', '--full-tree', tree],
+    {
+      onStdout: (chunk) => parser.push(chunk),
+    },
+  );
   if (parser.refused !== undefined) throw parser.refused;
   if (result.code !== 0 || result.stopped !== undefined || parser.truncated)
     throw new Error(
@@ -132,5 +146,5 @@ export async function lsTree(
     const over = sizes.findIndex((size) => size !== undefined && size > MAX_OBJECT_BYTES);
     if (over !== -1) throw objectTooLarge(`object ${ids[over]}`, sizes[over]!);
   }
-  return parser.entries;
+  return { entries: parser.entries, ...(options.sizes ? { sizes: parser.sizes } : {}) };
 }
