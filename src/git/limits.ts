@@ -8,3 +8,10 @@ export const DEFAULT_MAX_FETCH_BYTES = 1024 * 1024 * 1024;
 export const DEFAULT_DEADLINE_MS = 10 * 60 * 1000;
 /** A symlink's target longer than this resolves nowhere (PATH_MAX): its blob is not read. */
 export const MAX_SYMLINK_TARGET_BYTES = 4096;
+/**
+ * The most entries (files, symlinks, submodules; not folders) one commit's tree may hold: a walk stops past it
+ * (`source-too-large`), so a repository of repeated subtrees cannot list into millions of paths.
+ */
+export const MAX_TREE_ENTRIES = 1_000_000;
+/** The most bytes a listing of one commit's tree (`git ls-tree -r`) may print: past it git is stopped. */
+export const MAX_TREE_LISTING_BYTES = 256 * 1024 * 1024;

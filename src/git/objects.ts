@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { GitError } from './errors.ts';
+import { MAX_TREE_ENTRIES } from './limits.ts';
 
 /** The four object types, as git names them. */
 export type ObjectType = 'commit' | 'tree' | 'blob' | 'tag';
@@ -21,8 +23,16 @@ export interface RawTreeEntry {
 
 const lossyUtf8 = new TextDecoder('utf-8');
 
+/**
+ * A tree entry's name as text: bytes that are not UTF-8 decode to U+FFFD (and a leading byte-order mark goes, as
+ * TextDecoder drops it).
+ */
+export function decodeName(bytes: Uint8Array): string {
+  return lossyUtf8.decode(bytes);
+}
+
 /** git's canon_mode: a regular file keeps only its owner-execute bit; anything not file, link or tree is a gitlink. */
-function canonical(mode: number): Pick<RawTreeEntry, 'kind' | 'executable'> {
+export function canonical(mode: number): Pick<RawTreeEntry, 'kind' | 'executable'> {
   switch (mode & 0o170000) {
     case 0o100000:
       return { kind: 'file', executable: (mode & 0o100) !== 0 };
@@ -51,12 +61,17 @@ export function parseTree(data: Buffer, oid: string): RawTreeEntry[] {
     if (!/^[0-7]{1,7}$/.test(modeText)) throw new Error(`tree ${oid} has a malformed mode`);
     entries.push({
       ...canonical(Number.parseInt(modeText, 8)),
-      name: lossyUtf8.decode(data.subarray(space + 1, nul)),
+      name: decodeName(data.subarray(space + 1, nul)),
       oid: data.toString('hex', nul + 1, nul + 21),
     });
     at = nul + 21;
   }
   return entries;
+}
+
+/** A tree that lists into more than MAX_TREE_ENTRIES entries (files, symlinks, submodules) is not walked. */
+export function tooManyEntries(tree: string): GitError {
+  return new GitError('source-too-large', `tree ${tree} holds more than ${MAX_TREE_ENTRIES} entries`);
 }
 
 /** The header lines of a commit or tag, up to the blank line before the message. */

@@ -34,7 +34,8 @@ async function lacking(
 ): Promise<{ trees: TreeCache; blobs: string[]; oversized: boolean } | undefined> {
   let listed: Awaited<ReturnType<typeof listCommit>>;
   try {
-    listed = await listCommit(repo, commit, known);
+    // Stores are packs (every transfer stays one): the listing gives the blobs' sizes at once.
+    listed = await listCommit(repo, commit, known, { sizes: true });
   } catch {
     return undefined;
   }
@@ -43,7 +44,10 @@ async function lacking(
     (entry) => entry.type === 'symlink' || (entry.type === 'file' && served(entry.path)),
   );
   const ids = [...new Set(needed.map((entry) => entry.id))];
-  const sizes = await repo.objectSizes(ids);
+  // A listing made now says which blobs are held and their sizes; else they are asked for.
+  const listedSizes = listed.sizes;
+  const sizes =
+    listedSizes === undefined ? await repo.objectSizes(ids) : ids.map((id) => listedSizes.get(id));
   return {
     trees: listed.trees,
     blobs: ids.filter((_, i) => sizes[i] === undefined),

@@ -1,5 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import type { TreeEntry } from '../shared/tree.ts';
 import { GitError } from './errors.ts';
 import type { GitObject } from './objects.ts';
 
@@ -52,6 +53,13 @@ export interface RemoteRef {
   peeled?: string;
 }
 
+/** A whole tree listed at once: its entries and, when asked for, the sizes of the blobs held (from headers). */
+export interface TreeListing {
+  entries: TreeEntry[];
+  /** By blob id; a blob the repository lacks is not in it. */
+  sizes?: ReadonlyMap<string, number>;
+}
+
 /**
  * One repository opened through one backend: the few operations everything else in `git/` is built on. Every
  * object is returned as bytes and parsed by our own code, so both backends serve exactly the same trees.
@@ -67,6 +75,13 @@ export interface Repository {
   missingObjects(oids: readonly string[]): Promise<string[]>;
   /** Each object's size from its header (content not inflated); `undefined` for one the repository lacks. */
   objectSizes(oids: readonly string[]): Promise<Array<number | undefined>>;
+  /**
+   * Every entry below `tree` at once, in git's order, as a walk tree by tree flattens them (symlink targets not
+   * read), with `sizes` the sizes of the blobs held: for a backend that lists a whole tree faster than it reads its trees one by one. Past MAX_TREE_ENTRIES
+   * entries, MAX_TREE_LISTING_BYTES of listing or a tree over MAX_OBJECT_BYTES it throws `source-too-large`; a
+   * missing or unreadable tree is another error.
+   */
+  listTree?(tree: string, options?: { sizes?: boolean }): Promise<TreeListing>;
   /** Ids of the objects whose id starts with `prefix` (4 to 39 hex digits); for short ids a user types. */
   objectsWithPrefix(prefix: string): Promise<string[]>;
   /** What a ref names, symbolic refs followed; `undefined` when there is no such ref. */

@@ -1,8 +1,8 @@
 import { messageOf } from '../shared/text.ts';
 import type { TreeEntry } from '../shared/tree.ts';
 import { GitError } from './errors.ts';
-import { MAX_SYMLINK_TARGET_BYTES } from './limits.ts';
-import { type GitObject, parseCommit, parseTree } from './objects.ts';
+import { MAX_SYMLINK_TARGET_BYTES, MAX_TREE_ENTRIES } from './limits.ts';
+import { type GitObject, parseCommit, parseTree, tooManyEntries } from './objects.ts';
 import type { Repository } from './repository.ts';
 
 export interface CommitTree {
@@ -68,8 +68,37 @@ export async function listCommit(
   repo: Repository,
   commit: string,
   previous?: TreeCache,
-): Promise<{ commitTime: string; tree: string; entries: TreeEntry[]; trees: TreeCache }> {
+  options: { sizes?: boolean } = {},
+): Promise<{
+  commitTime: string;
+  tree: string;
+  entries: TreeEntry[];
+  trees: TreeCache;
+  /** With `sizes`, blob sizes from a listing made now (`Repository.listTree`): a blob not in it is not held. */
+  sizes?: ReadonlyMap<string, number>;
+}> {
   const { tree: root, commitTime } = await readCommit(repo, commit);
+  const unreadable = (treeId: string, error: unknown) =>
+    error instanceof GitError
+      ? error
+      : new GitError('source-incomplete', `tree ${treeId} of commit ${commit} is missing or unreadable`, {
+          cause: error,
+          log: messageOf(error),
+        });
+  if (repo.listTree !== undefined) {
+    // One listing of the whole tree; the cache then holds the root's entries (relative to the root: all of them).
+    const known = previous?.get(root);
+    if (known !== undefined)
+      return { commitTime, tree: root, entries: [...known], trees: new Map([[root, known]]) };
+    let listed: Awaited<ReturnType<NonNullable<Repository['listTree']>>>;
+    try {
+      listed = await repo.listTree(root, options);
+    } catch (error) {
+      throw unreadable(root, error);
+    }
+    const { entries, sizes } = listed;
+    return { commitTime, tree: root, entries: [...entries], trees: new Map([[root, entries]]), sizes };
+  }
   const trees: TreeCache = new Map();
   const flatten = async (treeId: string): Promise<readonly TreeEntry[]> => {
     const known = trees.get(treeId) ?? previous?.get(treeId);
@@ -81,16 +110,15 @@ export async function listCommit(
     try {
       items = parseTree(await readTyped(repo, treeId, 'tree'), treeId);
     } catch (error) {
-      if (error instanceof GitError) throw error;
-      throw new GitError('source-incomplete', `tree ${treeId} of commit ${commit} is missing or unreadable`, {
-        cause: error,
-        log: messageOf(error),
-      });
+      throw unreadable(treeId, error);
     }
     // Subtrees are asked for at once: the cli backend answers them in one pipelined stream.
     const subtrees = await Promise.all(
       items.map((item) => (item.kind === 'tree' ? flatten(item.oid) : undefined)),
     );
+    // Repeated subtrees are read once but listed each time: counted before they are.
+    const count = subtrees.reduce((sum, subtree) => sum + (subtree?.length ?? 1), 0);
+    if (count > MAX_TREE_ENTRIES) throw tooManyEntries(treeId);
     const entries: TreeEntry[] = [];
     items.forEach((item, i) => {
       if (item.kind === 'tree')

@@ -114,27 +114,43 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   const fits = (skill: (typeof found.skills)[number]) =>
     skill.files.length <= MAX_SKILL_FILES &&
     skill.files.reduce((sum, file) => sum + (known.get(file.blob) ?? 0), 0) <= MAX_SKILL_BYTES;
-  // Every SKILL.md (nested ones too) is read below for its text, once.
+  // Every SKILL.md (nested ones too) is read for its text, once, in the same read-ahead as the other files: each
+  // skill's SKILL.md is asked for before its files, and the loop below awaits them in order.
   const skillMds = new Set(found.skills.map((skill) => skill.skillMd));
-  for (const skill of found.skills)
+  const parsing = new Map<string, Promise<FrontmatterResult>>();
+  const parsedOf = (blob: string): Promise<FrontmatterResult> => {
+    const cached = parsedCache.get(blob);
+    if (cached !== undefined) return Promise.resolve(cached);
+    let pending = parsing.get(blob);
+    if (pending === undefined) {
+      const size = known.get(blob);
+      if (size !== undefined && size > MAX_SKILL_BYTES)
+        return Promise.resolve({
+          ok: false,
+          reason: 'too-large',
+          detail: `SKILL.md is ${size} bytes; a skill may hold ${MAX_SKILL_BYTES} (it was not read)`,
+        });
+      pending = (size !== undefined && size > LARGE_BLOB_BYTES ? largeReads : reads).add(async () => {
+        const skillMd = await input.readBlob(blob);
+        if (!cache.has(blob)) cache.set(blob, factsOf(skillMd));
+        let parsed = parseSkillMd(skillMd);
+        if (parsed.ok) parsed = await checkedBySdk(skillMd, parsed);
+        parsedCache.set(blob, parsed);
+        return parsed;
+      });
+      // Awaited (and its error thrown) by the loop below; never an unhandled rejection meanwhile.
+      pending.catch(() => undefined);
+      parsing.set(blob, pending);
+    }
+    return pending;
+  };
+  for (const skill of found.skills) {
+    void parsedOf(skill.skillMd);
     if (fits(skill)) for (const file of skill.files) if (!skillMds.has(file.blob)) void facts(file.blob);
+  }
   const candidates: SkillCandidate[] = [];
   for (const skill of found.skills) {
-    let parsed = parsedCache.get(skill.skillMd);
-    const skillMdSize = known.get(skill.skillMd);
-    if (parsed === undefined && skillMdSize !== undefined && skillMdSize > MAX_SKILL_BYTES)
-      parsed = {
-        ok: false,
-        reason: 'too-large',
-        detail: `SKILL.md is ${skillMdSize} bytes; a skill may hold ${MAX_SKILL_BYTES} (it was not read)`,
-      };
-    if (parsed === undefined) {
-      const skillMd = await input.readBlob(skill.skillMd);
-      if (!cache.has(skill.skillMd)) cache.set(skill.skillMd, factsOf(skillMd));
-      parsed = parseSkillMd(skillMd);
-      if (parsed.ok) parsed = await checkedBySdk(skillMd, parsed);
-      parsedCache.set(skill.skillMd, parsed);
-    }
+    const parsed = await parsedOf(skill.skillMd);
     const files = [];
     for (const file of skill.files) files.push({ ...file, size: await sizeOf(file.blob) });
     candidates.push({ dir: skill.dir, parsed, files });

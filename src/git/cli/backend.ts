@@ -17,6 +17,7 @@ import {
 import { originOf, protocolOf, redactUrl } from '../url.ts';
 import { catFileReader } from './catFile.ts';
 import { classifyRun, type RunContext } from './classify.ts';
+import { lsTree } from './lsTree.ts';
 import { parseProgress } from './progress.ts';
 import { runGit, type RunOptions, type RunResult } from './run.ts';
 
@@ -225,6 +226,7 @@ export async function openCliRepository(
       return oids.filter((_, i) => sizes[i] === undefined);
     },
     objectSizes,
+    listTree: (tree, options) => lsTree(git, objectSizes, tree, options),
     async objectsWithPrefix(prefix) {
       if (!/^[0-9a-f]{4,40}$/.test(prefix)) return [];
       const result = await git(['rev-parse', `--disambiguate=${prefix}`]);

@@ -16,6 +16,11 @@ export interface RunOptions extends ChildSettings {
   signal?: AbortSignal;
   /** Each stderr line as it comes (progress rewrites its line with `\r`: each rewrite is a line). */
   onStderrLine?: (line: string) => void;
+  /**
+   * Each stdout chunk as it comes, instead of keeping stdout (the result's `stdout` is then empty): returning
+   * `false` kills the child (`stopped: 'output'`), and no later chunk is passed on.
+   */
+  onStdout?: (chunk: Buffer) => boolean;
 }
 
 export interface RunResult {
@@ -76,6 +81,10 @@ export function runGit(git: string, args: readonly string[], options: RunOptions
     idle();
     child.stdout.on('data', (chunk: Buffer) => {
       idle();
+      if (options.onStdout !== undefined) {
+        if (stopped === undefined && !options.onStdout(chunk)) stop('output');
+        return;
+      }
       outBytes += chunk.length;
       if (outBytes > MAX_STDOUT) {
         stop('output');

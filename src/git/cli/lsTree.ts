@@ -1,0 +1,150 @@
+import { redact } from '../../shared/redact.ts';
+import type { TreeEntry } from '../../shared/tree.ts';
+import { GitError } from '../errors.ts';
+import { objectTooLarge } from '../failure.ts';
+import { MAX_OBJECT_BYTES, MAX_TREE_ENTRIES, MAX_TREE_LISTING_BYTES } from '../limits.ts';
+import { canonical, decodeName, tooManyEntries } from '../objects.ts';
+import type { TreeListing } from '../repository.ts';
+import type { RunOptions, RunResult } from './run.ts';
+
+/**
+ * One record of `git ls-tree -z`: `<mode> SP <type> SP <oid> TAB <path>` (the path raw, NUL-terminated); with
+ * `-l`, ` SP+ <size>` before the TAB: `-` for a tree or submodule, `BAD` for a blob the repository does not hold.
+ */
+const RECORD = /^([0-7]{6}) (?:blob|tree|commit) ([0-9a-f]{40})(?: +(\d+|-|BAD))?$/;
+
+/**
+ * A path as the tree walk builds it: each name decoded on its own (`decodeName`), joined with `/`. Decoding the
+ * whole path at once gives the same text unless it holds U+FFFD or U+FEFF (a byte-order mark is dropped at the
+ * start of each name): only then is it decoded name by name.
+ */
+export function decodePath(bytes: Buffer): string {
+  const whole = decodeName(bytes);
+  if (!whole.includes('\uFFFD') && !whole.includes('\uFEFF')) return whole;
+  const names: string[] = [];
+  for (let at = 0; ; ) {
+    const slash = bytes.indexOf(0x2f, at);
+    names.push(decodeName(bytes.subarray(at, slash === -1 ? bytes.length : slash)));
+    if (slash === -1) return names.join('/');
+    at = slash + 1;
+  }
+}
+
+/**
+ * Parses `git ls-tree -r -t -z` output as it streams, within MAX_TREE_ENTRIES entries and MAX_TREE_LISTING_BYTES
+ * bytes. Entries come out as the tree walk gives them (folders implied by paths); subtree ids are kept apart.
+ */
+export function listingParser(tree: string) {
+  const entries: TreeEntry[] = [];
+  const trees: string[] = [];
+  const sizes = new Map<string, number>();
+  let pending: Buffer[] = [];
+  let bytes = 0;
+  let refused: Error | undefined;
+
+  const record = (line: Buffer): boolean => {
+    const tab = line.indexOf(9);
+    const header = tab === -1 ? null : RECORD.exec(line.toString('latin1', 0, tab));
+    if (header === null) {
+      refused = new Error(`git ls-tree printed ${JSON.stringify(line.toString('latin1', 0, 100))}`);
+      return false;
+    }
+    const { kind, executable } = canonical(Number.parseInt(header[1]!, 8));
+    const id = header[2]!;
+    if (kind === 'tree') {
+      trees.push(id);
+      return true;
+    }
+    if (entries.length >= MAX_TREE_ENTRIES) {
+      refused = tooManyEntries(tree);
+      return false;
+    }
+    const path = decodePath(line.subarray(tab + 1));
+    const size = header[3];
+    if (size !== undefined && size !== '-' && size !== 'BAD') sizes.set(id, Number(size));
+    if (kind === 'file')
+      entries.push({ path, type: 'file', id, ...(executable ? { executable: true } : {}) });
+    else entries.push({ path, type: kind, id });
+    return true;
+  };
+
+  return {
+    entries,
+    trees,
+    sizes,
+    /** The bytes git printed. */
+    get bytes() {
+      return bytes;
+    },
+    /** Why parsing stopped, when it did. */
+    get refused() {
+      return refused;
+    },
+    /** Takes one chunk of stdout; `false` when git must be stopped. */
+    push(chunk: Buffer): boolean {
+      if (refused !== undefined) return false;
+      bytes += chunk.length;
+      if (bytes > MAX_TREE_LISTING_BYTES) {
+        refused = new GitError(
+          'source-too-large',
+          `the listing of tree ${tree} passed ${MAX_TREE_LISTING_BYTES} bytes`,
+        );
+        return false;
+      }
+      let at = 0;
+      for (;;) {
+        const nul = chunk.indexOf(0, at);
+        if (nul === -1) break;
+        let line = chunk.subarray(at, nul);
+        if (pending.length > 0) {
+          line = Buffer.concat([...pending, line]);
+          pending = [];
+        }
+        if (!record(line)) return false;
+        at = nul + 1;
+      }
+      if (at < chunk.length) pending.push(chunk.subarray(at));
+      return true;
+    },
+    /** After git ended: whether it left a record unterminated. */
+    get truncated() {
+      return pending.length > 0;
+    },
+  };
+}
+
+/**
+ * Every entry below `tree` with one `git ls-tree -r -t -z` (stdout parsed as it streams, git stopped past the
+ * limits): in git's order, symlink targets not read; with `sizes` (`-l`), the size of each blob the repository
+ * holds (from its header, as `cat-file --batch-check`: a loose object costs git a file each). One tree object
+ * over MAX_OBJECT_BYTES fails as reading it would (`source-too-large`); a missing or unreadable tree is a plain
+ * Error.
+ */
+export async function lsTree(
+  git: (args: string[], options?: RunOptions) => Promise<RunResult>,
+  objectSizes: (oids: readonly string[]) => Promise<Array<number | undefined>>,
+  tree: string,
+  options: { sizes?: boolean } = {},
+): Promise<TreeListing> {
+  const parser = listingParser(tree);
+  const result = await git(
+    ['ls-tree', '-r', '-t', ...(options.sizes ? ['-l'] : []), '-z', '--full-tree', tree],
+    {
+      onStdout: (chunk) => parser.push(chunk),
+    },
+  );
+  if (parser.refused !== undefined) throw parser.refused;
+  if (result.code !== 0 || result.stopped !== undefined || parser.truncated)
+    throw new Error(
+      `git ls-tree ${tree} failed (${result.stopped ?? `exit ${result.code}`}): ${redact(result.stderr.trim()).split('\n').pop() ?? ''}`,
+    );
+  // A tree object is at most as large as the records git printed for its entries: only a listing larger than
+  // MAX_OBJECT_BYTES can hold a tree larger than that, which a walk object by object would refuse.
+  if (parser.bytes > MAX_OBJECT_BYTES) {
+    const ids = [tree, ...new Set(parser.trees)];
+    const sizes = await objectSizes(ids);
+    const over = sizes.findIndex((size) => size !== undefined && size > MAX_OBJECT_BYTES);
+    if (over !== -1) throw objectTooLarge(`object ${ids[over]}`, sizes[over]!);
+  }
+  return { entries: parser.entries, ...(options.sizes ? { sizes: parser.sizes } : {}) };
+}

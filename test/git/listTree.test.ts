@@ -1,0 +1,192 @@
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { listingParser } from '../../src/git/cli/lsTree.ts';
+import { type GitError, openLocalRepository, walkCommit } from '../../src/git/index.ts';
+import { MAX_TREE_ENTRIES } from '../../src/git/limits.ts';
+import type { Repository } from '../../src/git/repository.ts';
+import { listCommit, readCommit } from '../../src/git/tree.ts';
+import { BACKENDS } from '../helpers/backends.ts';
+import { fixtures } from '../helpers/fixtures.ts';
+import { gitEnv } from '../helpers/git.ts';
+import { tempDir } from '../helpers/temp.ts';
+
+const open = (gitdir: string, backend: 'cli' | 'isomorphic') => openLocalRepository(gitdir, { backend });
+
+/** The same repository without its bulk listing: the walk reads tree after tree. */
+const treeByTree = (repo: Repository): Repository => {
+  const { listTree: _, ...rest } = repo;
+  return Object.assign(Object.create(Object.getPrototypeOf(repo) as object) as Repository, rest);
+};
+
+const all = Object.values(fixtures()).flatMap((fx) =>
+  Object.entries(fx.commits).map(([id, commit]) => ({ name: `${fx.name} ${id}`, gitdir: fx.gitdir, commit })),
+);
+
+describe('the cli backend lists a whole tree with one git ls-tree', () => {
+  it('has a bulk listing; the isomorphic backend walks tree by tree', async () => {
+    const gitdir = all[0]!.gitdir;
+    const [cli, isomorphic] = await Promise.all([open(gitdir, 'cli'), open(gitdir, 'isomorphic')]);
+    expect(cli.listTree).toBeTypeOf('function');
+    expect(isomorphic.listTree).toBeUndefined();
+    await Promise.all([cli.close(), isomorphic.close()]);
+  });
+
+  it.each(all)(
+    '$name: the listing equals the walk of both backends (paths, modes, ids, order)',
+    async ({ gitdir, commit }) => {
+      const [cli, isomorphic] = await Promise.all([open(gitdir, 'cli'), open(gitdir, 'isomorphic')]);
+      try {
+        const { tree } = await readCommit(cli, commit);
+        const { entries: listed, sizes = new Map() } = await cli.listTree!(tree, { sizes: true });
+        expect((await cli.listTree!(tree)).entries).toEqual(listed);
+        const walked = await listCommit(isomorphic, commit);
+        expect(listed).toEqual(walked.entries);
+        // Sizes as the objects' headers give them, for every blob held.
+        const blobs = [
+          ...new Set(listed.filter((entry) => entry.type !== 'submodule').map((entry) => entry.id)),
+        ];
+        expect(blobs.map((id) => sizes.get(id))).toEqual(await isomorphic.objectSizes(blobs));
+        expect((await listCommit(treeByTree(cli), commit)).entries).toEqual(listed);
+        // The whole walk (symlink targets read) too.
+        expect(await walkCommit(cli, commit)).toMatchObject({
+          entries: (await walkCommit(isomorphic, commit)).entries,
+        });
+      } finally {
+        await Promise.all([cli.close(), isomorphic.close()]);
+      }
+    },
+  );
+
+  it('gives the size of each blob held, and none for a blob the repository lacks', async () => {
+    let held = '';
+    const gone = '1'.repeat(40);
+    const { gitdir, commit } = repoWith((mktree, blob) => {
+      held = blob('four');
+      return mktree([
+        line('100644', 'blob', held, 'held'),
+        line('100644', 'blob', gone, 'gone'),
+        line('160000', 'commit', '2'.repeat(40), 'sub'),
+      ]);
+    });
+    const repo = await open(gitdir, 'cli');
+    const { entries, sizes } = await repo.listTree!((await readCommit(repo, commit)).tree, { sizes: true });
+    expect(entries.map((entry) => entry.path)).toEqual(['gone', 'held', 'sub']);
+    expect([...sizes!]).toEqual([[held, 4]]);
+    await repo.close();
+  });
+
+  it('parses records split anywhere across chunks', async () => {
+    const adversarial = fixtures()['adversarial']!;
+    const commit = Object.values(adversarial.commits).at(-1)!;
+    const repo = await open(adversarial.gitdir, 'cli');
+    const { tree } = await readCommit(repo, commit);
+    const listing = (...more: string[]) =>
+      execFileSync('git', ['--git-dir', adversarial.gitdir, 'ls-tree', '-r', '-t', ...more, '-z', tree], {
+        env: gitEnv(),
+        maxBuffer: 1 << 28,
+      });
+    for (const [size, output] of [
+      [1, listing()],
+      [7, listing('-l')],
+      [4096, listing()],
+      [4096, listing('-l')],
+    ] as const) {
+      const parser = listingParser(tree);
+      for (let at = 0; at < output.length; at += size)
+        expect(parser.push(output.subarray(at, at + size))).toBe(true);
+      expect(parser.truncated).toBe(false);
+      expect(parser.entries).toEqual((await repo.listTree!(tree)).entries);
+    }
+    await repo.close();
+  });
+});
+
+/** A bare repository holding a tree built with `git mktree` from `<mode> <type> <oid>\t<name>` lines. */
+function repoWith(
+  build: (mktree: (lines: Buffer[]) => string, blob: (text: string | Buffer) => string) => string,
+) {
+  const gitdir = path.join(tempDir('skillpin-lstree-'), 'repo.git');
+  execFileSync('git', ['init', '--quiet', '--bare', gitdir], { env: gitEnv() });
+  const run = (args: string[], input: string | Buffer) =>
+    execFileSync('git', ['--git-dir', gitdir, ...args], { env: gitEnv(), input, maxBuffer: 1 << 28 })
+      .toString()
+      .trim();
+  const mktree = (lines: Buffer[]) => run(['mktree', '-z', '--missing'], Buffer.concat(lines));
+  const blob = (text: string | Buffer) => run(['hash-object', '-w', '--stdin'], text);
+  const tree = build(mktree, blob);
+  const commit = run(['commit-tree', tree, '-m', 'tree'], '');
+  return { gitdir, commit };
+}
+
+const line = (mode: string, type: string, oid: string, name: string | Buffer) =>
+  Buffer.concat([Buffer.from(`${mode} ${type} ${oid}\t`), Buffer.from(name), Buffer.from([0])]);
+
+describe.each(BACKENDS)('a hostile tree, $name backend', ({ name: backend }) => {
+  it('names with any bytes (not UTF-8, a byte-order mark, tabs, newlines) list as the walk decodes them', async () => {
+    const { gitdir, commit } = repoWith((mktree, blob) => {
+      const b = blob('x\n');
+      const link = blob('../target');
+      const odd = [
+        Buffer.from([0xef, 0xbb, 0xbf, 0x61]), // a byte-order mark, then "a"
+        Buffer.from([0x62, 0xe2, 0x82]), // a cut sequence at the end
+        Buffer.from([0xff, 0xfe, 0x63]),
+        Buffer.from('tab\there'),
+        Buffer.from('new\nline'),
+        Buffer.from('sp ace'),
+        Buffer.from('\\back"slash'),
+      ];
+      const inner = mktree([
+        ...odd.map((n) => line('100644', 'blob', b, n)),
+        line('100755', 'blob', b, 'run.sh'),
+        line('120000', 'blob', link, 'link'),
+        line('160000', 'commit', '1'.repeat(40), 'sub'),
+      ]);
+      return mktree([
+        ...odd.map((n) => line('040000', 'tree', inner, n)),
+        line('100644', 'blob', b, Buffer.from([0xef, 0xbb, 0xbf])),
+      ]);
+    });
+    const repo = await open(gitdir, backend);
+    const other = await open(gitdir, backend === 'cli' ? 'isomorphic' : 'cli');
+    const walked = await walkCommit(repo, commit);
+    expect(walked.entries).toHaveLength(7 * 10 + 1);
+    expect(walked.entries.map((entry) => entry.path)).toContain('a/\uFFFD\uFFFDc');
+    expect(walked.entries.map((entry) => entry.path)).toContain('b\uFFFD/a');
+    expect(walked.entries.find((entry) => entry.path === 'a/link')).toMatchObject({
+      type: 'symlink',
+      target: '../target',
+    });
+    expect(walked.entries).toEqual((await walkCommit(other, commit)).entries);
+    await Promise.all([repo.close(), other.close()]);
+  });
+
+  it(`refuses a tree of repeated subtrees past ${MAX_TREE_ENTRIES} entries (source-too-large)`, async () => {
+    const { gitdir, commit } = repoWith((mktree, blob) => {
+      const b = blob('x\n');
+      const thousand = mktree(Array.from({ length: 1000 }, (_, i) => line('100644', 'blob', b, `f${i}`)));
+      const width = Math.floor(MAX_TREE_ENTRIES / 1000) + 1;
+      return mktree(Array.from({ length: width }, (_, i) => line('040000', 'tree', thousand, `d${i}`)));
+    });
+    const repo = await open(gitdir, backend);
+    const error = (await walkCommit(repo, commit).catch((e: unknown) => e)) as GitError;
+    expect(error.code).toBe('source-too-large');
+    expect(error.message).toMatch(`more than ${MAX_TREE_ENTRIES} entries`);
+    await repo.close();
+  });
+
+  it('a missing subtree is source-incomplete', async () => {
+    let inner = '';
+    const { gitdir, commit } = repoWith((mktree, blob) => {
+      inner = mktree([line('100644', 'blob', blob('x\n'), 'file')]);
+      return mktree([line('040000', 'tree', inner, 'dir')]);
+    });
+    rmSync(path.join(gitdir, 'objects', inner.slice(0, 2), inner.slice(2)));
+    const repo = await open(gitdir, backend);
+    const error = (await walkCommit(repo, commit).catch((e: unknown) => e)) as GitError;
+    expect(error.code).toBe('source-incomplete');
+    expect(error.message).toMatch(`of commit ${commit} is missing or unreadable`);
+    await repo.close();
+  });
+});
