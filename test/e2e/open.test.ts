@@ -13,6 +13,7 @@ import { waitReady } from '../helpers/ready.ts';
 import { makeRepo } from '../helpers/repo.ts';
 import { CLI_ARGS, connectHttp, startHttp, writeConfig } from '../helpers/server.ts';
 import { drippingRemote, silentRemote, type SlowRemote } from '../helpers/slowRemotes.ts';
+import { until } from '../helpers/until.ts';
 
 const get = async (url: string) => {
   const response = await fetch(url);
@@ -66,7 +67,11 @@ describe('serve opens at once; a slow source never holds the others', () => {
         status: 503,
         body: { ready: false, pending: ['silent', 'drip'] },
       });
-      const status = (await get(`${base}/status`)).body as unknown as StatusReport;
+      // The healthy source is listed once its commit is swapped in; its sync ends when state.json is written.
+      const status = await until('the healthy sync to end', async () => {
+        const report = (await get(`${base}/status`)).body as unknown as StatusReport;
+        return report.sources.find((s) => s.id === 'healthy')?.syncing === false ? report : undefined;
+      });
       expect(status.sources.map((s) => [s.id, s.syncing, s.current?.commit ?? null])).toEqual([
         ['silent', true, null],
         ['drip', true, null],
