@@ -10,6 +10,33 @@ import { tempDir } from './temp.ts';
 export type Era = 'modern' | 'legacy';
 export const MODERN = '2026-07-28';
 
+/** One 2026-07-28 JSON-RPC request as a client POSTs it to /mcp (method and name headers, `_meta` envelope). */
+export function modernRequest(method: string, params: Record<string, unknown> = {}): Request {
+  return new Request('http://127.0.0.1/mcp', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-method': method,
+      'mcp-protocol-version': MODERN,
+      ...(typeof params['uri'] === 'string' ? { 'mcp-name': params['uri'] } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN,
+          'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  });
+}
+
 /** Writes a config file into a fresh temp folder; returns its path. */
 export function writeConfig(config: Record<string, unknown>): string {
   const dir = tempDir('skillpin-test-');

@@ -8,8 +8,8 @@ import { createServerFactory } from '../../src/mcp/server.ts';
 import { silentLogger } from '../../src/shared/log.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
+import { modernRequest } from '../helpers/server.ts';
 
-const MODERN = '2026-07-28';
 const catalogRepo = fixture('catalog');
 const c2 = catalogRepo.commits['c2']!;
 const root = fixture('root-skill');
@@ -36,30 +36,9 @@ async function call(
   method: string,
   params: Record<string, unknown> = {},
 ): Promise<Record<string, unknown>> {
-  const request = new Request('http://127.0.0.1/mcp', {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-method': method,
-      'mcp-protocol-version': MODERN,
-      ...(typeof params['uri'] === 'string' ? { 'mcp-name': params['uri'] } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
-          'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  });
-  const body = (await (await handler.fetch(request)).json()) as { result?: Record<string, unknown> };
+  const body = (await (await handler.fetch(modernRequest(method, params))).json()) as {
+    result?: Record<string, unknown>;
+  };
   if (body.result === undefined) throw new Error(`${method}: ${JSON.stringify(body)}`);
   return body.result;
 }

@@ -12,11 +12,11 @@ import { viewOf } from '../../src/mcp/view.ts';
 import { silentLogger } from '../../src/shared/log.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
+import { modernRequest } from '../helpers/server.ts';
 
 const catalogRepo = fixture('catalog');
 const c1 = catalogRepo.commits['c1']!;
 const c2 = catalogRepo.commits['c2']!;
-const MODERN = '2026-07-28';
 
 const stateOf = (...namespaces: Namespace[]): CatalogState => ({
   sources: namespaces.map((ns) => ({ id: ns.source, current: ns, retained: [] })),
@@ -117,30 +117,7 @@ describe('names git allows and skills cannot serve', () => {
 });
 
 describe('the server made for each HTTP request', () => {
-  const post = (method: string, params: Record<string, unknown>) =>
-    new Request('http://127.0.0.1/mcp', {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-method': method,
-        'mcp-protocol-version': MODERN,
-        ...(typeof params['uri'] === 'string' ? { 'mcp-name': params['uri'] } : {}),
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method,
-        params: {
-          ...params,
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': MODERN,
-            'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1' },
-            'io.modelcontextprotocol/clientCapabilities': {},
-          },
-        },
-      }),
-    });
+  const post = modernRequest;
 
   it('registers what its method needs, subscribes to nothing, and is collected after its exchange', async () => {
     setFlagsFromString('--expose-gc');
