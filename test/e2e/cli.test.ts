@@ -1,7 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { run } from '../../src/cli.ts';
 import type { CheckReport } from '../../src/commands/check.ts';
 import type { StatusReport } from '../../src/commands/status.ts';
 import type { VerifyReport } from '../../src/commands/verify.ts';
@@ -14,6 +13,7 @@ import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer
 import { serveHttpInProcess } from '../helpers/inProcess.ts';
 import { writeConfig } from '../helpers/server.ts';
 import { tempDir } from '../helpers/temp.ts';
+import { cli } from '../helpers/cli.ts';
 
 const catalog = fixture('catalog');
 const c1 = catalog.commits['c1']!;
@@ -34,17 +34,6 @@ const uriOf = (skill: string) => `skill://catalog/${c2}/skills/${skill}/SKILL.md
 // The commands run in this process: their logs (stderr, JSON lines) would only clutter the test output.
 beforeAll(() => void vi.stubEnv('SKILLPIN_LOG_LEVEL', 'silent'));
 afterAll(() => void vi.unstubAllEnvs());
-
-/** `skillpin <args>` run in this process: its exit status and what it wrote. */
-async function cli(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  const written = { stdout: '', stderr: '' };
-  const status = await run(args, {
-    out: (text) => void (written.stdout += text),
-    err: (text) => void (written.stderr += text),
-    interactive: false,
-  });
-  return { status, ...written };
-}
 
 describe('skillpin check', () => {
   it('reports every skill and problem as JSON and exits 1 on errors', async () => {

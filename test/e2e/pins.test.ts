@@ -4,7 +4,6 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { run } from '../../src/cli.ts';
 import type { CheckReport } from '../../src/commands/check.ts';
 import type { SourceDiff } from '../../src/commands/diffReport.ts';
 import type { StatusReport } from '../../src/commands/status.ts';
@@ -15,19 +14,10 @@ import { git } from '../helpers/git.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { makeSigningKeys, signingRepo, skill } from '../helpers/signing.ts';
 import { tempDir } from '../helpers/temp.ts';
+import { cli } from '../helpers/cli.ts';
 
 beforeAll(() => void vi.stubEnv('SKILLPIN_LOG_LEVEL', 'silent'));
 afterAll(() => void vi.unstubAllEnvs());
-
-async function cli(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  const written = { stdout: '', stderr: '' };
-  const status = await run(args, {
-    out: (text) => void (written.stdout += text),
-    err: (text) => void (written.stderr += text),
-    interactive: false,
-  });
-  return { status, ...written };
-}
 
 /** A config file in a folder of its own; the lockfile lands next to it. */
 function configIn(config: Record<string, unknown>): { file: string; lockfile: string } {

@@ -3,10 +3,10 @@ import path from 'node:path';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { run } from '../../src/cli.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { connectHttp, startHttp, writeConfig, type HttpServerProcess } from '../helpers/server.ts';
 import { until } from '../helpers/until.ts';
+import { cli } from '../helpers/cli.ts';
 
 const catalog = fixture('catalog');
 const root = fixture('root-skill');
@@ -32,16 +32,6 @@ async function listed(url: string): Promise<string[]> {
   } finally {
     await close();
   }
-}
-
-async function cli(...args: string[]) {
-  const written = { stdout: '', stderr: '' };
-  const status = await run(args, {
-    out: (text) => void (written.stdout += text),
-    err: (text) => void (written.stderr += text),
-    interactive: false,
-  });
-  return { status, ...written };
 }
 
 describe('reloading the config of a running server', () => {
