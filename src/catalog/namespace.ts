@@ -21,7 +21,10 @@ export interface Namespace {
   readonly problems: readonly SkillProblem[];
   /** Who signed the commit (or its tag), when the source verifies signatures. */
   readonly signer?: Signer;
-  /** A blob's raw bytes; the reader checks them against the size and digest the index publishes. */
+  /**
+   * A blob's bytes, checked against the size and digest the index publishes (sync's guarded reader: a blob that
+   * differs throws source-store-damaged); readers above do not hash them again.
+   */
   readBlob(blob: string): Promise<Uint8Array>;
 }
 

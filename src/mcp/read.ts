@@ -1,5 +1,5 @@
 import type { Namespace } from '../catalog/index.ts';
-import { digestOf } from '../index/index.ts';
+import { GitError } from '../git/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
 import { internalError } from './errors.ts';
@@ -14,9 +14,8 @@ export const READ_CACHE_MAX_BLOB = 1024 * 1024;
 export type FileReader = (ns: Namespace, file: ServedFile) => Promise<Uint8Array>;
 
 /**
- * Reads bytes and checks them against the size and digest the manifest publishes; -32603 when they differ.
- * Checked bytes are kept by their digest (least recently read dropped first): a digest names exactly those
- * bytes, and a manifest that names the wrong digest for a blob still fails its check.
+ * Reads bytes, checked by the namespace against the size and digest the manifest publishes; -32603 when they
+ * cannot be read or differ. Checked bytes are kept by their digest (least recently read dropped first).
  */
 export function verifiedReader(logger: Logger, cacheBytes = READ_CACHE_BYTES): FileReader {
   const cached = new Map<string, Uint8Array>();
@@ -44,11 +43,10 @@ export function verifiedReader(logger: Logger, cacheBytes = READ_CACHE_BYTES): F
       bytes = await ns.readBlob(file.blob);
     } catch (error) {
       logger.error({ ...where, err: messageOf(error) }, 'blob read failed');
-      throw internalError(`internal error reading ${uri}`);
-    }
-    if (bytes.byteLength !== file.size || digestOf(bytes) !== file.digest) {
-      logger.error(where, 'blob does not match its indexed digest');
-      throw internalError(`internal error reading ${uri}: stored bytes do not match the index`);
+      const damaged = error instanceof GitError && error.code === 'source-store-damaged';
+      throw internalError(
+        `internal error reading ${uri}${damaged ? ': stored bytes do not match the index' : ''}`,
+      );
     }
     keep(file.digest, bytes);
     return bytes;
