@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { existsSync } from 'node:fs';
 import { type CheckOptions, check } from './commands/check.ts';
 import { init } from './commands/init.ts';
 import { reload } from './commands/reload.ts';
@@ -135,8 +134,8 @@ export function program(
         return;
       }
       const locked = options.locked === true;
-      const config = await servedConfig(loadConfig(options.config), locked);
       const reread = async () => servedConfig(loadConfig(options.config), locked);
+      const config = await reread();
       const code = await serve(
         config,
         options.http,

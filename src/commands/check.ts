@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { skillMdUri, type Namespace } from '../catalog/index.ts';
 import { SOURCE_ID_PATTERN } from '../shared/patterns.ts';
@@ -16,7 +15,8 @@ import { isWithin } from '../skills/index.ts';
 import { plural } from '../shared/text.ts';
 import { annotations } from './annotations.ts';
 import type { Signer } from '../shared/signer.ts';
-import { openSource } from '../sync/source.ts';
+import { openSource, type Source } from '../sync/source.ts';
+import { withScratch } from './pinning.ts';
 import { COMMIT_ID, fullCommit, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
 
 export { UsageError } from './sourceArgs.ts';
@@ -235,32 +235,36 @@ export async function check(
     if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
     return fail('usage', error.message);
   }
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'skillpin-check-'));
-  try {
-    // A short commit id is expanded in the local repository; the report names the full one.
-    if (source.target.kind === 'commit') {
-      const commit = await fullCommit(source.location, source.target.commit);
-      source = { ...source, target: { kind: 'commit', commit } };
+  return withScratch(async (dataDir) => {
+    let opened: Source | undefined;
+    try {
+      // A short commit id is expanded in the local repository; the report names the full one.
+      if (source.target.kind === 'commit') {
+        const commit = await fullCommit(source.location, source.target.commit);
+        source = { ...source, target: { kind: 'commit', commit } };
+      }
+      opened = openSource(source, { dataDir });
+      const ns = await opened.load(await resolved(opened, source));
+      const report = reportOf(ns, options.strict ?? false);
+      const uncommitted = await uncommittedOf(source, options, report);
+      if (uncommitted !== undefined) report.uncommitted = uncommitted;
+      if (format === 'json') out(`${JSON.stringify(report, null, 2)}\n`);
+      else if (format === 'github')
+        out(annotations.report(report, githubPrefix(source), options.problemsOnly));
+      else out(renderReport(report, options.problemsOnly));
+      return report.ok ? CHECK_EXIT.ok : CHECK_EXIT.problems;
+    } catch (error) {
+      if (!(error instanceof GitError || error instanceof UsageError)) throw error;
+      return fail(error instanceof GitError ? error.code : 'usage', error.message);
+    } finally {
+      // Its git processes end before the scratch dataDir is removed.
+      await opened?.close();
     }
-    const opened = openSource(source, { dataDir });
-    const ns = await opened.load(await resolved(opened, source));
-    const report = reportOf(ns, options.strict ?? false);
-    const uncommitted = await uncommittedOf(source, options, report);
-    if (uncommitted !== undefined) report.uncommitted = uncommitted;
-    if (format === 'json') out(`${JSON.stringify(report, null, 2)}\n`);
-    else if (format === 'github') out(annotations.report(report, githubPrefix(source), options.problemsOnly));
-    else out(renderReport(report, options.problemsOnly));
-    return report.ok ? CHECK_EXIT.ok : CHECK_EXIT.problems;
-  } catch (error) {
-    if (!(error instanceof GitError || error instanceof UsageError)) throw error;
-    return fail(error instanceof GitError ? error.code : 'usage', error.message);
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 }
 
 /** Resolves the target; HEAD of a repository without commits gets a message saying so. */
-async function resolved(opened: ReturnType<typeof openSource>, source: SourceConfig) {
+async function resolved(opened: Source, source: SourceConfig) {
   try {
     return await opened.resolve();
   } catch (error) {

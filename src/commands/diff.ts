@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConfigError, type SourceConfig } from '../config/index.ts';
+import { ConfigError, normalizePaths, type SourceConfig } from '../config/index.ts';
 import {
   DEFAULT_HTTP_TIMEOUT_MS,
   expandCommit,
@@ -57,9 +57,7 @@ export async function diff(
     source = {
       id: 'diff',
       location: locationOf(options.repository, options.tokenEnv),
-      paths: (options.paths ?? [])
-        .map((p) => p.replace(/^\.\/|\/+$/g, ''))
-        .filter((p) => p !== '' && p !== '.'),
+      paths: normalizePaths(options.paths ?? []),
       strictNames: options.strictNames ?? false,
       keep: 0,
       timeoutMs: DEFAULT_HTTP_TIMEOUT_MS,

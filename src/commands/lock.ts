@@ -36,6 +36,13 @@ function previousLock(file: string): { text?: string; lock: Lockfile } {
   return { text, lock: readLockfile(file) };
 }
 
+/** One end of a source's diff, as the lockfile recorded it. */
+const lockedEnd = (entry: LockedSource) => ({
+  commit: entry.commit,
+  commitTime: entry.commitTime,
+  signer: entry.signer ?? null,
+});
+
 /** When the locked commit cannot be loaded any more (force-pushed away), skills compare by their locked digests. */
 function summaryDiff(before: LockedSource, after: LockedSource): SourceDiff {
   const old = new Map(before.skills.map((skill) => [skill.path, skill]));
@@ -49,16 +56,11 @@ function summaryDiff(before: LockedSource, after: LockedSource): SourceDiff {
   });
   const added = after.skills.filter((skill) => !old.has(skill.path));
   const removed = before.skills.filter((skill) => !now.has(skill.path));
-  const end = (entry: LockedSource) => ({
-    commit: entry.commit,
-    commitTime: entry.commitTime,
-    signer: entry.signer ?? null,
-  });
   return {
     source: after.id,
     repository: after.repository,
-    from: end(before),
-    to: end(after),
+    from: lockedEnd(before),
+    to: lockedEnd(after),
     skills: { added, removed, changed, unchanged: after.skills.length - added.length - changed.length },
     problems: { introduced: [], resolved: [] },
   };
@@ -68,7 +70,7 @@ function summaryDiff(before: LockedSource, after: LockedSource): SourceDiff {
 const removal = (entry: LockedSource): SourceDiff => ({
   source: entry.id,
   repository: entry.repository,
-  from: { commit: entry.commit, commitTime: entry.commitTime, signer: entry.signer ?? null },
+  from: lockedEnd(entry),
   to: null,
   skills: { added: [], removed: entry.skills, changed: [], unchanged: 0 },
   problems: { introduced: [], resolved: [] },

@@ -90,11 +90,14 @@ const ROUTES: Record<string, readonly string[]> = {
   [WEBHOOK_PATH]: ['POST'],
 };
 
+/** A host as a URL and a Host header name it: an IPv6 address in brackets. */
+const bracketed = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
+
 /** A bound host as a client names it: the wildcard addresses are reached through loopback. */
 function clientHostname(host: string): string {
   if (host === '0.0.0.0' || host === '') return '127.0.0.1';
   if (host === '::' || host === '[::]') return '[::1]';
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return bracketed(host);
 }
 
 /** A header value fit for a log line: hostile, so cut short. */
@@ -131,8 +134,7 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
     ...ROUTES,
     ...Object.fromEntries((auth?.metadataPaths ?? []).map((path) => [path, ['GET', 'HEAD']])),
   };
-  const hostname =
-    options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host;
+  const hostname = bracketed(options.host);
   const allowedHosts = [
     ...new Set([...localhostAllowedHostnames(), hostname, ...(options.allowedHosts ?? [])]),
   ];

@@ -24,13 +24,17 @@ function firstAfter<T>(items: readonly T[], keyOf: (item: T) => string, after: s
   return low;
 }
 
+/** Where the page after the cursor starts (0 without one). */
+const startOf = <T>(items: readonly T[], keyOf: (item: T) => string, cursor: string | undefined) =>
+  cursor === undefined ? 0 : firstAfter(items, keyOf, decodeCursor(cursor));
+
 /** The items after the cursor (all of them without one), `items` sorted by the URI `keyOf` gives. */
 export function itemsAfter<T>(
   items: readonly T[],
   keyOf: (item: T) => string,
   cursor: string | undefined,
 ): T[] {
-  return items.slice(cursor === undefined ? 0 : firstAfter(items, keyOf, decodeCursor(cursor)));
+  return items.slice(startOf(items, keyOf, cursor));
 }
 
 /** One page of `items` (sorted by the URI `keyOf` gives) after the cursor. */
@@ -40,7 +44,7 @@ export function page<T>(
   cursor: string | undefined,
   size: number,
 ): { items: T[]; nextCursor?: string } {
-  const start = cursor === undefined ? 0 : firstAfter(items, keyOf, decodeCursor(cursor));
+  const start = startOf(items, keyOf, cursor);
   const slice = items.slice(start, start + size);
   const last = slice.at(-1);
   return start + size < items.length && last !== undefined

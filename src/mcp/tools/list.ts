@@ -108,21 +108,27 @@ const entryOf = (served: ServedSkill, scripts?: readonly PlannedScript[]): Liste
   ...scriptFields(scripts),
 });
 
-/** The skills of one page: up to `limit`, ending before the one that would take it past LIST_PAGE_CHARS. */
+/**
+ * The skills of one page and their entries: up to `limit`, ending before the one that would take it past
+ * LIST_PAGE_CHARS.
+ */
 function pageOf(
   matching: readonly ServedSkill[],
   limit: number,
   entry: (served: ServedSkill) => ListedSkill,
-): ServedSkill[] {
+): { page: ServedSkill[]; entries: ListedSkill[] } {
   const page: ServedSkill[] = [];
+  const entries: ListedSkill[] = [];
   let chars = 0;
   for (const served of matching) {
     if (page.length === limit) break;
-    chars += skillLine(served).length + JSON.stringify(entry(served)).length;
+    const listed = entry(served);
+    chars += skillLine(served).length + JSON.stringify(listed).length;
     if (page.length > 0 && chars > LIST_PAGE_CHARS) break;
     page.push(served);
+    entries.push(listed);
   }
-  return page;
+  return { page, entries };
 }
 
 /**
@@ -138,7 +144,7 @@ export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts 
       words.every((word) => `${served.skill.name} ${served.description}`.toLowerCase().includes(word));
     const matching = view.listed.filter(matches);
     const entry = (served: ServedSkill) => entryOf(served, runner?.scriptsOf(served));
-    const page = pageOf(
+    const { page, entries } = pageOf(
       itemsAfter(matching, (served) => served.uri, cursor),
       limit ?? DEFAULT_LIST_LIMIT,
       entry,
@@ -185,7 +191,7 @@ export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts 
     return {
       content: [{ type: 'text', text }],
       structuredContent: {
-        skills: page.map(entry),
+        skills: entries,
         total: matching.length,
         ...(nextCursor === undefined ? {} : { nextCursor }),
         problems: problems.map(({ line: _line, ...p }) => p),
