@@ -279,6 +279,16 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
           proxy: ENV_REFERENCE.test(raw.git.proxy) ? fromEnv(raw.git.proxy, ['git', 'proxy']) : raw.git.proxy,
         }),
   };
+  // Parsed once: every source takes its transfer limits from here.
+  const sync: Config['sync'] = {
+    concurrency: raw.sync.concurrency,
+    timeoutMs: parseDuration(raw.sync.timeout),
+    deadlineMs: parseDuration(raw.sync.deadline),
+    maxFetchBytes: raw.sync.maxFetchBytes,
+    redirects: raw.sync.redirects,
+    retryMinMs: parseDuration(raw.sync.retryMin),
+    retryMaxMs: parseDuration(raw.sync.retryMax),
+  };
   const base = path.dirname(absolute);
   const keyFile = (name: string, segments: PropertyKey[]): KeyFile => {
     const label = `${file}: ${keyPath(segments)} (${name})`;
@@ -332,10 +342,10 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       strictNames: source.strictNames ?? raw.strictNames,
       ...(source.ref === undefined ? {} : { pollMs: parseDuration(source.poll ?? raw.sync.poll) }),
       keep: source.keep ?? raw.sync.keep,
-      timeoutMs: parseDuration(raw.sync.timeout),
-      deadlineMs: parseDuration(raw.sync.deadline),
-      maxFetchBytes: raw.sync.maxFetchBytes,
-      redirects: raw.sync.redirects,
+      timeoutMs: sync.timeoutMs,
+      deadlineMs: sync.deadlineMs,
+      maxFetchBytes: sync.maxFetchBytes,
+      redirects: sync.redirects,
       git,
       ...(verify === undefined ? {} : { verify }),
       ...(source.run === undefined
@@ -381,15 +391,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     maxPrompts: raw.maxPrompts,
     cache: raw.cache,
     http: raw.http,
-    sync: {
-      concurrency: raw.sync.concurrency,
-      timeoutMs: parseDuration(raw.sync.timeout),
-      deadlineMs: parseDuration(raw.sync.deadline),
-      maxFetchBytes: raw.sync.maxFetchBytes,
-      redirects: raw.sync.redirects,
-      retryMinMs: parseDuration(raw.sync.retryMin),
-      retryMaxMs: parseDuration(raw.sync.retryMax),
-    },
+    sync,
     git,
     ...(webhook === undefined ? {} : { webhook }),
     runs,

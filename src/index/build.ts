@@ -92,19 +92,23 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   const largeReads = new PQueue({ concurrency: 1 });
   const reading = new Map<string, Promise<BlobFacts>>();
   const known = await sizesOf(input, found.skills);
+  /** Queues a read of blob `id` (a large one alone); awaited, and its error thrown, by the loops below. */
+  const queued = <T>(id: string, read: () => Promise<T>): Promise<T> => {
+    const pending = ((known.get(id) ?? 0) > LARGE_BLOB_BYTES ? largeReads : reads).add(read);
+    // Never an unhandled rejection meanwhile.
+    pending.catch(() => undefined);
+    return pending;
+  };
   const facts = (id: string): Promise<BlobFacts> => {
     const cached = cache.get(id);
     if (cached !== undefined) return Promise.resolve(cached);
     let pending = reading.get(id);
     if (pending === undefined) {
-      const queue = (known.get(id) ?? 0) > LARGE_BLOB_BYTES ? largeReads : reads;
-      pending = queue.add(async () => {
+      pending = queued(id, async () => {
         const computed = factsOf(await input.readBlob(id));
         cache.set(id, computed);
         return computed;
       });
-      // Awaited (and its error thrown) by the loops below; never an unhandled rejection meanwhile.
-      pending.catch(() => undefined);
       reading.set(id, pending);
     }
     return pending;
@@ -130,7 +134,7 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
           reason: 'too-large',
           detail: `SKILL.md is ${size} bytes; a skill may hold ${MAX_SKILL_BYTES} (it was not read)`,
         });
-      pending = (size !== undefined && size > LARGE_BLOB_BYTES ? largeReads : reads).add(async () => {
+      pending = queued(blob, async () => {
         const skillMd = await input.readBlob(blob);
         if (!cache.has(blob)) cache.set(blob, factsOf(skillMd));
         let parsed = parseSkillMd(skillMd);
@@ -138,8 +142,6 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
         parsedCache.set(blob, parsed);
         return parsed;
       });
-      // Awaited (and its error thrown) by the loop below; never an unhandled rejection meanwhile.
-      pending.catch(() => undefined);
       parsing.set(blob, pending);
     }
     return pending;

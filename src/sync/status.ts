@@ -70,27 +70,29 @@ export async function statusReport(config: Config): Promise<StatusReport> {
   const sources: SourceStatus[] = [];
   for (const sourceConfig of config.sources) {
     const source = openSource(sourceConfig, { dataDir: config.dataDir });
-    let saved = state.sources[source.id];
+    const saved = state.sources[source.id];
+    let current: CommitStatus | undefined;
+    let retained: CommitStatus[];
     if (saved === undefined) {
+      // Each held commit's index file is read once: its status is what ordering it needed.
       const held = await Promise.all((await source.held()).map((commit) => source.status(commit)));
       const pinned = sourceConfig.target.kind === 'commit' ? sourceConfig.target.commit : undefined;
-      const { current, retained } = rebuilt(held, pinned, sourceConfig.keep);
-      saved = {
-        ...(current === undefined ? {} : { current: current.commit }),
-        retained: retained.map((c) => c.commit),
-      };
+      ({ current, retained } = rebuilt(held, pinned, sourceConfig.keep));
+    } else {
+      current = saved.current === undefined ? undefined : await source.status(saved.current);
+      retained = await Promise.all(saved.retained.map((commit) => source.status(commit)));
     }
     sources.push({
       id: source.id,
       repository: source.origin.repository,
       ref: refOf(sourceConfig),
-      current: saved.current === undefined ? null : await source.status(saved.current),
-      retained: await Promise.all(saved.retained.map((commit) => source.status(commit))),
+      current: current ?? null,
+      retained,
       syncing: false,
-      lastSync: saved.lastSync ?? null,
-      lastSuccess: saved.lastSuccess ?? null,
+      lastSync: saved?.lastSync ?? null,
+      lastSuccess: saved?.lastSuccess ?? null,
       nextSync: null,
-      lastError: saved.lastError ?? null,
+      lastError: saved?.lastError ?? null,
     });
   }
   return reportOf(sources);

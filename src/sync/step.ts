@@ -58,6 +58,15 @@ export async function syncSource(
     repaired.push(damage.commit);
     logger.info({ source: id, commit: damage.commit, kind: damage.kind, why }, 'repaired a damaged commit');
   };
+  const succeeded = (commit: string, changed: boolean, served: ServedSource, dropped: string[]): SyncStep => {
+    const at = options.at();
+    return {
+      outcome: { id, ok: true, commit, changed, ...(repaired.length === 0 ? {} : { repaired }) },
+      record: { ...clean, served, tried: true, lastSync: at, lastSuccess: at },
+      dropped,
+      repaired,
+    };
+  };
   try {
     for (const damage of options.damaged ?? []) await repair(damage);
     const target = await source.resolve();
@@ -69,13 +78,7 @@ export async function syncSource(
         logger.warn({ source: id, commit, kind: damage.kind, log: damage.log, why }, damage.detail);
         await repair(damage);
       }
-      const at = options.at();
-      return {
-        outcome: { id, ok: true, commit, changed: false, ...(repaired.length === 0 ? {} : { repaired }) },
-        record: { ...clean, served: held, tried: true, lastSync: at, lastSuccess: at },
-        dropped: [],
-        repaired,
-      };
+      return succeeded(commit, false, held, []);
     }
     const ns: Namespace = await source.load(target, held?.current.commit);
     const { served, dropped } = advance(held, ns, options.keep);
@@ -98,13 +101,7 @@ export async function syncSource(
         { source: id, commit, path: p.path, reason: p.reason, severity: p.severity },
         p.detail,
       );
-    const at = options.at();
-    return {
-      outcome: { id, ok: true, commit, changed: true, ...(repaired.length === 0 ? {} : { repaired }) },
-      record: { ...clean, served, tried: true, lastSync: at, lastSuccess: at },
-      dropped,
-      repaired,
-    };
+    return succeeded(commit, true, served, dropped);
   } catch (error) {
     const failure = failureOf(id, error);
     logger.error(
