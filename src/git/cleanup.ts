@@ -38,11 +38,10 @@ export async function removeIncomplete(gitdir: string): Promise<string[]> {
     }
   }
   for (const dir of await list(objects))
-    if (/^[0-9a-f]{2}$/.test(dir))
+    if (dir.startsWith('incoming-')) doomed.push(path.join(objects, dir));
+    else if (/^[0-9a-f]{2}$/.test(dir))
       for (const name of await list(path.join(objects, dir)))
         if (name.startsWith('tmp_obj_')) doomed.push(path.join(objects, dir, name));
-  for (const dir of await list(objects))
-    if (dir.startsWith('incoming-')) doomed.push(path.join(objects, dir));
   doomed.push(...(await locks(gitdir)));
   for (const file of doomed) await fsp.rm(file, { recursive: true, force: true });
   return doomed.map((file) => path.relative(gitdir, file)).sort();
