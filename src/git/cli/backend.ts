@@ -2,7 +2,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { redact, rememberSecret } from '../../shared/redact.ts';
 import { messageOf } from '../../shared/text.ts';
-import { removeIncomplete } from '../cleanup.ts';
+import { cleanedUp } from '../cleanup.ts';
 import { GitError } from '../errors.ts';
 import { transportFailure } from '../failure.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_FETCH_BYTES, MAX_OBJECT_BYTES } from '../limits.ts';
@@ -150,16 +150,6 @@ export async function openCliRepository(
     return oids.map((oid) => sizes.get(oid));
   };
 
-  /** After a failed transfer: what it left is removed at once, and named in the log. */
-  const failed = async (error: GitError): Promise<GitError> => {
-    const removed = await removeIncomplete(gitdir).catch((cleanup: unknown) => [
-      `(cleanup: ${messageOf(cleanup)})`,
-    ]);
-    if (removed.length === 0) return error;
-    const log = `${error.log ?? ''}${error.log === undefined ? '' : '; '}removed ${removed.join(', ')}`;
-    return new GitError(error.code, error.message, { log, cause: error.cause });
-  };
-
   const fetch = async (
     remote: Remote,
     args: string[],
@@ -206,14 +196,18 @@ export async function openCliRepository(
         },
       );
     } catch (error) {
-      throw await failed(transportFailure('source-fetch-failed', where, {}, { log: messageOf(error) }));
+      throw await cleanedUp(
+        gitdir,
+        transportFailure('source-fetch-failed', where, {}, { log: messageOf(error) }),
+      );
     } finally {
       clearInterval(watch);
     }
+    // After a failed transfer: what it left is removed at once, and named in the log.
     if (result.stopped === 'aborted')
-      throw await failed(transportFailure('source-too-large', where, { maxBytes: limit }));
+      throw await cleanedUp(gitdir, transportFailure('source-too-large', where, { maxBytes: limit }));
     if (result.code !== 0 || result.stopped !== undefined)
-      throw await failed(classifyRun(result, where, context));
+      throw await cleanedUp(gitdir, classifyRun(result, where, context));
   };
 
   return {
