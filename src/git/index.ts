@@ -9,12 +9,12 @@ export { removeIncomplete } from './cleanup.ts';
 export { GitError, type GitErrorOptions } from './errors.ts';
 export {
   DEFAULT_DEADLINE_MS,
+  DEFAULT_HTTP_TIMEOUT_MS,
   DEFAULT_MAX_FETCH_BYTES,
   MAX_OBJECT_BYTES,
   MAX_REDIRECTS,
   MAX_SYMLINK_TARGET_BYTES,
 } from './limits.ts';
-export { DEFAULT_HTTP_TIMEOUT_MS } from './isomorphic/http.ts';
 export { CACHE_USES } from './isomorphic/odb.ts';
 export {
   expandCommit,

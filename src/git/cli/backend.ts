@@ -5,7 +5,12 @@ import { messageOf } from '../../shared/text.ts';
 import { cleanedUp } from '../cleanup.ts';
 import { GitError } from '../errors.ts';
 import { transportFailure } from '../failure.ts';
-import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_FETCH_BYTES, MAX_OBJECT_BYTES } from '../limits.ts';
+import {
+  DEFAULT_DEADLINE_MS,
+  DEFAULT_HTTP_TIMEOUT_MS,
+  DEFAULT_MAX_FETCH_BYTES,
+  MAX_OBJECT_BYTES,
+} from '../limits.ts';
 import { OID } from '../objects.ts';
 import {
   isRepository,
@@ -21,8 +26,6 @@ import { lsTree } from './lsTree.ts';
 import { parseProgress } from './progress.ts';
 import { runGit, type RunOptions, type RunResult } from './run.ts';
 
-/** The idle timeout of a transfer when the remote names none. */
-const DEFAULT_TIMEOUT_MS = 30_000;
 /** How much longer than curl's own low-speed limit the watchdog waits before it stops a silent HTTP(S) child. */
 const WATCHDOG_MARGIN_MS = 10_000;
 
@@ -66,7 +69,7 @@ function transport(remote: Remote, settings: CliSettings): RunOptions & { contex
   const protocol = protocolOf(remote.url);
   if (protocol === undefined)
     throw new GitError('source-unsupported', `${redactUrl(remote.url)}: not an https, http, ssh or file URL`);
-  const timeoutMs = remote.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = remote.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   const deadlineMs = remote.deadlineMs ?? DEFAULT_DEADLINE_MS;
   const config: Array<[string, string]> = [['remote.origin.url', remote.url]];
   const vars: Record<string, string> = {};

@@ -5,12 +5,12 @@ import { rememberSecret } from '../../shared/redact.ts';
 import { cleanedUp } from '../cleanup.ts';
 import { GitError } from '../errors.ts';
 import { transportFailure } from '../failure.ts';
-import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_FETCH_BYTES } from '../limits.ts';
+import { DEFAULT_DEADLINE_MS, DEFAULT_HTTP_TIMEOUT_MS, DEFAULT_MAX_FETCH_BYTES } from '../limits.ts';
 import { parseCommit } from '../objects.ts';
 import { isRepository, pinRef, type Remote, type RemoteRef, type Repository } from '../repository.ts';
 import { originOf, redactUrl } from '../url.ts';
 import { classify } from './classify.ts';
-import { DEFAULT_HTTP_TIMEOUT_MS, httpClient, type HttpObservations } from './http.ts';
+import { httpClient, type HttpObservations } from './http.ts';
 import { openObjectDatabase } from './odb.ts';
 import { type PackWriter, packWriter } from './packWriter.ts';
 
