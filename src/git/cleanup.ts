@@ -1,5 +1,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { messageOf } from '../shared/text.ts';
+import { GitError } from './errors.ts';
 
 const PACK_FILE = /^(pack-[0-9a-f]{40,64})\.(pack|idx|rev|promisor|keep|mtimes|bitmap)$/;
 
@@ -38,14 +40,26 @@ export async function removeIncomplete(gitdir: string): Promise<string[]> {
     }
   }
   for (const dir of await list(objects))
-    if (/^[0-9a-f]{2}$/.test(dir))
+    if (dir.startsWith('incoming-')) doomed.push(path.join(objects, dir));
+    else if (/^[0-9a-f]{2}$/.test(dir))
       for (const name of await list(path.join(objects, dir)))
         if (name.startsWith('tmp_obj_')) doomed.push(path.join(objects, dir, name));
-  for (const dir of await list(objects))
-    if (dir.startsWith('incoming-')) doomed.push(path.join(objects, dir));
   doomed.push(...(await locks(gitdir)));
   for (const file of doomed) await fsp.rm(file, { recursive: true, force: true });
   return doomed.map((file) => path.relative(gitdir, file)).sort();
+}
+
+/**
+ * After a failed transfer: what it left in the store is removed at once (removeIncomplete), and named in the
+ * error's log; the error is otherwise the same.
+ */
+export async function cleanedUp(gitdir: string, error: GitError): Promise<GitError> {
+  const removed = await removeIncomplete(gitdir).catch((cleanup: unknown) => [
+    `(cleanup: ${messageOf(cleanup)})`,
+  ]);
+  if (removed.length === 0) return error;
+  const log = `${error.log ?? ''}${error.log === undefined ? '' : '; '}removed ${removed.join(', ')}`;
+  return new GitError(error.code, error.message, { log, cause: error.cause });
 }
 
 /** The complete packs of a store (`pack-<sha>`, with both `.pack` and `.idx`). */

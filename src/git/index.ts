@@ -1,20 +1,11 @@
 export {
   describeGitBackend,
-  type GitBackendInfo,
-  MIN_GIT_VERSION,
   openLocalRepository,
   openStore,
 } from './backend.ts';
 export { removeIncomplete } from './cleanup.ts';
-export { GitError, type GitErrorOptions } from './errors.ts';
-export {
-  DEFAULT_DEADLINE_MS,
-  DEFAULT_MAX_FETCH_BYTES,
-  MAX_OBJECT_BYTES,
-  MAX_REDIRECTS,
-  MAX_SYMLINK_TARGET_BYTES,
-} from './limits.ts';
-export { DEFAULT_HTTP_TIMEOUT_MS } from './isomorphic/http.ts';
+export { GitError } from './errors.ts';
+export { DEFAULT_HTTP_TIMEOUT_MS, MAX_OBJECT_BYTES } from './limits.ts';
 export { CACHE_USES } from './isomorphic/odb.ts';
 export {
   expandCommit,
@@ -24,7 +15,7 @@ export {
   resolveRemoteRef,
   resolveRemoteTarget,
 } from './refs.ts';
-export { fetchCommit, type FetchOptions, pinnedTag, unpinCommit } from './remote.ts';
+export { fetchCommit, pinnedTag, unpinCommit } from './remote.ts';
 export {
   type FetchProgress,
   pinRef,
@@ -35,7 +26,7 @@ export {
 export { type Keyring, keyringOf } from './signature/keyring.ts';
 export { verifyTarget } from './signature/verify.ts';
 export { blobId } from './objects.ts';
-export { type CommitTree, readBlob, type TreeCache, walkCommit } from './tree.ts';
+export { readBlob, type TreeCache, walkCommit } from './tree.ts';
 export { redactUrl } from './url.ts';
 export { type WorktreeChange, worktreeChanges } from './worktree.ts';
 export { refetchCommit } from './repair.ts';

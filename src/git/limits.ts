@@ -4,6 +4,8 @@ export const MAX_OBJECT_BYTES = 64 * 1024 * 1024;
 export const MAX_REDIRECTS = 20;
 /** `sync.maxFetchBytes` when the config does not say: bytes one transfer may bring. */
 export const DEFAULT_MAX_FETCH_BYTES = 1024 * 1024 * 1024;
+/** `sync.timeout` when the config does not say: nothing received (or sent) for this long fails a transfer. */
+export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
 /** `sync.deadline` when the config does not say: how long one transfer may take, however it moves. */
 export const DEFAULT_DEADLINE_MS = 10 * 60 * 1000;
 /** A symlink's target longer than this resolves nowhere (PATH_MAX): its blob is not read. */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { TreeEntry } from '../shared/tree.ts';
 import { GitError } from './errors.ts';
 import { MAX_TREE_ENTRIES } from './limits.ts';
 
@@ -43,6 +44,13 @@ export function canonical(mode: number): Pick<RawTreeEntry, 'kind' | 'executable
     default:
       return { kind: 'submodule', executable: false };
   }
+}
+
+/** The entry a walk lists for a file, symlink or submodule at `path` (`executable` only on a file that is). */
+export function treeEntry(path: string, kind: TreeEntry['type'], executable: boolean, id: string): TreeEntry {
+  return kind === 'file' && executable
+    ? { path, type: kind, id, executable: true }
+    : { path, type: kind, id };
 }
 
 /**

@@ -101,8 +101,7 @@ export async function fetchCommit(
         'source-incomplete',
         `${redactUrl(remote.url)} did not send ${state.blobs.length} blob(s) of commit ${commit}, such as ${state.blobs[0]}`,
       );
-    await repo.writeRef(pinRef(commit), commit);
-    if (options.tag !== undefined) await repo.writeRef(tagPinRef(commit), options.tag);
+    await pinCommit(repo, commit, options.tag);
     return state.trees;
   } catch (error) {
     // What a refused transfer brought does not stay.
@@ -112,6 +111,12 @@ export async function fetchCommit(
     }
     throw error;
   }
+}
+
+/** Pins a commit whose objects the store holds, and the annotated tag fetched for it when there is one. */
+export async function pinCommit(repo: Repository, commit: string, tag?: string): Promise<void> {
+  await repo.writeRef(pinRef(commit), commit);
+  if (tag !== undefined) await repo.writeRef(tagPinRef(commit), tag);
 }
 
 /** Drops the pin of a commit that is no longer served. Its objects stay until the store is cleaned. */

@@ -3,8 +3,8 @@ import path from 'node:path';
 import type { GitSettings } from '../config/index.ts';
 import { writeFileAtomic } from '../shared/fs.ts';
 import { openStore } from './backend.ts';
-import { fetchCommit } from './remote.ts';
-import { pinRef, type Remote, type Repository, tagPinRef } from './repository.ts';
+import { fetchCommit, pinCommit } from './remote.ts';
+import type { Remote, Repository } from './repository.ts';
 
 const list = (dir: string) => fsp.readdir(dir).catch(() => [] as string[]);
 
@@ -62,6 +62,5 @@ export async function refetchCommit(
     await fsp.rm(temp, { recursive: true, force: true });
   }
   repo.refresh();
-  await repo.writeRef(pinRef(commit), commit);
-  if (options.tag !== undefined) await repo.writeRef(tagPinRef(commit), options.tag);
+  await pinCommit(repo, commit, options.tag);
 }

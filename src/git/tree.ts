@@ -2,7 +2,7 @@ import { messageOf } from '../shared/text.ts';
 import type { TreeEntry } from '../shared/tree.ts';
 import { GitError } from './errors.ts';
 import { MAX_SYMLINK_TARGET_BYTES, MAX_TREE_ENTRIES } from './limits.ts';
-import { type GitObject, parseCommit, parseTree, tooManyEntries } from './objects.ts';
+import { type GitObject, parseCommit, parseTree, tooManyEntries, treeEntry } from './objects.ts';
 import type { Repository } from './repository.ts';
 
 export interface CommitTree {
@@ -123,15 +123,7 @@ export async function listCommit(
     items.forEach((item, i) => {
       if (item.kind === 'tree')
         for (const child of subtrees[i]!) entries.push({ ...child, path: `${item.name}/${child.path}` });
-      else if (item.kind === 'submodule') entries.push({ path: item.name, type: 'submodule', id: item.oid });
-      else if (item.kind === 'symlink') entries.push({ path: item.name, type: 'symlink', id: item.oid });
-      else
-        entries.push({
-          path: item.name,
-          type: 'file',
-          id: item.oid,
-          ...(item.executable ? { executable: true } : {}),
-        });
+      else entries.push(treeEntry(item.name, item.kind, item.executable, item.oid));
     });
     trees.set(treeId, entries);
     return entries;

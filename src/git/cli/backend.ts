@@ -2,10 +2,15 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { redact, rememberSecret } from '../../shared/redact.ts';
 import { messageOf } from '../../shared/text.ts';
-import { removeIncomplete } from '../cleanup.ts';
+import { cleanedUp } from '../cleanup.ts';
 import { GitError } from '../errors.ts';
 import { transportFailure } from '../failure.ts';
-import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_FETCH_BYTES, MAX_OBJECT_BYTES } from '../limits.ts';
+import {
+  DEFAULT_DEADLINE_MS,
+  DEFAULT_HTTP_TIMEOUT_MS,
+  DEFAULT_MAX_FETCH_BYTES,
+  MAX_OBJECT_BYTES,
+} from '../limits.ts';
 import { OID } from '../objects.ts';
 import {
   isRepository,
@@ -21,8 +26,6 @@ import { lsTree } from './lsTree.ts';
 import { parseProgress } from './progress.ts';
 import { runGit, type RunOptions, type RunResult } from './run.ts';
 
-/** The idle timeout of a transfer when the remote names none. */
-const DEFAULT_TIMEOUT_MS = 30_000;
 /** How much longer than curl's own low-speed limit the watchdog waits before it stops a silent HTTP(S) child. */
 const WATCHDOG_MARGIN_MS = 10_000;
 
@@ -66,7 +69,7 @@ function transport(remote: Remote, settings: CliSettings): RunOptions & { contex
   const protocol = protocolOf(remote.url);
   if (protocol === undefined)
     throw new GitError('source-unsupported', `${redactUrl(remote.url)}: not an https, http, ssh or file URL`);
-  const timeoutMs = remote.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = remote.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   const deadlineMs = remote.deadlineMs ?? DEFAULT_DEADLINE_MS;
   const config: Array<[string, string]> = [['remote.origin.url', remote.url]];
   const vars: Record<string, string> = {};
@@ -150,16 +153,6 @@ export async function openCliRepository(
     return oids.map((oid) => sizes.get(oid));
   };
 
-  /** After a failed transfer: what it left is removed at once, and named in the log. */
-  const failed = async (error: GitError): Promise<GitError> => {
-    const removed = await removeIncomplete(gitdir).catch((cleanup: unknown) => [
-      `(cleanup: ${messageOf(cleanup)})`,
-    ]);
-    if (removed.length === 0) return error;
-    const log = `${error.log ?? ''}${error.log === undefined ? '' : '; '}removed ${removed.join(', ')}`;
-    return new GitError(error.code, error.message, { log, cause: error.cause });
-  };
-
   const fetch = async (
     remote: Remote,
     args: string[],
@@ -206,14 +199,18 @@ export async function openCliRepository(
         },
       );
     } catch (error) {
-      throw await failed(transportFailure('source-fetch-failed', where, {}, { log: messageOf(error) }));
+      throw await cleanedUp(
+        gitdir,
+        transportFailure('source-fetch-failed', where, {}, { log: messageOf(error) }),
+      );
     } finally {
       clearInterval(watch);
     }
+    // After a failed transfer: what it left is removed at once, and named in the log.
     if (result.stopped === 'aborted')
-      throw await failed(transportFailure('source-too-large', where, { maxBytes: limit }));
+      throw await cleanedUp(gitdir, transportFailure('source-too-large', where, { maxBytes: limit }));
     if (result.code !== 0 || result.stopped !== undefined)
-      throw await failed(classifyRun(result, where, context));
+      throw await cleanedUp(gitdir, classifyRun(result, where, context));
   };
 
   return {

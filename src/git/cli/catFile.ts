@@ -41,13 +41,18 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
     return first.subarray(0, bytes);
   };
 
-  const fail = (error: Error) => {
-    const failed = pending;
+  /** Forgets the process and what it sent; returns the requests it had not answered. */
+  const reset = (): Request[] => {
+    const unanswered = pending;
     pending = [];
     chunks = [];
     buffered = 0;
     child = undefined;
-    for (const request of failed) request.reject(error);
+    return unanswered;
+  };
+
+  const fail = (error: Error) => {
+    for (const request of reset()) request.reject(error);
   };
 
   const drain = (process: ChildProcessWithoutNullStreams) => {
@@ -74,11 +79,7 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
           // Its content is never read: this process goes (it would stream all of it), the others are asked again.
           pending.shift();
           request.reject(objectTooLarge(`object ${request.oid}`, request.header.size));
-          const again = pending;
-          pending = [];
-          chunks = [];
-          buffered = 0;
-          child = undefined;
+          const again = reset();
           process.kill('SIGKILL');
           for (const waiting of again) send(waiting);
           return;

@@ -3,7 +3,7 @@ import type { TreeEntry } from '../../shared/tree.ts';
 import { GitError } from '../errors.ts';
 import { objectTooLarge } from '../failure.ts';
 import { MAX_OBJECT_BYTES, MAX_TREE_ENTRIES, MAX_TREE_LISTING_BYTES } from '../limits.ts';
-import { canonical, decodeName, tooManyEntries } from '../objects.ts';
+import { canonical, decodeName, tooManyEntries, treeEntry } from '../objects.ts';
 import type { TreeListing } from '../repository.ts';
 import type { RunOptions, RunResult } from './run.ts';
 
@@ -62,9 +62,7 @@ export function listingParser(tree: string) {
     const path = decodePath(line.subarray(tab + 1));
     const size = header[3];
     if (size !== undefined && size !== '-' && size !== 'BAD') sizes.set(id, Number(size));
-    if (kind === 'file')
-      entries.push({ path, type: 'file', id, ...(executable ? { executable: true } : {}) });
-    else entries.push({ path, type: kind, id });
+    entries.push(treeEntry(path, kind, executable, id));
     return true;
   };
 

@@ -2,16 +2,15 @@ import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import git from 'isomorphic-git';
 import { rememberSecret } from '../../shared/redact.ts';
-import { messageOf } from '../../shared/text.ts';
-import { removeIncomplete } from '../cleanup.ts';
+import { cleanedUp } from '../cleanup.ts';
 import { GitError } from '../errors.ts';
 import { transportFailure } from '../failure.ts';
-import { DEFAULT_DEADLINE_MS, DEFAULT_MAX_FETCH_BYTES } from '../limits.ts';
+import { DEFAULT_DEADLINE_MS, DEFAULT_HTTP_TIMEOUT_MS, DEFAULT_MAX_FETCH_BYTES } from '../limits.ts';
 import { parseCommit } from '../objects.ts';
 import { isRepository, pinRef, type Remote, type RemoteRef, type Repository } from '../repository.ts';
 import { originOf, redactUrl } from '../url.ts';
 import { classify } from './classify.ts';
-import { DEFAULT_HTTP_TIMEOUT_MS, httpClient, type HttpObservations } from './http.ts';
+import { httpClient, type HttpObservations } from './http.ts';
 import { openObjectDatabase } from './odb.ts';
 import { type PackWriter, packWriter } from './packWriter.ts';
 
@@ -187,20 +186,16 @@ export async function openIsomorphicRepository(
           await http.settle(true);
         } catch (error) {
           await http.settle(false);
-          const failure = classify(
-            error,
-            `fetching ${commit} from ${redactUrl(remote.url)}`,
-            http.stopped(),
-            remote.timeoutMs,
-          );
           // What the transfer left (a pack written without its index) goes at once.
-          const removed = await removeIncomplete(gitdir).catch((cleanup: unknown) => [messageOf(cleanup)]);
-          throw removed.length === 0
-            ? failure
-            : new GitError(failure.code, failure.message, {
-                log: `${failure.log ?? ''}; removed ${removed.join(', ')}`,
-                cause: failure.cause,
-              });
+          throw await cleanedUp(
+            gitdir,
+            classify(
+              error,
+              `fetching ${commit} from ${redactUrl(remote.url)}`,
+              http.stopped(),
+              remote.timeoutMs,
+            ),
+          );
         } finally {
           http.close();
           objects.refresh();

@@ -6,12 +6,10 @@ import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
 import { getProxyForUrl } from 'proxy-from-env';
-import { MAX_REDIRECTS } from '../limits.ts';
+import { DEFAULT_HTTP_TIMEOUT_MS, MAX_REDIRECTS } from '../limits.ts';
 import type { PackWriter } from './packWriter.ts';
 import { TransportStop } from './stop.ts';
 
-/** Default per-request timeout: no bytes for this long, in either direction, fails the request. */
-export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 export interface HttpClientOptions {
