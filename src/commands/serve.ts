@@ -21,7 +21,7 @@ export const SERVE_CANNOT_START = 2;
 const isLocal = (source: SourceConfig) => source.location.kind === 'local';
 
 /** Settings a running server took at its start: a reload that changes them says they wait for a restart. */
-function settingsNeedingRestart(running: Config, next: Config): string[] {
+export function settingsNeedingRestart(running: Config, next: Config): string[] {
   const keys = [
     'dataDir',
     'lock',
@@ -32,10 +32,20 @@ function settingsNeedingRestart(running: Config, next: Config): string[] {
     'cache',
     'http',
     'webhook',
+    'auth',
+    'runs',
   ] as const;
   const changed: string[] = keys.filter((key) => !isDeepStrictEqual(running[key], next[key]));
   if (running.sync.retryMinMs !== next.sync.retryMinMs || running.sync.retryMaxMs !== next.sync.retryMaxMs)
     changed.push('sync.retryMin', 'sync.retryMax');
+  // skill_run's grants and the cache hints are set up once, from the sources the server started with.
+  const before = new Map(running.sources.map((source) => [source.id, source]));
+  if (next.sources.some((source) => !isDeepStrictEqual(before.get(source.id)?.run, source.run)))
+    changed.push('sources[].run');
+  // A source the hints do not know is private: only a public one added, or a scope changed, waits.
+  const scopeOf = (source: SourceConfig | undefined) => source?.cacheScope ?? 'private';
+  if (next.sources.some((source) => scopeOf(before.get(source.id)) !== scopeOf(source)))
+    changed.push('sources[].cacheScope');
   return changed;
 }
 

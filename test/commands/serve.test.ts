@@ -1,7 +1,8 @@
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { describe, expect, it, vi } from 'vitest';
 import { run } from '../../src/cli.ts';
-import { unauthenticatedRefusal } from '../../src/commands/serve.ts';
+import { settingsNeedingRestart, unauthenticatedRefusal } from '../../src/commands/serve.ts';
+import { loadConfig } from '../../src/config/index.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { connectHttp, connectStdio, startHttp, writeConfig } from '../helpers/server.ts';
 
@@ -124,5 +125,31 @@ describe('serving beyond this machine', () => {
       if (previous === undefined) delete process.env['SKILLPIN_CI_TOKEN'];
       else process.env['SKILLPIN_CI_TOKEN'] = previous;
     }
+  });
+});
+
+describe('a reload that changes what is set up once', () => {
+  const C = 'a'.repeat(40);
+  const configOf = (extra: Record<string, unknown>, source: Record<string, unknown> = {}) =>
+    loadConfig(
+      writeConfig({
+        ...extra,
+        sources: [{ id: 'one', url: 'https://example.invalid/one.git', commit: C, ...source }],
+      }),
+      { SKILLPIN_TEST_TOKEN: 'test-token-0123456789' },
+    );
+
+  it('names skill_run grants and settings, auth and cache scopes as waiting for a restart', () => {
+    const running = configOf({});
+    // dataDir differs per written config: only what each case changes besides it is named.
+    const waiting = (next: ReturnType<typeof configOf>) =>
+      settingsNeedingRestart(running, { ...next, dataDir: running.dataDir, file: running.file });
+    expect(waiting(configOf({}))).toEqual([]);
+    expect(waiting(configOf({ runs: { confirm: 'refuse' } }))).toEqual(['runs']);
+    expect(waiting(configOf({}, { run: 'all-declared' }))).toEqual(['sources[].run']);
+    expect(waiting(configOf({}, { cacheScope: 'private' }))).toEqual(['sources[].cacheScope']);
+    expect(
+      waiting(configOf({ auth: { tokens: [{ name: 'ci', token: '${SKILLPIN_TEST_TOKEN}' }] } })),
+    ).toEqual(['auth']);
   });
 });
