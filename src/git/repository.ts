@@ -69,6 +69,11 @@ export interface Repository {
   readonly backend: BackendName;
   /** Whether `fetchBlobs` works (partial clone): then a fetch may leave out blobs outside the served paths. */
   readonly partial: boolean;
+  /**
+   * Reads worth having in flight at once. The cli backend answers them in order from one stream, each answer's
+   * bytes used as they arrive, so many cost no memory; the isomorphic one holds the bytes of each read it serves.
+   */
+  readonly readAhead: number;
   /** The object's type and bytes, or `undefined` when the repository does not hold it. */
   readObject(oid: string): Promise<GitObject | undefined>;
   /** The ids among `oids` that the repository does not hold; content is not read. */

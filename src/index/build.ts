@@ -43,15 +43,17 @@ export interface IndexInput {
    * being read. Without it, sizes come from reading every blob.
    */
   blobSizes?: (ids: readonly string[]) => Promise<Array<number | undefined>>;
+  /** Blob reads to keep in flight (`Repository.readAhead`); default DEFAULT_READ_AHEAD. */
+  readAhead?: number;
   /** Folders to search for skills; default the whole repository. */
   paths?: readonly string[];
   strictNames?: boolean;
   cache?: IndexCache;
 }
 
-/** Blob reads in flight while indexing. */
-export const READ_AHEAD = 32;
-/** Blobs larger than this are read one at a time: memory stays READ_AHEAD small blobs and one large one. */
+/** Blob reads in flight while indexing, unless the reader says otherwise. */
+export const DEFAULT_READ_AHEAD = 32;
+/** Blobs larger than this are read one at a time: memory stays the read-ahead's small blobs and one large one. */
 export const LARGE_BLOB_BYTES = 1024 * 1024;
 
 export function digestOf(bytes: Uint8Array): string {
@@ -86,9 +88,9 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   const { blobs: cache, skillMd: parsedCache } = input.cache ?? newIndexCache();
   const found = discoverSkills(input.entries, input.paths?.length ? input.paths : ['']);
   const problems: SkillProblem[] = [...found.problems];
-  // Blobs are read READ_AHEAD at a time, in the order the loops below ask for them: a git backend answers
-  // concurrent reads in one pipelined stream, and memory stays READ_AHEAD blobs.
-  const reads = new PQueue({ concurrency: READ_AHEAD });
+  // Blobs are read a read-ahead at a time, in the order the loops below ask for them: a git backend answers
+  // concurrent reads in one pipelined stream, and memory stays what the read-ahead holds.
+  const reads = new PQueue({ concurrency: input.readAhead ?? DEFAULT_READ_AHEAD });
   const largeReads = new PQueue({ concurrency: 1 });
   const reading = new Map<string, Promise<BlobFacts>>();
   const known = await sizesOf(input, found.skills);
@@ -138,7 +140,7 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
         const skillMd = await input.readBlob(blob);
         if (!cache.has(blob)) cache.set(blob, factsOf(skillMd));
         let parsed = parseSkillMd(skillMd);
-        if (parsed.ok) parsed = await checkedBySdk(skillMd, parsed);
+        if (parsed.ok && parsed.plain !== true) parsed = await checkedBySdk(skillMd, parsed);
         parsedCache.set(blob, parsed);
         return parsed;
       });

@@ -39,7 +39,8 @@ const valueAt = (value: unknown, path: string): unknown =>
  * A SKILL.md whose frontmatter passes our rules, checked by the MCP SDK's own entry builder: hosts verify every
  * SKILL.md with the SDK's frontmatter reader (a YAML subset) and compare what it reads with the entry, so a
  * frontmatter it refuses, or reads differently from YAML 1.2, would fail every host's verification. Such a skill
- * is reported (`frontmatter-unsupported`) instead of served.
+ * is reported (`frontmatter-unsupported`) instead of served. Plain `key: value` frontmatter (`parsed.plain`) reads
+ * alike in both and is not asked.
  */
 export async function checkedBySdk(skillMd: Uint8Array, parsed: Parsed): Promise<FrontmatterResult> {
   // Our rules report their own problems (and the SDK the same ones in its words): only a passing skill is asked.

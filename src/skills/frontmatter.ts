@@ -10,6 +10,8 @@ export type FrontmatterResult =
       body: string;
       /** The line in SKILL.md (1-based) of each top-level key: where a problem with it is shown. */
       lines: Record<string, number>;
+      /** Read as plain `key: value` lines, which every YAML reader (the MCP SDK's subset included) reads alike. */
+      plain?: true;
     }
   | { ok: false; reason: Reason; detail: string; line?: number };
 
@@ -59,13 +61,50 @@ export function parseSkillMd(bytes: Uint8Array): FrontmatterResult {
   }
   let body = rest.slice(close.index + close[0].length);
   if (body.startsWith('\n')) body = body.slice(1);
-  const parsed = parseYamlMapping(yaml);
+  const plain = readPlainMapping(yaml);
+  if (plain !== undefined)
+    return { ok: true, frontmatter: plain.value, body, lines: plain.lines, plain: true };
+  const parsed = readYamlMapping(yaml);
   return parsed.ok
     ? { ok: true, frontmatter: parsed.value, body, lines: parsed.lines }
     : fail('frontmatter-invalid', parsed.detail, parsed.line);
 }
 
-function parseYamlMapping(
+/**
+ * `key: value` with a plain string value that YAML 1.2 and the MCP SDK's subset reader both read as the text
+ * itself: a letter first, no tab, no control or non-character, no `: ` or ` #`, no trailing `:` or space.
+ */
+const PLAIN_LINE =
+  /^([A-Za-z][\w.-]{0,63}): (\p{L}(?:[^\t\p{Cc}\u2028\u2029\ufeff\ufffe\uffff]*[^\s:\p{Cc}\u2028\u2029\ufeff\ufffe\uffff])?)$/u;
+/** Words the core schema reads as null or a boolean. */
+const NOT_STRING = /^(?:null|Null|NULL|true|True|TRUE|false|False|FALSE)$/;
+
+/**
+ * The frontmatter when every line is a plain `key: value` (the common case), read without a YAML parser; otherwise
+ * `undefined` and the YAML parser reads it. test/skills/plain.test.ts holds it to both readers.
+ */
+export function readPlainMapping(
+  yaml: string,
+): { value: Frontmatter; lines: Record<string, number> } | undefined {
+  const value: Frontmatter = {};
+  const lines: Record<string, number> = {};
+  const rows = yaml.split('\n');
+  if (rows.at(-1) === '') rows.pop();
+  if (rows.length === 0) return undefined;
+  for (const [index, row] of rows.entries()) {
+    const match = PLAIN_LINE.exec(row);
+    if (match === null) return undefined;
+    const [, key, text] = match as unknown as [string, string, string];
+    if (Object.hasOwn(value, key) || NOT_STRING.test(key) || NOT_STRING.test(text)) return undefined;
+    if (text.includes(': ') || text.includes(' #')) return undefined;
+    value[key] = text;
+    lines[key] = index + FIRST_YAML_LINE;
+  }
+  return { value, lines };
+}
+
+/** The frontmatter read by the YAML parser (YAML 1.2, core schema), or why it cannot be served. */
+export function readYamlMapping(
   yaml: string,
 ):
   | { ok: true; value: Frontmatter; lines: Record<string, number> }

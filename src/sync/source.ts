@@ -223,6 +223,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       ...tree,
       readBlob: (id) => readBlob(repo, id),
       blobSizes: (ids) => repo.objectSizes(ids),
+      readAhead: repo.readAhead,
       paths: options.paths,
       strictNames: options.strictNames,
       cache: indexCache,

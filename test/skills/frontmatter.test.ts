@@ -23,6 +23,7 @@ describe('parseSkillMd', () => {
       frontmatter: { name: 'pdf', description: 'd' },
       body: 'body',
       lines: { name: 2, description: 3 },
+      plain: true,
     });
   });
 

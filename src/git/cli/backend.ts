@@ -8,6 +8,7 @@ import { transportFailure } from '../failure.ts';
 import {
   DEFAULT_DEADLINE_MS,
   DEFAULT_HTTP_TIMEOUT_MS,
+  CLI_READ_AHEAD,
   DEFAULT_MAX_FETCH_BYTES,
   MAX_OBJECT_BYTES,
 } from '../limits.ts';
@@ -217,6 +218,7 @@ export async function openCliRepository(
     gitdir,
     backend: 'cli',
     partial: true,
+    readAhead: CLI_READ_AHEAD,
     readObject: (oid) => objects.read(oid),
     async missingObjects(oids) {
       const sizes = await objectSizes(oids);

@@ -31,9 +31,24 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
   let stderr = '';
   let unsent = '';
 
+  /** Joins the front chunks until the first holds `bytes` (at least one more chunk is there): copies those only. */
+  const join = (bytes: number) => {
+    const parts: Buffer[] = [];
+    let have = 0;
+    while (have < bytes && chunks.length > 0) {
+      const chunk = chunks[0]!;
+      const used = Math.min(chunk.length, bytes - have);
+      parts.push(used === chunk.length ? chunk : chunk.subarray(0, used));
+      have += used;
+      if (used === chunk.length) chunks.shift();
+      else chunks[0] = chunk.subarray(used);
+    }
+    chunks.unshift(Buffer.concat(parts, have));
+  };
+
   // Takes `bytes` from the front; copies only when they span chunks (small answers are views, not copies).
   const take = (bytes: number): Buffer => {
-    if (chunks[0]!.length < bytes) chunks = [Buffer.concat(chunks)];
+    if (chunks[0]!.length < bytes) join(bytes);
     const first = chunks[0]!;
     if (first.length > bytes) chunks[0] = first.subarray(bytes);
     else chunks.shift();
@@ -59,7 +74,9 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
     while (pending.length > 0) {
       const request = pending[0]!;
       if (request.header === undefined) {
-        if (chunks.length > 1 && chunks[0]!.indexOf(10) === -1) chunks = [Buffer.concat(chunks)];
+        // A header line is short: it spans at most the front chunk and the next.
+        while (chunks.length > 1 && chunks[0]!.indexOf(10) === -1)
+          join(chunks[0]!.length + chunks[1]!.length);
         const newline = chunks[0]?.indexOf(10) ?? -1;
         if (newline === -1) return;
         const line = take(newline + 1).toString('latin1', 0, newline);
@@ -120,14 +137,17 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
     return process;
   };
 
-  /** Queues a request on the running process (started when there is none); a tick's requests go in one write. */
+  /**
+   * Queues a request on the running process (started when there is none). Requests go in one write per turn of
+   * the event loop: readers that ask again as each answer arrives still share a write.
+   */
   const send = (request: Request) => {
     child ??= start();
     pending.push(request);
     (child.stdout as unknown as { ref(): void }).ref();
     if (unsent === '') {
       const to = child;
-      queueMicrotask(() => {
+      setImmediate(() => {
         if (to === child && to.exitCode === null && to.signalCode === null) to.stdin.write(unsent);
         unsent = '';
       });
