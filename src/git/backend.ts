@@ -20,10 +20,22 @@ export interface GitBackendInfo {
   gitVersion?: string;
 }
 
-let probe: Promise<{ version?: string; usable: boolean }> | undefined;
+/** `cat-file --batch-command` came with git 2.36. */
+const BATCH_COMMAND_VERSION: readonly [number, number] = [2, 36];
+
+const atLeast = (major: number, minor: number, [wantMajor, wantMinor]: readonly [number, number]) =>
+  major > wantMajor || (major === wantMajor && minor >= wantMinor);
+
+interface Probe {
+  version?: string;
+  usable: boolean;
+  batchCommand?: boolean;
+}
+
+let probe: Promise<Probe> | undefined;
 
 /** `git --version` of the git on PATH, asked once per process. */
-function probeGit(): Promise<{ version?: string; usable: boolean }> {
+function probeGit(): Promise<Probe> {
   probe ??= new Promise((resolve) => {
     execFile('git', ['--version'], { timeout: 10_000 }, (error, stdout) => {
       const match = /git version (\d+)\.(\d+)(?:\.(\d+))?/.exec(stdout ?? '');
@@ -32,7 +44,8 @@ function probeGit(): Promise<{ version?: string; usable: boolean }> {
       const version = `${major}.${minor}.${match[3] ?? 0}`;
       resolve({
         version,
-        usable: major > MIN_GIT_VERSION[0] || (major === MIN_GIT_VERSION[0] && minor >= MIN_GIT_VERSION[1]),
+        usable: atLeast(major, minor, MIN_GIT_VERSION),
+        batchCommand: atLeast(major, minor, BATCH_COMMAND_VERSION),
       });
     });
   });
@@ -69,13 +82,15 @@ export async function describeGitBackend(
 async function open(gitdir: string, store: boolean, settings: GitSettings): Promise<Repository> {
   const chosen = await describeGitBackend(settings);
   if (chosen.backend === 'isomorphic') return openIsomorphicRepository(gitdir, store, settings.proxy);
-  if (!(await probeGit()).usable)
+  const git = await probeGit();
+  if (!git.usable)
     throw new GitError(
       'source-unsupported',
       `git.backend is cli, but ${chosen.reason.replace(/^configured, but /, '')}`,
     );
   return openCliRepository(gitdir, store, {
     git: 'git',
+    batchCommand: git.batchCommand === true,
     ...(settings.proxy === undefined ? {} : { proxy: settings.proxy }),
   });
 }

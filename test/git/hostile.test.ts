@@ -13,6 +13,8 @@ import {
   resolveRemoteRef,
   walkCommit,
 } from '../../src/git/index.ts';
+import { openCliRepository } from '../../src/git/cli/backend.ts';
+import { catFileReader } from '../../src/git/cli/catFile.ts';
 import { BACKENDS, withEnv } from '../helpers/backends.ts';
 import { type FaultProxy, startFaultProxy } from '../helpers/faultProxy.ts';
 import { fixture, TEST_FIXTURES_DIR } from '../helpers/fixtures.ts';
@@ -309,5 +311,25 @@ describe.each(BACKENDS)('hostile remotes, $name backend', ({ name, settings }) =
     expect(packFiles(repo.gitdir)).toEqual(whole);
     expect((await walkCommit(repo, c2)).entries.length).toBe(19);
     await repo.close();
+  });
+});
+
+describe('object headers under the cli backend', () => {
+  it('come alike from the reader (git 2.36 --batch-command) and from --batch-check (older git)', async () => {
+    const bomb = await bombRepo();
+    const commands = await openCliRepository(bomb.gitdir, false, { git: 'git', batchCommand: true });
+    const check = await openCliRepository(bomb.gitdir, false, { git: 'git', batchCommand: false });
+    const ids = [bomb.blob, 'f'.repeat(40), bomb.commit];
+    const sizes = await check.objectSizes(ids);
+    expect(sizes.slice(0, 2)).toEqual([BOMB_BYTES, undefined]);
+    expect(await commands.objectSizes(ids)).toEqual(sizes);
+    // A header alone never inflates the object: the same reader goes on to read the commit.
+    expect((await commands.readObject(bomb.commit))?.type).toBe('commit');
+    await Promise.all([commands.close(), check.close()]);
+    const reader = catFileReader('git', bomb.gitdir, undefined, true);
+    expect(await reader.header!(bomb.blob)).toEqual({ type: 'blob', size: BOMB_BYTES });
+    expect(await reader.header!('f'.repeat(40))).toBeUndefined();
+    await reader.close();
+    expect(catFileReader('git', bomb.gitdir).header).toBeUndefined();
   });
 });

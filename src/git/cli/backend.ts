@@ -57,6 +57,8 @@ export interface CliSettings {
   vars?: Record<string, string>;
   /** git's `http.proxy`; may hold credentials (never logged). */
   proxy?: string;
+  /** The git has `cat-file --batch-command` (2.36 or later): headers come from the reader's own process. */
+  batchCommand?: boolean;
 }
 
 /**
@@ -138,11 +140,16 @@ export async function openCliRepository(
         log: `git init ${gitdir}: ${redact(made.stderr.trim())}`,
       });
   }
-  const objects = catFileReader(settings.git, gitdir, settings.vars);
+  const objects = catFileReader(settings.git, gitdir, settings.vars, settings.batchCommand);
 
-  /** `cat-file --batch-check`: each object's header (type and size), its content never inflated. */
+  /**
+   * Each object's size from its header, its content never inflated: asked of the running reader (`info`), or of
+   * one `cat-file --batch-check` where git is older than 2.36.
+   */
   const objectSizes = async (oids: readonly string[]): Promise<Array<number | undefined>> => {
     if (oids.length === 0) return [];
+    const { header } = objects;
+    if (header !== undefined) return Promise.all(oids.map(async (oid) => (await header(oid))?.size));
     const result = await git(['cat-file', '--batch-check'], { input: `${oids.join('\n')}\n` });
     if (result.code !== 0)
       throw new GitError('source-incomplete', 'the store could not be read', { log: redact(result.stderr) });

@@ -6,13 +6,22 @@ import { childEnv } from './env.ts';
 
 interface Request {
   oid: string;
-  resolve(found: GitObject | undefined): void;
+  /** Only the header is asked (`info`): resolved with the type and size, no content. */
+  info?: true;
+  resolve(found: GitObject | Header | undefined): void;
   reject(error: Error): void;
-  header?: { type: ObjectType; size: number };
+  header?: Header;
+}
+
+interface Header {
+  type: ObjectType;
+  size: number;
 }
 
 export interface ObjectReader {
   read(oid: string): Promise<GitObject | undefined>;
+  /** The object's header (type and size), content not inflated; only through `--batch-command` (git 2.36). */
+  header?(oid: string): Promise<Header | undefined>;
   close(): Promise<void>;
 }
 
@@ -20,10 +29,16 @@ const HEADER = /^([0-9a-f]{40}) (commit|tree|blob|tag) (\d+)$/;
 
 /**
  * One long-lived `git cat-file --batch` per repository: requests are written as they come and answered in
- * order, so concurrent reads are pipelined through one process. It is started on first use and again after it
+ * order, so concurrent reads are pipelined through one process. With `commands` (git 2.36 or later) it is
+ * `--batch-command`, which also answers headers alone (`info`). It is started on first use and again after it
  * ends; while nothing is asked it does not keep Node running.
  */
-export function catFileReader(git: string, gitdir: string, vars?: Record<string, string>): ObjectReader {
+export function catFileReader(
+  git: string,
+  gitdir: string,
+  vars?: Record<string, string>,
+  commands = false,
+): ObjectReader {
   let child: ChildProcessWithoutNullStreams | undefined;
   let pending: Request[] = [];
   let chunks: Buffer[] = [];
@@ -92,6 +107,11 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
           return;
         }
         request.header = { type: header[2] as ObjectType, size: Number(header[3]) };
+        if (request.info) {
+          pending.shift();
+          request.resolve(request.header);
+          continue;
+        }
         if (request.header.size > MAX_OBJECT_BYTES) {
           // Its content is never read: this process goes (it would stream all of it), the others are asked again.
           pending.shift();
@@ -106,13 +126,13 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
       if (buffered < request.header.size + 1) return;
       const data = take(request.header.size + 1).subarray(0, request.header.size);
       pending.shift();
-      request.resolve({ type: request.header.type, data });
+      request.resolve({ type: request.header.type, data } satisfies GitObject);
     }
     (process.stdout as unknown as { unref(): void }).unref();
   };
 
   const start = (): ChildProcessWithoutNullStreams => {
-    const process = spawn(git, ['--git-dir', gitdir, 'cat-file', '--batch'], {
+    const process = spawn(git, ['--git-dir', gitdir, 'cat-file', commands ? '--batch-command' : '--batch'], {
       env: childEnv(globalThis.process.env, vars === undefined ? {} : { vars }),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -152,14 +172,19 @@ export function catFileReader(git: string, gitdir: string, vars?: Record<string,
         unsent = '';
       });
     }
-    unsent += `${request.oid}\n`;
+    unsent += commands ? `${request.info ? 'info' : 'contents'} ${request.oid}\n` : `${request.oid}\n`;
+  };
+
+  const ask = <T>(oid: string, info: boolean): Promise<T> => {
+    if (!OID.test(oid)) return Promise.reject(new Error(`not an object id: ${JSON.stringify(oid)}`));
+    return new Promise((resolve, reject) =>
+      send({ oid, resolve: resolve as Request['resolve'], reject, ...(info ? { info: true as const } : {}) }),
+    );
   };
 
   return {
-    read(oid) {
-      if (!OID.test(oid)) return Promise.reject(new Error(`not an object id: ${JSON.stringify(oid)}`));
-      return new Promise((resolve, reject) => send({ oid, resolve, reject }));
-    },
+    read: (oid) => ask<GitObject | undefined>(oid, false),
+    ...(commands ? { header: (oid: string) => ask<Header | undefined>(oid, true) } : {}),
     async close() {
       const process = child;
       if (process === undefined || process.exitCode !== null || process.signalCode !== null) return;
