@@ -10,10 +10,9 @@ import { messageOf } from '../shared/text.ts';
 import { type Reconfigured, sourceChanges } from './changes.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createDamageLedger, type Damage } from './damage.ts';
-import { createFollower, type Follower, type SyncOutcome } from './follower.ts';
+import { type Followed, type FollowOptions, followSource } from './followed.ts';
+import type { SyncOutcome } from './follower.ts';
 import { restoreServed } from './restore.ts';
-import { createRetention, type Retention } from './retention.ts';
-import { openSource, type Source } from './source.ts';
 import { openStateFile, type SourceState, type SyncState } from './state.ts';
 import { commitStatusOf, refOf, reportOf, type StatusReport } from './status.ts';
 import { syncSource, type SourceRecord } from './step.ts';
@@ -57,13 +56,6 @@ export interface SyncWorker {
   reconfigure(next: Config): Promise<Reconfigured>;
   /** Stops polls and retries; waits for running syncs. */
   stop(): Promise<void>;
-}
-
-interface Followed {
-  config: SourceConfig;
-  source: Source;
-  follower: Follower;
-  retention: Retention;
 }
 
 const commitsOf = (served: ServedSource | undefined) =>
@@ -134,55 +126,42 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       await followed.retention.forgetDropped(commitsOf(records.get(followed.config.id)?.served));
   };
 
-  const follow = (sourceConfig: SourceConfig, config: Config): Followed => {
+  /** One sync of a source in its turn: then recorded, served, and written to state.json. */
+  const sync = async (followed: Followed, why: string): Promise<SyncOutcome> => {
+    const { config: sourceConfig, source, retention } = followed;
     const { id } = sourceConfig;
-    const source = openSource(sourceConfig, {
-      dataDir,
-      onDamage: (damage) => reportDamage(id, damage),
-      sweep: logger,
-      ...(options.onProgress === undefined ? {} : { onProgress: (p) => options.onProgress?.(id, p) }),
-      ...(options.indexStore === undefined ? {} : { indexStore: options.indexStore }),
-    });
-    const retention = createRetention(
-      (commit) => source.forget(commit),
-      (commit, error) =>
-        logger.warn({ source: id, commit, err: messageOf(error) }, 'could not forget a commit'),
-    );
-    const followed: Followed = {
-      config: sourceConfig,
-      source,
-      retention,
-      follower: createFollower({
-        async sync(why) {
-          const step = (await queue.add(async () => {
-            const started = performance.now();
-            const done = await syncSource(source, records.get(id)!, {
-              keep: sourceConfig.keep,
-              why,
-              at: () => new Date(clock.now()).toISOString(),
-              logger,
-              damaged: damage.of(id),
-            });
-            options.onSynced?.(done.outcome, (performance.now() - started) / 1000);
-            return done;
-          }))!;
-          retention.drop(step.dropped);
-          record(id, step.record);
-          damage.repaired(id, step.repaired);
-          publish();
-          await persist(followed);
-          return step.outcome;
-        },
-        ...(sourceConfig.pollMs === undefined ? {} : { pollMs: sourceConfig.pollMs }),
-        retryMinMs: config.sync.retryMinMs,
-        retryMaxMs: config.sync.retryMaxMs,
-        random: options.random ?? Math.random,
-        clock,
-        ...(options.onSettled === undefined ? {} : { onSettled: options.onSettled }),
-      }),
-    };
-    return followed;
+    const step = (await queue.add(async () => {
+      const started = performance.now();
+      const done = await syncSource(source, records.get(id)!, {
+        keep: sourceConfig.keep,
+        why,
+        at: () => new Date(clock.now()).toISOString(),
+        logger,
+        damaged: damage.of(id),
+      });
+      options.onSynced?.(done.outcome, (performance.now() - started) / 1000);
+      return done;
+    }))!;
+    retention.drop(step.dropped);
+    record(id, step.record);
+    damage.repaired(id, step.repaired);
+    publish();
+    await persist(followed);
+    return step.outcome;
   };
+  const following: FollowOptions = {
+    dataDir,
+    logger,
+    clock,
+    random: options.random ?? Math.random,
+    sync,
+    onDamage: reportDamage,
+    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+    ...(options.onSettled === undefined ? {} : { onSettled: options.onSettled }),
+    ...(options.indexStore === undefined ? {} : { indexStore: options.indexStore }),
+  };
+  const follow = (sourceConfig: SourceConfig, config: Config) =>
+    followSource(sourceConfig, config, following);
   /** The config running and a follower per source: swapped whole by a reconfigure. */
   let running: { config: Config; followed: ReadonlyMap<string, Followed> } = {
     config: options.config,

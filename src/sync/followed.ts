@@ -1,0 +1,65 @@
+import type { Config, SourceConfig } from '../config/index.ts';
+import type { FetchProgress } from '../git/index.ts';
+import type { IndexStore } from '../index/index.ts';
+import type { Logger } from '../shared/log.ts';
+import { messageOf } from '../shared/text.ts';
+import type { Clock } from './clock.ts';
+import type { Damage } from './damage.ts';
+import { createFollower, type Follower, type SyncOutcome } from './follower.ts';
+import { createRetention, type Retention } from './retention.ts';
+import { openSource, type Source } from './source.ts';
+
+/** One source as the worker runs it: its config, the source object (how), its follower (when), its retention. */
+export interface Followed {
+  config: SourceConfig;
+  source: Source;
+  follower: Follower;
+  retention: Retention;
+}
+
+export interface FollowOptions {
+  dataDir: string;
+  logger: Logger;
+  clock: Clock;
+  random: () => number;
+  /** One sync of `followed`, settled (catalog and state updated). Never rejects. */
+  sync: (followed: Followed, why: string) => Promise<SyncOutcome>;
+  /** A read found a served commit of source `id` damaged. */
+  onDamage: (id: string, damage: Damage) => void;
+  onProgress?: (source: string, progress: FetchProgress | { phase: 'indexing' }) => void;
+  onSettled?: (outcome: SyncOutcome) => void;
+  indexStore?: (dir: string) => IndexStore;
+}
+
+/** Opens `sourceConfig`'s source, its retention and a follower that syncs it through `options.sync`. */
+export function followSource(sourceConfig: SourceConfig, config: Config, options: FollowOptions): Followed {
+  const { id } = sourceConfig;
+  const { logger } = options;
+  const source = openSource(sourceConfig, {
+    dataDir: options.dataDir,
+    onDamage: (damage) => options.onDamage(id, damage),
+    sweep: logger,
+    ...(options.onProgress === undefined ? {} : { onProgress: (p) => options.onProgress?.(id, p) }),
+    ...(options.indexStore === undefined ? {} : { indexStore: options.indexStore }),
+  });
+  const retention = createRetention(
+    (commit) => source.forget(commit),
+    (commit, error) =>
+      logger.warn({ source: id, commit, err: messageOf(error) }, 'could not forget a commit'),
+  );
+  const followed: Followed = {
+    config: sourceConfig,
+    source,
+    retention,
+    follower: createFollower({
+      sync: (why) => options.sync(followed, why),
+      ...(sourceConfig.pollMs === undefined ? {} : { pollMs: sourceConfig.pollMs }),
+      retryMinMs: config.sync.retryMinMs,
+      retryMaxMs: config.sync.retryMaxMs,
+      random: options.random,
+      clock: options.clock,
+      ...(options.onSettled === undefined ? {} : { onSettled: options.onSettled }),
+    }),
+  };
+  return followed;
+}
