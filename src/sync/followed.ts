@@ -9,7 +9,7 @@ import { createFollower, type Follower, type SyncOutcome } from './follower.ts';
 import { createRetention, type Retention } from './retention.ts';
 import { openSource, type Source } from './source.ts';
 
-/** One source as the worker runs it: its config, the source object (how), its follower (when), its retention. */
+/** A source as the worker runs it: its config, the source object (how), its follower (when), retention. */
 export interface Followed {
   config: SourceConfig;
   source: Source;

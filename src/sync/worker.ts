@@ -12,9 +12,10 @@ import { systemClock, type Clock } from './clock.ts';
 import { createDamageLedger, type Damage } from './damage.ts';
 import { type Followed, type FollowOptions, followSource } from './followed.ts';
 import type { SyncOutcome } from './follower.ts';
+import { liveStatusOf } from './liveStatus.ts';
 import { restoreServed } from './restore.ts';
 import { openStateFile, type SourceState, type SyncState } from './state.ts';
-import { commitStatusOf, refOf, reportOf, type StatusReport } from './status.ts';
+import { reportOf, type StatusReport } from './status.ts';
 import { syncSource, type SourceRecord } from './step.ts';
 
 export type { Reconfigured } from './changes.ts';
@@ -259,21 +260,9 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     },
     status() {
       return reportOf(
-        [...running.followed.values()].map(({ config: sourceConfig, source, follower }) => {
-          const r = records.get(source.id)!;
-          const next = follower.nextAt;
-          return {
-            id: source.id,
-            repository: source.origin.repository,
-            ref: refOf(sourceConfig),
-            current: r.served === undefined ? null : commitStatusOf(r.served.current),
-            retained: r.served?.retained.map(commitStatusOf) ?? [],
-            syncing: follower.syncing,
-            lastSync: r.lastSync ?? null,
-            lastSuccess: r.lastSuccess ?? null,
-            nextSync: next === undefined ? null : new Date(next).toISOString(),
-            lastError: damage.error(source.id) ?? r.lastError ?? null,
-          };
+        [...running.followed.values()].map((followed) => {
+          const { id } = followed.source;
+          return liveStatusOf(followed, records.get(id)!, damage.error(id));
         }),
       );
     },
