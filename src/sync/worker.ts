@@ -1,20 +1,20 @@
 import { isDeepStrictEqual } from 'node:util';
 import PQueue from 'p-queue';
-import type { Catalog, ServedSource } from '../catalog/index.ts';
+import type { Catalog } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
 import type { FetchProgress } from '../git/index.ts';
 import type { IndexStore } from '../index/index.ts';
 import type { WriteFs } from '../shared/fs.ts';
 import type { Logger } from '../shared/log.ts';
-import { messageOf } from '../shared/text.ts';
 import { type Reconfigured, sourceChanges } from './changes.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createDamageLedger, type Damage } from './damage.ts';
 import { type Followed, type FollowOptions, followSource } from './followed.ts';
 import type { SyncOutcome } from './follower.ts';
 import { liveStatusOf } from './liveStatus.ts';
+import { statePersister } from './persist.ts';
 import { restoreServed } from './restore.ts';
-import { openStateFile, type SourceState, type SyncState } from './state.ts';
+import { openStateFile, type SourceState } from './state.ts';
 import { reportOf, type StatusReport } from './status.ts';
 import { syncSource, type SourceRecord } from './step.ts';
 
@@ -59,9 +59,6 @@ export interface SyncWorker {
   stop(): Promise<void>;
 }
 
-const commitsOf = (served: ServedSource | undefined) =>
-  new Set(served === undefined ? [] : [served.current, ...served.retained].map((ns) => ns.commit));
-
 /**
  * The sync worker wires, per source, a follower (when to sync), the source object (how), retention (what
  * stays) to state.json (what is remembered) and the catalog (what is served). A failure costs only its source,
@@ -101,31 +98,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     void running.followed.get(id)?.follower.trigger('store damaged');
   };
 
-  const saved = (): SyncState => {
-    const sources: Record<string, SourceState> = {};
-    for (const [id, r] of records) {
-      sources[id] = {
-        ...(r.served === undefined ? {} : { current: r.served.current.commit }),
-        retained: r.served?.retained.map((ns) => ns.commit) ?? [],
-        ...(r.lastSync === undefined ? {} : { lastSync: r.lastSync }),
-        ...(r.lastSuccess === undefined ? {} : { lastSuccess: r.lastSuccess }),
-        ...(r.lastError === undefined ? {} : { lastError: r.lastError }),
-      };
-    }
-    return { version: 1, sources };
-  };
-
-  /** Writes state.json, then forgets what fell out of retention: a crash in between restarts with it intact. */
-  const persist = async (...touched: Followed[]) => {
-    try {
-      await stateFile.write(saved());
-    } catch (error) {
-      logger.error({ err: messageOf(error), file: stateFile.file }, 'could not write state.json');
-      return;
-    }
-    for (const followed of touched)
-      await followed.retention.forgetDropped(commitsOf(records.get(followed.config.id)?.served));
-  };
+  const persist = statePersister(stateFile, logger, () => records);
 
   /** One sync of a source in its turn: then recorded, served, and written to state.json. */
   const sync = async (followed: Followed, why: string): Promise<SyncOutcome> => {
