@@ -6,6 +6,7 @@ import type { FetchProgress } from '../git/index.ts';
 import type { IndexStore } from '../index/index.ts';
 import type { WriteFs } from '../shared/fs.ts';
 import type { Logger } from '../shared/log.ts';
+import { catalogStateOf } from './catalogState.ts';
 import { type Reconfigured, sourceChanges } from './changes.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createDamageLedger, type Damage } from './damage.ts';
@@ -79,16 +80,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   };
   const damage = createDamageLedger();
 
-  const publish = () => {
-    catalog.swap({
-      sources: [...records.values()].flatMap((r) => (r.served === undefined ? [] : [r.served])),
-      failures: [...records].flatMap(([id, r]) => {
-        const damaged = damage.error(id);
-        if (damaged !== undefined) return [{ id, reason: damaged.reason, detail: damaged.detail }];
-        return r.failure === undefined ? [] : [r.failure];
-      }),
-    });
-  };
+  const publish = () => catalog.swap(catalogStateOf(records, damage));
 
   /** A read found a served commit damaged: reported at once, and a sync repairs it. */
   const reportDamage = (id: string, found: Damage) => {
