@@ -18,6 +18,7 @@ import { restoreServed } from './restore.ts';
 import { openStateFile, type SourceState } from './state.ts';
 import { reportOf, type StatusReport } from './status.ts';
 import { syncSource, type SourceRecord } from './step.ts';
+import { timedStep } from './timed.ts';
 
 export type { Reconfigured } from './changes.ts';
 export type { SyncOutcome } from './follower.ts';
@@ -96,18 +97,20 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   const sync = async (followed: Followed, why: string): Promise<SyncOutcome> => {
     const { config: sourceConfig, source, retention } = followed;
     const { id } = sourceConfig;
-    const step = (await queue.add(async () => {
-      const started = performance.now();
-      const done = await syncSource(source, records.get(id)!, {
-        keep: sourceConfig.keep,
-        why,
-        at: () => new Date(clock.now()).toISOString(),
-        logger,
-        damaged: damage.of(id),
-      });
-      options.onSynced?.(done.outcome, (performance.now() - started) / 1000);
-      return done;
-    }))!;
+    // Timed from its turn in the queue: waiting for it is not counted.
+    const step = (await queue.add(() =>
+      timedStep(
+        () =>
+          syncSource(source, records.get(id)!, {
+            keep: sourceConfig.keep,
+            why,
+            at: () => new Date(clock.now()).toISOString(),
+            logger,
+            damaged: damage.of(id),
+          }),
+        options.onSynced,
+      ),
+    ))!;
     retention.drop(step.dropped);
     record(id, step.record);
     damage.repaired(id, step.repaired);
