@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import PQueue from 'p-queue';
 import type { Catalog } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
@@ -14,8 +13,8 @@ import { type Followed, type FollowOptions, followSource } from './followed.ts';
 import type { SyncOutcome } from './follower.ts';
 import { liveStatusOf } from './liveStatus.ts';
 import { statePersister } from './persist.ts';
-import { restoreServed } from './restore.ts';
-import { openStateFile, type SourceState } from './state.ts';
+import { restartedRecord, restoredRecord } from './restart.ts';
+import { openStateFile } from './state.ts';
 import { reportOf, type StatusReport } from './status.ts';
 import { syncSource, type SourceRecord } from './step.ts';
 import { timedStep } from './timed.ts';
@@ -137,53 +136,21 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     followed: new Map(options.config.sources.map((source) => [source.id, follow(source, options.config)])),
   };
 
-  /** What a source served when it restarts: restored from dataDir alone, as at a start. */
-  const restored = async (
-    { config: sourceConfig, source, retention }: Followed,
-    last: SourceState | undefined,
-  ): Promise<SourceRecord> => {
-    const { served, dropped } = await restoreServed(source, sourceConfig, last, logger);
-    retention.drop(dropped);
-    return {
-      tried: false,
-      ...(served === undefined ? {} : { served }),
-      ...(last?.lastSync === undefined ? {} : { lastSync: last.lastSync }),
-      ...(last?.lastSuccess === undefined ? {} : { lastSuccess: last.lastSuccess }),
-      ...(last?.lastError === undefined ? {} : { lastError: last.lastError }),
-    };
-  };
-
   const reconfigure = async (next: Config): Promise<Reconfigured> => {
     const before = running;
-    const known = (id: string) => before.followed.get(id)?.config;
     const { added, removed, changed } = sourceChanges(before.config.sources, next.sources);
     const ending = [...removed, ...changed].map((id) => before.followed.get(id)!);
     // A stopped follower starts no sync, and the one running lands before this goes on.
     await Promise.all(ending.map(({ follower }) => follower.stop()));
     await Promise.all(ending.map(({ source }) => source.close()));
+    const starting = new Set([...added, ...changed]);
     const followed = new Map(
-      next.sources.map((s) => [
-        s.id,
-        added.includes(s.id) || changed.includes(s.id) ? follow(s, next) : before.followed.get(s.id)!,
-      ]),
+      next.sources.map((s) => [s.id, starting.has(s.id) ? follow(s, next) : before.followed.get(s.id)!]),
     );
     const fresh = new Map<string, SourceRecord>();
-    for (const id of [...added, ...changed]) {
-      const old = records.get(id)?.served;
-      const restarting = followed.get(id)!;
-      // A changed source keeps its commits while its repository is the same one: they are re-indexed under the
-      // new settings (paths, strictNames, verify) from dataDir. Another repository's commits are forgotten.
-      if (old !== undefined && !isDeepStrictEqual(known(id)?.location, restarting.config.location)) {
-        restarting.retention.drop([old.current, ...old.retained].map((ns) => ns.commit));
-        fresh.set(id, { tried: false });
-        continue;
-      }
-      // An added source starts as at a start: from what dataDir holds for it.
-      const last: SourceState | undefined =
-        old === undefined
-          ? undefined
-          : { current: old.current.commit, retained: old.retained.map((ns) => ns.commit) };
-      fresh.set(id, await restored(restarting, last));
+    for (const id of starting) {
+      const was = { config: before.followed.get(id)?.config, served: records.get(id)?.served };
+      fresh.set(id, await restartedRecord(followed.get(id)!, was, logger));
     }
     queue.concurrency = next.sync.concurrency;
     running = { config: next, followed };
@@ -192,7 +159,6 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     );
     publish();
     await persist(...changed.map((id) => followed.get(id)!));
-    const starting = new Set([...added, ...changed]);
     void syncAll('reload', (source) => starting.has(source.id));
     return { added, removed, changed };
   };
@@ -214,7 +180,10 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
           'state.json is corrupt: rebuilding it from the index files and pins in dataDir',
         );
       for (const followed of running.followed.values())
-        record(followed.source.id, await restored(followed, read.state.sources[followed.source.id]));
+        record(
+          followed.source.id,
+          await restoredRecord(followed, read.state.sources[followed.source.id], logger),
+        );
       publish();
     },
     syncAll,
