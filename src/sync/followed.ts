@@ -17,30 +17,35 @@ export interface Followed {
   retention: Retention;
 }
 
+/** What the worker's caller may pass for every source (the worker's own options fit). */
+export interface FollowHooks {
+  onProgress?: (source: string, progress: FetchProgress | { phase: 'indexing' }) => void;
+  onSettled?: (outcome: SyncOutcome) => void;
+  random?: () => number;
+  indexStore?: (dir: string) => IndexStore;
+}
+
 export interface FollowOptions {
   dataDir: string;
   logger: Logger;
   clock: Clock;
-  random: () => number;
   /** One sync of `followed`, settled (catalog and state updated). Never rejects. */
   sync: (followed: Followed, why: string) => Promise<SyncOutcome>;
   /** A read found a served commit of source `id` damaged. */
   onDamage: (id: string, damage: Damage) => void;
-  onProgress?: (source: string, progress: FetchProgress | { phase: 'indexing' }) => void;
-  onSettled?: (outcome: SyncOutcome) => void;
-  indexStore?: (dir: string) => IndexStore;
+  hooks: FollowHooks;
 }
 
 /** Opens `sourceConfig`'s source, its retention and a follower that syncs it through `options.sync`. */
 export function followSource(sourceConfig: SourceConfig, config: Config, options: FollowOptions): Followed {
   const { id } = sourceConfig;
-  const { logger } = options;
+  const { logger, hooks } = options;
   const source = openSource(sourceConfig, {
     dataDir: options.dataDir,
     onDamage: (damage) => options.onDamage(id, damage),
     sweep: logger,
-    ...(options.onProgress === undefined ? {} : { onProgress: (p) => options.onProgress?.(id, p) }),
-    ...(options.indexStore === undefined ? {} : { indexStore: options.indexStore }),
+    ...(hooks.onProgress === undefined ? {} : { onProgress: (p) => hooks.onProgress?.(id, p) }),
+    ...(hooks.indexStore === undefined ? {} : { indexStore: hooks.indexStore }),
   });
   const retention = createRetention(
     (commit) => source.forget(commit),
@@ -56,9 +61,9 @@ export function followSource(sourceConfig: SourceConfig, config: Config, options
       ...(sourceConfig.pollMs === undefined ? {} : { pollMs: sourceConfig.pollMs }),
       retryMinMs: config.sync.retryMinMs,
       retryMaxMs: config.sync.retryMaxMs,
-      random: options.random,
+      random: hooks.random ?? Math.random,
       clock: options.clock,
-      ...(options.onSettled === undefined ? {} : { onSettled: options.onSettled }),
+      ...(hooks.onSettled === undefined ? {} : { onSettled: hooks.onSettled }),
     }),
   };
   return followed;

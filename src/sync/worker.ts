@@ -9,7 +9,7 @@ import { catalogStateOf } from './catalogState.ts';
 import { type Reconfigured, sourceChanges } from './changes.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createDamageLedger, type Damage } from './damage.ts';
-import { type Followed, type FollowOptions, followSource } from './followed.ts';
+import { type Followed, followSource } from './followed.ts';
 import type { SyncOutcome } from './follower.ts';
 import { liveStatusOf } from './liveStatus.ts';
 import { statePersister } from './persist.ts';
@@ -117,19 +117,15 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     await persist(followed);
     return step.outcome;
   };
-  const following: FollowOptions = {
-    dataDir,
-    logger,
-    clock,
-    random: options.random ?? Math.random,
-    sync,
-    onDamage: reportDamage,
-    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-    ...(options.onSettled === undefined ? {} : { onSettled: options.onSettled }),
-    ...(options.indexStore === undefined ? {} : { indexStore: options.indexStore }),
-  };
   const follow = (sourceConfig: SourceConfig, config: Config) =>
-    followSource(sourceConfig, config, following);
+    followSource(sourceConfig, config, {
+      dataDir,
+      logger,
+      clock,
+      sync,
+      onDamage: reportDamage,
+      hooks: options,
+    });
   /** The config running and a follower per source: swapped whole by a reconfigure. */
   let running: { config: Config; followed: ReadonlyMap<string, Followed> } = {
     config: options.config,
