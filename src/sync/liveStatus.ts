@@ -7,7 +7,7 @@ import type { SourceRecord } from './step.ts';
 export function liveStatusOf(
   { config, source, follower }: Followed,
   record: SourceRecord,
-  damaged: ReturnType<DamageLedger['error']>,
+  damage: Pick<DamageLedger, 'error'>,
 ): SourceStatus {
   const next = follower.nextAt;
   return {
@@ -20,6 +20,6 @@ export function liveStatusOf(
     lastSync: record.lastSync ?? null,
     lastSuccess: record.lastSuccess ?? null,
     nextSync: next === undefined ? null : new Date(next).toISOString(),
-    lastError: damaged ?? record.lastError ?? null,
+    lastError: damage.error(source.id) ?? record.lastError ?? null,
   };
 }

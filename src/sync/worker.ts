@@ -192,12 +192,8 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       return done;
     },
     status() {
-      return reportOf(
-        [...running.followed.values()].map((followed) => {
-          const { id } = followed.source;
-          return liveStatusOf(followed, records.get(id)!, damage.error(id));
-        }),
-      );
+      const of = (followed: Followed) => liveStatusOf(followed, records.get(followed.source.id)!, damage);
+      return reportOf([...running.followed.values()].map(of));
     },
     pending() {
       return [...records].flatMap(([id, r]) => (r.tried ? [] : [id]));
