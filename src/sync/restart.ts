@@ -4,8 +4,19 @@ import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Followed } from './followed.ts';
 import { restoreServed } from './restore.ts';
-import type { SourceState } from './state.ts';
+import type { SourceState, StateFile, SyncState } from './state.ts';
 import type { SourceRecord } from './step.ts';
+
+/** What the last run left in state.json; a corrupt one is logged and read as empty (sources are rebuilt). */
+export async function lastState(stateFile: StateFile, logger: Logger): Promise<SyncState> {
+  const read = await stateFile.read();
+  if (read.found === 'corrupt')
+    logger.warn(
+      { file: stateFile.file, detail: read.detail },
+      'state.json is corrupt: rebuilding it from the index files and pins in dataDir',
+    );
+  return read.state;
+}
 
 /** What a source starts from: restored from dataDir alone, with the times state.json kept (`last`). */
 export async function restoredRecord(

@@ -13,7 +13,7 @@ import { type Followed, followSource } from './followed.ts';
 import type { SyncOutcome } from './follower.ts';
 import { liveStatusOf } from './liveStatus.ts';
 import { statePersister } from './persist.ts';
-import { restartedRecord, restoredRecord } from './restart.ts';
+import { lastState, restartedRecord, restoredRecord } from './restart.ts';
 import { openStateFile } from './state.ts';
 import { reportOf, type StatusReport } from './status.ts';
 import { syncSource, type SourceRecord } from './step.ts';
@@ -169,17 +169,9 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
 
   return {
     async restore() {
-      const read = await stateFile.read();
-      if (read.found === 'corrupt')
-        logger.warn(
-          { file: stateFile.file, detail: read.detail },
-          'state.json is corrupt: rebuilding it from the index files and pins in dataDir',
-        );
+      const { sources } = await lastState(stateFile, logger);
       for (const followed of running.followed.values())
-        record(
-          followed.source.id,
-          await restoredRecord(followed, read.state.sources[followed.source.id], logger),
-        );
+        record(followed.source.id, await restoredRecord(followed, sources[followed.source.id], logger));
       publish();
     },
     syncAll,
