@@ -68,3 +68,10 @@ export function followSource(sourceConfig: SourceConfig, config: Config, options
   };
   return followed;
 }
+
+/** Stops the followers (a running sync lands first), then ends their sources' git processes and packs. */
+export async function unfollow(followed: readonly Followed[]): Promise<void> {
+  await Promise.all(followed.map(({ follower }) => follower.stop()));
+  // A later read of a closed source opens its repository again.
+  await Promise.all(followed.map(({ source }) => source.close()));
+}

@@ -6,14 +6,15 @@ import type { IndexStore } from '../index/index.ts';
 import type { WriteFs } from '../shared/fs.ts';
 import type { Logger } from '../shared/log.ts';
 import { catalogStateOf } from './catalogState.ts';
-import { type Reconfigured, sourceChanges } from './changes.ts';
+import type { Reconfigured } from './changes.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createDamageLedger, type Damage } from './damage.ts';
-import { type Followed, followSource } from './followed.ts';
+import { type Followed, followSource, unfollow } from './followed.ts';
 import type { SyncOutcome } from './follower.ts';
 import { liveStatusOf } from './liveStatus.ts';
 import { statePersister } from './persist.ts';
-import { lastState, restartedRecord, restoredRecord } from './restart.ts';
+import { restartChanged, type Running } from './reconfigure.ts';
+import { lastState, restoredRecord } from './restart.ts';
 import { openStateFile } from './state.ts';
 import { reportOf, type StatusReport } from './status.ts';
 import { syncSource, type SourceRecord } from './step.ts';
@@ -126,37 +127,23 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       onDamage: reportDamage,
       hooks: options,
     });
-  /** The config running and a follower per source: swapped whole by a reconfigure. */
-  let running: { config: Config; followed: ReadonlyMap<string, Followed> } = {
+  let running: Running = {
     config: options.config,
     followed: new Map(options.config.sources.map((source) => [source.id, follow(source, options.config)])),
   };
 
   const reconfigure = async (next: Config): Promise<Reconfigured> => {
-    const before = running;
-    const { added, removed, changed } = sourceChanges(before.config.sources, next.sources);
-    const ending = [...removed, ...changed].map((id) => before.followed.get(id)!);
-    // A stopped follower starts no sync, and the one running lands before this goes on.
-    await Promise.all(ending.map(({ follower }) => follower.stop()));
-    await Promise.all(ending.map(({ source }) => source.close()));
-    const starting = new Set([...added, ...changed]);
-    const followed = new Map(
-      next.sources.map((s) => [s.id, starting.has(s.id) ? follow(s, next) : before.followed.get(s.id)!]),
-    );
-    const fresh = new Map<string, SourceRecord>();
-    for (const id of starting) {
-      const was = { config: before.followed.get(id)?.config, served: records.get(id)?.served };
-      fresh.set(id, await restartedRecord(followed.get(id)!, was, logger));
-    }
+    const restarted = await restartChanged(running, next, follow, (id) => records.get(id)?.served, logger);
+    const { changes, starting } = restarted;
     queue.concurrency = next.sync.concurrency;
-    running = { config: next, followed };
+    running = restarted.running;
     records = new Map(
-      next.sources.map((s) => [s.id, fresh.get(s.id) ?? records.get(s.id) ?? { tried: false }]),
+      next.sources.map((s) => [s.id, starting.get(s.id) ?? records.get(s.id) ?? { tried: false }]),
     );
     publish();
-    await persist(...changed.map((id) => followed.get(id)!));
+    await persist(...changes.changed.map((id) => running.followed.get(id)!));
     void syncAll('reload', (source) => starting.has(source.id));
-    return { added, removed, changed };
+    return changes;
   };
   let reconfiguring: Promise<unknown> = Promise.resolve();
 
@@ -192,10 +179,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     },
     async stop() {
       await reconfiguring;
-      const followed = [...running.followed.values()];
-      await Promise.all(followed.map(({ follower }) => follower.stop()));
-      // Ends each repository's git process and open pack files (a later read opens them again).
-      await Promise.all(followed.map(({ source }) => source.close()));
+      await unfollow([...running.followed.values()]);
     },
   };
 }
