@@ -71,6 +71,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   // dataDir is the one setting a reconfigure cannot change: this process holds its lock.
   const { dataDir } = options.config;
   const clock = options.clock ?? systemClock;
+  const at = () => new Date(clock.now()).toISOString();
   const stateFile = openStateFile(dataDir, options.fs);
   const queue = new PQueue({ concurrency: options.config.sync.concurrency });
   let records: ReadonlyMap<string, SourceRecord> = new Map(
@@ -85,7 +86,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
 
   /** A read found a served commit damaged: reported at once, and a sync repairs it. */
   const reportDamage = (id: string, found: Damage) => {
-    if (!damage.report(id, found, new Date(clock.now()).toISOString())) return;
+    if (!damage.report(id, found, at())) return;
     logger.warn({ source: id, commit: found.commit, kind: found.kind, log: found.log }, found.detail);
     publish();
     void running.followed.get(id)?.follower.trigger('store damaged');
@@ -95,22 +96,11 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
 
   /** One sync of a source in its turn: then recorded, served, and written to state.json. */
   const sync = async (followed: Followed, why: string): Promise<SyncOutcome> => {
-    const { config: sourceConfig, source, retention } = followed;
-    const { id } = sourceConfig;
+    const { source, retention } = followed;
+    const { id, keep } = followed.config;
+    const run = () => syncSource(source, records.get(id)!, { keep, why, at, logger, damaged: damage.of(id) });
     // Timed from its turn in the queue: waiting for it is not counted.
-    const step = (await queue.add(() =>
-      timedStep(
-        () =>
-          syncSource(source, records.get(id)!, {
-            keep: sourceConfig.keep,
-            why,
-            at: () => new Date(clock.now()).toISOString(),
-            logger,
-            damaged: damage.of(id),
-          }),
-        options.onSynced,
-      ),
-    ))!;
+    const step = (await queue.add(() => timedStep(run, options.onSynced)))!;
     retention.drop(step.dropped);
     record(id, step.record);
     damage.repaired(id, step.repaired);
@@ -118,15 +108,8 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     await persist(followed);
     return step.outcome;
   };
-  const follow = (sourceConfig: SourceConfig, config: Config) =>
-    followSource(sourceConfig, config, {
-      dataDir,
-      logger,
-      clock,
-      sync,
-      onDamage: reportDamage,
-      hooks: options,
-    });
+  const follow = (source: SourceConfig, config: Config) =>
+    followSource(source, config, { dataDir, logger, clock, sync, onDamage: reportDamage, hooks: options });
   let running: Running = {
     config: options.config,
     followed: new Map(options.config.sources.map((source) => [source.id, follow(source, options.config)])),
