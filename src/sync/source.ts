@@ -6,14 +6,11 @@ import {
   fetchCommit,
   GitError,
   keyringOf,
-  openLocalRepository,
-  openStore,
   pinnedTag,
   pinRef,
   readBlob,
   redactUrl,
   refetchCommit,
-  removeIncomplete,
   resolveLocalTarget,
   resolveRemoteTarget,
   unpinCommit,
@@ -35,8 +32,10 @@ import {
 } from '../index/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
-import { type Damage, damageOf, guardedReader } from './damage.ts';
+import { type Damage, guardedReader } from './damage.ts';
+import { repositoryOnUse } from './repository.ts';
 import type { CommitStatus } from './status.ts';
+import { checkStore } from './storeCheck.ts';
 
 export interface SourceDeps {
   dataDir: string;
@@ -156,42 +155,8 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   });
   const indexCache = newIndexCache();
   let trees: TreeCache | undefined;
-  let opened: Promise<Repository> | undefined;
 
-  /** Before the store's first use under dataDir's lock: what an interrupted transfer left goes. */
-  const swept = async (): Promise<void> => {
-    if (deps.sweep === undefined) return;
-    const removed = await removeIncomplete(storeDir);
-    if (removed.length > 0)
-      deps.sweep.warn(
-        { source: config.id, removed },
-        'removed what an interrupted transfer left in the store',
-      );
-  };
-  const repository = (): Promise<Repository> => {
-    opened ??= (
-      config.location.kind === 'local'
-        ? openLocalRepository(config.location.path, config.git, config.location.given)
-        : swept().then(() => openStore(storeDir, config.git))
-    ).catch((error: unknown) => {
-      // Not there yet (a local path created later): the next sync tries again.
-      opened = undefined;
-      throw error;
-    });
-    return opened;
-  };
-  /** The blobs of a commit its store lacks (the commit itself included): damage when there are any. */
-  const checkIndex = async (
-    repo: Repository,
-    index: { commit: string; skills: readonly CommitIndex['skills'][number][] },
-  ): Promise<Damage | undefined> => {
-    const blobs = new Set(index.skills.flatMap((skill) => skill.files.map((file) => file.blob)));
-    // What the store holds now, not what was remembered of it (a pack may be gone since).
-    repo.refresh();
-    const missing = await repo.missingObjects([index.commit, ...blobs]);
-    if (missing.length === 0) return undefined;
-    return damageOf(index.commit, 'objects', `${missing.length} object(s) missing, such as ${missing[0]}`);
-  };
+  const repository = repositoryOnUse(config, storeDir, deps.sweep);
   const namespace = (index: CommitIndex, repo: Repository, checkFirst = false) =>
     buildNamespace(
       config.id,
@@ -201,7 +166,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
         index,
         (blob) => readBlob(repo, blob),
         (damage) => deps.onDamage?.(damage),
-        checkFirst ? () => checkIndex(repo, index) : undefined,
+        checkFirst ? () => checkStore(repo, index) : undefined,
       ),
     );
 
@@ -235,7 +200,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
 
   /** Fetches the commit (remote) with the tag verification reads, then its index: from its file, or built. */
   const fetchAndIndex = async (target: ResolvedRef, have?: string): Promise<CommitIndex> => {
-    const repo = await repository();
+    const repo = await repository.get();
     // Only a tag that verification reads is fetched and kept.
     const tag = config.verify?.require === 'tag' ? target.tag : undefined;
     if (remote !== undefined) {
@@ -256,7 +221,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     const { target } = config;
     const tag =
       remote !== undefined
-        ? await pinnedTag(await repository(), commit)
+        ? await pinnedTag(await repository.get(), commit)
         : target.kind === 'commit' && target.commit === commit
           ? target.tag
           : undefined;
@@ -271,19 +236,19 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       if (target.kind === 'commit')
         return { commit: target.commit, ...(target.tag === undefined ? {} : { tag: target.tag }) };
       return remote === undefined
-        ? resolveLocalTarget(await repository(), target.ref)
-        : resolveRemoteTarget(await repository(), remote, target.ref);
+        ? resolveLocalTarget(await repository.get(), target.ref)
+        : resolveRemoteTarget(await repository.get(), remote, target.ref);
     },
     async load(target, have) {
-      return namespace(await fetchAndIndex(target, have), await repository());
+      return namespace(await fetchAndIndex(target, have), await repository.get());
     },
     index: (target, have) => fetchAndIndex(target, have),
     restore: async (commit) =>
-      namespace(await indexOf(await repository(), await targetOf(commit)), await repository(), true),
-    check: async (ns) => checkIndex(await repository(), ns),
+      namespace(await indexOf(await repository.get(), await targetOf(commit)), await repository.get(), true),
+    check: async (ns) => checkStore(await repository.get(), ns),
     async repair(damage) {
       const { commit } = damage;
-      const repo = await repository();
+      const repo = await repository.get();
       const target = await targetOf(commit);
       if (damage.kind === 'objects') {
         if (remote === undefined)
@@ -302,13 +267,13 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       }
       // An index that names objects the store still lacks is as wrong as one with wrong digests: rebuilt.
       const stored = await indexes.load(commit, await indexOptions());
-      if (damage.kind === 'index' || (stored !== undefined && (await checkIndex(repo, stored)) !== undefined))
+      if (damage.kind === 'index' || (stored !== undefined && (await checkStore(repo, stored)) !== undefined))
         await indexes.remove(commit);
       return namespace(await indexOf(repo, target), repo);
     },
     async forget(commit) {
       await indexes.remove(commit);
-      if (remote !== undefined) await unpinCommit(await repository(), commit).catch(() => undefined);
+      if (remote !== undefined) await unpinCommit(await repository.get(), commit).catch(() => undefined);
     },
     async status(commit) {
       const index = await indexes.load(commit, await indexOptions());
@@ -320,10 +285,6 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       const pinned = remote === undefined ? [] : await pinnedCommits(storeDir);
       return [...new Set([...indexed, ...pinned])];
     },
-    async close() {
-      const open = opened;
-      opened = undefined;
-      await (await open?.catch(() => undefined))?.close();
-    },
+    close: () => repository.close(),
   };
 }

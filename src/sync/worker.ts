@@ -1,22 +1,24 @@
-import { isDeepStrictEqual } from 'node:util';
 import PQueue from 'p-queue';
-import type { Catalog, ServedSource } from '../catalog/index.ts';
+import type { Catalog } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
 import type { FetchProgress } from '../git/index.ts';
 import type { IndexStore } from '../index/index.ts';
 import type { WriteFs } from '../shared/fs.ts';
 import type { Logger } from '../shared/log.ts';
-import { messageOf } from '../shared/text.ts';
-import { type Reconfigured, sourceChanges } from './changes.ts';
+import { catalogStateOf } from './catalogState.ts';
+import type { Reconfigured } from './changes.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createDamageLedger, type Damage } from './damage.ts';
-import { createFollower, type Follower, type SyncOutcome } from './follower.ts';
-import { restoreServed } from './restore.ts';
-import { createRetention, type Retention } from './retention.ts';
-import { openSource, type Source } from './source.ts';
-import { openStateFile, type SourceState, type SyncState } from './state.ts';
-import { commitStatusOf, refOf, reportOf, type StatusReport } from './status.ts';
+import { type Followed, followSource, unfollow } from './followed.ts';
+import type { SyncOutcome } from './follower.ts';
+import { liveStatusOf } from './liveStatus.ts';
+import { statePersister } from './persist.ts';
+import { restartChanged, type Running } from './reconfigure.ts';
+import { lastState, restoredRecord } from './restart.ts';
+import { openStateFile } from './state.ts';
+import { reportOf, type StatusReport } from './status.ts';
 import { syncSource, type SourceRecord } from './step.ts';
+import { timedStep } from './timed.ts';
 
 export type { Reconfigured } from './changes.ts';
 export type { SyncOutcome } from './follower.ts';
@@ -59,16 +61,6 @@ export interface SyncWorker {
   stop(): Promise<void>;
 }
 
-interface Followed {
-  config: SourceConfig;
-  source: Source;
-  follower: Follower;
-  retention: Retention;
-}
-
-const commitsOf = (served: ServedSource | undefined) =>
-  new Set(served === undefined ? [] : [served.current, ...served.retained].map((ns) => ns.commit));
-
 /**
  * The sync worker wires, per source, a follower (when to sync), the source object (how), retention (what
  * stays) to state.json (what is remembered) and the catalog (what is served). A failure costs only its source,
@@ -79,6 +71,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   // dataDir is the one setting a reconfigure cannot change: this process holds its lock.
   const { dataDir } = options.config;
   const clock = options.clock ?? systemClock;
+  const at = () => new Date(clock.now()).toISOString();
   const stateFile = openStateFile(dataDir, options.fs);
   const queue = new PQueue({ concurrency: options.config.sync.concurrency });
   let records: ReadonlyMap<string, SourceRecord> = new Map(
@@ -89,164 +82,51 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   };
   const damage = createDamageLedger();
 
-  const publish = () => {
-    catalog.swap({
-      sources: [...records.values()].flatMap((r) => (r.served === undefined ? [] : [r.served])),
-      failures: [...records].flatMap(([id, r]) => {
-        const damaged = damage.error(id);
-        if (damaged !== undefined) return [{ id, reason: damaged.reason, detail: damaged.detail }];
-        return r.failure === undefined ? [] : [r.failure];
-      }),
-    });
-  };
+  const publish = () => catalog.swap(catalogStateOf(records, damage));
 
   /** A read found a served commit damaged: reported at once, and a sync repairs it. */
   const reportDamage = (id: string, found: Damage) => {
-    if (!damage.report(id, found, new Date(clock.now()).toISOString())) return;
+    if (!damage.report(id, found, at())) return;
     logger.warn({ source: id, commit: found.commit, kind: found.kind, log: found.log }, found.detail);
     publish();
     void running.followed.get(id)?.follower.trigger('store damaged');
   };
 
-  const saved = (): SyncState => {
-    const sources: Record<string, SourceState> = {};
-    for (const [id, r] of records) {
-      sources[id] = {
-        ...(r.served === undefined ? {} : { current: r.served.current.commit }),
-        retained: r.served?.retained.map((ns) => ns.commit) ?? [],
-        ...(r.lastSync === undefined ? {} : { lastSync: r.lastSync }),
-        ...(r.lastSuccess === undefined ? {} : { lastSuccess: r.lastSuccess }),
-        ...(r.lastError === undefined ? {} : { lastError: r.lastError }),
-      };
-    }
-    return { version: 1, sources };
-  };
+  const persist = statePersister(stateFile, logger, () => records);
 
-  /** Writes state.json, then forgets what fell out of retention: a crash in between restarts with it intact. */
-  const persist = async (...touched: Followed[]) => {
-    try {
-      await stateFile.write(saved());
-    } catch (error) {
-      logger.error({ err: messageOf(error), file: stateFile.file }, 'could not write state.json');
-      return;
-    }
-    for (const followed of touched)
-      await followed.retention.forgetDropped(commitsOf(records.get(followed.config.id)?.served));
+  /** One sync of a source in its turn: then recorded, served, and written to state.json. */
+  const sync = async (followed: Followed, why: string): Promise<SyncOutcome> => {
+    const { source, retention } = followed;
+    const { id, keep } = followed.config;
+    const run = () => syncSource(source, records.get(id)!, { keep, why, at, logger, damaged: damage.of(id) });
+    // Timed from its turn in the queue: waiting for it is not counted.
+    const step = (await queue.add(() => timedStep(run, options.onSynced)))!;
+    retention.drop(step.dropped);
+    record(id, step.record);
+    damage.repaired(id, step.repaired);
+    publish();
+    await persist(followed);
+    return step.outcome;
   };
-
-  const follow = (sourceConfig: SourceConfig, config: Config): Followed => {
-    const { id } = sourceConfig;
-    const source = openSource(sourceConfig, {
-      dataDir,
-      onDamage: (damage) => reportDamage(id, damage),
-      sweep: logger,
-      ...(options.onProgress === undefined ? {} : { onProgress: (p) => options.onProgress?.(id, p) }),
-      ...(options.indexStore === undefined ? {} : { indexStore: options.indexStore }),
-    });
-    const retention = createRetention(
-      (commit) => source.forget(commit),
-      (commit, error) =>
-        logger.warn({ source: id, commit, err: messageOf(error) }, 'could not forget a commit'),
-    );
-    const followed: Followed = {
-      config: sourceConfig,
-      source,
-      retention,
-      follower: createFollower({
-        async sync(why) {
-          const step = (await queue.add(async () => {
-            const started = performance.now();
-            const done = await syncSource(source, records.get(id)!, {
-              keep: sourceConfig.keep,
-              why,
-              at: () => new Date(clock.now()).toISOString(),
-              logger,
-              damaged: damage.of(id),
-            });
-            options.onSynced?.(done.outcome, (performance.now() - started) / 1000);
-            return done;
-          }))!;
-          retention.drop(step.dropped);
-          record(id, step.record);
-          damage.repaired(id, step.repaired);
-          publish();
-          await persist(followed);
-          return step.outcome;
-        },
-        ...(sourceConfig.pollMs === undefined ? {} : { pollMs: sourceConfig.pollMs }),
-        retryMinMs: config.sync.retryMinMs,
-        retryMaxMs: config.sync.retryMaxMs,
-        random: options.random ?? Math.random,
-        clock,
-        ...(options.onSettled === undefined ? {} : { onSettled: options.onSettled }),
-      }),
-    };
-    return followed;
-  };
-  /** The config running and a follower per source: swapped whole by a reconfigure. */
-  let running: { config: Config; followed: ReadonlyMap<string, Followed> } = {
+  const follow = (source: SourceConfig, config: Config) =>
+    followSource(source, config, { dataDir, logger, clock, sync, onDamage: reportDamage, hooks: options });
+  let running: Running = {
     config: options.config,
     followed: new Map(options.config.sources.map((source) => [source.id, follow(source, options.config)])),
   };
 
-  /** What a source served when it restarts: restored from dataDir alone, as at a start. */
-  const restored = async (
-    { config: sourceConfig, source, retention }: Followed,
-    last: SourceState | undefined,
-  ): Promise<SourceRecord> => {
-    const { served, dropped } = await restoreServed(source, sourceConfig, last, logger);
-    retention.drop(dropped);
-    return {
-      tried: false,
-      ...(served === undefined ? {} : { served }),
-      ...(last?.lastSync === undefined ? {} : { lastSync: last.lastSync }),
-      ...(last?.lastSuccess === undefined ? {} : { lastSuccess: last.lastSuccess }),
-      ...(last?.lastError === undefined ? {} : { lastError: last.lastError }),
-    };
-  };
-
   const reconfigure = async (next: Config): Promise<Reconfigured> => {
-    const before = running;
-    const known = (id: string) => before.followed.get(id)?.config;
-    const { added, removed, changed } = sourceChanges(before.config.sources, next.sources);
-    const ending = [...removed, ...changed].map((id) => before.followed.get(id)!);
-    // A stopped follower starts no sync, and the one running lands before this goes on.
-    await Promise.all(ending.map(({ follower }) => follower.stop()));
-    await Promise.all(ending.map(({ source }) => source.close()));
-    const followed = new Map(
-      next.sources.map((s) => [
-        s.id,
-        added.includes(s.id) || changed.includes(s.id) ? follow(s, next) : before.followed.get(s.id)!,
-      ]),
-    );
-    const fresh = new Map<string, SourceRecord>();
-    for (const id of [...added, ...changed]) {
-      const old = records.get(id)?.served;
-      const restarting = followed.get(id)!;
-      // A changed source keeps its commits while its repository is the same one: they are re-indexed under the
-      // new settings (paths, strictNames, verify) from dataDir. Another repository's commits are forgotten.
-      if (old !== undefined && !isDeepStrictEqual(known(id)?.location, restarting.config.location)) {
-        restarting.retention.drop([old.current, ...old.retained].map((ns) => ns.commit));
-        fresh.set(id, { tried: false });
-        continue;
-      }
-      // An added source starts as at a start: from what dataDir holds for it.
-      const last: SourceState | undefined =
-        old === undefined
-          ? undefined
-          : { current: old.current.commit, retained: old.retained.map((ns) => ns.commit) };
-      fresh.set(id, await restored(restarting, last));
-    }
+    const restarted = await restartChanged(running, next, follow, (id) => records.get(id)?.served, logger);
+    const { changes, starting } = restarted;
     queue.concurrency = next.sync.concurrency;
-    running = { config: next, followed };
+    running = restarted.running;
     records = new Map(
-      next.sources.map((s) => [s.id, fresh.get(s.id) ?? records.get(s.id) ?? { tried: false }]),
+      next.sources.map((s) => [s.id, starting.get(s.id) ?? records.get(s.id) ?? { tried: false }]),
     );
     publish();
-    await persist(...changed.map((id) => followed.get(id)!));
-    const starting = new Set([...added, ...changed]);
+    await persist(...changes.changed.map((id) => running.followed.get(id)!));
     void syncAll('reload', (source) => starting.has(source.id));
-    return { added, removed, changed };
+    return changes;
   };
   let reconfiguring: Promise<unknown> = Promise.resolve();
 
@@ -259,14 +139,9 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
 
   return {
     async restore() {
-      const read = await stateFile.read();
-      if (read.found === 'corrupt')
-        logger.warn(
-          { file: stateFile.file, detail: read.detail },
-          'state.json is corrupt: rebuilding it from the index files and pins in dataDir',
-        );
+      const { sources } = await lastState(stateFile, logger);
       for (const followed of running.followed.values())
-        record(followed.source.id, await restored(followed, read.state.sources[followed.source.id]));
+        record(followed.source.id, await restoredRecord(followed, sources[followed.source.id], logger));
       publish();
     },
     syncAll,
@@ -279,34 +154,15 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       return done;
     },
     status() {
-      return reportOf(
-        [...running.followed.values()].map(({ config: sourceConfig, source, follower }) => {
-          const r = records.get(source.id)!;
-          const next = follower.nextAt;
-          return {
-            id: source.id,
-            repository: source.origin.repository,
-            ref: refOf(sourceConfig),
-            current: r.served === undefined ? null : commitStatusOf(r.served.current),
-            retained: r.served?.retained.map(commitStatusOf) ?? [],
-            syncing: follower.syncing,
-            lastSync: r.lastSync ?? null,
-            lastSuccess: r.lastSuccess ?? null,
-            nextSync: next === undefined ? null : new Date(next).toISOString(),
-            lastError: damage.error(source.id) ?? r.lastError ?? null,
-          };
-        }),
-      );
+      const of = (followed: Followed) => liveStatusOf(followed, records.get(followed.source.id)!, damage);
+      return reportOf([...running.followed.values()].map(of));
     },
     pending() {
       return [...records].flatMap(([id, r]) => (r.tried ? [] : [id]));
     },
     async stop() {
       await reconfiguring;
-      const followed = [...running.followed.values()];
-      await Promise.all(followed.map(({ follower }) => follower.stop()));
-      // Ends each repository's git process and open pack files (a later read opens them again).
-      await Promise.all(followed.map(({ source }) => source.close()));
+      await unfollow([...running.followed.values()]);
     },
   };
 }

@@ -1,0 +1,77 @@
+import type { Config, SourceConfig } from '../config/index.ts';
+import type { FetchProgress } from '../git/index.ts';
+import type { IndexStore } from '../index/index.ts';
+import type { Logger } from '../shared/log.ts';
+import { messageOf } from '../shared/text.ts';
+import type { Clock } from './clock.ts';
+import type { Damage } from './damage.ts';
+import { createFollower, type Follower, type SyncOutcome } from './follower.ts';
+import { createRetention, type Retention } from './retention.ts';
+import { openSource, type Source } from './source.ts';
+
+/** A source as the worker runs it: its config, the source object (how), its follower (when), retention. */
+export interface Followed {
+  config: SourceConfig;
+  source: Source;
+  follower: Follower;
+  retention: Retention;
+}
+
+/** What the worker's caller may pass for every source (the worker's own options fit). */
+export interface FollowHooks {
+  onProgress?: (source: string, progress: FetchProgress | { phase: 'indexing' }) => void;
+  onSettled?: (outcome: SyncOutcome) => void;
+  random?: () => number;
+  indexStore?: (dir: string) => IndexStore;
+}
+
+export interface FollowOptions {
+  dataDir: string;
+  logger: Logger;
+  clock: Clock;
+  /** One sync of `followed`, settled (catalog and state updated). Never rejects. */
+  sync: (followed: Followed, why: string) => Promise<SyncOutcome>;
+  /** A read found a served commit of source `id` damaged. */
+  onDamage: (id: string, damage: Damage) => void;
+  hooks: FollowHooks;
+}
+
+/** Opens `sourceConfig`'s source, its retention and a follower that syncs it through `options.sync`. */
+export function followSource(sourceConfig: SourceConfig, config: Config, options: FollowOptions): Followed {
+  const { id } = sourceConfig;
+  const { logger, hooks } = options;
+  const source = openSource(sourceConfig, {
+    dataDir: options.dataDir,
+    onDamage: (damage) => options.onDamage(id, damage),
+    sweep: logger,
+    ...(hooks.onProgress === undefined ? {} : { onProgress: (p) => hooks.onProgress?.(id, p) }),
+    ...(hooks.indexStore === undefined ? {} : { indexStore: hooks.indexStore }),
+  });
+  const retention = createRetention(
+    (commit) => source.forget(commit),
+    (commit, error) =>
+      logger.warn({ source: id, commit, err: messageOf(error) }, 'could not forget a commit'),
+  );
+  const followed: Followed = {
+    config: sourceConfig,
+    source,
+    retention,
+    follower: createFollower({
+      sync: (why) => options.sync(followed, why),
+      ...(sourceConfig.pollMs === undefined ? {} : { pollMs: sourceConfig.pollMs }),
+      retryMinMs: config.sync.retryMinMs,
+      retryMaxMs: config.sync.retryMaxMs,
+      random: hooks.random ?? Math.random,
+      clock: options.clock,
+      ...(hooks.onSettled === undefined ? {} : { onSettled: hooks.onSettled }),
+    }),
+  };
+  return followed;
+}
+
+/** Stops the followers (a running sync lands first), then ends their sources' git processes and packs. */
+export async function unfollow(followed: readonly Followed[]): Promise<void> {
+  await Promise.all(followed.map(({ follower }) => follower.stop()));
+  // A later read of a closed source opens its repository again.
+  await Promise.all(followed.map(({ source }) => source.close()));
+}
