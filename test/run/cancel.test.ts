@@ -117,7 +117,9 @@ describe('skill_run cancelled', () => {
       },
     });
     expect(reads).toEqual([]);
-    expect(runLines(lines)).toEqual([]);
+    expect(runLines(lines)).toEqual([
+      { ...where(prepared), cancelled: true, msg: 'skill_run: cancelled before the script started' },
+    ]);
     const ran = await runner.run(prepared, token);
     expect(ran).toMatchObject({ ok: true, outcome: { exitCode: 0, cancelled: false } });
   });

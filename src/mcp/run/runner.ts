@@ -89,13 +89,12 @@ export interface RunnerDeps {
   logger: Logger;
 }
 
-/** The request was cancelled before the script started: nothing ran, and the token is or is not spent. */
-const cancelledBeforeStart = (token: 'still good' | 'spent'): RunResult => ({
-  ok: false,
-  refusal: {
-    code: 'CANCELLED',
-    detail: `the request was cancelled before the script started; nothing ran (the token is ${token})`,
-  },
+/** What every log line of a run names. */
+const whereOf = (willRun: WillRun) => ({
+  source: willRun.source,
+  commit: willRun.commit,
+  skill: willRun.skill,
+  script: willRun.script,
 });
 
 const folder = (dir: string) => (dir === '' ? '.' : dir);
@@ -151,23 +150,30 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
   // The one run going on, if any: set and cleared in one assignment each.
   let running: Promise<unknown> | undefined;
 
+  // A run cancelled before its script started: nothing starts, and its one log line says so.
+  const cancelledBeforeStart = (willRun: WillRun, token: 'still good' | 'spent'): RunResult => {
+    deps.logger.info(
+      { ...whereOf(willRun), cancelled: true },
+      'skill_run: cancelled before the script started',
+    );
+    return {
+      ok: false,
+      refusal: {
+        code: 'CANCELLED',
+        detail: `the request was cancelled before the script started; nothing ran (the token is ${token})`,
+      },
+    };
+  };
+
   const start = async (prepared: Prepared, calledAt: number, signal?: AbortSignal): Promise<RunResult> => {
     const { served, willRun } = prepared;
-    const where = {
-      source: willRun.source,
-      commit: willRun.commit,
-      skill: willRun.skill,
-      script: willRun.script,
-    };
+    const where = whereOf(willRun);
     try {
       await files.prune((source, commit) => deps.catalog.namespace(source, commit) !== undefined);
       const materialised = await files.ensure(served);
       if (materialised === 'replaced')
         deps.logger.warn(where, 'the materialised skill had changed on disk; it was written again from git');
-      if (signal?.aborted === true) {
-        deps.logger.info({ ...where, cancelled: true }, 'skill_run: cancelled before the script started');
-        return cancelledBeforeStart('spent');
-      }
+      if (signal?.aborted === true) return cancelledBeforeStart(willRun, 'spent');
       let startMs = 0;
       const { env: scriptEnv } = scriptEnvironment(prepared.granted, env);
       deps.logger.info(
@@ -261,7 +267,7 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
     issue: (prepared) => tokens.issue(prepared.willRun),
     async run(prepared, token, signal) {
       const calledAt = performance.now();
-      if (signal?.aborted === true) return cancelledBeforeStart('still good');
+      if (signal?.aborted === true) return cancelledBeforeStart(prepared.willRun, 'still good');
       // Checked and taken without a pause: two calls cannot both pass.
       const refused = tokens.check(token, prepared.willRun);
       if (refused !== undefined) return { ok: false, refusal: refused };
