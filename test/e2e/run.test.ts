@@ -3,7 +3,15 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture } from '../helpers/fixtures.ts';
 import { git } from '../helpers/git.ts';
-import { connectHttp, type HttpServerProcess, MODERN, startHttp, writeConfig } from '../helpers/server.ts';
+import { groupGone, pidsRunning } from '../helpers/processes.ts';
+import {
+  connectHttp,
+  type Era,
+  type HttpServerProcess,
+  MODERN,
+  startHttp,
+  writeConfig,
+} from '../helpers/server.ts';
 import { tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
 
@@ -28,6 +36,13 @@ describe('skill_run end to end over HTTP, with a plain MCP client', () => {
   let repo: string;
   const call = async (name: string, args: Record<string, unknown>) =>
     (await client.callTool({ name, arguments: args })) as ToolResult;
+  /** The server's log lines for runs that were cancelled, oldest first. */
+  const cancelledLines = () =>
+    server
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('"msg":"skill_run: cancelled"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
   const envProbe = (commit: string) => `skill://scripts/${commit}/skills/env-probe/SKILL.md`;
 
   beforeAll(async () => {
@@ -45,6 +60,7 @@ describe('skill_run end to end over HTTP, with a plain MCP client', () => {
           run: [
             { skill: 'skills/env-probe', script: 'scripts/env.js', env: ['PROBE_TOKEN', 'PROBE_UNSET'] },
             { skill: 'skills/bounds', script: 'scripts/argv.js' },
+            { skill: 'skills/bounds', script: 'scripts/slow.js' },
           ],
         },
       ],
@@ -148,6 +164,47 @@ describe('skill_run end to end over HTTP, with a plain MCP client', () => {
         expect(prompts[0]).toContain('argv: ["scripts/argv.js","asked"]');
       } finally {
         await asking.close();
+      }
+    },
+  );
+
+  it.each([
+    ['2026-07-28', 'the HTTP request is aborted', 'modern'],
+    ['2025-11-25', 'notifications/cancelled in a session', 'legacy'],
+  ] as const)(
+    'ends the script when a %s client cancels its call (%s), and logs the run cancelled',
+    async (_era, _how, era: Era) => {
+      const cancelling = await connectHttp(server.url, era);
+      try {
+        const args = { name: 'bounds', script: 'scripts/slow.js', args: ['60'] };
+        const preview = (await cancelling.client.callTool({
+          name: 'skill_run',
+          arguments: args,
+        })) as ToolResult;
+        const script = path.join(preview.structuredContent!['preview'].willRun.cwd, 'scripts/slow.js');
+        const before = cancelledLines().length;
+        const controller = new AbortController();
+        const call = cancelling.client.callTool(
+          {
+            name: 'skill_run',
+            arguments: { ...args, confirmToken: preview.structuredContent!['confirmToken'] },
+          },
+          { signal: controller.signal },
+        );
+        const pid = await until('slow.js to start', () => pidsRunning(script)[0]);
+        controller.abort();
+        await expect(call).rejects.toThrow();
+        await until('the script group to be gone', () => groupGone(pid));
+        const logged = await until('the run to be logged as cancelled', () => cancelledLines()[before]);
+        expect(logged).toMatchObject({
+          script: 'scripts/slow.js',
+          exitCode: null,
+          signal: 'SIGTERM',
+          timedOut: false,
+          cancelled: true,
+        });
+      } finally {
+        await cancelling.close();
       }
     },
   );

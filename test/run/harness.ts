@@ -6,6 +6,7 @@ import { defaultRunSettings, type RunGrants, type RunSettings } from '../../src/
 import type { EnvironStatus } from '../../src/mcp/run/environ.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { silentLogger } from '../../src/shared/log.ts';
+import type { Logger } from 'pino';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';
@@ -38,6 +39,7 @@ export interface HarnessOptions {
   /** Declares elicitation and answers each prompt with this. */
   elicit?: (params: ElicitRequestFormParams) => ElicitResult;
   namespaces?: Namespace[];
+  logger?: Logger;
 }
 
 /** A 2025-11-25 client of a server over the scripts fixture at c1, with skill_run configured, in memory. */
@@ -47,7 +49,7 @@ export async function harness(options: HarnessOptions = {}) {
   const dir = path.join(tempDir('skillpin-run-'), 'run');
   const factory = createServerFactory({
     catalog,
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
     cache: cachePolicy({ listTtlMs: 1000, pinnedTtlMs: 1000 }),
     run: {
       grants: new Map(options.grants === undefined ? [] : [[SOURCE, options.grants]]),

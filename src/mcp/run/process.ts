@@ -9,6 +9,8 @@ export interface ProcessSpec {
   cwd: string;
   env: Record<string, string>;
   timeoutMs: number;
+  /** Cancels the run: the group is ended as at the timeout. */
+  signal?: AbortSignal;
 }
 
 export interface ProcessBounds {
@@ -26,6 +28,8 @@ export interface ProcessResult {
   /** A stream said more than `maxStreamBytes`: it is cut there. */
   truncated: boolean;
   timedOut: boolean;
+  /** `signal` was aborted before the script ended: the group was ended for it. */
+  cancelled: boolean;
   durationMs: number;
 }
 
@@ -70,10 +74,10 @@ function wait(ms: number): { done: Promise<void>; cancel(): void } {
 }
 
 /**
- * Runs one script as an argv (no shell) in a process group of its own, and always returns: at the timeout the
- * group gets SIGTERM, then SIGKILL after a grace; once the script has exited, whatever is left of its group is
- * killed and its pipes get `drainMs` to close. A grandchild that left the group and holds the pipes cannot
- * hold the call: nothing waits past timeout + grace + drain.
+ * Runs one script as an argv (no shell) in a process group of its own, and always returns: at the timeout, or
+ * when `signal` is aborted, the group gets SIGTERM, then SIGKILL after a grace; once the script has exited,
+ * whatever is left of its group is killed and its pipes get `drainMs` to close. A grandchild that left the
+ * group and holds the pipes cannot hold the call: nothing waits past the stop + grace + drain.
  */
 export async function runProcess(
   spec: ProcessSpec,
@@ -104,19 +108,29 @@ export async function runProcess(
     child.once('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? 'error' }));
   });
   child.once('spawn', () => onSpawn?.());
-  let timedOut = false;
+  // Why the run was stopped, if it was: by the first of the timeout and the cancellation.
+  let stopped: 'timeout' | 'cancel' | undefined;
   let kill: NodeJS.Timeout | undefined;
-  const timer = setTimeout(() => {
-    timedOut = true;
+  let giveUp: NodeJS.Timeout | undefined;
+  let resolveGaveUp: (value: undefined) => void = () => undefined;
+  // A process that ignores even SIGKILL (uninterruptible I/O) still cannot hold the call.
+  const gaveUp = new Promise<undefined>((resolve) => (resolveGaveUp = resolve));
+  const stop = (why: 'timeout' | 'cancel') => {
+    if (stopped !== undefined) return;
+    stopped = why;
     signalGroup('SIGTERM');
     kill = setTimeout(() => signalGroup('SIGKILL'), bounds.killGraceMs);
-  }, spec.timeoutMs);
-  // A process that ignores even SIGKILL (uninterruptible I/O) still cannot hold the call.
-  const deadline = wait(spec.timeoutMs + bounds.killGraceMs + bounds.drainMs);
-  const outcome = await Promise.race([ended, deadline.done.then(() => undefined)]);
-  deadline.cancel();
+    giveUp = setTimeout(() => resolveGaveUp(undefined), bounds.killGraceMs + bounds.drainMs);
+  };
+  const timer = setTimeout(() => stop('timeout'), spec.timeoutMs);
+  const cancel = () => stop('cancel');
+  if (spec.signal?.aborted === true) cancel();
+  else spec.signal?.addEventListener('abort', cancel, { once: true });
+  const outcome = await Promise.race([ended, gaveUp]);
+  spec.signal?.removeEventListener('abort', cancel);
   clearTimeout(timer);
   clearTimeout(kill);
+  clearTimeout(giveUp);
   if (outcome !== undefined && 'error' in outcome) throw new SpawnError(outcome.error);
   const durationMs = Math.round(performance.now() - started);
   // The run is over: what is left of its group ends with it.
@@ -134,7 +148,8 @@ export async function runProcess(
     stdout: out.text,
     stderr: err.text,
     truncated: out.cut || err.cut,
-    timedOut: timedOut || outcome === undefined,
+    timedOut: stopped === 'timeout',
+    cancelled: stopped === 'cancel',
     durationMs,
   };
 }

@@ -27,6 +27,7 @@ export interface Refusal {
     | 'CONFIRMATION_UNAVAILABLE'
     | 'RUN_BUSY'
     | 'RUN_FAILED'
+    | 'CANCELLED'
     | TokenRefusal['code'];
   reason?: Reason;
   detail: string;
@@ -62,8 +63,11 @@ export interface Runner {
   prepare(served: ServedSkill, script: string, args: readonly string[]): Prepare;
   /** A confirmation token bound to the preview. */
   issue(prepared: Prepared): { token: string; expiresAt: number };
-  /** Runs the prepared script once, if `token` confirms exactly this preview and no other run is going on. */
-  run(prepared: Prepared, token: string): Promise<RunResult>;
+  /**
+   * Runs the prepared script once, if `token` confirms exactly this preview and no other run is going on.
+   * Aborting `signal` ends the script as its timeout does; aborted before the script starts, nothing starts.
+   */
+  run(prepared: Prepared, token: string, signal?: AbortSignal): Promise<RunResult>;
 }
 
 export interface RunnerOptions {
@@ -84,6 +88,14 @@ export interface RunnerDeps {
   read: FileReader;
   logger: Logger;
 }
+
+/** What every log line of a run names. */
+const whereOf = (willRun: WillRun) => ({
+  source: willRun.source,
+  commit: willRun.commit,
+  skill: willRun.skill,
+  script: willRun.script,
+});
 
 const folder = (dir: string) => (dir === '' ? '.' : dir);
 
@@ -138,19 +150,30 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
   // The one run going on, if any: set and cleared in one assignment each.
   let running: Promise<unknown> | undefined;
 
-  const start = async (prepared: Prepared, calledAt: number): Promise<RunResult> => {
-    const { served, willRun } = prepared;
-    const where = {
-      source: willRun.source,
-      commit: willRun.commit,
-      skill: willRun.skill,
-      script: willRun.script,
+  // A run cancelled before its script started: nothing starts, and its one log line says so.
+  const cancelledBeforeStart = (willRun: WillRun, token: 'still good' | 'spent'): RunResult => {
+    deps.logger.info(
+      { ...whereOf(willRun), cancelled: true },
+      'skill_run: cancelled before the script started',
+    );
+    return {
+      ok: false,
+      refusal: {
+        code: 'CANCELLED',
+        detail: `the request was cancelled before the script started; nothing ran (the token is ${token})`,
+      },
     };
+  };
+
+  const start = async (prepared: Prepared, calledAt: number, signal?: AbortSignal): Promise<RunResult> => {
+    const { served, willRun } = prepared;
+    const where = whereOf(willRun);
     try {
       await files.prune((source, commit) => deps.catalog.namespace(source, commit) !== undefined);
       const materialised = await files.ensure(served);
       if (materialised === 'replaced')
         deps.logger.warn(where, 'the materialised skill had changed on disk; it was written again from git');
+      if (signal?.aborted === true) return cancelledBeforeStart(willRun, 'spent');
       let startMs = 0;
       const { env: scriptEnv } = scriptEnvironment(prepared.granted, env);
       deps.logger.info(
@@ -164,6 +187,7 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
           cwd: willRun.cwd,
           env: scriptEnv,
           timeoutMs: willRun.timeoutMs,
+          ...(signal === undefined ? {} : { signal }),
         },
         options.bounds,
         () => (startMs = performance.now() - calledAt),
@@ -174,9 +198,10 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
           exitCode: result.exitCode,
           signal: result.signal,
           timedOut: result.timedOut,
+          cancelled: result.cancelled,
           ms: result.durationMs,
         },
-        'skill_run: finished',
+        result.cancelled ? 'skill_run: cancelled' : 'skill_run: finished',
       );
       return { ok: true, outcome: { ...result, materialised, startMs } };
     } catch (error) {
@@ -240,8 +265,9 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
       return { ok: true, prepared: { served, willRun, granted: status.env } };
     },
     issue: (prepared) => tokens.issue(prepared.willRun),
-    async run(prepared, token) {
+    async run(prepared, token, signal) {
       const calledAt = performance.now();
+      if (signal?.aborted === true) return cancelledBeforeStart(prepared.willRun, 'still good');
       // Checked and taken without a pause: two calls cannot both pass.
       const refused = tokens.check(token, prepared.willRun);
       if (refused !== undefined) return { ok: false, refusal: refused };
@@ -255,7 +281,7 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
           },
         };
       tokens.spend(token);
-      const run = start(prepared, calledAt);
+      const run = start(prepared, calledAt, signal);
       running = run;
       try {
         return await run;

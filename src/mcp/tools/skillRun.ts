@@ -61,6 +61,7 @@ const outputSchema = z.object({
   stderr: z.string().optional(),
   truncated: z.boolean().optional(),
   timedOut: z.boolean().optional(),
+  cancelled: z.boolean().optional(),
   durationMs: z.number().optional(),
   code: z.string().optional(),
   reason: z.string().optional(),
@@ -125,8 +126,13 @@ function canElicit(mcp: McpServer, ctx: ServerContext): boolean {
   return elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined);
 }
 
-async function execute(runner: Runner, prepared: Prepared, token: string): Promise<CallToolResult> {
-  const result = await runner.run(prepared, token);
+async function execute(
+  runner: Runner,
+  prepared: Prepared,
+  token: string,
+  signal: AbortSignal,
+): Promise<CallToolResult> {
+  const result = await runner.run(prepared, token, signal);
   if (!result.ok) return refused(result.refusal, prepared);
   const { outcome } = result;
   const { willRun } = prepared;
@@ -142,6 +148,7 @@ async function execute(runner: Runner, prepared: Prepared, token: string): Promi
       stderr: outcome.stderr,
       truncated: outcome.truncated,
       timedOut: outcome.timedOut,
+      cancelled: outcome.cancelled,
       durationMs: outcome.durationMs,
     },
   };
@@ -179,10 +186,10 @@ export function registerSkillRun(mcp: McpServer, { catalog, runner }: ToolDeps &
             preview: { willRun: prepared.willRun },
           },
         };
-      return execute(runner, prepared, state);
+      return execute(runner, prepared, state, ctx.mcpReq.signal);
     }
     if (input.confirmToken !== undefined && (settings.confirm !== 'refuse' || canElicit(mcp, ctx)))
-      return execute(runner, prepared, input.confirmToken);
+      return execute(runner, prepared, input.confirmToken, ctx.mcpReq.signal);
     if (settings.elicitation && canElicit(mcp, ctx))
       return inputRequired({
         inputRequests: {

@@ -53,6 +53,7 @@ export function renderOutcome(willRun: WillRun, outcome: RunOutcome): string {
       : `ended by ${outcome.signal ?? 'the deadline'}`;
   const notes = [
     outcome.timedOut && `timed out after ${willRun.timeoutMs / 1000} s`,
+    outcome.cancelled && 'cancelled by the client',
     outcome.truncated && `output cut at ${MAX_STREAM_BYTES / (1024 * 1024)} MiB per stream`,
   ].filter((note): note is string => note !== false);
   return [
