@@ -15,7 +15,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openLocalRepository, readBlob, type TreeCache, walkCommit } from '../src/git/index.ts';
+import { blobsReader, openLocalRepository, readBlob, type TreeCache, walkCommit } from '../src/git/index.ts';
 import { indexCommit, newIndexCache } from '../src/index/index.ts';
 import { longHistoryRepo } from './longhistory.ts';
 import { syntheticRepo } from './synthetic.ts';
@@ -62,6 +62,7 @@ async function skillpinIndex(
     return indexCommit({
       ...tree,
       readBlob: (id) => readBlob(repo, id),
+      readBlobs: blobsReader(repo),
       blobSizes: (ids) => repo.objectSizes(ids),
       readAhead: repo.readAhead,
       cache,

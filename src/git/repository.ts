@@ -76,6 +76,14 @@ export interface Repository {
   readonly readAhead: number;
   /** The object's type and bytes, or `undefined` when the repository does not hold it. */
   readObject(oid: string): Promise<GitObject | undefined>;
+  /**
+   * Reads `oids` in order, `readAhead` asked at once, each answer handed to `each` as it arrives (`undefined` for
+   * one the repository does not hold): for a backend that streams them, with no promise per object.
+   */
+  readEach?(
+    oids: readonly string[],
+    each: (oid: string, found: GitObject | undefined) => void,
+  ): Promise<void>;
   /** The ids among `oids` that the repository does not hold; content is not read. */
   missingObjects(oids: readonly string[]): Promise<string[]>;
   /** Each object's size from its header (content not inflated); `undefined` for one the repository lacks. */

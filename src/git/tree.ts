@@ -158,6 +158,42 @@ export async function walkCommit(
 }
 
 /**
+ * For a backend that streams reads (`Repository.readEach`), a reader of many blobs: each is handed to `each` with
+ * its bytes as it arrives. One the stream does not give as a blob, and all it did not answer when it broke, are
+ * then read as `readBlob` reads them (the store looked at again), with its errors. `undefined` for a backend that
+ * reads one by one.
+ */
+export function blobsReader(
+  repo: Repository,
+): ((oids: readonly string[], each: (oid: string, data: Uint8Array) => void) => Promise<void>) | undefined {
+  const { readEach } = repo;
+  if (readEach === undefined) return undefined;
+  return async (oids, each) => {
+    const again: string[] = [];
+    let answered = 0;
+    let thrown: { error: unknown } | undefined;
+    try {
+      await readEach.call(repo, oids, (oid, found) => {
+        answered++;
+        if (found?.type !== 'blob') return void again.push(oid);
+        try {
+          each(oid, found.data);
+        } catch (error) {
+          thrown = { error };
+          throw error;
+        }
+      });
+    } catch (error) {
+      if (thrown !== undefined) throw thrown.error;
+      // One over MAX_OBJECT_BYTES would be refused again; after any other failure the rest is read one by one.
+      if (error instanceof GitError) throw error;
+      again.push(...oids.slice(answered));
+    }
+    for (const oid of again) each(oid, await readBlob(repo, oid));
+  };
+}
+
+/**
  * A blob's raw bytes; `source-incomplete` when the repository does not hold it (or cannot read it), and
  * `source-too-large` for one past MAX_OBJECT_BYTES, which is never inflated.
  */

@@ -31,6 +31,11 @@ export function newIndexCache(): IndexCache {
   return { blobs: new Map(), skillMd: new Map() };
 }
 
+export type ReadBlobs = (
+  ids: readonly string[],
+  each: (id: string, bytes: Uint8Array) => void,
+) => Promise<void>;
+
 export interface IndexInput {
   commit: string;
   commitTime: string;
@@ -43,7 +48,12 @@ export interface IndexInput {
    * being read. Without it, sizes come from reading every blob.
    */
   blobSizes?: (ids: readonly string[]) => Promise<Array<number | undefined>>;
-  /** Blob reads to keep in flight (`Repository.readAhead`); default DEFAULT_READ_AHEAD. */
+  /**
+   * Reads many blobs, each handed to `each` as it arrives (a backend that streams them: `blobsReader`); without
+   * it, `readBlob` reads them a read-ahead at a time.
+   */
+  readBlobs?: ReadBlobs;
+  /** Blob reads to keep in flight with `readBlob` (`Repository.readAhead`); default DEFAULT_READ_AHEAD. */
   readAhead?: number;
   /** Folders to search for skills; default the whole repository. */
   paths?: readonly string[];
@@ -83,82 +93,74 @@ async function sizesOf(
   return sizes;
 }
 
+/** Reads blobs with `readBlob`, a read-ahead at a time and a large one alone, each handed over as it arrives. */
+function oneByOne(input: IndexInput, known: ReadonlyMap<string, number>): ReadBlobs {
+  return async (ids, each) => {
+    const reads = new PQueue({ concurrency: input.readAhead ?? DEFAULT_READ_AHEAD });
+    const largeReads = new PQueue({ concurrency: 1 });
+    await Promise.all(
+      ids.map((id) =>
+        ((known.get(id) ?? 0) > LARGE_BLOB_BYTES ? largeReads : reads).add(async () =>
+          each(id, await input.readBlob(id)),
+        ),
+      ),
+    );
+  };
+}
+
 /** Indexes one commit: finds its skills, hashes every blob they serve, applies the rules. */
 export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   const { blobs: cache, skillMd: parsedCache } = input.cache ?? newIndexCache();
   const found = discoverSkills(input.entries, input.paths?.length ? input.paths : ['']);
   const problems: SkillProblem[] = [...found.problems];
-  // Blobs are read a read-ahead at a time, in the order the loops below ask for them: a git backend answers
-  // concurrent reads in one pipelined stream, and memory stays what the read-ahead holds.
-  const reads = new PQueue({ concurrency: input.readAhead ?? DEFAULT_READ_AHEAD });
-  const largeReads = new PQueue({ concurrency: 1 });
-  const reading = new Map<string, Promise<BlobFacts>>();
   const known = await sizesOf(input, found.skills);
-  /** Queues a read of blob `id` (a large one alone); awaited, and its error thrown, by the loops below. */
-  const queued = <T>(id: string, read: () => Promise<T>): Promise<T> => {
-    const pending = ((known.get(id) ?? 0) > LARGE_BLOB_BYTES ? largeReads : reads).add(read);
-    // Never an unhandled rejection meanwhile.
-    pending.catch(() => undefined);
-    return pending;
-  };
-  const facts = (id: string): Promise<BlobFacts> => {
-    const cached = cache.get(id);
-    if (cached !== undefined) return Promise.resolve(cached);
-    let pending = reading.get(id);
-    if (pending === undefined) {
-      pending = queued(id, async () => {
-        const computed = factsOf(await input.readBlob(id));
-        cache.set(id, computed);
-        return computed;
-      });
-      reading.set(id, pending);
-    }
-    return pending;
-  };
-  const sizeOf = async (id: string) => known.get(id) ?? (await facts(id)).size;
   /** Within the extension's limits by the headers' sizes: only such a skill's files are read. */
   const fits = (skill: (typeof found.skills)[number]) =>
     skill.files.length <= MAX_SKILL_FILES &&
     skill.files.reduce((sum, file) => sum + (known.get(file.blob) ?? 0), 0) <= MAX_SKILL_BYTES;
-  // Every SKILL.md (nested ones too) is read for its text, once, in the same read-ahead as the other files: each
-  // skill's SKILL.md is asked for before its files, and the loop below awaits them in order.
+  // What is read, once each, in order: every SKILL.md (nested ones too, for its text), then its skill's files if
+  // the skill fits; a file whose size the headers did not give is read for it.
   const skillMds = new Set(found.skills.map((skill) => skill.skillMd));
-  const parsing = new Map<string, Promise<FrontmatterResult>>();
-  const parsedOf = (blob: string): Promise<FrontmatterResult> => {
-    const cached = parsedCache.get(blob);
-    if (cached !== undefined) return Promise.resolve(cached);
-    let pending = parsing.get(blob);
-    if (pending === undefined) {
-      const size = known.get(blob);
-      if (size !== undefined && size > MAX_SKILL_BYTES)
-        return Promise.resolve({
-          ok: false,
-          reason: 'too-large',
-          detail: `SKILL.md is ${size} bytes; a skill may hold ${MAX_SKILL_BYTES} (it was not read)`,
-        });
-      pending = queued(blob, async () => {
-        const skillMd = await input.readBlob(blob);
-        if (!cache.has(blob)) cache.set(blob, factsOf(skillMd));
-        let parsed = parseSkillMd(skillMd);
-        if (parsed.ok && parsed.plain !== true) parsed = await checkedBySdk(skillMd, parsed);
-        parsedCache.set(blob, parsed);
-        return parsed;
+  const unread = new Map<string, FrontmatterResult>();
+  const wanted = new Set<string>();
+  for (const skill of found.skills) {
+    const size = known.get(skill.skillMd);
+    if (size !== undefined && size > MAX_SKILL_BYTES)
+      unread.set(skill.skillMd, {
+        ok: false,
+        reason: 'too-large',
+        detail: `SKILL.md is ${size} bytes; a skill may hold ${MAX_SKILL_BYTES} (it was not read)`,
       });
-      parsing.set(blob, pending);
-    }
-    return pending;
+    else if (!parsedCache.has(skill.skillMd) || !cache.has(skill.skillMd)) wanted.add(skill.skillMd);
+    const readAll = fits(skill);
+    for (const file of skill.files)
+      if (!cache.has(file.blob) && (readAll || !known.has(file.blob)) && !unread.has(file.blob))
+        wanted.add(file.blob);
+  }
+  // Each blob is hashed as it arrives and a SKILL.md parsed; the MCP SDK's check of one runs meanwhile.
+  const checks: Array<Promise<unknown>> = [];
+  const arrived = (id: string, bytes: Uint8Array) => {
+    if (!cache.has(id)) cache.set(id, factsOf(bytes));
+    if (!skillMds.has(id) || parsedCache.has(id)) return;
+    const parsed = parseSkillMd(bytes);
+    if (!parsed.ok || parsed.plain === true) return void parsedCache.set(id, parsed);
+    const check = checkedBySdk(bytes, parsed).then((checked) => parsedCache.set(id, checked));
+    // Never an unhandled rejection while the reads go on; awaited below.
+    check.catch(() => undefined);
+    checks.push(check);
   };
-  for (const skill of found.skills) {
-    void parsedOf(skill.skillMd);
-    if (fits(skill)) for (const file of skill.files) if (!skillMds.has(file.blob)) void facts(file.blob);
-  }
-  const candidates: SkillCandidate[] = [];
-  for (const skill of found.skills) {
-    const parsed = await parsedOf(skill.skillMd);
-    const files = [];
-    for (const file of skill.files) files.push({ ...file, size: await sizeOf(file.blob) });
-    candidates.push({ dir: skill.dir, parsed, files });
-  }
+  await (input.readBlobs ?? oneByOne(input, known))([...wanted], arrived);
+  await Promise.all(checks);
+  const factsFor = (id: string): BlobFacts => {
+    const facts = cache.get(id);
+    if (facts === undefined) throw new Error(`blob ${id} was not read`);
+    return facts;
+  };
+  const candidates: SkillCandidate[] = found.skills.map((skill) => ({
+    dir: skill.dir,
+    parsed: unread.get(skill.skillMd) ?? parsedCache.get(skill.skillMd)!,
+    files: skill.files.map((file) => ({ ...file, size: known.get(file.blob) ?? factsFor(file.blob).size })),
+  }));
   const published = publishSkills(candidates, { strictNames: input.strictNames ?? false });
   problems.push(...published.problems);
   const skills: IndexedSkill[] = [];
@@ -166,7 +168,7 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   for (const skill of published.skills) {
     const files = [];
     for (const file of skill.files) {
-      const { size, digest, lfs } = await facts(file.blob);
+      const { size, digest, lfs } = factsFor(file.blob);
       files.push({ path: file.path, relPath: file.relPath, blob: file.blob, size, digest });
       if (lfs) pointers.add(file.path);
     }

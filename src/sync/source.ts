@@ -3,6 +3,7 @@ import path from 'node:path';
 import { buildNamespace, type Namespace, type Origin } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import {
+  blobsReader,
   fetchCommit,
   GitError,
   keyringOf,
@@ -187,6 +188,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     const built = await indexCommit({
       ...tree,
       readBlob: (id) => readBlob(repo, id),
+      readBlobs: blobsReader(repo),
       blobSizes: (ids) => repo.objectSizes(ids),
       readAhead: repo.readAhead,
       paths: options.paths,

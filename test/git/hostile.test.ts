@@ -327,9 +327,24 @@ describe('object headers under the cli backend', () => {
     expect((await commands.readObject(bomb.commit))?.type).toBe('commit');
     await Promise.all([commands.close(), check.close()]);
     const reader = catFileReader('git', bomb.gitdir, undefined, true);
-    expect(await reader.header!(bomb.blob)).toEqual({ type: 'blob', size: BOMB_BYTES });
-    expect(await reader.header!('f'.repeat(40))).toBeUndefined();
+    const headers: unknown[] = [];
+    await reader.headers!([bomb.blob, 'f'.repeat(40)], 1, (oid, found) => headers.push([oid, found]));
+    expect(headers).toEqual([
+      [bomb.blob, { type: 'blob', size: BOMB_BYTES }],
+      ['f'.repeat(40), undefined],
+    ]);
+    // Many reads, one asked at a time, each handed over as it arrives; a missing one as undefined.
+    const seen: Array<string | undefined> = [];
+    await reader.readEach([bomb.commit, 'f'.repeat(40), bomb.commit], 1, (_, found) =>
+      seen.push(found?.type),
+    );
+    expect(seen).toEqual(['commit', undefined, 'commit']);
+    // An object over the limit fails the whole read, and nothing after it is handed over.
+    const after: string[] = [];
+    const error = await failure(reader.readEach([bomb.blob, bomb.commit], 2, (oid) => after.push(oid)));
+    expect(error.code).toBe('source-too-large');
+    expect(after).toEqual([]);
     await reader.close();
-    expect(catFileReader('git', bomb.gitdir).header).toBeUndefined();
+    expect(catFileReader('git', bomb.gitdir).headers).toBeUndefined();
   });
 });

@@ -142,14 +142,9 @@ export async function openCliRepository(
   }
   const objects = catFileReader(settings.git, gitdir, settings.vars, settings.batchCommand);
 
-  /**
-   * Each object's size from its header, its content never inflated: asked of the running reader (`info`), or of
-   * one `cat-file --batch-check` where git is older than 2.36.
-   */
-  const objectSizes = async (oids: readonly string[]): Promise<Array<number | undefined>> => {
+  /** Each object's size from its header by one `cat-file --batch-check`: the store as it is on disk now. */
+  const checkedSizes = async (oids: readonly string[]): Promise<Array<number | undefined>> => {
     if (oids.length === 0) return [];
-    const { header } = objects;
-    if (header !== undefined) return Promise.all(oids.map(async (oid) => (await header(oid))?.size));
     const result = await git(['cat-file', '--batch-check'], { input: `${oids.join('\n')}\n` });
     if (result.code !== 0)
       throw new GitError('source-incomplete', 'the store could not be read', { log: redact(result.stderr) });
@@ -158,6 +153,19 @@ export async function openCliRepository(
       const match = /^([0-9a-f]{40}) [a-z]+ (\d+)$/.exec(line);
       if (match !== null) sizes.set(match[1]!, Number(match[2]));
     }
+    return oids.map((oid) => sizes.get(oid));
+  };
+
+  /**
+   * Each object's size from its header, its content never inflated: asked of the running reader (`info`, git
+   * 2.36 and later), which may still read a pack removed since it opened it; else as `checkedSizes`.
+   */
+  const objectSizes = async (oids: readonly string[]): Promise<Array<number | undefined>> => {
+    if (objects.headers === undefined) return checkedSizes(oids);
+    const sizes = new Map<string, number>();
+    await objects.headers(oids, CLI_READ_AHEAD, (oid, found) => {
+      if (found !== undefined) sizes.set(oid, found.size);
+    });
     return oids.map((oid) => sizes.get(oid));
   };
 
@@ -227,8 +235,10 @@ export async function openCliRepository(
     partial: true,
     readAhead: CLI_READ_AHEAD,
     readObject: (oid) => objects.read(oid),
+    readEach: (oids, each) => objects.readEach(oids, CLI_READ_AHEAD, each),
     async missingObjects(oids) {
-      const sizes = await objectSizes(oids);
+      // Asked of a new process: whether the store holds them now, not whether the reader still can.
+      const sizes = await checkedSizes(oids);
       return oids.filter((_, i) => sizes[i] === undefined);
     },
     objectSizes,

@@ -20,8 +20,24 @@ interface Header {
 
 export interface ObjectReader {
   read(oid: string): Promise<GitObject | undefined>;
-  /** The object's header (type and size), content not inflated; only through `--batch-command` (git 2.36). */
-  header?(oid: string): Promise<Header | undefined>;
+  /**
+   * Reads `oids` in order, at most `inFlight` asked at once, handing each answer to `each` as it arrives (no
+   * promise per object); rejects with the first failure, after which `each` is not called again.
+   */
+  readEach(
+    oids: readonly string[],
+    inFlight: number,
+    each: (oid: string, found: GitObject | undefined) => void,
+  ): Promise<void>;
+  /**
+   * Headers (type and size) of many objects, content not inflated, handed over as `readEach` hands contents; only
+   * through `--batch-command` (git 2.36).
+   */
+  headers?(
+    oids: readonly string[],
+    inFlight: number,
+    each: (oid: string, found?: Header) => void,
+  ): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -175,16 +191,59 @@ export function catFileReader(
     unsent += commands ? `${request.info ? 'info' : 'contents'} ${request.oid}\n` : `${request.oid}\n`;
   };
 
-  const ask = <T>(oid: string, info: boolean): Promise<T> => {
+  const ask = (oid: string): Promise<GitObject | undefined> => {
     if (!OID.test(oid)) return Promise.reject(new Error(`not an object id: ${JSON.stringify(oid)}`));
-    return new Promise((resolve, reject) =>
-      send({ oid, resolve: resolve as Request['resolve'], reject, ...(info ? { info: true as const } : {}) }),
-    );
+    return new Promise((resolve, reject) => send({ oid, resolve: resolve as Request['resolve'], reject }));
   };
 
+  /** Asks for `oids` in order, `inFlight` at once, handing each answer to `each` as it arrives. */
+  const stream = <T>(
+    oids: readonly string[],
+    inFlight: number,
+    info: boolean,
+    each: (oid: string, found: T | undefined) => void,
+  ): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const bad = oids.find((oid) => !OID.test(oid));
+      if (bad !== undefined) return reject(new Error(`not an object id: ${JSON.stringify(bad)}`));
+      let asked = 0;
+      let answered = 0;
+      let failed = false;
+      const next = () => {
+        const oid = oids[asked++]!;
+        send({
+          oid,
+          ...(info ? { info: true as const } : {}),
+          resolve: (found) => {
+            if (failed) return;
+            try {
+              each(oid, found as T | undefined);
+            } catch (error) {
+              failed = true;
+              return reject(error);
+            }
+            if (++answered === oids.length) resolve();
+            else if (asked < oids.length) next();
+          },
+          reject: (error) => {
+            if (!failed) reject(error);
+            failed = true;
+          },
+        });
+      };
+      if (oids.length === 0) return resolve();
+      while (asked < Math.min(inFlight, oids.length)) next();
+    });
+
   return {
-    read: (oid) => ask<GitObject | undefined>(oid, false),
-    ...(commands ? { header: (oid: string) => ask<Header | undefined>(oid, true) } : {}),
+    read: ask,
+    readEach: (oids, inFlight, each) => stream(oids, inFlight, false, each),
+    ...(commands
+      ? {
+          headers: (oids: readonly string[], inFlight: number, each: (oid: string, found?: Header) => void) =>
+            stream(oids, inFlight, true, each),
+        }
+      : {}),
     async close() {
       const process = child;
       if (process === undefined || process.exitCode !== null || process.signalCode !== null) return;
