@@ -21,7 +21,7 @@ import {
   type TransferOptions,
 } from '../repository.ts';
 import { originOf, protocolOf, redactUrl } from '../url.ts';
-import { catFileReader } from './catFile.ts';
+import { catFileReader, type ObjectReader } from './catFile.ts';
 import { classifyRun, type RunContext } from './classify.ts';
 import { lsTree } from './lsTree.ts';
 import { parseProgress } from './progress.ts';
@@ -119,6 +119,38 @@ function transport(remote: Remote, settings: CliSettings): RunOptions & { contex
   };
 }
 
+type Git = (args: string[], options?: RunOptions) => Promise<RunResult>;
+
+/** Objects' sizes from their headers, their content never inflated. */
+function sizeReaders(git: Git, objects: ObjectReader) {
+  /** By one `cat-file --batch-check`: the store as it is on disk now. */
+  const checkedSizes = async (oids: readonly string[]): Promise<Array<number | undefined>> => {
+    if (oids.length === 0) return [];
+    const result = await git(['cat-file', '--batch-check'], { input: `${oids.join('\n')}\n` });
+    if (result.code !== 0)
+      throw new GitError('source-incomplete', 'the store could not be read', { log: redact(result.stderr) });
+    const sizes = new Map<string, number>();
+    for (const line of result.stdout.toString('latin1').split('\n')) {
+      const match = /^([0-9a-f]{40}) [a-z]+ (\d+)$/.exec(line);
+      if (match !== null) sizes.set(match[1]!, Number(match[2]));
+    }
+    return oids.map((oid) => sizes.get(oid));
+  };
+  /**
+   * Asked of the running reader (`info`, git 2.36 and later), which may still read a pack removed since it opened
+   * it; else as `checkedSizes`.
+   */
+  const objectSizes = async (oids: readonly string[]): Promise<Array<number | undefined>> => {
+    if (objects.headers === undefined) return checkedSizes(oids);
+    const sizes = new Map<string, number>();
+    await objects.headers(oids, CLI_READ_AHEAD, (oid, found) => {
+      if (found !== undefined) sizes.set(oid, found.size);
+    });
+    return oids.map((oid) => sizes.get(oid));
+  };
+  return { checkedSizes, objectSizes };
+}
+
 /** A repository read through a long-lived `git cat-file --batch`, with the git binary for refs and the network. */
 export async function openCliRepository(
   gitdir: string,
@@ -142,32 +174,7 @@ export async function openCliRepository(
   }
   const objects = catFileReader(settings.git, gitdir, settings.vars, settings.batchCommand);
 
-  /** Each object's size from its header by one `cat-file --batch-check`: the store as it is on disk now. */
-  const checkedSizes = async (oids: readonly string[]): Promise<Array<number | undefined>> => {
-    if (oids.length === 0) return [];
-    const result = await git(['cat-file', '--batch-check'], { input: `${oids.join('\n')}\n` });
-    if (result.code !== 0)
-      throw new GitError('source-incomplete', 'the store could not be read', { log: redact(result.stderr) });
-    const sizes = new Map<string, number>();
-    for (const line of result.stdout.toString('latin1').split('\n')) {
-      const match = /^([0-9a-f]{40}) [a-z]+ (\d+)$/.exec(line);
-      if (match !== null) sizes.set(match[1]!, Number(match[2]));
-    }
-    return oids.map((oid) => sizes.get(oid));
-  };
-
-  /**
-   * Each object's size from its header, its content never inflated: asked of the running reader (`info`, git
-   * 2.36 and later), which may still read a pack removed since it opened it; else as `checkedSizes`.
-   */
-  const objectSizes = async (oids: readonly string[]): Promise<Array<number | undefined>> => {
-    if (objects.headers === undefined) return checkedSizes(oids);
-    const sizes = new Map<string, number>();
-    await objects.headers(oids, CLI_READ_AHEAD, (oid, found) => {
-      if (found !== undefined) sizes.set(oid, found.size);
-    });
-    return oids.map((oid) => sizes.get(oid));
-  };
+  const { checkedSizes, objectSizes } = sizeReaders(git, objects);
 
   const fetch = async (
     remote: Remote,

@@ -44,6 +44,50 @@ export interface ObjectReader {
 const HEADER = /^([0-9a-f]{40}) (commit|tree|blob|tag) (\d+)$/;
 
 /**
+ * Asks `send` for `oids` in order, `inFlight` at once, handing each answer to `each` as it arrives (no promise per
+ * object); rejects with the first failure, `each`'s own included, after which `each` is not called again.
+ */
+function streamed<T>(
+  send: (request: Request) => void,
+  oids: readonly string[],
+  inFlight: number,
+  info: boolean,
+  each: (oid: string, found: T | undefined) => void,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const bad = oids.find((oid) => !OID.test(oid));
+    if (bad !== undefined) return reject(new Error(`not an object id: ${JSON.stringify(bad)}`));
+    let asked = 0;
+    let answered = 0;
+    let failed = false;
+    const next = () => {
+      const oid = oids[asked++]!;
+      send({
+        oid,
+        ...(info ? { info: true as const } : {}),
+        resolve: (found) => {
+          if (failed) return;
+          try {
+            each(oid, found as T | undefined);
+          } catch (error) {
+            failed = true;
+            return reject(error);
+          }
+          if (++answered === oids.length) resolve();
+          else if (asked < oids.length) next();
+        },
+        reject: (error) => {
+          if (!failed) reject(error);
+          failed = true;
+        },
+      });
+    };
+    if (oids.length === 0) return resolve();
+    while (asked < Math.min(inFlight, oids.length)) next();
+  });
+}
+
+/**
  * One long-lived `git cat-file --batch` per repository: requests are written as they come and answered in
  * order, so concurrent reads are pipelined through one process. With `commands` (git 2.36 or later) it is
  * `--batch-command`, which also answers headers alone (`info`). It is started on first use and again after it
@@ -196,52 +240,13 @@ export function catFileReader(
     return new Promise((resolve, reject) => send({ oid, resolve: resolve as Request['resolve'], reject }));
   };
 
-  /** Asks for `oids` in order, `inFlight` at once, handing each answer to `each` as it arrives. */
-  const stream = <T>(
-    oids: readonly string[],
-    inFlight: number,
-    info: boolean,
-    each: (oid: string, found: T | undefined) => void,
-  ): Promise<void> =>
-    new Promise((resolve, reject) => {
-      const bad = oids.find((oid) => !OID.test(oid));
-      if (bad !== undefined) return reject(new Error(`not an object id: ${JSON.stringify(bad)}`));
-      let asked = 0;
-      let answered = 0;
-      let failed = false;
-      const next = () => {
-        const oid = oids[asked++]!;
-        send({
-          oid,
-          ...(info ? { info: true as const } : {}),
-          resolve: (found) => {
-            if (failed) return;
-            try {
-              each(oid, found as T | undefined);
-            } catch (error) {
-              failed = true;
-              return reject(error);
-            }
-            if (++answered === oids.length) resolve();
-            else if (asked < oids.length) next();
-          },
-          reject: (error) => {
-            if (!failed) reject(error);
-            failed = true;
-          },
-        });
-      };
-      if (oids.length === 0) return resolve();
-      while (asked < Math.min(inFlight, oids.length)) next();
-    });
-
   return {
     read: ask,
-    readEach: (oids, inFlight, each) => stream(oids, inFlight, false, each),
+    readEach: (oids, inFlight, each) => streamed(send, oids, inFlight, false, each),
     ...(commands
       ? {
           headers: (oids: readonly string[], inFlight: number, each: (oid: string, found?: Header) => void) =>
-            stream(oids, inFlight, true, each),
+            streamed(send, oids, inFlight, true, each),
         }
       : {}),
     async close() {
