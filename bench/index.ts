@@ -15,7 +15,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { blobsReader, openLocalRepository, readBlob, type TreeCache, walkCommit } from '../src/git/index.ts';
+import { blobAccess, openLocalRepository, type TreeCache, walkCommit } from '../src/git/index.ts';
 import { indexCommit, newIndexCache } from '../src/index/index.ts';
 import { longHistoryRepo } from './longhistory.ts';
 import { syntheticRepo } from './synthetic.ts';
@@ -58,15 +58,8 @@ async function skillpinIndex(
   const index = async (oid: string) => {
     const tree = await walkCommit(repo, oid, trees);
     trees = tree.trees;
-    // As sync indexes: sizes from the headers first, so a skill over the limits is not read.
-    return indexCommit({
-      ...tree,
-      readBlob: (id) => readBlob(repo, id),
-      readBlobs: blobsReader(repo),
-      blobSizes: (ids) => repo.objectSizes(ids),
-      readAhead: repo.readAhead,
-      cache,
-    });
+    // As sync indexes: sizes from the headers first (a skill over the limits is not read), blobs streamed.
+    return indexCommit({ ...tree, ...blobAccess(repo), cache });
   };
   if (warmFrom !== undefined) await index(warmFrom);
   const hashedBefore = cache.blobs.size;

@@ -26,7 +26,7 @@ export {
 export { type Keyring, keyringOf } from './signature/keyring.ts';
 export { verifyTarget } from './signature/verify.ts';
 export { blobId } from './objects.ts';
-export { blobsReader, readBlob, type TreeCache, walkCommit } from './tree.ts';
+export { blobAccess, blobsReader, readBlob, type TreeCache, walkCommit } from './tree.ts';
 export { redactUrl } from './url.ts';
 export { type WorktreeChange, worktreeChanges } from './worktree.ts';
 export { refetchCommit } from './repair.ts';

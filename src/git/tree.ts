@@ -194,6 +194,20 @@ export function blobsReader(
 }
 
 /**
+ * How the index reads a repository's blobs: one at a time (`readBlob`), many at once where the backend streams
+ * them (`readBlobs`), sizes from the headers first (`blobSizes`), and the reads worth having in flight.
+ */
+export function blobAccess(repo: Repository) {
+  const readBlobs = blobsReader(repo);
+  return {
+    readBlob: (id: string) => readBlob(repo, id),
+    ...(readBlobs === undefined ? {} : { readBlobs }),
+    blobSizes: (ids: readonly string[]) => repo.objectSizes(ids),
+    readAhead: repo.readAhead,
+  };
+}
+
+/**
  * A blob's raw bytes; `source-incomplete` when the repository does not hold it (or cannot read it), and
  * `source-too-large` for one past MAX_OBJECT_BYTES, which is never inflated.
  */

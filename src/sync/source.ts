@@ -3,7 +3,7 @@ import path from 'node:path';
 import { buildNamespace, type Namespace, type Origin } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import {
-  blobsReader,
+  blobAccess,
   fetchCommit,
   GitError,
   keyringOf,
@@ -187,10 +187,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     trees = tree.trees;
     const built = await indexCommit({
       ...tree,
-      readBlob: (id) => readBlob(repo, id),
-      readBlobs: blobsReader(repo),
-      blobSizes: (ids) => repo.objectSizes(ids),
-      readAhead: repo.readAhead,
+      ...blobAccess(repo),
       paths: options.paths,
       strictNames: options.strictNames,
       cache: indexCache,

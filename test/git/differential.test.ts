@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildNamespace, skillFileUri } from '../../src/catalog/index.ts';
 import type { GitSettings } from '../../src/config/index.ts';
-import { blobsReader, openLocalRepository, readBlob, walkCommit } from '../../src/git/index.ts';
+import { blobAccess, openLocalRepository, readBlob, walkCommit } from '../../src/git/index.ts';
 import { indexCommit } from '../../src/index/index.ts';
 import { BACKENDS } from '../helpers/backends.ts';
 import { fixtures } from '../helpers/fixtures.ts';
@@ -12,13 +12,7 @@ async function served(gitdir: string, commit: string, settings: GitSettings) {
   try {
     const tree = await walkCommit(repo, commit);
     // As sync indexes: the cli backend streams the blobs (blobsReader), the isomorphic one reads them one by one.
-    const index = await indexCommit({
-      ...tree,
-      readBlob: (id) => readBlob(repo, id),
-      readBlobs: blobsReader(repo),
-      blobSizes: (ids) => repo.objectSizes(ids),
-      readAhead: repo.readAhead,
-    });
+    const index = await indexCommit({ ...tree, ...blobAccess(repo) });
     const namespace = buildNamespace('fx', index, { repository: 'local:fx' }, (blob) => readBlob(repo, blob));
     return {
       entries: tree.entries,

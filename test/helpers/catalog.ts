@@ -1,5 +1,5 @@
 import { buildNamespace, type Namespace } from '../../src/catalog/index.ts';
-import { blobsReader, openLocalRepository, readBlob, walkCommit } from '../../src/git/index.ts';
+import { blobAccess, openLocalRepository, readBlob, walkCommit } from '../../src/git/index.ts';
 import { indexCommit } from '../../src/index/index.ts';
 import { guardedReader } from '../../src/sync/damage.ts';
 
@@ -12,13 +12,7 @@ export async function namespaceOf(
 ): Promise<Namespace> {
   const repo = await openLocalRepository(gitdir);
   const tree = await walkCommit(repo, commit);
-  const index = await indexCommit({
-    ...tree,
-    paths,
-    readBlob: (id) => readBlob(repo, id),
-    readBlobs: blobsReader(repo),
-    blobSizes: (ids) => repo.objectSizes(ids),
-  });
+  const index = await indexCommit({ ...tree, ...blobAccess(repo), paths });
   // As sync builds every namespace: reads checked against the index (Namespace.readBlob).
   const read = guardedReader(
     index,
