@@ -6,7 +6,7 @@ import { describeGitBackend } from '../git/index.ts';
 import { createAuthGate } from '../http/auth/gate.ts';
 import { createMetrics, type Metrics } from '../http/metrics.ts';
 import { ListenError, MCP_PATH, startHttpServer } from '../http/server.ts';
-import { cachePolicy } from '../mcp/cache.ts';
+import { type CachePolicy, cachePolicy } from '../mcp/cache.ts';
 import { observeRequests } from '../mcp/observe.ts';
 import { runOptionsFor } from '../mcp/run/setup.ts';
 import { createServerFactory } from '../mcp/server.ts';
@@ -42,9 +42,16 @@ export function settingsNeedingRestart(running: Config, next: Config): string[] 
   const before = new Map(running.sources.map((source) => [source.id, source]));
   if (next.sources.some((source) => !isDeepStrictEqual(before.get(source.id)?.run, source.run)))
     changed.push('sources[].run');
-  // A source the hints do not know is private: only a public one added, or a scope changed, waits.
-  const scopeOf = (source: SourceConfig | undefined) => source?.cacheScope ?? 'private';
-  if (next.sources.some((source) => scopeOf(before.get(source.id)) !== scopeOf(source)))
+  // The hints as the policy builds them: a listing that turns private (a private source added to public ones)
+  // waits as a scope that changes does.
+  const [was, now] = [running, next].map((config) => cachePolicy(config.cache, config.sources)) as [
+    CachePolicy,
+    CachePolicy,
+  ];
+  if (
+    was.listed.cacheScope !== now.listed.cacheScope ||
+    next.sources.some((source) => was.pinned(source.id).cacheScope !== now.pinned(source.id).cacheScope)
+  )
     changed.push('sources[].cacheScope');
   return changed;
 }

@@ -17,11 +17,14 @@ export interface Followed {
   retention: Retention;
 }
 
-/** What the worker's caller may pass for every source (the worker's own options fit). */
+/** What the worker's caller may pass for every source (part of the worker's own options). */
 export interface FollowHooks {
   onProgress?: (source: string, progress: FetchProgress | { phase: 'indexing' }) => void;
+  /** Told after every sync of every source: served, recorded, and the next poll or retry set. */
   onSettled?: (outcome: SyncOutcome) => void;
+  /** Randomness for retry jitter (tests pass a fixed one). */
   random?: () => number;
+  /** The index files' store (tests make it fail like a full disk). */
   indexStore?: (dir: string) => IndexStore;
 }
 

@@ -5,10 +5,9 @@ import type { SyncStep } from './step.ts';
 export async function timedStep(
   step: () => Promise<SyncStep>,
   onSynced: ((outcome: SyncOutcome, seconds: number) => void) | undefined,
-  now: () => number = () => performance.now(),
 ): Promise<SyncStep> {
-  const started = now();
+  const started = performance.now();
   const done = await step();
-  onSynced?.(done.outcome, (now() - started) / 1000);
+  onSynced?.(done.outcome, (performance.now() - started) / 1000);
   return done;
 }

@@ -1,15 +1,13 @@
 import PQueue from 'p-queue';
 import type { Catalog } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
-import type { FetchProgress } from '../git/index.ts';
-import type { IndexStore } from '../index/index.ts';
 import type { WriteFs } from '../shared/fs.ts';
 import type { Logger } from '../shared/log.ts';
 import { catalogStateOf } from './catalogState.ts';
 import type { Reconfigured } from './changes.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createDamageLedger, type Damage } from './damage.ts';
-import { type Followed, followSource, unfollow } from './followed.ts';
+import { type Followed, type FollowHooks, followSource, unfollow } from './followed.ts';
 import type { SyncOutcome } from './follower.ts';
 import { liveStatusOf } from './liveStatus.ts';
 import { statePersister } from './persist.ts';
@@ -23,21 +21,15 @@ import { timedStep } from './timed.ts';
 export type { Reconfigured } from './changes.ts';
 export type { SyncOutcome } from './follower.ts';
 
-export interface SyncWorkerOptions {
+export interface SyncWorkerOptions extends FollowHooks {
   config: Config;
   catalog: Catalog;
   logger: Logger;
-  onProgress?: (source: string, progress: FetchProgress | { phase: 'indexing' }) => void;
-  /** Told after every sync of every source: served, recorded, and the next poll or retry set. */
-  onSettled?: (outcome: SyncOutcome) => void;
   /** Told after every sync how long it ran, waiting for its turn not counted (metrics). */
   onSynced?: (outcome: SyncOutcome, seconds: number) => void;
   clock?: Clock;
-  /** Randomness for retry jitter (tests pass a fixed one). */
-  random?: () => number;
-  /** File operations for state.json, and the index files' store (tests make them fail like a full disk). */
+  /** File operations for state.json (tests make them fail like a full disk). */
   fs?: WriteFs;
-  indexStore?: (dir: string) => IndexStore;
 }
 
 export interface SyncWorker {

@@ -148,6 +148,16 @@ describe('a reload that changes what is set up once', () => {
     expect(waiting(configOf({ runs: { confirm: 'refuse' } }))).toEqual(['runs']);
     expect(waiting(configOf({}, { run: 'all-declared' }))).toEqual(['sources[].run']);
     expect(waiting(configOf({}, { cacheScope: 'private' }))).toEqual(['sources[].cacheScope']);
+    // A private source joining public ones makes the listing private: that hint waits too.
+    const joined = loadConfig(
+      writeConfig({
+        sources: [
+          { id: 'one', url: 'https://example.invalid/one.git', commit: C },
+          { id: 'two', url: 'https://example.invalid/two.git', commit: C, cacheScope: 'private' },
+        ],
+      }),
+    );
+    expect(waiting(joined)).toEqual(['sources[].cacheScope']);
     expect(
       waiting(configOf({ auth: { tokens: [{ name: 'ci', token: '${SKILLPIN_TEST_TOKEN}' }] } })),
     ).toEqual(['auth']);
