@@ -29,7 +29,7 @@ const atLeast = (major: number, minor: number, [wantMajor, wantMinor]: readonly 
 interface Probe {
   version?: string;
   usable: boolean;
-  batchCommand?: boolean;
+  batchCommand: boolean;
 }
 
 let probe: Promise<Probe> | undefined;
@@ -39,7 +39,7 @@ function probeGit(): Promise<Probe> {
   probe ??= new Promise((resolve) => {
     execFile('git', ['--version'], { timeout: 10_000 }, (error, stdout) => {
       const match = /git version (\d+)\.(\d+)(?:\.(\d+))?/.exec(stdout ?? '');
-      if (error !== null || match === null) return resolve({ usable: false });
+      if (error !== null || match === null) return resolve({ usable: false, batchCommand: false });
       const [major, minor] = [Number(match[1]), Number(match[2])];
       const version = `${major}.${minor}.${match[3] ?? 0}`;
       resolve({
@@ -90,7 +90,7 @@ async function open(gitdir: string, store: boolean, settings: GitSettings): Prom
     );
   return openCliRepository(gitdir, store, {
     git: 'git',
-    batchCommand: git.batchCommand === true,
+    batchCommand: git.batchCommand,
     ...(settings.proxy === undefined ? {} : { proxy: settings.proxy }),
   });
 }

@@ -17,7 +17,5 @@ export const MAX_SYMLINK_TARGET_BYTES = 4096;
 export const MAX_TREE_ENTRIES = 1_000_000;
 /** The most bytes a listing of one commit's tree (`git ls-tree -r`) may print: past it git is stopped. */
 export const MAX_TREE_LISTING_BYTES = 256 * 1024 * 1024;
-/** Blob reads in flight through one `git cat-file --batch` (its answers stream in order; memory is one blob). */
+/** Reads in flight through one `git cat-file --batch` (its answers stream in order; memory is one object). */
 export const CLI_READ_AHEAD = 512;
-/** Blob reads in flight under the isomorphic backend: each holds its blob's bytes until it is used. */
-export const ISOMORPHIC_READ_AHEAD = 32;

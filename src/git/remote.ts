@@ -21,6 +21,13 @@ export interface FetchOptions {
 const under = (paths: readonly string[]) => (file: string) =>
   paths.length === 0 || paths.some((dir) => file === dir || file.startsWith(`${dir}/`));
 
+/** The sizes of the objects the store holds now; `undefined` for one it lacks. */
+async function heldSizes(repo: Repository, ids: readonly string[]): Promise<Array<number | undefined>> {
+  const missing = new Set(await repo.missingObjects(ids));
+  const sizes = await repo.objectSizes(ids);
+  return sizes.map((size, i) => (missing.has(ids[i]!) ? undefined : size));
+}
+
 /**
  * What the commit still lacks in `repo`: `undefined` when the commit or one of its trees is missing, else the
  * blobs that are served (under `paths`, and every symlink, whose target the walk reads) but not held, and
@@ -36,7 +43,9 @@ async function lacking(
   try {
     // Stores are packs (every transfer stays one): the listing gives the blobs' sizes at once.
     listed = await listCommit(repo, commit, known, { sizes: true });
-  } catch {
+  } catch (error) {
+    // A tree past the listing's limits is there, and too large: not a commit to fetch again.
+    if (error instanceof GitError && error.code === 'source-too-large') throw error;
     return undefined;
   }
   const served = under(paths);
@@ -44,10 +53,10 @@ async function lacking(
     (entry) => entry.type === 'symlink' || (entry.type === 'file' && served(entry.path)),
   );
   const ids = [...new Set(needed.map((entry) => entry.id))];
-  // A listing made now says which blobs are held and their sizes; else they are asked for.
+  // A listing made now says which blobs are held and their sizes; else the store is asked as it is now (a reader
+  // may still see a pack removed since it opened it), then the sizes of those it holds.
   const listedSizes = listed.sizes;
-  const sizes =
-    listedSizes === undefined ? await repo.objectSizes(ids) : ids.map((id) => listedSizes.get(id));
+  const sizes = listedSizes === undefined ? await heldSizes(repo, ids) : ids.map((id) => listedSizes.get(id));
   return {
     trees: listed.trees,
     blobs: ids.filter((_, i) => sizes[i] === undefined),

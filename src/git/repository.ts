@@ -69,24 +69,23 @@ export interface Repository {
   readonly backend: BackendName;
   /** Whether `fetchBlobs` works (partial clone): then a fetch may leave out blobs outside the served paths. */
   readonly partial: boolean;
-  /**
-   * Reads worth having in flight at once. The cli backend answers them in order from one stream, each answer's
-   * bytes used as they arrive, so many cost no memory; the isomorphic one holds the bytes of each read it serves.
-   */
-  readonly readAhead: number;
   /** The object's type and bytes, or `undefined` when the repository does not hold it. */
   readObject(oid: string): Promise<GitObject | undefined>;
   /**
-   * Reads `oids` in order, `readAhead` asked at once, each answer handed to `each` as it arrives (`undefined` for
-   * one the repository does not hold): for a backend that streams them, with no promise per object.
+   * Reads `oids` in order, each answer handed to `each` as it arrives (`undefined` for one the repository does
+   * not hold): for a backend that streams them (one stream, its answers used as they come: memory is one object),
+   * with no promise per object.
    */
   readEach?(
     oids: readonly string[],
     each: (oid: string, found: GitObject | undefined) => void,
   ): Promise<void>;
-  /** The ids among `oids` that the repository does not hold; content is not read. */
+  /** The ids among `oids` that the store does not hold now (asked of it as it is on disk); content is not read. */
   missingObjects(oids: readonly string[]): Promise<string[]>;
-  /** Each object's size from its header (content not inflated); `undefined` for one the repository lacks. */
+  /**
+   * Each object's size from its header (content not inflated); `undefined` for one the repository lacks, as the
+   * backend's reader sees it: a long-lived reader may still read a pack removed since it opened it.
+   */
   objectSizes(oids: readonly string[]): Promise<Array<number | undefined>>;
   /**
    * Every entry below `tree` at once, in git's order, as a walk tree by tree flattens them (symlink targets not

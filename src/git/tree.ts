@@ -195,7 +195,7 @@ export function blobsReader(
 
 /**
  * How the index reads a repository's blobs: one at a time (`readBlob`), many at once where the backend streams
- * them (`readBlobs`), sizes from the headers first (`blobSizes`), and the reads worth having in flight.
+ * them (`readBlobs`), and sizes from the headers first (`blobSizes`).
  */
 export function blobAccess(repo: Repository) {
   const readBlobs = blobsReader(repo);
@@ -203,7 +203,6 @@ export function blobAccess(repo: Repository) {
     readBlob: (id: string) => readBlob(repo, id),
     ...(readBlobs === undefined ? {} : { readBlobs }),
     blobSizes: (ids: readonly string[]) => repo.objectSizes(ids),
-    readAhead: repo.readAhead,
   };
 }
 

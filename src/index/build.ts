@@ -50,20 +50,18 @@ export interface IndexInput {
   blobSizes?: (ids: readonly string[]) => Promise<Array<number | undefined>>;
   /**
    * Reads many blobs, each handed to `each` as it arrives (a backend that streams them: `blobsReader`); without
-   * it, `readBlob` reads them a read-ahead at a time.
+   * it, `readBlob` reads them READ_AHEAD at a time.
    */
   readBlobs?: ReadBlobs;
-  /** Blob reads to keep in flight with `readBlob` (`Repository.readAhead`); default DEFAULT_READ_AHEAD. */
-  readAhead?: number;
   /** Folders to search for skills; default the whole repository. */
   paths?: readonly string[];
   strictNames?: boolean;
   cache?: IndexCache;
 }
 
-/** Blob reads in flight while indexing, unless the reader says otherwise. */
-export const DEFAULT_READ_AHEAD = 32;
-/** Blobs larger than this are read one at a time: memory stays the read-ahead's small blobs and one large one. */
+/** Blob reads in flight while indexing with `readBlob` (each holds its blob's bytes until it is hashed). */
+export const READ_AHEAD = 32;
+/** Blobs larger than this are read one at a time: memory stays READ_AHEAD small blobs and one large one. */
 export const LARGE_BLOB_BYTES = 1024 * 1024;
 
 export function digestOf(bytes: Uint8Array): string {
@@ -96,7 +94,7 @@ async function sizesOf(
 /** Reads blobs with `readBlob`, a read-ahead at a time and a large one alone, each handed over as it arrives. */
 function oneByOne(input: IndexInput, known: ReadonlyMap<string, number>): ReadBlobs {
   return async (ids, each) => {
-    const reads = new PQueue({ concurrency: input.readAhead ?? DEFAULT_READ_AHEAD });
+    const reads = new PQueue({ concurrency: READ_AHEAD });
     const largeReads = new PQueue({ concurrency: 1 });
     await Promise.all(
       ids.map((id) =>

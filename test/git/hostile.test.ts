@@ -347,4 +347,15 @@ describe('object headers under the cli backend', () => {
     await reader.close();
     expect(catFileReader('git', bomb.gitdir).headers).toBeUndefined();
   });
+
+  it('answers the other reads of a reader whose process went for an object over the limit', async () => {
+    const bomb = await bombRepo();
+    const reader = catFileReader('git', bomb.gitdir, undefined, true);
+    // The stream asks for its third object as the first is answered, just before git names the bomb.
+    const stream = reader.readEach([bomb.commit, bomb.blob, bomb.commit], 2, () => undefined);
+    const other = reader.read(bomb.commit);
+    expect((await failure(stream)).code).toBe('source-too-large');
+    expect((await other)?.type).toBe('commit');
+    await reader.close();
+  });
 });

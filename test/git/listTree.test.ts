@@ -3,7 +3,13 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listingParser } from '../../src/git/cli/lsTree.ts';
-import { type GitError, openLocalRepository, walkCommit } from '../../src/git/index.ts';
+import {
+  fetchCommit,
+  type GitError,
+  openLocalRepository,
+  openStore,
+  walkCommit,
+} from '../../src/git/index.ts';
 import { MAX_TREE_ENTRIES } from '../../src/git/limits.ts';
 import type { Repository } from '../../src/git/repository.ts';
 import { listCommit, readCommit } from '../../src/git/tree.ts';
@@ -25,6 +31,22 @@ const all = Object.values(fixtures()).flatMap((fx) =>
 );
 
 describe('the cli backend lists a whole tree with one git ls-tree', () => {
+  it(`a fetched commit whose tree passes ${MAX_TREE_ENTRIES} entries is source-too-large, not a missing commit`, async () => {
+    const { gitdir, commit } = repoWith((mktree, blob) => {
+      const b = blob('x\n');
+      const thousand = mktree(Array.from({ length: 1000 }, (_, i) => line('100644', 'blob', b, `f${i}`)));
+      const width = Math.floor(MAX_TREE_ENTRIES / 1000) + 1;
+      return mktree(Array.from({ length: width }, (_, i) => line('040000', 'tree', thousand, `d${i}`)));
+    });
+    const store = await openStore(path.join(tempDir(), 'store.git'), { backend: 'cli' });
+    const error = (await fetchCommit(store, { url: `file://${gitdir}` }, commit).catch(
+      (e: unknown) => e,
+    )) as GitError;
+    expect(error.code).toBe('source-too-large');
+    expect(error.message).toMatch(`more than ${MAX_TREE_ENTRIES} entries`);
+    await store.close();
+  });
+
   it('has a bulk listing; the isomorphic backend walks tree by tree', async () => {
     const gitdir = all[0]!.gitdir;
     const [cli, isomorphic] = await Promise.all([open(gitdir, 'cli'), open(gitdir, 'isomorphic')]);

@@ -21,7 +21,7 @@ import {
   type TransferOptions,
 } from '../repository.ts';
 import { originOf, protocolOf, redactUrl } from '../url.ts';
-import { catFileReader, type ObjectReader } from './catFile.ts';
+import { catFileReader, HEADER, type ObjectReader } from './catFile.ts';
 import { classifyRun, type RunContext } from './classify.ts';
 import { lsTree } from './lsTree.ts';
 import { parseProgress } from './progress.ts';
@@ -131,8 +131,8 @@ function sizeReaders(git: Git, objects: ObjectReader) {
       throw new GitError('source-incomplete', 'the store could not be read', { log: redact(result.stderr) });
     const sizes = new Map<string, number>();
     for (const line of result.stdout.toString('latin1').split('\n')) {
-      const match = /^([0-9a-f]{40}) [a-z]+ (\d+)$/.exec(line);
-      if (match !== null) sizes.set(match[1]!, Number(match[2]));
+      const match = HEADER.exec(line);
+      if (match !== null) sizes.set(match[1]!, Number(match[3]));
     }
     return oids.map((oid) => sizes.get(oid));
   };
@@ -240,7 +240,6 @@ export async function openCliRepository(
     gitdir,
     backend: 'cli',
     partial: true,
-    readAhead: CLI_READ_AHEAD,
     readObject: (oid) => objects.read(oid),
     readEach: (oids, each) => objects.readEach(oids, CLI_READ_AHEAD, each),
     async missingObjects(oids) {

@@ -41,7 +41,8 @@ export interface ObjectReader {
   close(): Promise<void>;
 }
 
-const HEADER = /^([0-9a-f]{40}) (commit|tree|blob|tag) (\d+)$/;
+/** A header line of `cat-file --batch` and `--batch-check`: id, type, size. */
+export const HEADER = /^([0-9a-f]{40}) (commit|tree|blob|tag) (\d+)$/;
 
 /**
  * Asks `send` for `oids` in order, `inFlight` at once, handing each answer to `each` as it arrives (no promise per
@@ -83,7 +84,7 @@ function streamed<T>(
       });
     };
     if (oids.length === 0) return resolve();
-    while (asked < Math.min(inFlight, oids.length)) next();
+    while (asked < Math.min(Math.max(1, inFlight), oids.length)) next();
   });
 }
 
@@ -131,12 +132,13 @@ export function catFileReader(
     return first.subarray(0, bytes);
   };
 
-  /** Forgets the process and what it sent; returns the requests it had not answered. */
+  /** Forgets the process, what it sent and what was still to be written; returns the requests not answered. */
   const reset = (): Request[] => {
     const unanswered = pending;
     pending = [];
     chunks = [];
     buffered = 0;
+    unsent = '';
     child = undefined;
     return unanswered;
   };
@@ -149,7 +151,7 @@ export function catFileReader(
     while (pending.length > 0) {
       const request = pending[0]!;
       if (request.header === undefined) {
-        // A header line is short: it spans at most the front chunk and the next.
+        // A header line is short: the front chunks are joined until one holds it.
         while (chunks.length > 1 && chunks[0]!.indexOf(10) === -1)
           join(chunks[0]!.length + chunks[1]!.length);
         const newline = chunks[0]?.indexOf(10) ?? -1;
@@ -228,7 +230,9 @@ export function catFileReader(
     if (unsent === '') {
       const to = child;
       setImmediate(() => {
-        if (to === child && to.exitCode === null && to.signalCode === null) to.stdin.write(unsent);
+        // A batch for a process that is gone was dropped with it (reset): a newer batch is not this one's.
+        if (to !== child) return;
+        if (to.exitCode === null && to.signalCode === null) to.stdin.write(unsent);
         unsent = '';
       });
     }

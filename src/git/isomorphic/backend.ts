@@ -5,12 +5,7 @@ import { rememberSecret } from '../../shared/redact.ts';
 import { cleanedUp } from '../cleanup.ts';
 import { GitError } from '../errors.ts';
 import { transportFailure } from '../failure.ts';
-import {
-  DEFAULT_DEADLINE_MS,
-  DEFAULT_HTTP_TIMEOUT_MS,
-  DEFAULT_MAX_FETCH_BYTES,
-  ISOMORPHIC_READ_AHEAD,
-} from '../limits.ts';
+import { DEFAULT_DEADLINE_MS, DEFAULT_HTTP_TIMEOUT_MS, DEFAULT_MAX_FETCH_BYTES } from '../limits.ts';
 import { parseCommit } from '../objects.ts';
 import { isRepository, pinRef, type Remote, type RemoteRef, type Repository } from '../repository.ts';
 import { originOf, redactUrl } from '../url.ts';
@@ -93,7 +88,6 @@ export async function openIsomorphicRepository(
     gitdir,
     backend: 'isomorphic',
     partial: false,
-    readAhead: ISOMORPHIC_READ_AHEAD,
     readObject: (oid) => objects.read(oid),
     objectSizes: (oids) => Promise.all(oids.map((oid) => objects.sizeOf(oid))),
     async missingObjects(oids) {
