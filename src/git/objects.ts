@@ -77,9 +77,12 @@ export function parseTree(data: Buffer, oid: string): RawTreeEntry[] {
   return entries;
 }
 
-/** A tree that lists into more than MAX_TREE_ENTRIES entries (files, symlinks, submodules) is not walked. */
+/**
+ * A tree that lists into more than MAX_TREE_ENTRIES entries (files, symlinks, submodules) is not walked; `tree`
+ * names it in the message (`tree <id>`, `the tree of commit <id>`).
+ */
 export function tooManyEntries(tree: string): GitError {
-  return new GitError('source-too-large', `tree ${tree} holds more than ${MAX_TREE_ENTRIES} entries`);
+  return new GitError('source-too-large', `${tree} holds more than ${MAX_TREE_ENTRIES} entries`);
 }
 
 /** The header lines of a commit or tag, up to the blank line before the message. */

@@ -41,8 +41,7 @@ async function lacking(
 ): Promise<{ trees: TreeCache; blobs: string[]; oversized: boolean } | undefined> {
   let listed: Awaited<ReturnType<typeof listCommit>>;
   try {
-    // Stores are packs (every transfer stays one): the listing gives the blobs' sizes at once.
-    listed = await listCommit(repo, commit, known, { sizes: true });
+    listed = await listCommit(repo, commit, known);
   } catch (error) {
     // A tree past the listing's limits is there, and too large: not a commit to fetch again.
     if (error instanceof GitError && error.code === 'source-too-large') throw error;
@@ -52,11 +51,11 @@ async function lacking(
   const needed = listed.entries.filter(
     (entry) => entry.type === 'symlink' || (entry.type === 'file' && served(entry.path)),
   );
-  const ids = [...new Set(needed.map((entry) => entry.id))];
+  const listedSizes = new Map(needed.map((entry) => [entry.id, entry.size]));
+  const ids = [...listedSizes.keys()];
   // A listing made now says which blobs are held and their sizes; else the store is asked as it is now (a reader
   // may still see a pack removed since it opened it), then the sizes of those it holds.
-  const listedSizes = listed.sizes;
-  const sizes = listedSizes === undefined ? await heldSizes(repo, ids) : ids.map((id) => listedSizes.get(id));
+  const sizes = listed.listedNow ? ids.map((id) => listedSizes.get(id)) : await heldSizes(repo, ids);
   return {
     trees: listed.trees,
     blobs: ids.filter((_, i) => sizes[i] === undefined),

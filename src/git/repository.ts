@@ -53,13 +53,6 @@ export interface RemoteRef {
   peeled?: string;
 }
 
-/** A whole tree listed at once: its entries and, when asked for, the sizes of the blobs held (from headers). */
-export interface TreeListing {
-  entries: TreeEntry[];
-  /** By blob id; a blob the repository lacks is not in it. */
-  sizes?: ReadonlyMap<string, number>;
-}
-
 /**
  * One repository opened through one backend: the few operations everything else in `git/` is built on. Every
  * object is returned as bytes and parsed by our own code, so both backends serve exactly the same trees.
@@ -88,12 +81,12 @@ export interface Repository {
    */
   objectSizes(oids: readonly string[]): Promise<Array<number | undefined>>;
   /**
-   * Every entry below `tree` at once, in git's order, as a walk tree by tree flattens them (symlink targets not
-   * read), with `sizes` the sizes of the blobs held: for a backend that lists a whole tree faster than it reads its trees one by one. Past MAX_TREE_ENTRIES
-   * entries, MAX_TREE_LISTING_BYTES of listing or a tree over MAX_OBJECT_BYTES it throws `source-too-large`; a
-   * missing or unreadable tree is another error.
+   * Every entry of `commit`'s tree at once, in git's order, as a walk tree by tree flattens them (symlink targets
+   * not read), each blob the store holds with its `size`: for a backend that lists a whole tree faster than it
+   * reads its trees one by one. Past MAX_TREE_ENTRIES entries, MAX_TREE_LISTING_BYTES of listing or a tree over
+   * MAX_OBJECT_BYTES it throws `source-too-large`; a missing or unreadable commit or tree is another error.
    */
-  listTree?(tree: string, options?: { sizes?: boolean }): Promise<TreeListing>;
+  listTree?(commit: string): Promise<TreeEntry[]>;
   /** Ids of the objects whose id starts with `prefix` (4 to 39 hex digits); for short ids a user types. */
   objectsWithPrefix(prefix: string): Promise<string[]>;
   /** What a ref names, symbolic refs followed; `undefined` when there is no such ref. */

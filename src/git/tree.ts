@@ -68,16 +68,17 @@ export async function listCommit(
   repo: Repository,
   commit: string,
   previous?: TreeCache,
-  options: { sizes?: boolean } = {},
 ): Promise<{
   commitTime: string;
   tree: string;
   entries: TreeEntry[];
   trees: TreeCache;
-  /** With `sizes`, blob sizes from a listing made now (`Repository.listTree`): a blob not in it is not held. */
-  sizes?: ReadonlyMap<string, number>;
+  /**
+   * The entries come from a listing made now (`Repository.listTree`), which gives the size of every blob the
+   * store holds: a blob entry without a size is one it lacks.
+   */
+  listedNow?: true;
 }> {
-  const { tree: root, commitTime } = await readCommit(repo, commit);
   const unreadable = (treeId: string, error: unknown) =>
     error instanceof GitError
       ? error
@@ -86,19 +87,30 @@ export async function listCommit(
           log: messageOf(error),
         });
   if (repo.listTree !== undefined) {
+    // With nothing cached to reuse, the listing (which takes the commit) runs while the commit is read.
+    const early = previous === undefined || previous.size === 0 ? repo.listTree(commit) : undefined;
+    // Never an unhandled rejection: a commit that cannot be read is reported as such below.
+    early?.catch(() => undefined);
+    const { tree: root, commitTime } = await readCommit(repo, commit);
     // One listing of the whole tree; the cache then holds the root's entries (relative to the root: all of them).
     const known = previous?.get(root);
     if (known !== undefined)
       return { commitTime, tree: root, entries: [...known], trees: new Map([[root, known]]) };
-    let listed: Awaited<ReturnType<NonNullable<Repository['listTree']>>>;
+    let entries: TreeEntry[];
     try {
-      listed = await repo.listTree(root, options);
+      entries = await (early ?? repo.listTree(commit));
     } catch (error) {
       throw unreadable(root, error);
     }
-    const { entries, sizes } = listed;
-    return { commitTime, tree: root, entries: [...entries], trees: new Map([[root, entries]]), sizes };
+    return {
+      commitTime,
+      tree: root,
+      entries: [...entries],
+      trees: new Map([[root, entries]]),
+      listedNow: true,
+    };
   }
+  const { tree: root, commitTime } = await readCommit(repo, commit);
   const trees: TreeCache = new Map();
   const flatten = async (treeId: string): Promise<readonly TreeEntry[]> => {
     const known = trees.get(treeId) ?? previous?.get(treeId);
@@ -118,7 +130,7 @@ export async function listCommit(
     );
     // Repeated subtrees are read once but listed each time: counted before they are.
     const count = subtrees.reduce((sum, subtree) => sum + (subtree?.length ?? 1), 0);
-    if (count > MAX_TREE_ENTRIES) throw tooManyEntries(treeId);
+    if (count > MAX_TREE_ENTRIES) throw tooManyEntries(`tree ${treeId}`);
     const entries: TreeEntry[] = [];
     items.forEach((item, i) => {
       if (item.kind === 'tree')
@@ -144,16 +156,20 @@ export async function walkCommit(
 ): Promise<CommitTree & { trees: TreeCache }> {
   const { commitTime, tree, entries, trees } = await listCommit(repo, commit, previous);
   const links = entries.filter((entry) => entry.type === 'symlink');
+  if (links.length === 0) return { commit, commitTime, tree, entries, trees };
   const sizes = await repo.objectSizes(links.map((link) => link.id));
   // A target longer than PATH_MAX resolves nowhere: it is not read, and the link stays without one (dangling).
-  const readable = new Set(links.filter((_, i) => (sizes[i] ?? 0) <= MAX_SYMLINK_TARGET_BYTES));
-  const targets = await Promise.all(
-    entries.map((entry) => (readable.has(entry) ? readBlob(repo, entry.id) : undefined)),
-  );
+  const readable = links.filter((_, i) => (sizes[i] ?? 0) <= MAX_SYMLINK_TARGET_BYTES);
   const decoder = new TextDecoder();
-  const withTargets = entries.map((entry, i) =>
-    targets[i] !== undefined ? { ...entry, target: decoder.decode(targets[i]) } : entry,
+  const targets = new Map(
+    await Promise.all(
+      readable.map(async (link) => [link, decoder.decode(await readBlob(repo, link.id))] as const),
+    ),
   );
+  const withTargets = entries.map((entry) => {
+    const target = targets.get(entry);
+    return target === undefined ? entry : { ...entry, target };
+  });
   return { commit, commitTime, tree, entries: withTargets, trees };
 }
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import PQueue from 'p-queue';
 import {
   discoverSkills,
@@ -44,8 +44,8 @@ export interface IndexInput {
   entries: readonly TreeEntry[];
   readBlob: (id: string) => Promise<Uint8Array>;
   /**
-   * Blob sizes from the objects' headers, contents not read: a skill over the limits is then refused without
-   * being read. Without it, sizes come from reading every blob.
+   * Blob sizes from the objects' headers, contents not read, for the blobs whose entry carries none: a skill over
+   * the limits is then refused without being read. Without it (or a size), sizes come from reading the blob.
    */
   blobSizes?: (ids: readonly string[]) => Promise<Array<number | undefined>>;
   /**
@@ -65,7 +65,8 @@ export const READ_AHEAD = 32;
 export const LARGE_BLOB_BYTES = 1024 * 1024;
 
 export function digestOf(bytes: Uint8Array): string {
-  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  // One call, no Hash object per blob (Node 20.12).
+  return `sha256:${hash('sha256', bytes, 'hex')}`;
 }
 
 function factsOf(bytes: Uint8Array): BlobFacts {
@@ -76,14 +77,26 @@ function factsOf(bytes: Uint8Array): BlobFacts {
   };
 }
 
-/** Blob sizes from the headers, for every file of every discovered skill; empty without `blobSizes`. */
+/**
+ * Blob sizes from the headers, for every file of every discovered skill: those the listing gave on its entries,
+ * the others asked of `blobSizes` (none without it).
+ */
 async function sizesOf(
   input: IndexInput,
   skills: ReadonlyArray<{ files: ReadonlyArray<{ blob: string }> }>,
 ): Promise<Map<string, number>> {
+  const listed = new Map<string, number>();
+  for (const entry of input.entries) if (entry.size !== undefined) listed.set(entry.id, entry.size);
   const sizes = new Map<string, number>();
-  if (input.blobSizes === undefined) return sizes;
-  const ids = [...new Set(skills.flatMap((skill) => skill.files.map((file) => file.blob)))];
+  const asked: string[] = [];
+  for (const skill of skills)
+    for (const { blob } of skill.files) {
+      const size = listed.get(blob);
+      if (size !== undefined) sizes.set(blob, size);
+      else asked.push(blob);
+    }
+  if (input.blobSizes === undefined || asked.length === 0) return sizes;
+  const ids = [...new Set(asked)];
   const found = await input.blobSizes(ids);
   ids.forEach((id, i) => {
     if (found[i] !== undefined) sizes.set(id, found[i]);

@@ -7,4 +7,9 @@ export interface TreeEntry {
   executable?: boolean;
   /** A symlink's target text, read from its blob. */
   target?: string;
+  /**
+   * The blob's size from its header, where a listing gave it (the cli backend's `git ls-tree -l`, for a blob the
+   * store held then); the index asks the backend for the others.
+   */
+  size?: number;
 }

@@ -3,7 +3,7 @@ import { buildNamespace, skillFileUri } from '../../src/catalog/index.ts';
 import type { GitSettings } from '../../src/config/index.ts';
 import { blobAccess, openLocalRepository, readBlob, walkCommit } from '../../src/git/index.ts';
 import { indexCommit } from '../../src/index/index.ts';
-import { BACKENDS } from '../helpers/backends.ts';
+import { BACKENDS, withoutSizes } from '../helpers/backends.ts';
 import { fixtures } from '../helpers/fixtures.ts';
 
 /** Everything a host could see of one commit: the index (digests, sizes, problems) and every URI served. */
@@ -15,7 +15,7 @@ async function served(gitdir: string, commit: string, settings: GitSettings) {
     const index = await indexCommit({ ...tree, ...blobAccess(repo) });
     const namespace = buildNamespace('fx', index, { repository: 'local:fx' }, (blob) => readBlob(repo, blob));
     return {
-      entries: tree.entries,
+      entries: withoutSizes(tree.entries),
       index,
       uris: namespace.skills
         .flatMap((skill) =>

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openLocalRepository, readBlob, walkCommit, type TreeCache } from '../../src/git/index.ts';
 import { indexCommit, indexStore, newIndexCache, type IndexCache } from '../../src/index/index.ts';
+import { MAX_SKILL_BYTES } from '../../src/skills/index.ts';
 import { fixture, fixtureFile } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';
 
@@ -80,6 +81,62 @@ describe('indexCommit', () => {
     const cache: IndexCache & { trees?: TreeCache } = newIndexCache();
     await index(catalog.commits['c1']!, cache);
     expect(await index(catalog.commits['c2']!, cache)).toEqual(await index(catalog.commits['c2']!));
+  });
+});
+
+describe('indexCommit with sizes from the listing', () => {
+  const skillMd = (name: string) => Buffer.from(`---\nname: ${name}\ndescription: A skill.\n---\nBody\n`);
+  const blobs = new Map([
+    ['a'.repeat(40), skillMd('small')],
+    ['b'.repeat(40), skillMd('heavy')],
+    ['c'.repeat(40), Buffer.from('ten bytes\n')],
+  ]);
+  const entry = (path: string, id: string, size?: number) => ({
+    path,
+    type: 'file' as const,
+    id,
+    ...(size === undefined ? {} : { size }),
+  });
+
+  it(`asks blobSizes only for blobs without one, and never reads a file of a skill over ${MAX_SKILL_BYTES} bytes`, async () => {
+    const reads: string[] = [];
+    const asked: string[][] = [];
+    const result = await indexCommit({
+      commit: '1'.repeat(40),
+      commitTime: '2024-01-01T00:00:00.000Z',
+      tree: '2'.repeat(40),
+      entries: [
+        entry('heavy/SKILL.md', 'b'.repeat(40), blobs.get('b'.repeat(40))!.byteLength),
+        // A listing's size is taken as the header's: this one says the blob is over the skill limit.
+        entry('heavy/data.bin', 'd'.repeat(40), MAX_SKILL_BYTES),
+        entry('small/SKILL.md', 'a'.repeat(40)),
+        entry('small/notes.txt', 'c'.repeat(40), 10),
+      ],
+      readBlob: async (id) => {
+        reads.push(id);
+        const bytes = blobs.get(id);
+        if (bytes === undefined) throw new Error(`blob ${id} must not be read`);
+        return bytes;
+      },
+      blobSizes: async (ids) => {
+        asked.push([...ids]);
+        return ids.map((id) => blobs.get(id)?.byteLength);
+      },
+    });
+    expect(asked).toEqual([['a'.repeat(40)]]);
+    expect(reads.sort()).toEqual(['a'.repeat(40), 'b'.repeat(40), 'c'.repeat(40)]);
+    expect(
+      result.skills.map((skill) => [skill.name, skill.files.map((file) => [file.relPath, file.size])]),
+    ).toEqual([
+      [
+        'small',
+        [
+          ['SKILL.md', blobs.get('a'.repeat(40))!.byteLength],
+          ['notes.txt', 10],
+        ],
+      ],
+    ]);
+    expect(result.problems.map((p) => [p.path, p.reason])).toEqual([['heavy', 'too-large']]);
   });
 });
 

@@ -248,7 +248,7 @@ export async function openCliRepository(
       return oids.filter((_, i) => sizes[i] === undefined);
     },
     objectSizes,
-    listTree: (tree, options) => lsTree(git, objectSizes, tree, options),
+    listTree: (commit) => lsTree(git, objectSizes, commit),
     async objectsWithPrefix(prefix) {
       if (!/^[0-9a-f]{4,40}$/.test(prefix)) return [];
       const result = await git(['rev-parse', `--disambiguate=${prefix}`]);

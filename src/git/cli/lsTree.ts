@@ -4,7 +4,6 @@ import { GitError } from '../errors.ts';
 import { objectTooLarge } from '../failure.ts';
 import { MAX_OBJECT_BYTES, MAX_TREE_ENTRIES, MAX_TREE_LISTING_BYTES } from '../limits.ts';
 import { canonical, decodeName, tooManyEntries, treeEntry } from '../objects.ts';
-import type { TreeListing } from '../repository.ts';
 import type { RunOptions, RunResult } from './run.ts';
 
 /**
@@ -31,13 +30,13 @@ export function decodePath(bytes: Buffer): string {
 }
 
 /**
- * Parses `git ls-tree -r -t -z` output as it streams, within MAX_TREE_ENTRIES entries and MAX_TREE_LISTING_BYTES
- * bytes. Entries come out as the tree walk gives them (folders implied by paths); subtree ids are kept apart.
+ * Parses `git ls-tree -r -t -z` output (with `-l` or without) as it streams, within MAX_TREE_ENTRIES entries and
+ * MAX_TREE_LISTING_BYTES bytes. Entries come out as the tree walk gives them (folders implied by paths), a blob's
+ * size on its entry where `-l` gave it; subtree ids are kept apart. `tree` names the tree in messages.
  */
 export function listingParser(tree: string) {
   const entries: TreeEntry[] = [];
   const trees: string[] = [];
-  const sizes = new Map<string, number>();
   let pending: Buffer[] = [];
   let bytes = 0;
   let refused: Error | undefined;
@@ -59,17 +58,16 @@ export function listingParser(tree: string) {
       refused = tooManyEntries(tree);
       return false;
     }
-    const path = decodePath(line.subarray(tab + 1));
+    const entry = treeEntry(decodePath(line.subarray(tab + 1)), kind, executable, id);
     const size = header[3];
-    if (size !== undefined && size !== '-' && size !== 'BAD') sizes.set(id, Number(size));
-    entries.push(treeEntry(path, kind, executable, id));
+    if (size !== undefined && size !== '-' && size !== 'BAD') entry.size = Number(size);
+    entries.push(entry);
     return true;
   };
 
   return {
     entries,
     trees,
-    sizes,
     /** The bytes git printed. */
     get bytes() {
       return bytes;
@@ -85,7 +83,7 @@ export function listingParser(tree: string) {
       if (bytes > MAX_TREE_LISTING_BYTES) {
         refused = new GitError(
           'source-too-large',
-          `the listing of tree ${tree} passed ${MAX_TREE_LISTING_BYTES} bytes`,
+          `the listing of ${tree} passed ${MAX_TREE_LISTING_BYTES} bytes`,
         );
         return false;
       }
@@ -112,37 +110,36 @@ export function listingParser(tree: string) {
 }
 
 /**
- * Every entry below `tree` with one `git ls-tree -r -t -z` (stdout parsed as it streams, git stopped past the
- * limits): in git's order, symlink targets not read; with `sizes` (`-l`), the size of each blob the repository
- * holds (from its header, as `cat-file --batch-check`: a loose object costs git a file each). One tree object
- * over MAX_OBJECT_BYTES fails as reading it would (`source-too-large`); a missing or unreadable tree is a plain
- * Error.
+ * Every entry of `commit`'s tree with one `git ls-tree -r -t -l -z` (stdout parsed as it streams, git stopped past
+ * the limits): in git's order, symlink targets not read, each blob the repository holds with its size (from its
+ * header, as `cat-file --batch-check` gives it; `BAD`, a blob not held, has none). One tree object over
+ * MAX_OBJECT_BYTES fails as reading it would (`source-too-large`); a missing or unreadable commit or tree is a
+ * plain Error.
  */
 export async function lsTree(
   git: (args: string[], options?: RunOptions) => Promise<RunResult>,
   objectSizes: (oids: readonly string[]) => Promise<Array<number | undefined>>,
-  tree: string,
-  options: { sizes?: boolean } = {},
-): Promise<TreeListing> {
-  const parser = listingParser(tree);
-  const result = await git(
-    ['ls-tree', '-r', '-t', ...(options.sizes ? ['-l'] : []), '-z', '--full-tree', tree],
-    {
-      onStdout: (chunk) => parser.push(chunk),
-    },
-  );
+  commit: string,
+): Promise<TreeEntry[]> {
+  const what = `the tree of commit ${commit}`;
+  const parser = listingParser(what);
+  const result = await git(['ls-tree', '-r', '-t', '-l', '-z', '--full-tree', commit], {
+    onStdout: (chunk) => parser.push(chunk),
+    writesFiles: false,
+  });
   if (parser.refused !== undefined) throw parser.refused;
   if (result.code !== 0 || result.stopped !== undefined || parser.truncated)
     throw new Error(
-      `git ls-tree ${tree} failed (${result.stopped ?? `exit ${result.code}`}): ${redact(result.stderr.trim()).split('\n').pop() ?? ''}`,
+      `git ls-tree of ${what} failed (${result.stopped ?? `exit ${result.code}`}): ${redact(result.stderr.trim()).split('\n').pop() ?? ''}`,
     );
   // A tree object is at most as large as the records git printed for its entries: only a listing larger than
   // MAX_OBJECT_BYTES can hold a tree larger than that, which a walk object by object would refuse.
   if (parser.bytes > MAX_OBJECT_BYTES) {
-    const ids = [tree, ...new Set(parser.trees)];
+    const root = await git(['rev-parse', '--verify', '--quiet', `${commit}^{tree}`]);
+    const ids = [root.stdout.toString('latin1').trim(), ...new Set(parser.trees)];
     const sizes = await objectSizes(ids);
     const over = sizes.findIndex((size) => size !== undefined && size > MAX_OBJECT_BYTES);
     if (over !== -1) throw objectTooLarge(`object ${ids[over]}`, sizes[over]!);
   }
-  return { entries: parser.entries, ...(options.sizes ? { sizes: parser.sizes } : {}) };
+  return parser.entries;
 }
