@@ -6,5 +6,7 @@ const LFS_POINTER_START = new TextEncoder().encode('version https://git-lfs.gith
 export function isLfsPointer(bytes: Uint8Array): boolean {
   if (bytes.byteLength > MAX_LFS_POINTER_BYTES || bytes.byteLength < LFS_POINTER_START.byteLength)
     return false;
-  return LFS_POINTER_START.every((byte, index) => bytes[index] === byte);
+  for (let index = 0; index < LFS_POINTER_START.byteLength; index++)
+    if (bytes[index] !== LFS_POINTER_START[index]) return false;
+  return true;
 }

@@ -7,7 +7,7 @@ import { childEnv } from './env.ts';
 interface Request {
   oid: string;
   /** Only the header is asked (`info`): resolved with the type and size, no content. */
-  info?: true;
+  info: boolean;
   resolve(found: GitObject | Header | undefined): void;
   reject(error: Error): void;
   header?: Header;
@@ -61,28 +61,23 @@ function streamed<T>(
     let asked = 0;
     let answered = 0;
     let failed = false;
-    const next = () => {
-      const oid = oids[asked++]!;
-      send({
-        oid,
-        ...(info ? { info: true as const } : {}),
-        resolve: (found) => {
-          if (failed) return;
-          try {
-            each(oid, found as T | undefined);
-          } catch (error) {
-            failed = true;
-            return reject(error);
-          }
-          if (++answered === oids.length) resolve();
-          else if (asked < oids.length) next();
-        },
-        reject: (error) => {
-          if (!failed) reject(error);
-          failed = true;
-        },
-      });
+    // One pair of handlers for the whole stream: the process answers requests in the order they were sent.
+    const answer = (found: GitObject | Header | undefined) => {
+      if (failed) return;
+      try {
+        each(oids[answered]!, found as T | undefined);
+      } catch (error) {
+        failed = true;
+        return reject(error);
+      }
+      if (++answered === oids.length) resolve();
+      else if (asked < oids.length) next();
     };
+    const refuse = (error: Error) => {
+      if (!failed) reject(error);
+      failed = true;
+    };
+    const next = () => send({ oid: oids[asked++]!, info, resolve: answer, reject: refuse });
     if (oids.length === 0) return resolve();
     while (asked < Math.min(Math.max(1, inFlight), oids.length)) next();
   });
@@ -225,8 +220,9 @@ export function catFileReader(
    */
   const send = (request: Request) => {
     child ??= start();
+    // Node stays running while an answer is awaited (drain lets go once none is).
+    if (pending.length === 0) (child.stdout as unknown as { ref(): void }).ref();
     pending.push(request);
-    (child.stdout as unknown as { ref(): void }).ref();
     if (unsent === '') {
       const to = child;
       setImmediate(() => {
@@ -241,7 +237,9 @@ export function catFileReader(
 
   const ask = (oid: string): Promise<GitObject | undefined> => {
     if (!OID.test(oid)) return Promise.reject(new Error(`not an object id: ${JSON.stringify(oid)}`));
-    return new Promise((resolve, reject) => send({ oid, resolve: resolve as Request['resolve'], reject }));
+    return new Promise((resolve, reject) =>
+      send({ oid, info: false, resolve: resolve as Request['resolve'], reject }),
+    );
   };
 
   return {

@@ -21,6 +21,8 @@ export interface RunOptions extends ChildSettings {
    * `false` kills the child (`stopped: 'output'`), and no later chunk is passed on.
    */
   onStdout?: (chunk: Buffer) => boolean;
+  /** `false` for a command that writes no file (ls-tree): it is started directly, without IGNORING_SIGXFSZ. */
+  writesFiles?: boolean;
 }
 
 export interface RunResult {
@@ -44,7 +46,10 @@ const IGNORING_SIGXFSZ = `trap '' XFSZ; exec "$0" "$@"`;
  */
 export function runGit(git: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', IGNORING_SIGXFSZ, git, ...args], {
+    // Each process costs a fork of this one: one that writes no file is spared the shell.
+    const [command, argv] =
+      options.writesFiles === false ? [git, args] : ['/bin/sh', ['-c', IGNORING_SIGXFSZ, git, ...args]];
+    const child = spawn(command, argv, {
       env: childEnv(process.env, options),
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
