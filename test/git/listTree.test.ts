@@ -10,7 +10,7 @@ import {
   openStore,
   walkCommit,
 } from '../../src/git/index.ts';
-import { MAX_TREE_ENTRIES } from '../../src/git/limits.ts';
+import { MAX_OBJECT_BYTES, MAX_TREE_ENTRIES } from '../../src/git/limits.ts';
 import type { Repository } from '../../src/git/repository.ts';
 import { listCommit, readCommit } from '../../src/git/tree.ts';
 import { BACKENDS, withoutSizes } from '../helpers/backends.ts';
@@ -45,6 +45,13 @@ describe('the cli backend lists a whole tree with one git ls-tree', () => {
     expect(error.code).toBe('source-too-large');
     expect(error.message).toMatch(`more than ${MAX_TREE_ENTRIES} entries`);
     await store.close();
+  });
+
+  it('passes git only an object id: anything else is refused before git runs', async () => {
+    const repo = await open(all[0]!.gitdir, 'cli');
+    for (const bad of ['--output=/tmp/x', 'HEAD', `${'a'.repeat(40)} `])
+      await expect(repo.listTree!(bad)).rejects.toThrow(`not an object id: ${JSON.stringify(bad)}`);
+    await repo.close();
   });
 
   it('has a bulk listing; the isomorphic backend walks tree by tree', async () => {
@@ -214,6 +221,23 @@ describe.each(BACKENDS)('a hostile tree, $name backend', ({ name: backend }) => 
         `commit ${id} is not in the repository`,
       ]);
     }
+    await repo.close();
+  });
+
+  it(`a root tree object over ${MAX_OBJECT_BYTES} bytes is source-too-large, as reading it would be`, async () => {
+    let root = '';
+    const { gitdir, commit } = repoWith((mktree, blob) => {
+      const b = blob('x\n');
+      const long = 'n'.repeat(4200);
+      root = mktree(Array.from({ length: 16_000 }, (_, i) => line('100644', 'blob', b, `${long}${i}`)));
+      return root;
+    });
+    const repo = await open(gitdir, backend);
+    const error = (await walkCommit(repo, commit).catch((e: unknown) => e)) as GitError;
+    expect(error.code).toBe('source-too-large');
+    expect(error.message).toMatch(
+      new RegExp(`^object ${root} inflates to \\d+ bytes, more than the ${MAX_OBJECT_BYTES} one object may$`),
+    );
     await repo.close();
   });
 

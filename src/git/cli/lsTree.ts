@@ -3,7 +3,7 @@ import type { TreeEntry } from '../../shared/tree.ts';
 import { GitError } from '../errors.ts';
 import { objectTooLarge } from '../failure.ts';
 import { MAX_OBJECT_BYTES, MAX_TREE_ENTRIES, MAX_TREE_LISTING_BYTES } from '../limits.ts';
-import { canonical, decodeName, tooManyEntries, treeEntry } from '../objects.ts';
+import { canonical, decodeName, OID, tooManyEntries, treeEntry } from '../objects.ts';
 import type { RunOptions, RunResult } from './run.ts';
 
 /**
@@ -121,6 +121,8 @@ export async function lsTree(
   objectSizes: (oids: readonly string[]) => Promise<Array<number | undefined>>,
   commit: string,
 ): Promise<TreeEntry[]> {
+  // An argument of git's: never one that could read as an option.
+  if (!OID.test(commit)) throw new Error(`not an object id: ${JSON.stringify(commit)}`);
   const what = `the tree of commit ${commit}`;
   const parser = listingParser(what);
   const result = await git(['ls-tree', '-r', '-t', '-l', '-z', '--full-tree', commit], {
@@ -135,8 +137,10 @@ export async function lsTree(
   // A tree object is at most as large as the records git printed for its entries: only a listing larger than
   // MAX_OBJECT_BYTES can hold a tree larger than that, which a walk object by object would refuse.
   if (parser.bytes > MAX_OBJECT_BYTES) {
-    const root = await git(['rev-parse', '--verify', '--quiet', `${commit}^{tree}`]);
-    const ids = [root.stdout.toString('latin1').trim(), ...new Set(parser.trees)];
+    const root = (await git(['rev-parse', '--verify', '--quiet', `${commit}^{tree}`])).stdout.toString(
+      'latin1',
+    );
+    const ids = [root.trim(), ...new Set(parser.trees)];
     const sizes = await objectSizes(ids);
     const over = sizes.findIndex((size) => size !== undefined && size > MAX_OBJECT_BYTES);
     if (over !== -1) throw objectTooLarge(`object ${ids[over]}`, sizes[over]!);
