@@ -70,33 +70,28 @@ export function digestOf(bytes: Uint8Array): string {
 }
 
 function factsOf(bytes: Uint8Array): BlobFacts {
-  return {
-    size: bytes.byteLength,
-    digest: digestOf(bytes),
-    ...(isLfsPointer(bytes) ? { lfs: true as const } : {}),
-  };
+  const size = bytes.byteLength;
+  const digest = digestOf(bytes);
+  // Two literals, not a spread: this runs once per blob.
+  return isLfsPointer(bytes) ? { size, digest, lfs: true } : { size, digest };
 }
 
 /**
- * Blob sizes from the headers, for every file of every discovered skill: those the listing gave on its entries,
+ * Blob sizes from the headers, for every file of every discovered skill: those the listing gave (on the files),
  * the others asked of `blobSizes` (none without it).
  */
 async function sizesOf(
   input: IndexInput,
-  skills: ReadonlyArray<{ files: ReadonlyArray<{ blob: string }> }>,
+  skills: ReadonlyArray<{ files: ReadonlyArray<{ blob: string; size?: number }> }>,
 ): Promise<Map<string, number>> {
-  const listed = new Map<string, number>();
-  for (const entry of input.entries) if (entry.size !== undefined) listed.set(entry.id, entry.size);
   const sizes = new Map<string, number>();
-  const asked: string[] = [];
+  const asked = new Set<string>();
   for (const skill of skills)
-    for (const { blob } of skill.files) {
-      const size = listed.get(blob);
+    for (const { blob, size } of skill.files)
       if (size !== undefined) sizes.set(blob, size);
-      else asked.push(blob);
-    }
-  if (input.blobSizes === undefined || asked.length === 0) return sizes;
-  const ids = [...new Set(asked)];
+      else asked.add(blob);
+  if (input.blobSizes === undefined || asked.size === 0) return sizes;
+  const ids = [...asked];
   const found = await input.blobSizes(ids);
   ids.forEach((id, i) => {
     if (found[i] !== undefined) sizes.set(id, found[i]);
@@ -170,7 +165,12 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   const candidates: SkillCandidate[] = found.skills.map((skill) => ({
     dir: skill.dir,
     parsed: unread.get(skill.skillMd) ?? parsedCache.get(skill.skillMd)!,
-    files: skill.files.map((file) => ({ ...file, size: known.get(file.blob) ?? factsFor(file.blob).size })),
+    files: skill.files.map(({ path, relPath, blob }) => ({
+      path,
+      relPath,
+      blob,
+      size: known.get(blob) ?? factsFor(blob).size,
+    })),
   }));
   const published = publishSkills(candidates, { strictNames: input.strictNames ?? false });
   problems.push(...published.problems);

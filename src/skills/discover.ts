@@ -11,6 +11,8 @@ export interface SkillFile {
   /** Path relative to the skill's folder. */
   relPath: string;
   blob: string;
+  /** The blob's size, where the tree listing gave it. */
+  size?: number;
 }
 
 export interface DiscoveredSkill {
@@ -22,8 +24,12 @@ export interface DiscoveredSkill {
 }
 
 export const SKILL_MD = 'SKILL.md';
+/** A path below a folder named SKILL.md: that folder's path (the first such one). */
+const SKILL_MD_FOLDER = /^((?:.*?\/)?SKILL\.md)\//;
 
 const BAD_BYTES = /[\u0000-\u001f\u007f\\\uFFFD]/u;
+/** The first name in a path that is `.`, `..`, or `.git` in any case. */
+const DOT_NAME = /(?:^|\/)(\.\.?|\.git)(?=\/|$)/i;
 
 /**
  * Why a path holds a name git trees allow but nothing downstream can be trusted with, or `undefined`. `.` and
@@ -32,11 +38,10 @@ const BAD_BYTES = /[\u0000-\u001f\u007f\\\uFFFD]/u;
  */
 export function unusableName(path: string): string | undefined {
   if (BAD_BYTES.test(path)) return 'a control character, a backslash or bytes that are not UTF-8';
-  for (const name of path.split('/')) {
-    if (name === '.' || name === '..') return `the name "${name}", which no URI can name`;
-    if (name.toLowerCase() === '.git') return `the name "${name}", which git refuses to check out`;
-  }
-  return undefined;
+  const name = DOT_NAME.exec(path)?.[1];
+  if (name === undefined) return undefined;
+  if (name === '.' || name === '..') return `the name "${name}", which no URI can name`;
+  return `the name "${name}", which git refuses to check out`;
 }
 
 /**
@@ -49,15 +54,13 @@ export function discoverSkills(
 ): { skills: DiscoveredSkill[]; problems: SkillProblem[] } {
   const problems: SkillProblem[] = [...missingPaths(entries, searchPaths)];
   const searched = (path: string) => searchPaths.some((dir) => isWithin(dir, path));
-  const byPath = new Map(entries.map((entry) => [entry.path, entry]));
-  const dirs: string[] = [];
+  const found: Array<{ dir: string; skillMd: string }> = [];
   const reportedFolders = new Set<string>();
   for (const entry of entries) {
-    if (!searched(entry.path)) continue;
-    const segments = entry.path.split('/');
-    const asFolder = segments.indexOf(SKILL_MD);
-    if (asFolder !== -1 && asFolder < segments.length - 1) {
-      const folder = segments.slice(0, asFolder + 1).join('/');
+    // Most paths do not hold the name at all.
+    if (!entry.path.includes(SKILL_MD) || !searched(entry.path)) continue;
+    const folder = SKILL_MD_FOLDER.exec(entry.path)?.[1];
+    if (folder !== undefined) {
       if (!reportedFolders.has(folder)) {
         reportedFolders.add(folder);
         problems.push(problem(folder, 'skill-md-not-file', 'SKILL.md is a folder; the skill is not served'));
@@ -82,23 +85,30 @@ export function discoverSkills(
       );
       continue;
     }
-    dirs.push(dirname(entry.path));
+    found.push({ dir: dirname(entry.path), skillMd: entry.id });
   }
-  const skillDirs = new Set(dirs);
-  const filesOf = new Map<string, SkillFile[]>(dirs.map((dir) => [dir, []]));
+  const ownersOf = ownersIn(new Set(found.map(({ dir }) => dir)));
+  const filesOf = new Map<string, SkillFile[]>(found.map(({ dir }) => [dir, []]));
+  // Only a symlink is followed by path: a tree without one never needs every entry by path.
+  let byPath: Map<string, TreeEntry> | undefined;
+  const entryAt = (path: string) =>
+    (byPath ??= new Map(entries.map((entry) => [entry.path, entry]))).get(path);
   for (const entry of entries) {
-    const owners = ownersOf(entry.path, skillDirs);
+    const owners = ownersOf(dirname(entry.path));
     if (owners.length === 0) continue;
-    const blob = servedBlob(entry, owners[0]!, byPath, problems);
-    if (blob === undefined) continue;
+    const served = servedEntry(entry, owners[0]!, entryAt, problems);
+    if (served === undefined) continue;
+    const { id: blob, size } = served;
     for (const dir of owners)
-      filesOf.get(dir)!.push({ path: entry.path, relPath: relative(dir, entry.path), blob });
+      filesOf
+        .get(dir)!
+        .push(
+          size === undefined
+            ? { path: entry.path, relPath: relative(dir, entry.path), blob }
+            : { path: entry.path, relPath: relative(dir, entry.path), blob, size },
+        );
   }
-  const skills = dirs.map((dir) => ({
-    dir,
-    skillMd: byPath.get(dir === '' ? SKILL_MD : `${dir}/${SKILL_MD}`)!.id,
-    files: filesOf.get(dir)!,
-  }));
+  const skills = found.map(({ dir, skillMd }) => ({ dir, skillMd, files: filesOf.get(dir)! }));
   return { skills, problems };
 }
 
@@ -126,22 +136,28 @@ function missingPaths(entries: readonly TreeEntry[], searchPaths: readonly strin
   });
 }
 
-/** The skill folders holding `path`, innermost first. */
-function ownersOf(path: string, skillDirs: ReadonlySet<string>): string[] {
-  const owners: string[] = [];
-  for (let dir = dirname(path); ; dir = dirname(dir)) {
-    if (skillDirs.has(dir)) owners.push(dir);
-    if (dir === '') return owners;
-  }
+/** The skill folders holding what is in a folder, innermost first; worked out once per folder. */
+function ownersIn(skillDirs: ReadonlySet<string>): (dir: string) => readonly string[] {
+  const known = new Map<string, readonly string[]>();
+  const ownersOf = (dir: string): readonly string[] => {
+    let owners = known.get(dir);
+    if (owners === undefined) {
+      const outer = dir === '' ? [] : ownersOf(dirname(dir));
+      owners = skillDirs.has(dir) ? [dir, ...outer] : outer;
+      known.set(dir, owners);
+    }
+    return owners;
+  };
+  return ownersOf;
 }
 
-/** The blob a file of a skill serves, or `undefined` (and a problem) when it cannot be served. */
-function servedBlob(
+/** The file entry whose blob a file of a skill serves, or `undefined` (and a problem) when it cannot be served. */
+function servedEntry(
   entry: TreeEntry,
   skillDir: string,
-  byPath: Map<string, TreeEntry>,
+  entryAt: (path: string) => TreeEntry | undefined,
   problems: SkillProblem[],
-): string | undefined {
+): TreeEntry | undefined {
   const leaveOut = (reason: Reason, detail: string) => {
     problems.push(problem(entry.path, reason, detail));
     return undefined;
@@ -153,7 +169,7 @@ function servedBlob(
       'submodule',
       `submodule at commit ${entry.id} has no content in this repository; left out`,
     );
-  if (entry.type === 'file') return entry.id;
+  if (entry.type === 'file') return entry;
   let current = entry;
   for (let hop = 0; hop < MAX_SYMLINK_HOPS; hop++) {
     const target = current.target ?? '';
@@ -169,13 +185,13 @@ function servedBlob(
         `symlink to ${JSON.stringify(target)} leaves its skill; left out`,
       );
     }
-    const next = byPath.get(resolved);
+    const next = entryAt(resolved);
     if (next === undefined || next.type === 'submodule')
       return leaveOut(
         'symlink-dangling',
         `symlink to ${JSON.stringify(target)}: no file there in this commit; left out`,
       );
-    if (next.type === 'file') return next.id;
+    if (next.type === 'file') return next;
     current = next;
   }
   return leaveOut('symlink-loop', `symlink chain longer than ${MAX_SYMLINK_HOPS} hops (a loop); left out`);
