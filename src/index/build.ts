@@ -114,22 +114,17 @@ function oneByOne(input: IndexInput, known: ReadonlyMap<string, number>): ReadBl
   };
 }
 
-/** Indexes one commit: finds its skills, hashes every blob they serve, applies the rules. */
-export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
-  const { blobs: cache, skillMd: parsedCache } = input.cache ?? newIndexCache();
-  const found = discoverSkills(input.entries, input.paths?.length ? input.paths : ['']);
-  const problems: SkillProblem[] = [...found.problems];
-  const known = await sizesOf(input, found.skills);
-  /** Within the extension's limits by the headers' sizes: only such a skill's files are read. */
-  const fits = (skill: (typeof found.skills)[number]) =>
-    skill.files.length <= MAX_SKILL_FILES &&
-    skill.files.reduce((sum, file) => sum + (known.get(file.blob) ?? 0), 0) <= MAX_SKILL_BYTES;
-  // What is read, once each, in order: every SKILL.md (nested ones too, for its text), then its skill's files if
-  // the skill fits; a file whose size the headers did not give is read for it.
-  const skillMds = new Set(found.skills.map((skill) => skill.skillMd));
+type Discovered = ReturnType<typeof discoverSkills>['skills'];
+
+/**
+ * What is read, once each, in order: every SKILL.md (nested ones too, for its text), then its skill's files if
+ * the skill fits the extension's limits by the headers' sizes; a file whose size the headers did not give is read
+ * for it. A SKILL.md over the limit is not read: `unread` holds its result.
+ */
+function plannedReads(skills: Discovered, known: ReadonlyMap<string, number>, cache: IndexCache) {
   const unread = new Map<string, FrontmatterResult>();
   const wanted = new Set<string>();
-  for (const skill of found.skills) {
+  for (const skill of skills) {
     const size = known.get(skill.skillMd);
     if (size !== undefined && size > MAX_SKILL_BYTES)
       unread.set(skill.skillMd, {
@@ -137,46 +132,47 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
         reason: 'too-large',
         detail: `SKILL.md is ${size} bytes; a skill may hold ${MAX_SKILL_BYTES} (it was not read)`,
       });
-    else if (!parsedCache.has(skill.skillMd) || !cache.has(skill.skillMd)) wanted.add(skill.skillMd);
-    const readAll = fits(skill);
+    else if (!cache.skillMd.has(skill.skillMd) || !cache.blobs.has(skill.skillMd)) wanted.add(skill.skillMd);
+    const fits =
+      skill.files.length <= MAX_SKILL_FILES &&
+      skill.files.reduce((sum, file) => sum + (known.get(file.blob) ?? 0), 0) <= MAX_SKILL_BYTES;
     for (const file of skill.files)
-      if (!cache.has(file.blob) && (readAll || !known.has(file.blob)) && !unread.has(file.blob))
+      if (!cache.blobs.has(file.blob) && (fits || !known.has(file.blob)) && !unread.has(file.blob))
         wanted.add(file.blob);
   }
-  // Each blob is hashed as it arrives and a SKILL.md parsed; the MCP SDK's check of one runs meanwhile.
+  return { wanted: [...wanted], unread };
+}
+
+/** Reads `wanted`: each blob is hashed as it arrives and a SKILL.md parsed; the MCP SDK's check of one runs meanwhile. */
+async function readSkills(
+  read: ReadBlobs,
+  wanted: readonly string[],
+  skillMds: ReadonlySet<string>,
+  cache: IndexCache,
+): Promise<void> {
   const checks: Array<Promise<unknown>> = [];
-  const arrived = (id: string, bytes: Uint8Array) => {
-    if (!cache.has(id)) cache.set(id, factsOf(bytes));
-    if (!skillMds.has(id) || parsedCache.has(id)) return;
+  await read(wanted, (id, bytes) => {
+    if (!cache.blobs.has(id)) cache.blobs.set(id, factsOf(bytes));
+    if (!skillMds.has(id) || cache.skillMd.has(id)) return;
     const parsed = parseSkillMd(bytes);
-    if (!parsed.ok || parsed.plain === true) return void parsedCache.set(id, parsed);
-    const check = checkedBySdk(bytes, parsed).then((checked) => parsedCache.set(id, checked));
+    if (!parsed.ok || parsed.plain === true) return void cache.skillMd.set(id, parsed);
+    const check = checkedBySdk(bytes, parsed).then((checked) => cache.skillMd.set(id, checked));
     // Never an unhandled rejection while the reads go on; awaited below.
     check.catch(() => undefined);
     checks.push(check);
-  };
-  await (input.readBlobs ?? oneByOne(input, known))([...wanted], arrived);
+  });
   await Promise.all(checks);
-  const factsFor = (id: string): BlobFacts => {
-    const facts = cache.get(id);
-    if (facts === undefined) throw new Error(`blob ${id} was not read`);
-    return facts;
-  };
-  const candidates: SkillCandidate[] = found.skills.map((skill) => ({
-    dir: skill.dir,
-    parsed: unread.get(skill.skillMd) ?? parsedCache.get(skill.skillMd)!,
-    files: skill.files.map(({ path, relPath, blob }) => ({
-      path,
-      relPath,
-      blob,
-      size: known.get(blob) ?? factsFor(blob).size,
-    })),
-  }));
-  const published = publishSkills(candidates, { strictNames: input.strictNames ?? false });
-  problems.push(...published.problems);
+}
+
+/** The index's form of the published skills: files in order with their facts, declarations read. */
+function indexedSkills(
+  published: ReturnType<typeof publishSkills>['skills'],
+  factsFor: (id: string) => BlobFacts,
+  problems: SkillProblem[],
+): IndexedSkill[] {
   const skills: IndexedSkill[] = [];
   const pointers = new Set<string>();
-  for (const skill of published.skills) {
+  for (const skill of published) {
     const files = [];
     for (const file of skill.files) {
       const { size, digest, lfs } = factsFor(file.blob);
@@ -208,6 +204,36 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
         'a Git LFS pointer: served as the pointer text the commit holds; the large file is not in git',
       ),
     );
+  return skills;
+}
+
+/** Indexes one commit: finds its skills, hashes every blob they serve, applies the rules. */
+export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
+  const cache = input.cache ?? newIndexCache();
+  const found = discoverSkills(input.entries, input.paths?.length ? input.paths : ['']);
+  const problems: SkillProblem[] = [...found.problems];
+  const known = await sizesOf(input, found.skills);
+  const { wanted, unread } = plannedReads(found.skills, known, cache);
+  const skillMds = new Set(found.skills.map((skill) => skill.skillMd));
+  await readSkills(input.readBlobs ?? oneByOne(input, known), wanted, skillMds, cache);
+  const factsFor = (id: string): BlobFacts => {
+    const facts = cache.blobs.get(id);
+    if (facts === undefined) throw new Error(`blob ${id} was not read`);
+    return facts;
+  };
+  const candidates: SkillCandidate[] = found.skills.map((skill) => ({
+    dir: skill.dir,
+    parsed: unread.get(skill.skillMd) ?? cache.skillMd.get(skill.skillMd)!,
+    files: skill.files.map(({ path, relPath, blob }) => ({
+      path,
+      relPath,
+      blob,
+      size: known.get(blob) ?? factsFor(blob).size,
+    })),
+  }));
+  const published = publishSkills(candidates, { strictNames: input.strictNames ?? false });
+  problems.push(...published.problems);
+  const skills = indexedSkills(published.skills, factsFor, problems);
   problems.sort((a, b) => compareText(a.path, b.path) || compareText(a.reason, b.reason));
   return {
     version: INDEX_VERSION,

@@ -53,12 +53,23 @@ export function discoverSkills(
   searchPaths: readonly string[] = [''],
 ): { skills: DiscoveredSkill[]; problems: SkillProblem[] } {
   const problems: SkillProblem[] = [...missingPaths(entries, searchPaths)];
-  const searched = (path: string) => searchPaths.some((dir) => isWithin(dir, path));
+  const found = skillFolders(entries, searchPaths, problems);
+  const filesOf = filesOfSkills(entries, new Set(found.map(({ dir }) => dir)), problems);
+  const skills = found.map(({ dir, skillMd }) => ({ dir, skillMd, files: filesOf.get(dir)! }));
+  return { skills, problems };
+}
+
+/** Every folder under `searchPaths` holding a SKILL.md file (with that file's blob); the others reported. */
+function skillFolders(
+  entries: readonly TreeEntry[],
+  searchPaths: readonly string[],
+  problems: SkillProblem[],
+): Array<{ dir: string; skillMd: string }> {
   const found: Array<{ dir: string; skillMd: string }> = [];
   const reportedFolders = new Set<string>();
   for (const entry of entries) {
     // Most paths do not hold the name at all.
-    if (!entry.path.includes(SKILL_MD) || !searched(entry.path)) continue;
+    if (!entry.path.includes(SKILL_MD) || !searchPaths.some((dir) => isWithin(dir, entry.path))) continue;
     const folder = SKILL_MD_FOLDER.exec(entry.path)?.[1];
     if (folder !== undefined) {
       if (!reportedFolders.has(folder)) {
@@ -87,8 +98,17 @@ export function discoverSkills(
     }
     found.push({ dir: dirname(entry.path), skillMd: entry.id });
   }
-  const ownersOf = ownersIn(new Set(found.map(({ dir }) => dir)));
-  const filesOf = new Map<string, SkillFile[]>(found.map(({ dir }) => [dir, []]));
+  return found;
+}
+
+/** The files of each skill folder: every entry below it that can be served (the others reported). */
+function filesOfSkills(
+  entries: readonly TreeEntry[],
+  skillDirs: ReadonlySet<string>,
+  problems: SkillProblem[],
+): Map<string, SkillFile[]> {
+  const ownersOf = ownersIn(skillDirs);
+  const filesOf = new Map<string, SkillFile[]>([...skillDirs].map((dir) => [dir, []]));
   // Only a symlink is followed by path: a tree without one never needs every entry by path.
   let byPath: Map<string, TreeEntry> | undefined;
   const entryAt = (path: string) =>
@@ -108,8 +128,7 @@ export function discoverSkills(
             : { path: entry.path, relPath: relative(dir, entry.path), blob, size },
         );
   }
-  const skills = found.map(({ dir, skillMd }) => ({ dir, skillMd, files: filesOf.get(dir)! }));
-  return { skills, problems };
+  return filesOf;
 }
 
 /** A `paths` entry that names nothing in the commit is a typo until shown otherwise: nothing is searched there. */

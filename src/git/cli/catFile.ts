@@ -117,13 +117,15 @@ export function catFileReader(
     chunks.unshift(Buffer.concat(parts, have));
   };
 
-  // Takes `bytes` from the front; copies only when they span chunks (small answers are views, not copies).
-  const take = (bytes: number): Buffer => {
-    if (chunks[0]!.length < bytes) join(bytes);
+  // Takes `bytes` from the front and drops `after` more; copies only when they span chunks (small answers are
+  // views, not copies).
+  const take = (bytes: number, after: number): Buffer => {
+    const used = bytes + after;
+    if (chunks[0]!.length < used) join(used);
     const first = chunks[0]!;
-    if (first.length > bytes) chunks[0] = first.subarray(bytes);
+    if (first.length > used) chunks[0] = first.subarray(used);
     else chunks.shift();
-    buffered -= bytes;
+    buffered -= used;
     return first.subarray(0, bytes);
   };
 
@@ -151,8 +153,8 @@ export function catFileReader(
           join(chunks[0]!.length + chunks[1]!.length);
         const newline = chunks[0]?.indexOf(10) ?? -1;
         if (newline === -1) return;
-        const line = take(newline + 1).toString('latin1', 0, newline);
-        if (line === `${request.oid} missing`) {
+        const line = take(newline, 1).toString('latin1');
+        if (line.endsWith(' missing') && line === `${request.oid} missing`) {
           pending.shift();
           request.resolve(undefined);
           continue;
@@ -181,7 +183,7 @@ export function catFileReader(
       }
       // The content, then one LF.
       if (buffered < request.header.size + 1) return;
-      const data = take(request.header.size + 1).subarray(0, request.header.size);
+      const data = take(request.header.size, 1);
       pending.shift();
       request.resolve({ type: request.header.type, data } satisfies GitObject);
     }
