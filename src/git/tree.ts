@@ -68,6 +68,13 @@ export async function listCommit(
   repo: Repository,
   commit: string,
   previous?: TreeCache,
+  options: {
+    /**
+     * The commit is expected in the store (a walk to index it): with nothing cached, its listing starts while the
+     * commit is read. A probe of a store that may lack it does not pay for a listing that fails.
+     */
+    expected?: boolean;
+  } = {},
 ): Promise<{
   commitTime: string;
   tree: string;
@@ -88,7 +95,10 @@ export async function listCommit(
         });
   if (repo.listTree !== undefined) {
     // With nothing cached to reuse, the listing (which takes the commit) runs while the commit is read.
-    const early = previous === undefined || previous.size === 0 ? repo.listTree(commit) : undefined;
+    const early =
+      options.expected === true && (previous === undefined || previous.size === 0)
+        ? repo.listTree(commit)
+        : undefined;
     // Never an unhandled rejection: a commit that cannot be read is reported as such below.
     early?.catch(() => undefined);
     const { tree: root, commitTime } = await readCommit(repo, commit);
@@ -154,7 +164,7 @@ export async function walkCommit(
   commit: string,
   previous?: TreeCache,
 ): Promise<CommitTree & { trees: TreeCache }> {
-  const { commitTime, tree, entries, trees } = await listCommit(repo, commit, previous);
+  const { commitTime, tree, entries, trees } = await listCommit(repo, commit, previous, { expected: true });
   const links = entries.filter((entry) => entry.type === 'symlink');
   if (links.length === 0) return { commit, commitTime, tree, entries, trees };
   const sizes = await repo.objectSizes(links.map((link) => link.id));
