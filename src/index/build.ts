@@ -134,7 +134,7 @@ function plannedReads(skills: Discovered, known: ReadonlyMap<string, number>, ca
       });
     else if (!cache.skillMd.has(skill.skillMd) || !cache.blobs.has(skill.skillMd)) wanted.add(skill.skillMd);
     const fits =
-      skill.files.length <= MAX_SKILL_FILES &&
+      skill.fileCount <= MAX_SKILL_FILES &&
       skill.files.reduce((sum, file) => sum + (known.get(file.blob) ?? 0), 0) <= MAX_SKILL_BYTES;
     for (const file of skill.files)
       if (!cache.blobs.has(file.blob) && (fits || !known.has(file.blob)) && !unread.has(file.blob))
@@ -224,6 +224,7 @@ export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   const candidates: SkillCandidate[] = found.skills.map((skill) => ({
     dir: skill.dir,
     parsed: unread.get(skill.skillMd) ?? cache.skillMd.get(skill.skillMd)!,
+    fileCount: skill.fileCount,
     files: skill.files.map(({ path, relPath, blob }) => ({
       path,
       relPath,

@@ -1,4 +1,4 @@
-import { MAX_SYMLINK_HOPS } from './limits.ts';
+import { MAX_SKILL_FILES, MAX_SYMLINK_HOPS } from './limits.ts';
 import { basename, dirname, isWithin, join, relative, resolveRelative } from './paths.ts';
 import type { TreeEntry } from '../shared/tree.ts';
 import { problem, type Reason, type SkillProblem } from '../shared/reasons.ts';
@@ -20,7 +20,10 @@ export interface DiscoveredSkill {
   dir: string;
   /** The blob of its SKILL.md. */
   skillMd: string;
+  /** Every file, nested skills' included; none when there are more than MAX_SKILL_FILES (see `fileCount`). */
   files: SkillFile[];
+  /** How many files the skill holds, listed or not. */
+  fileCount: number;
 }
 
 export const SKILL_MD = 'SKILL.md';
@@ -55,7 +58,7 @@ export function discoverSkills(
   const problems: SkillProblem[] = [...missingPaths(entries, searchPaths)];
   const found = skillFolders(entries, searchPaths, problems);
   const filesOf = filesOfSkills(entries, new Set(found.map(({ dir }) => dir)), problems);
-  const skills = found.map(({ dir, skillMd }) => ({ dir, skillMd, files: filesOf.get(dir)! }));
+  const skills = found.map(({ dir, skillMd }) => ({ dir, skillMd, ...filesOf.get(dir)! }));
   return { skills, problems };
 }
 
@@ -101,34 +104,53 @@ function skillFolders(
   return found;
 }
 
-/** The files of each skill folder: every entry below it that can be served (the others reported). */
+/**
+ * The files of each skill folder: every entry below it that can be served (the others reported), nested skills'
+ * files included. A skill over MAX_SKILL_FILES files is refused whatever they are, so only its count is kept: the
+ * lists cost memory in proportion to what can be served (a chain of 10,000 nested skills would otherwise list 50
+ * million files).
+ */
 function filesOfSkills(
   entries: readonly TreeEntry[],
   skillDirs: ReadonlySet<string>,
   problems: SkillProblem[],
-): Map<string, SkillFile[]> {
-  const ownersOf = ownersIn(skillDirs);
-  const filesOf = new Map<string, SkillFile[]>([...skillDirs].map((dir) => [dir, []]));
+): Map<string, { files: SkillFile[]; fileCount: number }> {
+  const innermost = innermostIn(skillDirs);
+  /** Each skill's enclosing skill. */
+  const outer = new Map([...skillDirs].map((dir) => [dir, dir === '' ? undefined : innermost(dirname(dir))]));
+  const of = new Map([...skillDirs].map((dir) => [dir, { files: [] as SkillFile[], fileCount: 0 }]));
   // Only a symlink is followed by path: a tree without one never needs every entry by path.
   let byPath: Map<string, TreeEntry> | undefined;
   const entryAt = (path: string) =>
     (byPath ??= new Map(entries.map((entry) => [entry.path, entry]))).get(path);
+  const served: Array<{ entry: TreeEntry; owner: string; blob: TreeEntry }> = [];
   for (const entry of entries) {
-    const owners = ownersOf(dirname(entry.path));
-    if (owners.length === 0) continue;
-    const served = servedEntry(entry, owners[0]!, entryAt, problems);
-    if (served === undefined) continue;
-    const { id: blob, size } = served;
-    for (const dir of owners)
-      filesOf
-        .get(dir)!
-        .push(
-          size === undefined
-            ? { path: entry.path, relPath: relative(dir, entry.path), blob }
-            : { path: entry.path, relPath: relative(dir, entry.path), blob, size },
-        );
+    const owner = innermost(dirname(entry.path));
+    if (owner === undefined) continue;
+    const blob = servedEntry(entry, owner, entryAt, problems);
+    if (blob === undefined) continue;
+    served.push({ entry, owner, blob });
+    of.get(owner)!.fileCount++;
   }
-  return filesOf;
+  // Counts add up from the innermost skills out (an enclosing folder's path is shorter).
+  for (const dir of [...skillDirs].sort((a, b) => b.length - a.length)) {
+    const enclosing = outer.get(dir);
+    if (enclosing !== undefined) of.get(enclosing)!.fileCount += of.get(dir)!.fileCount;
+  }
+  for (const { entry, owner, blob } of served) {
+    // A skill over the limit holds every skill around it over the limit too.
+    for (let dir = owner as string | undefined; dir !== undefined; dir = outer.get(dir)) {
+      const skill = of.get(dir)!;
+      if (skill.fileCount > MAX_SKILL_FILES) break;
+      const relPath = relative(dir, entry.path);
+      skill.files.push(
+        blob.size === undefined
+          ? { path: entry.path, relPath, blob: blob.id }
+          : { path: entry.path, relPath, blob: blob.id, size: blob.size },
+      );
+    }
+  }
+  return of;
 }
 
 /** A `paths` entry that names nothing in the commit is a typo until shown otherwise: nothing is searched there. */
@@ -155,19 +177,25 @@ function missingPaths(entries: readonly TreeEntry[], searchPaths: readonly strin
   });
 }
 
-/** The skill folders holding what is in a folder, innermost first; worked out once per folder. */
-function ownersIn(skillDirs: ReadonlySet<string>): (dir: string) => readonly string[] {
-  const known = new Map<string, readonly string[]>();
-  const ownersOf = (dir: string): readonly string[] => {
-    let owners = known.get(dir);
-    if (owners === undefined) {
-      const outer = dir === '' ? [] : ownersOf(dirname(dir));
-      owners = skillDirs.has(dir) ? [dir, ...outer] : outer;
-      known.set(dir, owners);
+/** The innermost skill folder holding what is in a folder, or `undefined`; worked out once per folder. */
+function innermostIn(skillDirs: ReadonlySet<string>): (dir: string) => string | undefined {
+  const known = new Map<string, string | null>();
+  return (dir) => {
+    // Up to the nearest folder already worked out (no recursion: a hostile tree may nest deeply).
+    const unknown: string[] = [];
+    let owner = known.get(dir);
+    for (let at = dir; owner === undefined; ) {
+      unknown.push(at);
+      if (skillDirs.has(at)) owner = at;
+      else if (at === '') owner = null;
+      else {
+        at = dirname(at);
+        owner = known.get(at);
+      }
     }
-    return owners;
+    for (const folder of unknown) known.set(folder, owner);
+    return owner ?? undefined;
   };
-  return ownersOf;
 }
 
 /** The file entry whose blob a file of a skill serves, or `undefined` (and a problem) when it cannot be served. */

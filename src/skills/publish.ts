@@ -15,6 +15,8 @@ export interface SkillCandidate {
   dir: string;
   parsed: FrontmatterResult;
   files: SizedFile[];
+  /** How many files it holds when more than `files` lists (discovery lists none past MAX_SKILL_FILES). */
+  fileCount?: number;
 }
 
 /** A skill that is served: where it lives in the repository and the folder path it is served under. */
@@ -80,21 +82,20 @@ export function publishSkills(
     for (const violation of violations)
       problems.push(problem(where, violation.reason, violation.detail, lineOf(violation.key)));
     const bytes = candidate.files.reduce((sum, file) => sum + file.size, 0);
-    if (candidate.files.length > MAX_SKILL_FILES) {
+    const fileCount = candidate.fileCount ?? candidate.files.length;
+    if (fileCount > MAX_SKILL_FILES)
       problems.push(
         problem(
           candidate.dir || '.',
           'too-many-files',
-          `${candidate.files.length} files; the limit is ${MAX_SKILL_FILES}`,
+          `${fileCount} files; the limit is ${MAX_SKILL_FILES}`,
         ),
       );
-    }
     if (bytes > MAX_SKILL_BYTES)
       problems.push(
         problem(candidate.dir || '.', 'too-large', `${bytes} bytes; the limit is ${MAX_SKILL_BYTES}`),
       );
-    if (violations.length > 0 || candidate.files.length > MAX_SKILL_FILES || bytes > MAX_SKILL_BYTES)
-      continue;
+    if (violations.length > 0 || fileCount > MAX_SKILL_FILES || bytes > MAX_SKILL_BYTES) continue;
     const name = frontmatter['name'] as string;
     const folder = basename(candidate.dir);
     if (candidate.dir !== '' && folder !== name) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { discoverSkills, unusableName } from '../../src/skills/index.ts';
+import { discoverSkills, MAX_SKILL_FILES, unusableName } from '../../src/skills/index.ts';
 import type { TreeEntry } from '../../src/shared/tree.ts';
 
 const file = (path: string, id = path): TreeEntry => ({ path, type: 'file', id });
@@ -130,5 +130,41 @@ describe('paths that name nothing', () => {
 
   it('takes a folder without skills, or a file, as found', () => {
     expect(discoverSkills(entries, ['docs', 'skills/pdf/guide.md']).problems).toEqual([]);
+  });
+});
+
+describe('a deeply nested tree', () => {
+  it('finds the files of a skill 100,000 folders deep without running out of stack', () => {
+    const deep = `s/${'d/'.repeat(100_000)}`;
+    const found = discoverSkills([file('s/SKILL.md'), file(`${deep}SKILL.md`), file(`${deep}x.md`)]);
+    expect(found.problems).toEqual([]);
+    const below = deep.length - 's/'.length;
+    expect(found.skills.map((skill) => [skill.dir, skill.files.map((f) => f.relPath.length)])).toEqual([
+      ['s', [8, below + 8, below + 4]],
+      [deep.slice(0, -1), [8, 4]],
+    ]);
+  });
+});
+
+describe(`nested skills past ${MAX_SKILL_FILES} files`, () => {
+  it('lists no file of a skill over the limit but counts them all, so a chain of 4,000 nested skills lists 131,328 files, not 8 million', () => {
+    const depth = 4_000;
+    const entries = Array.from({ length: depth }, (_, i) => file(`${'d/'.repeat(i)}SKILL.md`));
+    entries.sort((a, b) => (a.path < b.path ? -1 : 1));
+    const found = discoverSkills(entries);
+    expect(found.skills).toHaveLength(depth);
+    // The skill at depth i holds the SKILL.md files of its own folder and of every one below it.
+    expect(found.skills.map((skill) => skill.fileCount)).toEqual(
+      found.skills.map((skill) => depth - (skill.dir === '' ? 0 : skill.dir.split('/').length)),
+    );
+    const listed = found.skills.filter((skill) => skill.files.length > 0);
+    expect(listed.map((skill) => skill.files.length)).toEqual(
+      Array.from({ length: MAX_SKILL_FILES }, (_, i) => MAX_SKILL_FILES - i),
+    );
+    expect(
+      found.skills.every(
+        (skill) => skill.files.length === (skill.fileCount > MAX_SKILL_FILES ? 0 : skill.fileCount),
+      ),
+    ).toBe(true);
   });
 });

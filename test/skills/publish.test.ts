@@ -19,6 +19,7 @@ function candidates(entries: TreeEntry[], names: Record<string, string>, size = 
     dir: skill.dir,
     parsed: skillMd(names[skill.dir]!),
     files: skill.files.map((m) => ({ ...m, size })),
+    fileCount: skill.fileCount,
   }));
 }
 
@@ -153,7 +154,9 @@ describe('publishSkills', () => {
     ];
     const result = publishSkills(candidates(many, { big: 'big', 'big/n': 'n' }));
     expect(result.skills.map((s) => s.dir)).toEqual(['big/n']);
-    expect(result.problems.map((p) => [p.path, p.reason])).toEqual([['big', 'too-many-files']]);
+    expect(result.problems.map((p) => [p.path, p.reason, p.detail])).toEqual([
+      ['big', 'too-many-files', '513 files; the limit is 512'],
+    ]);
     const heavy = publishSkills(
       candidates([file('h/SKILL.md'), file('h/a.bin')], { h: 'h' }, MAX_SKILL_BYTES / 2 + 1),
     );
