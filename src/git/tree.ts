@@ -1,7 +1,7 @@
 import { messageOf } from '../shared/text.ts';
 import type { TreeEntry } from '../shared/tree.ts';
 import { GitError } from './errors.ts';
-import { MAX_SYMLINK_TARGET_BYTES, MAX_TREE_ENTRIES } from './limits.ts';
+import { MAX_SYMLINK_TARGET_BYTES, MAX_TREE_ENTRIES, MAX_TREE_LISTING_BYTES } from './limits.ts';
 import { type GitObject, parseCommit, parseTree, tooManyEntries, treeEntry } from './objects.ts';
 import type { Repository } from './repository.ts';
 
@@ -141,6 +141,18 @@ export async function listCommit(
     // Repeated subtrees are read once but listed each time: counted before they are.
     const count = subtrees.reduce((sum, subtree) => sum + (subtree?.length ?? 1), 0);
     if (count > MAX_TREE_ENTRIES) throw tooManyEntries(`tree ${treeId}`);
+    // So are the paths, which grow with depth: bounded as the cli backend bounds its listing.
+    let length = 0;
+    items.forEach((item, i) => {
+      const subtree = subtrees[i];
+      if (subtree === undefined) length += item.name.length;
+      else for (const child of subtree) length += item.name.length + 1 + child.path.length;
+    });
+    if (length > MAX_TREE_LISTING_BYTES)
+      throw new GitError(
+        'source-too-large',
+        `the paths below tree ${treeId} pass ${MAX_TREE_LISTING_BYTES} characters`,
+      );
     const entries: TreeEntry[] = [];
     items.forEach((item, i) => {
       if (item.kind === 'tree')

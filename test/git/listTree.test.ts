@@ -10,7 +10,7 @@ import {
   openStore,
   walkCommit,
 } from '../../src/git/index.ts';
-import { MAX_OBJECT_BYTES, MAX_TREE_ENTRIES } from '../../src/git/limits.ts';
+import { MAX_OBJECT_BYTES, MAX_TREE_ENTRIES, MAX_TREE_LISTING_BYTES } from '../../src/git/limits.ts';
 import type { Repository } from '../../src/git/repository.ts';
 import { listCommit, readCommit } from '../../src/git/tree.ts';
 import { BACKENDS, withoutSizes } from '../helpers/backends.ts';
@@ -237,6 +237,27 @@ describe.each(BACKENDS)('a hostile tree, $name backend', ({ name: backend }) => 
     expect(error.code).toBe('source-too-large');
     expect(error.message).toMatch(
       new RegExp(`^object ${root} inflates to \\d+ bytes, more than the ${MAX_OBJECT_BYTES} one object may$`),
+    );
+    await repo.close();
+  });
+
+  it(`refuses a tree whose paths pass ${MAX_TREE_LISTING_BYTES} bytes (source-too-large) before it lists them`, async () => {
+    const { gitdir, commit } = repoWith((mktree, blob) => {
+      const b = blob('x\n');
+      const long = 'n'.repeat(1000);
+      const thousand = mktree(
+        Array.from({ length: 1000 }, (_, i) => line('100644', 'blob', b, `${long}${i}`)),
+      );
+      const copies = Math.ceil(MAX_TREE_LISTING_BYTES / 1000 / 1000) + 1;
+      return mktree(Array.from({ length: copies }, (_, i) => line('040000', 'tree', thousand, `d${i}`)));
+    });
+    const repo = await open(gitdir, backend);
+    const error = (await walkCommit(repo, commit).catch((e: unknown) => e)) as GitError;
+    expect(error.code).toBe('source-too-large');
+    expect(error.message).toMatch(
+      backend === 'cli'
+        ? `the listing of the tree of commit ${commit} passed ${MAX_TREE_LISTING_BYTES} bytes`
+        : `pass ${MAX_TREE_LISTING_BYTES} characters`,
     );
     await repo.close();
   });
