@@ -9,6 +9,15 @@ export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/**
+ * Items for a sentence, at most `shown` of them: `a, b, c` or `a, b, c and 7 more`. A message naming others
+ * stays short however many there are (a repository can make thousands clash).
+ */
+export function someOf(items: readonly string[], shown = 3): string {
+  const named = items.slice(0, shown).join(', ');
+  return items.length > shown ? `${named} and ${items.length - shown} more` : named;
+}
+
 /** `1 file`, `2 files`. */
 export function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;

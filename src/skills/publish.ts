@@ -1,5 +1,5 @@
 import { problem, type SkillProblem } from '../shared/reasons.ts';
-import { compareText } from '../shared/text.ts';
+import { compareText, someOf } from '../shared/text.ts';
 import { SKILL_MD, type SkillFile } from './discover.ts';
 import type { Frontmatter, FrontmatterResult } from './frontmatter.ts';
 import { MAX_SKILL_BYTES, MAX_SKILL_FILES } from './limits.ts';
@@ -131,14 +131,15 @@ export function publishSkills(
 
   const skills = refuseCollisions(accepted, servedDirOf, problems);
   const byName = new Map<string, PublishedSkill[]>();
-  for (const skill of skills) byName.set(skill.name, [...(byName.get(skill.name) ?? []), skill]);
+  for (const skill of skills) {
+    const same = byName.get(skill.name);
+    if (same === undefined) byName.set(skill.name, [skill]);
+    else same.push(skill);
+  }
   for (const same of byName.values()) {
     if (same.length < 2) continue;
     for (const skill of same) {
-      const others = same
-        .filter((other) => other !== skill)
-        .map((other) => other.servedDir)
-        .join(', ');
+      const others = someOf(same.filter((other) => other !== skill).map((other) => other.servedDir));
       problems.push(
         problem(
           manifestPath(skill.dir),
@@ -170,17 +171,24 @@ function refuseCollisions(
     }
   }
   if (clashing.size === 0) return skills;
+  // Every skill claiming each clashing path, and each skill's first clash, in one more pass over the files.
+  const claimants = new Map<string, PublishedSkill[]>([...clashing].map((served) => [served, []]));
+  const firstClash = new Map<PublishedSkill, string>();
+  for (const skill of skills)
+    for (const file of skill.files) {
+      const served = servedPathOf(skill, file.relPath);
+      const claiming = claimants.get(served);
+      if (claiming === undefined) continue;
+      if (claiming.at(-1) !== skill) claiming.push(skill);
+      if (!firstClash.has(skill)) firstClash.set(skill, served);
+    }
   const kept: PublishedSkill[] = [];
   for (const skill of skills) {
-    const clash = skill.files
-      .map((file) => servedPathOf(skill, file.relPath))
-      .find((served) => clashing.has(served));
+    const clash = firstClash.get(skill);
     if (clash === undefined) kept.push(skill);
     else {
-      const others = skills.filter(
-        (other) => other !== skill && other.files.some((file) => servedPathOf(other, file.relPath) === clash),
-      );
-      const withWhom = others.map((other) => other.dir || '.').join(', ');
+      const others = claimants.get(clash)!.filter((other) => other !== skill);
+      const withWhom = someOf(others.map((other) => other.dir || '.'));
       problems.push(
         problem(
           manifestPath(skill.dir),

@@ -145,6 +145,38 @@ describe('publishSkills', () => {
     ]);
   });
 
+  it('names at most three others in a duplicate-name or path-collision message, however many there are', () => {
+    const many = 3000;
+    const same = Array.from({ length: many }, (_, i) => `s${String(i).padStart(4, '0')}/x`);
+    const duplicates = publishSkills(
+      candidates(
+        same.map((dir) => file(`${dir}/SKILL.md`)),
+        Object.fromEntries(same.map((dir) => [dir, 'x'])),
+      ),
+    );
+    expect(duplicates.skills).toHaveLength(many);
+    expect(duplicates.problems).toHaveLength(many);
+    expect(duplicates.problems[0]).toMatchObject({
+      path: 's0000/x/SKILL.md',
+      reason: 'duplicate-name',
+      detail: `another skill named "x" is served at s0001/x, s0002/x, s0003/x and ${many - 4} more; hosts must tell them apart by path`,
+    });
+    const clashing = Array.from({ length: many }, (_, i) => `p/a${String(i).padStart(4, '0')}`);
+    const collided = publishSkills(
+      candidates(
+        clashing.map((dir) => file(`${dir}/SKILL.md`)),
+        Object.fromEntries(clashing.map((dir) => [dir, 'z'])),
+      ),
+    );
+    expect(collided.skills).toEqual([]);
+    expect(collided.problems.filter((p) => p.reason === 'path-collision')).toHaveLength(many);
+    expect(
+      collided.problems.find((p) => p.path === 'p/a0001/SKILL.md' && p.reason === 'path-collision')?.detail,
+    ).toBe(
+      `would be served at p/z, which p/a0000, p/a0002, p/a0003 and ${many - 4} more also claims; neither is served`,
+    );
+  });
+
   it(`refuses a skill over ${MAX_SKILL_FILES} files or ${MAX_SKILL_BYTES} bytes, counting nested skills`, () => {
     expect([MAX_SKILL_FILES, MAX_SKILL_BYTES]).toEqual([512, 16 * 1024 * 1024]);
     const many = [
