@@ -1,8 +1,10 @@
 import { hash } from 'node:crypto';
 import PQueue from 'p-queue';
+import { GitError } from '../git/index.ts';
 import {
   discoverSkills,
   isLfsPointer,
+  MAX_LISTED_BYTES,
   MAX_SKILL_BYTES,
   MAX_SKILL_FILES,
   parseSkillMd,
@@ -211,6 +213,11 @@ function indexedSkills(
 export async function indexCommit(input: IndexInput): Promise<CommitIndex> {
   const cache = input.cache ?? newIndexCache();
   const found = discoverSkills(input.entries, input.paths?.length ? input.paths : ['']);
+  if (found.overLimit)
+    throw new GitError(
+      'source-too-large',
+      `the skills of commit ${input.commit} list more than ${MAX_LISTED_BYTES} bytes of files (nested skills list theirs again)`,
+    );
   const problems: SkillProblem[] = [...found.problems];
   const known = await sizesOf(input, found.skills);
   const { wanted, unread } = plannedReads(found.skills, known, cache);

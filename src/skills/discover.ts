@@ -1,4 +1,4 @@
-import { MAX_SKILL_FILES, MAX_SYMLINK_HOPS } from './limits.ts';
+import { LISTED_FILE_COST, MAX_LISTED_BYTES, MAX_SKILL_FILES, MAX_SYMLINK_HOPS } from './limits.ts';
 import { basename, dirname, isWithin, join, relative, resolveRelative } from './paths.ts';
 import type { TreeEntry } from '../shared/tree.ts';
 import { problem, type Reason, type SkillProblem } from '../shared/reasons.ts';
@@ -54,11 +54,17 @@ export function unusableName(path: string): string | undefined {
 export function discoverSkills(
   entries: readonly TreeEntry[],
   searchPaths: readonly string[] = [''],
-): { skills: DiscoveredSkill[]; problems: SkillProblem[] } {
+): {
+  skills: DiscoveredSkill[];
+  problems: SkillProblem[];
+  /** The skills would list more than MAX_LISTED_BYTES: listing stopped there, and the commit is not indexed. */
+  overLimit?: true;
+} {
   const problems: SkillProblem[] = [...missingPaths(entries, searchPaths)];
   const found = skillFolders(entries, searchPaths, problems);
-  const filesOf = filesOfSkills(entries, new Set(found.map(({ dir }) => dir)), problems);
-  const skills = found.map(({ dir, skillMd }) => ({ dir, skillMd, ...filesOf.get(dir)! }));
+  const listed = filesOfSkills(entries, new Set(found.map(({ dir }) => dir)), problems);
+  if (listed === undefined) return { skills: [], problems, overLimit: true };
+  const skills = found.map(({ dir, skillMd }) => ({ dir, skillMd, ...listed.get(dir)! }));
   return { skills, problems };
 }
 
@@ -108,13 +114,13 @@ function skillFolders(
  * The files of each skill folder: every entry below it that can be served (the others reported), nested skills'
  * files included. A skill over MAX_SKILL_FILES files is refused whatever they are, so only its count is kept: the
  * lists cost memory in proportion to what can be served (a chain of 10,000 nested skills would otherwise list 50
- * million files).
+ * million files). `undefined` when the lists pass MAX_LISTED_BYTES.
  */
 function filesOfSkills(
   entries: readonly TreeEntry[],
   skillDirs: ReadonlySet<string>,
   problems: SkillProblem[],
-): Map<string, { files: SkillFile[]; fileCount: number }> {
+): Map<string, { files: SkillFile[]; fileCount: number }> | undefined {
   const innermost = innermostIn(skillDirs);
   /** Each skill's enclosing skill. */
   const outer = new Map([...skillDirs].map((dir) => [dir, dir === '' ? undefined : innermost(dirname(dir))]));
@@ -137,11 +143,14 @@ function filesOfSkills(
     const enclosing = outer.get(dir);
     if (enclosing !== undefined) of.get(enclosing)!.fileCount += of.get(dir)!.fileCount;
   }
+  let listed = 0;
   for (const { entry, owner, blob } of served) {
     // A skill over the limit holds every skill around it over the limit too.
     for (let dir = owner as string | undefined; dir !== undefined; dir = outer.get(dir)) {
       const skill = of.get(dir)!;
       if (skill.fileCount > MAX_SKILL_FILES) break;
+      listed += entry.path.length + LISTED_FILE_COST;
+      if (listed > MAX_LISTED_BYTES) return undefined;
       const relPath = relative(dir, entry.path);
       skill.files.push(
         blob.size === undefined

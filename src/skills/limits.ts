@@ -2,6 +2,14 @@
 export const MAX_SKILL_FILES = 512;
 /** Spec §Limits: at most 16 MiB summed over a skill's resources. */
 export const MAX_SKILL_BYTES = 16 * 1024 * 1024;
+/**
+ * What the skills of one commit may list in all, nested skills listing their files again: each listed file counts
+ * its path's length plus LISTED_FILE_COST. Past it the commit is not indexed (a tree of nested skills can
+ * otherwise make lists quadratic in its depth).
+ */
+export const MAX_LISTED_BYTES = 64 * 1024 * 1024;
+/** What one listed file costs besides its path, about the memory of its record. */
+export const LISTED_FILE_COST = 64;
 /** Frontmatter larger than this is refused before YAML parsing (a bound on parser work). */
 export const MAX_FRONTMATTER_BYTES = 64 * 1024;
 /** Agent Skills: name is 1-64 characters. */

@@ -2,9 +2,15 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openLocalRepository, readBlob, walkCommit, type TreeCache } from '../../src/git/index.ts';
+import {
+  type GitError,
+  openLocalRepository,
+  readBlob,
+  walkCommit,
+  type TreeCache,
+} from '../../src/git/index.ts';
 import { indexCommit, indexStore, newIndexCache, type IndexCache } from '../../src/index/index.ts';
-import { MAX_SKILL_BYTES } from '../../src/skills/index.ts';
+import { MAX_LISTED_BYTES, MAX_SKILL_BYTES } from '../../src/skills/index.ts';
 import { fixture, fixtureFile } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';
 
@@ -137,6 +143,28 @@ describe('indexCommit with sizes from the listing', () => {
       ],
     ]);
     expect(result.problems.map((p) => [p.path, p.reason])).toEqual([['heavy', 'too-large']]);
+  });
+});
+
+describe('indexCommit of a tree whose skills list too much', () => {
+  it(`is source-too-large past ${MAX_LISTED_BYTES} listed bytes, before any blob is read`, async () => {
+    const entries = Array.from({ length: 4_000 }, (_, i) => ({
+      path: `${'d/'.repeat(i)}SKILL.md`,
+      type: 'file' as const,
+      id: 'a'.repeat(40),
+    })).sort((a, b) => (a.path < b.path ? -1 : 1));
+    const commit = '1'.repeat(40);
+    const error = (await indexCommit({
+      commit,
+      commitTime: '2024-01-01T00:00:00.000Z',
+      tree: '2'.repeat(40),
+      entries,
+      readBlob: () => Promise.reject(new Error('no blob is read')),
+    }).catch((e: unknown) => e)) as GitError;
+    expect([error.code, error.message]).toEqual([
+      'source-too-large',
+      `the skills of commit ${commit} list more than ${MAX_LISTED_BYTES} bytes of files (nested skills list theirs again)`,
+    ]);
   });
 });
 

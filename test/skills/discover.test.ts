@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { discoverSkills, MAX_SKILL_FILES, unusableName } from '../../src/skills/index.ts';
+import { discoverSkills, MAX_LISTED_BYTES, MAX_SKILL_FILES, unusableName } from '../../src/skills/index.ts';
 import type { TreeEntry } from '../../src/shared/tree.ts';
 
 const file = (path: string, id = path): TreeEntry => ({ path, type: 'file', id });
@@ -147,24 +147,27 @@ describe('a deeply nested tree', () => {
 });
 
 describe(`nested skills past ${MAX_SKILL_FILES} files`, () => {
-  it('lists no file of a skill over the limit but counts them all, so a chain of 4,000 nested skills lists 131,328 files, not 8 million', () => {
-    const depth = 4_000;
-    const entries = Array.from({ length: depth }, (_, i) => file(`${'d/'.repeat(i)}SKILL.md`));
+  it('lists no file of a skill over the limit but counts them all', () => {
+    // 20 nested skills, each folder with its SKILL.md and 40 more files: the skill at level k holds (20 - k) × 41.
+    const entries = Array.from({ length: 20 }, (_, level) => {
+      const dir = 'd/'.repeat(level);
+      return [file(`${dir}SKILL.md`), ...Array.from({ length: 40 }, (_, i) => file(`${dir}f${i}.md`))];
+    }).flat();
     entries.sort((a, b) => (a.path < b.path ? -1 : 1));
     const found = discoverSkills(entries);
-    expect(found.skills).toHaveLength(depth);
-    // The skill at depth i holds the SKILL.md files of its own folder and of every one below it.
-    expect(found.skills.map((skill) => skill.fileCount)).toEqual(
-      found.skills.map((skill) => depth - (skill.dir === '' ? 0 : skill.dir.split('/').length)),
+    expect(found.overLimit).toBeUndefined();
+    expect(found.skills.map((skill) => [skill.fileCount, skill.files.length])).toEqual(
+      Array.from({ length: 20 }, (_, level) => {
+        const count = (20 - level) * 41;
+        return [count, count > MAX_SKILL_FILES ? 0 : count];
+      }),
     );
-    const listed = found.skills.filter((skill) => skill.files.length > 0);
-    expect(listed.map((skill) => skill.files.length)).toEqual(
-      Array.from({ length: MAX_SKILL_FILES }, (_, i) => MAX_SKILL_FILES - i),
-    );
-    expect(
-      found.skills.every(
-        (skill) => skill.files.length === (skill.fileCount > MAX_SKILL_FILES ? 0 : skill.fileCount),
-      ),
-    ).toBe(true);
+  });
+
+  it(`stops listing past ${MAX_LISTED_BYTES} bytes: a chain of 4,000 nested skills would list 131,328 files of 8,000-character paths`, () => {
+    const entries = Array.from({ length: 4_000 }, (_, i) => file(`${'d/'.repeat(i)}SKILL.md`));
+    entries.sort((a, b) => (a.path < b.path ? -1 : 1));
+    const found = discoverSkills(entries);
+    expect(found).toEqual({ skills: [], problems: [], overLimit: true });
   });
 });
