@@ -33,6 +33,16 @@ export function newIndexCache(): IndexCache {
   return { blobs: new Map(), skillMd: new Map() };
 }
 
+/**
+ * Forgets what `cache` knows of blobs that `index` does not serve, so a cache kept across a source's commits stays
+ * the size of one commit's skills (a catalog regenerated on every commit would otherwise grow it without end).
+ */
+export function keepServed(cache: IndexCache, index: CommitIndex): void {
+  const served = new Set(index.skills.flatMap((skill) => skill.files.map((file) => file.blob)));
+  for (const id of cache.blobs.keys()) if (!served.has(id)) cache.blobs.delete(id);
+  for (const id of cache.skillMd.keys()) if (!served.has(id)) cache.skillMd.delete(id);
+}
+
 export type ReadBlobs = (
   ids: readonly string[],
   each: (id: string, bytes: Uint8Array) => void,

@@ -26,6 +26,7 @@ import {
 import {
   indexCommit,
   indexStore,
+  keepServed,
   newIndexCache,
   type CommitIndex,
   type IndexOptions,
@@ -192,6 +193,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       strictNames: options.strictNames,
       cache: indexCache,
     });
+    keepServed(indexCache, built);
     const index = signer === undefined ? built : { ...built, signer };
     await indexes.save(index, options);
     return index;

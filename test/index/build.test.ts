@@ -9,7 +9,13 @@ import {
   walkCommit,
   type TreeCache,
 } from '../../src/git/index.ts';
-import { indexCommit, indexStore, newIndexCache, type IndexCache } from '../../src/index/index.ts';
+import {
+  indexCommit,
+  indexStore,
+  keepServed,
+  newIndexCache,
+  type IndexCache,
+} from '../../src/index/index.ts';
 import { MAX_LISTED_BYTES, MAX_SKILL_BYTES } from '../../src/skills/index.ts';
 import { fixture, fixtureFile } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';
@@ -81,6 +87,19 @@ describe('indexCommit', () => {
     expect(second.skills.filter(unchanged).filter((s) => s.servedDir !== 'skills/changelog-writer')).toEqual(
       first.skills.filter(unchanged),
     );
+  });
+
+  it('keeps in the cache only what the last index serves, and re-indexes from it as from a full one', async () => {
+    const cache: IndexCache & { trees?: TreeCache } = newIndexCache();
+    const first = await index(catalog.commits['c1']!, cache);
+    const servedBy = (result: typeof first) =>
+      new Set(result.skills.flatMap((skill) => skill.files.map((file) => file.blob)));
+    expect(cache.blobs.size).toBeGreaterThan(servedBy(first).size);
+    keepServed(cache, first);
+    expect(new Set(cache.blobs.keys())).toEqual(servedBy(first));
+    expect([...cache.skillMd.keys()].every((id) => servedBy(first).has(id))).toBe(true);
+    expect(cache.skillMd.size).toBe(first.skills.length);
+    expect(await index(catalog.commits['c2']!, cache)).toEqual(await index(catalog.commits['c2']!));
   });
 
   it('gives the same index with and without the caches', async () => {
