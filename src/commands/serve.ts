@@ -6,7 +6,7 @@ import { describeGitBackend } from '../git/index.ts';
 import { createAuthGate } from '../http/auth/gate.ts';
 import { createMetrics, type Metrics } from '../http/metrics.ts';
 import { ListenError, MCP_PATH, startHttpServer } from '../http/server.ts';
-import { type CachePolicy, cachePolicy } from '../mcp/cache.ts';
+import { cachePolicy } from '../mcp/cache.ts';
 import { observeRequests } from '../mcp/observe.ts';
 import { runOptionsFor } from '../mcp/run/setup.ts';
 import { createServerFactory } from '../mcp/server.ts';
@@ -44,10 +44,8 @@ export function settingsNeedingRestart(running: Config, next: Config): string[] 
     changed.push('sources[].run');
   // The hints as the policy builds them: a listing that turns private (a private source added to public ones)
   // waits as a scope that changes does.
-  const [was, now] = [running, next].map((config) => cachePolicy(config.cache, config.sources)) as [
-    CachePolicy,
-    CachePolicy,
-  ];
+  const was = cachePolicy(running.cache, running.sources);
+  const now = cachePolicy(next.cache, next.sources);
   if (
     was.listed.cacheScope !== now.listed.cacheScope ||
     next.sources.some((source) => was.pinned(source.id).cacheScope !== now.pinned(source.id).cacheScope)

@@ -179,7 +179,10 @@ export async function walkCommit(
   const { commitTime, tree, entries, trees } = await listCommit(repo, commit, previous, { expected: true });
   const links = entries.filter((entry) => entry.type === 'symlink');
   if (links.length === 0) return { commit, commitTime, tree, entries, trees };
-  const sizes = await repo.objectSizes(links.map((link) => link.id));
+  // A listing made by the cli backend carries each held blob's size; otherwise the headers are asked.
+  const sizes = links.every((link) => link.size !== undefined)
+    ? links.map((link) => link.size)
+    : await repo.objectSizes(links.map((link) => link.id));
   // A target longer than PATH_MAX resolves nowhere: it is not read, and the link stays without one (dangling).
   const readable = links.filter((_, i) => (sizes[i] ?? 0) <= MAX_SYMLINK_TARGET_BYTES);
   const decoder = new TextDecoder();

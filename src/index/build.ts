@@ -11,7 +11,9 @@ import {
   problem,
   publishSkills,
   readDeclaration,
+  type DiscoveredSkill,
   type FrontmatterResult,
+  type PublishedSkill,
   type SkillCandidate,
   type SkillProblem,
 } from '../skills/index.ts';
@@ -33,12 +35,17 @@ export function newIndexCache(): IndexCache {
   return { blobs: new Map(), skillMd: new Map() };
 }
 
+/** Every blob an index serves, once each. */
+export function servedBlobs(index: { skills: readonly IndexedSkill[] }): Set<string> {
+  return new Set(index.skills.flatMap((skill) => skill.files.map((file) => file.blob)));
+}
+
 /**
  * Forgets what `cache` knows of blobs that `index` does not serve, so a cache kept across a source's commits stays
  * the size of one commit's skills (a catalog regenerated on every commit would otherwise grow it without end).
  */
 export function keepServed(cache: IndexCache, index: CommitIndex): void {
-  const served = new Set(index.skills.flatMap((skill) => skill.files.map((file) => file.blob)));
+  const served = servedBlobs(index);
   for (const id of cache.blobs.keys()) if (!served.has(id)) cache.blobs.delete(id);
   for (const id of cache.skillMd.keys()) if (!served.has(id)) cache.skillMd.delete(id);
 }
@@ -126,14 +133,16 @@ function oneByOne(input: IndexInput, known: ReadonlyMap<string, number>): ReadBl
   };
 }
 
-type Discovered = ReturnType<typeof discoverSkills>['skills'];
-
 /**
  * What is read, once each, in order: every SKILL.md (nested ones too, for its text), then its skill's files if
  * the skill fits the extension's limits by the headers' sizes; a file whose size the headers did not give is read
  * for it. A SKILL.md over the limit is not read: `unread` holds its result.
  */
-function plannedReads(skills: Discovered, known: ReadonlyMap<string, number>, cache: IndexCache) {
+function plannedReads(
+  skills: readonly DiscoveredSkill[],
+  known: ReadonlyMap<string, number>,
+  cache: IndexCache,
+) {
   const unread = new Map<string, FrontmatterResult>();
   const wanted = new Set<string>();
   for (const skill of skills) {
@@ -178,7 +187,7 @@ async function readSkills(
 
 /** The index's form of the published skills: files in order with their facts, declarations read. */
 function indexedSkills(
-  published: ReturnType<typeof publishSkills>['skills'],
+  published: readonly PublishedSkill[],
   factsFor: (id: string) => BlobFacts,
   problems: SkillProblem[],
 ): IndexedSkill[] {

@@ -5,8 +5,7 @@ import { createCatalog, type Catalog, type CatalogState, type Namespace } from '
 import { defaultRunSettings, type RunGrants, type RunSettings } from '../../src/config/index.ts';
 import type { EnvironStatus } from '../../src/mcp/run/environ.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { silentLogger } from '../../src/shared/log.ts';
-import type { Logger } from 'pino';
+import { type Logger, silentLogger } from '../../src/shared/log.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';

@@ -154,7 +154,7 @@ export function catFileReader(
         const newline = chunks[0]?.indexOf(10) ?? -1;
         if (newline === -1) return;
         const line = take(newline, 1).toString('latin1');
-        if (line.endsWith(' missing') && line === `${request.oid} missing`) {
+        if (line === `${request.oid} missing`) {
           pending.shift();
           request.resolve(undefined);
           continue;

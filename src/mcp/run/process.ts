@@ -111,7 +111,7 @@ export async function runProcess(
   // Why the run was stopped, if it was: by the first of the timeout and the cancellation.
   let stopped: 'timeout' | 'cancel' | undefined;
   let kill: NodeJS.Timeout | undefined;
-  let giveUp: NodeJS.Timeout | undefined;
+  let giveUp: ReturnType<typeof wait> | undefined;
   let resolveGaveUp: (value: undefined) => void = () => undefined;
   // A process that ignores even SIGKILL (uninterruptible I/O) still cannot hold the call.
   const gaveUp = new Promise<undefined>((resolve) => (resolveGaveUp = resolve));
@@ -120,7 +120,8 @@ export async function runProcess(
     stopped = why;
     signalGroup('SIGTERM');
     kill = setTimeout(() => signalGroup('SIGKILL'), bounds.killGraceMs);
-    giveUp = setTimeout(() => resolveGaveUp(undefined), bounds.killGraceMs + bounds.drainMs);
+    giveUp = wait(bounds.killGraceMs + bounds.drainMs);
+    void giveUp.done.then(() => resolveGaveUp(undefined));
   };
   const timer = setTimeout(() => stop('timeout'), spec.timeoutMs);
   const cancel = () => stop('cancel');
@@ -130,7 +131,7 @@ export async function runProcess(
   spec.signal?.removeEventListener('abort', cancel);
   clearTimeout(timer);
   clearTimeout(kill);
-  clearTimeout(giveUp);
+  giveUp?.cancel();
   if (outcome !== undefined && 'error' in outcome) throw new SpawnError(outcome.error);
   const durationMs = Math.round(performance.now() - started);
   // The run is over: what is left of its group ends with it.
