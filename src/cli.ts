@@ -9,16 +9,46 @@ import { type DiffOptions, diff } from './commands/diff.ts';
 import { lock } from './commands/lock.ts';
 import { checkKeys, servedConfig } from './commands/pinning.ts';
 import { type DiffFormat, update } from './commands/update.ts';
-import { serve } from './commands/serve.ts';
+import type { Serving } from './commands/serve.ts';
 import { status } from './commands/status.ts';
 import { sync } from './commands/sync.ts';
 import { verify } from './commands/verify.ts';
 import { ConfigError, loadConfig, parseDuration } from './config/index.ts';
-import { createLogger, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './shared/log.ts';
+import {
+  createLogger,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  type LogFormat,
+  type Logger,
+  type LogLevel,
+} from './shared/log.ts';
 import { closest } from './shared/text.ts';
 import { SERVER_VERSION } from './mcp/server.ts';
 
 export const EXIT_USAGE = 2;
+/** Exit status when serve cannot start: dataDir in use, the port cannot be opened, exposure without auth. */
+export const SERVE_CANNOT_START = 2;
+/** How long a shutdown may take before the process exits anyway. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+/**
+ * The process's side of serving: SIGHUP reloads; SIGINT, SIGTERM and (over stdio) the client closing stdin stop
+ * everything, then exit. A sync cut short is redone at the next start.
+ */
+function bindProcess(serving: Serving, logger: Logger, stdio: boolean): void {
+  let chain: Promise<unknown> = Promise.resolve();
+  process.on('SIGHUP', () => {
+    chain = chain.then(() => serving.reload());
+  });
+  const shutdown = (why: string) => () => {
+    logger.info({ why }, 'shutting down');
+    setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
+    void serving.close().finally(() => process.exit(0));
+  };
+  if (stdio) process.stdin.once('end', shutdown('stdin closed'));
+  process.once('SIGINT', shutdown('SIGINT'));
+  process.once('SIGTERM', shutdown('SIGTERM'));
+}
 
 function parseListen(value: string): { host: string; port: number } {
   const match =
@@ -136,14 +166,21 @@ export function program(
       const locked = options.locked === true;
       const reread = async () => servedConfig(loadConfig(options.config), locked);
       const config = await reread();
-      const code = await serve(
-        config,
-        options.http,
-        loggerOf(command, 'info'),
-        { err: io.err, reread },
-        { allowUnauthenticated: options.allowUnauthenticated === true },
-      );
-      if (code !== undefined) exit(code);
+      const logger = loggerOf(command, 'info');
+      const { CannotServeError, startServing } = await import('./commands/serve.ts');
+      try {
+        const serving = await startServing(config, {
+          logger,
+          http: options.http,
+          reread,
+          allowUnauthenticated: options.allowUnauthenticated === true,
+        });
+        bindProcess(serving, logger, options.http === undefined);
+      } catch (error) {
+        if (!(error instanceof CannotServeError)) throw error;
+        io.err(`skillpin: ${error.message}\n`);
+        exit(SERVE_CANNOT_START);
+      }
     },
   );
 

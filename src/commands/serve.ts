@@ -1,22 +1,60 @@
 import { isDeepStrictEqual } from 'node:util';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import type { Transport } from '@modelcontextprotocol/server';
 import { createCatalog, type Catalog } from '../catalog/index.ts';
 import { type Config, ConfigError, isLoopbackHost, type SourceConfig } from '../config/index.ts';
 import { describeGitBackend } from '../git/index.ts';
-import { createAuthGate } from '../http/auth/gate.ts';
-import { createMetrics, type Metrics } from '../http/metrics.ts';
-import { ListenError, MCP_PATH, startHttpServer } from '../http/server.ts';
-import { cachePolicy } from '../mcp/cache.ts';
+import type { Metrics } from '../http/metrics.ts';
+import { cachePolicy, type CachePolicy } from '../mcp/cache.ts';
 import { observeRequests } from '../mcp/observe.ts';
-import { runOptionsFor } from '../mcp/run/setup.ts';
-import { createServerFactory } from '../mcp/server.ts';
+import { createServerFactory, type ServerFactory } from '../mcp/server.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
-import { DataDirBusyError, lockDataDir } from '../sync/lock.ts';
-import { createSyncWorker, type SyncWorker } from '../sync/worker.ts';
+import type { Clock } from '../sync/clock.ts';
+import { DataDirBusyError, type DataDirLock, lockDataDir } from '../sync/lock.ts';
+import { createSyncWorker, type Reconfigured, type SyncOutcome, type SyncWorker } from '../sync/worker.ts';
 
-/** Exit status when serve cannot start: dataDir in use, or the port cannot be opened. */
-export const SERVE_CANNOT_START = 2;
+/** Where and how `startServing` serves MCP, and the collaborators it is given. */
+export interface ServeOptions {
+  logger: Logger;
+  /** Streamable HTTP at `http://host:port/mcp` (port 0: a free port); without it MCP goes over `transport`. */
+  http?: { host: string; port: number };
+  /** The transport of a stdio-style connection (default: this process's stdin and stdout). */
+  transport?: Transport;
+  /** Reads the config again for `reload()` (default: the config it started with). */
+  reread?: () => Promise<Config>;
+  /** Bind a non-loopback address without `auth:` (something in front decides who may call). */
+  allowUnauthenticated?: boolean;
+  /** The sync worker's clock: tests move polls instead of waiting for them. */
+  clock?: Clock;
+  /** Told after every sync of every source. */
+  onSettled?: (outcome: SyncOutcome) => void;
+}
+
+/** What a reload did: the changes applied, or why nothing was. */
+export type ReloadOutcome =
+  | { applied: true; changes: Reconfigured; waiting: string[] }
+  | { applied: false; problems: readonly string[] };
+
+/** A running server: everything `startServing` started, and the one way to stop it. */
+export interface Serving {
+  /** The MCP endpoint over HTTP, as a client on this machine reaches it; `undefined` over a transport. */
+  readonly url: string | undefined;
+  readonly catalog: Catalog;
+  /** Re-reads the config: a valid one is applied in one catalog swap; one with problems changes nothing. */
+  reload(): Promise<ReloadOutcome>;
+  /** Syncs one source now; `undefined` for an unknown id or once closed. */
+  sync(source: string): Promise<SyncOutcome> | undefined;
+  /** Stops everything it started (server, followers, timers, git processes) and releases dataDir. */
+  close(): Promise<void>;
+}
+
+/** Serving cannot start: the message says why in one line, for the user. */
+export class CannotServeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CannotServeError';
+  }
+}
 
 const isLocal = (source: SourceConfig) => source.location.kind === 'local';
 
@@ -29,7 +67,6 @@ export function settingsNeedingRestart(running: Config, next: Config): string[] 
     'tools',
     'prompts',
     'maxPrompts',
-    'cache',
     'http',
     'webhook',
     'auth',
@@ -38,68 +75,11 @@ export function settingsNeedingRestart(running: Config, next: Config): string[] 
   const changed: string[] = keys.filter((key) => !isDeepStrictEqual(running[key], next[key]));
   if (running.sync.retryMinMs !== next.sync.retryMinMs || running.sync.retryMaxMs !== next.sync.retryMaxMs)
     changed.push('sync.retryMin', 'sync.retryMax');
-  // skill_run's grants and the cache hints are set up once, from the sources the server started with.
+  // skill_run's grants are set up once, from the sources the server started with.
   const before = new Map(running.sources.map((source) => [source.id, source]));
   if (next.sources.some((source) => !isDeepStrictEqual(before.get(source.id)?.run, source.run)))
     changed.push('sources[].run');
-  // The hints as the policy builds them: a listing that turns private (a private source added to public ones)
-  // waits as a scope that changes does.
-  const was = cachePolicy(running.cache, running.sources);
-  const now = cachePolicy(next.cache, next.sources);
-  if (
-    was.listed.cacheScope !== now.listed.cacheScope ||
-    next.sources.some((source) => was.pinned(source.id).cacheScope !== now.pinned(source.id).cacheScope)
-  )
-    changed.push('sources[].cacheScope');
   return changed;
-}
-
-/**
- * SIGHUP re-reads the config: a valid one is applied to the sources in one catalog swap; one with problems is
- * logged, every problem, and the config running keeps serving.
- */
-function reloadOnHangup(
-  start: Config,
-  worker: SyncWorker,
-  logger: Logger,
-  reread: () => Promise<Config>,
-): { config: () => Config } {
-  let running = start;
-  const reload = async () => {
-    let next: Config;
-    try {
-      next = await reread();
-    } catch (error) {
-      const problems = error instanceof ConfigError ? error.problems : [messageOf(error)];
-      for (const problem of problems) logger.error({ file: start.file }, problem);
-      logger.error(
-        { file: start.file, problems: problems.length },
-        'reload refused: the config has problems (above); the config running keeps serving',
-      );
-      return;
-    }
-    const waiting = settingsNeedingRestart(running, next);
-    let done: Awaited<ReturnType<SyncWorker['reconfigure']>>;
-    try {
-      done = await worker.reconfigure(next);
-    } catch (error) {
-      logger.error(
-        { file: start.file, err: messageOf(error) },
-        'reload failed; the sources running keep serving',
-      );
-      return;
-    }
-    running = next;
-    logger.info({ file: start.file, ...done }, 'config reloaded');
-    if (waiting.length > 0)
-      logger.warn({ settings: waiting }, 'these settings changed and apply at the next start, not on reload');
-  };
-  // One reload at a time, in the order the signals came; `reload` never rejects.
-  let chain = Promise.resolve();
-  process.on('SIGHUP', () => {
-    chain = chain.then(reload);
-  });
-  return { config: () => running };
 }
 
 /** Why serve will not bind `host` without `auth:`: said once, before anything starts. */
@@ -115,142 +95,244 @@ export function unauthenticatedRefusal(host: string, port: number): string {
 
 const skillsOf = (catalog: Catalog) => catalog.listed().reduce((sum, ns) => sum + ns.skills.length, 0);
 
-/**
- * `skillpin serve`: serves what dataDir holds at once. Local sources (no network) sync before the first request
- * is answered; remote sources sync once the transport is open and join as each lands (list_changed), so a slow
- * remote never holds the others. Returns an exit status when it cannot start, `undefined` while it serves.
- */
-export async function serve(
-  config: Config,
-  http: { host: string; port: number } | undefined,
-  logger: Logger,
-  io: { err: (text: string) => void; reread?: () => Promise<Config> },
-  options: { allowUnauthenticated?: boolean } = {},
-): Promise<number | undefined> {
-  if (http !== undefined && config.auth === undefined && !isLoopbackHost(http.host)) {
-    if (options.allowUnauthenticated !== true) {
-      io.err(`skillpin: ${unauthenticatedRefusal(http.host, http.port)}\n`);
-      return SERVE_CANNOT_START;
+/** The cache hints of the config running now: a reload that adds a private source makes the listing private. */
+function liveCachePolicy(config: () => Config): CachePolicy {
+  let of: Config | undefined;
+  let policy: CachePolicy = cachePolicy();
+  const now = () => {
+    const running = config();
+    if (running !== of) [of, policy] = [running, cachePolicy(running.cache, running.sources)];
+    return policy;
+  };
+  return {
+    get listed() {
+      return now().listed;
+    },
+    pinned: (source) => now().pinned(source),
+  };
+}
+
+/** The config running, and `reload()`: one at a time, in the order asked; a bad config changes nothing. */
+function reloader(start: Config, worker: SyncWorker, logger: Logger, reread: () => Promise<Config>) {
+  let running = start;
+  const reload = async (): Promise<ReloadOutcome> => {
+    let next: Config;
+    try {
+      next = await reread();
+    } catch (error) {
+      const problems = error instanceof ConfigError ? error.problems : [messageOf(error)];
+      for (const problem of problems) logger.error({ file: start.file }, problem);
+      logger.error(
+        { file: start.file, problems: problems.length },
+        'reload refused: the config has problems (above); the config running keeps serving',
+      );
+      return { applied: false, problems };
     }
-    logger.warn(
-      { host: http.host },
-      'serving without authentication on a non-loopback address (--allow-unauthenticated)',
-    );
-  }
-  let lock: Awaited<ReturnType<typeof lockDataDir>>;
-  try {
-    lock = await lockDataDir(config.dataDir, 'serve');
-  } catch (error) {
-    if (!(error instanceof DataDirBusyError)) throw error;
-    io.err(`skillpin: ${error.message}\n`);
-    return SERVE_CANNOT_START;
-  }
-  const git = await describeGitBackend(config.git);
+    const waiting = settingsNeedingRestart(running, next);
+    let changes: Reconfigured;
+    try {
+      changes = await worker.reconfigure(next);
+    } catch (error) {
+      logger.error(
+        { file: start.file, err: messageOf(error) },
+        'reload failed; the sources running keep serving',
+      );
+      return { applied: false, problems: [messageOf(error)] };
+    }
+    running = next;
+    logger.info({ file: start.file, ...changes }, 'config reloaded');
+    if (waiting.length > 0)
+      logger.warn({ settings: waiting }, 'these settings changed and apply at the next start, not on reload');
+    return { applied: true, changes, waiting };
+  };
+  let chain: Promise<unknown> = Promise.resolve();
+  return {
+    config: () => running,
+    reload: (): Promise<ReloadOutcome> => {
+      const done = chain.then(reload);
+      chain = done;
+      return done;
+    },
+  };
+}
+
+/** The parts every transport shares: catalog, worker (restored from dataDir), metrics and the server factory. */
+async function startCore(config: Config, options: ServeOptions) {
+  const { logger } = options;
   const catalog = createCatalog();
-  // Metrics are served over HTTP only, and only when asked for; they read the worker's status when scraped.
+  // Metrics are served over HTTP only, and only when asked for; prom-client loads only then.
   const metrics: Metrics | undefined =
-    http !== undefined && config.http.metrics
-      ? createMetrics({ catalog, status: () => worker.status() })
+    options.http !== undefined && config.http.metrics
+      ? (await import('../http/metrics.ts')).createMetrics({ catalog, status: () => worker.status() })
       : undefined;
   const worker = createSyncWorker({
     config,
     catalog,
     logger,
-    ...(metrics === undefined ? {} : { onSynced: (outcome, seconds) => metrics.synced(outcome, seconds) }),
+    clock: options.clock,
+    onSettled: options.onSettled,
+    onSynced: metrics && ((outcome, seconds) => metrics.synced(outcome, seconds)),
   });
   await worker.restore();
+  const reloading = reloader(config, worker, logger, options.reread ?? (async () => config));
+  const grants = config.sources.some((source) => source.run !== undefined);
   const made = createServerFactory({
     catalog,
     logger,
     pageSize: config.pageSize,
-    cache: cachePolicy(config.cache, config.sources),
+    cache: liveCachePolicy(reloading.config),
     tools: config.tools,
     prompts: config.prompts,
-    run: runOptionsFor(config, logger),
+    run: grants ? (await import('../mcp/run/setup.ts')).runOptionsFor(config, logger) : undefined,
     maxPrompts: config.maxPrompts,
-    ...(metrics === undefined
-      ? {}
-      : { onRead: (source: string, bytes: number) => metrics.served(source, bytes) }),
+    onRead: metrics && ((source, bytes) => metrics.served(source, bytes)),
   });
-  const factory =
+  const factory: ServerFactory =
     metrics === undefined
       ? made
       : observeRequests(made, (method, outcome, seconds) => metrics.requested(method, outcome, seconds));
-  const syncRemotes = () => void worker.syncAll('start', (source) => !isLocal(source));
-  const reloading = reloadOnHangup(config, worker, logger, io.reread ?? (async () => config));
+  return { catalog, metrics, worker, reloading, factory };
+}
 
-  if (http === undefined) {
-    // stdio is the local user's own process: auth: applies to HTTP only.
-    await worker.syncAll('start', isLocal);
-    serveStdio(factory, { onerror: (error) => logger.debug({ err: error.message }, 'stdio') });
-    logger.info(
-      { skills: skillsOf(catalog), sources: config.sources.length, git },
-      `serving MCP over stdio (git backend: ${git.backend}, ${git.reason})`,
-    );
-    syncRemotes();
-    // The stdio binding: exit promptly once the client closes stdin. A sync cut short is redone next start.
-    const exit = (why: string) => () => {
-      logger.info({ why }, 'shutting down');
-      logger.flush();
-      process.exit(0);
-    };
-    process.stdin.once('end', exit('stdin closed'));
-    process.once('SIGINT', exit('SIGINT'));
-    process.once('SIGTERM', exit('SIGTERM'));
-    return undefined;
-  }
+type Core = Awaited<ReturnType<typeof startCore>>;
 
-  const auth =
-    config.auth === undefined ? undefined : createAuthGate(config.auth, { logger, mcpPath: MCP_PATH });
+/** An open endpoint: where it is, what the start line says of it, and how it closes. */
+interface Endpoint {
+  url: string | undefined;
+  started: { message: string; fields: Record<string, unknown> };
+  close(): Promise<void>;
+}
+
+/** MCP over one stdio-style connection. stdio is the local user's own process: auth: applies to HTTP only. */
+async function serveTransport(core: Core, options: ServeOptions, git: string): Promise<Endpoint> {
+  const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
+  const handle = serveStdio(core.factory, {
+    ...(options.transport === undefined ? {} : { transport: options.transport }),
+    onerror: (error) => options.logger.debug({ err: error.message }, 'stdio'),
+  });
+  return {
+    url: undefined,
+    started: { message: `serving MCP over stdio (git backend: ${git})`, fields: {} },
+    close: () => handle.close(),
+  };
+}
+
+/** MCP, the status page, probes, metrics and webhooks over Streamable HTTP. */
+async function serveHttp(
+  core: Core,
+  config: Config,
+  listen: { host: string; port: number },
+  options: ServeOptions,
+  git: string,
+): Promise<Endpoint> {
+  const { logger } = options;
+  const [{ ListenError, MCP_PATH, startHttpServer }, gate] = await Promise.all([
+    import('../http/server.ts'),
+    config.auth === undefined ? undefined : import('../http/auth/gate.ts'),
+  ]);
+  const auth = config.auth && gate?.createAuthGate(config.auth, { logger, mcpPath: MCP_PATH });
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     server = await startHttpServer({
-      ...http,
-      ...(auth === undefined ? {} : { auth }),
-      factory,
-      catalog,
+      ...listen,
+      auth,
+      factory: core.factory,
+      catalog: core.catalog,
       logger,
-      worker,
-      ...(config.webhook === undefined ? {} : { webhook: config.webhook }),
-      sources: () => reloading.config().sources,
-      status: () => worker.status(),
-      pending: () => worker.pending(),
-      ...(config.http.allowedHosts === undefined ? {} : { allowedHosts: config.http.allowedHosts }),
-      ...(config.http.allowedOrigins === undefined ? {} : { allowedOrigins: config.http.allowedOrigins }),
-      ...(metrics === undefined ? {} : { metrics }),
+      worker: core.worker,
+      webhook: config.webhook,
+      sources: () => core.reloading.config().sources,
+      status: () => core.worker.status(),
+      pending: () => core.worker.pending(),
+      allowedHosts: config.http.allowedHosts,
+      allowedOrigins: config.http.allowedOrigins,
+      metrics: core.metrics,
     });
   } catch (error) {
-    if (!(error instanceof ListenError)) throw error;
-    io.err(`skillpin: ${error.message}\n`);
-    lock.release();
-    return SERVE_CANNOT_START;
+    if (error instanceof ListenError) throw new CannotServeError(error.message);
+    throw error;
   }
-  await worker.syncAll('start', isLocal);
   const page = new URL('/', server.url).href;
   // A wildcard bind is named by loopback; other machines use this host's name (allowed in http.allowedHosts).
   const everywhere = new URL(server.url).host === server.listening ? '' : ', on every interface';
-  logger.info(
-    {
-      url: server.url,
-      listening: server.listening,
-      skills: skillsOf(catalog),
-      sources: config.sources.length,
-      git,
-      auth: auth?.summary ?? null,
+  return {
+    url: server.url,
+    started: {
+      message: `serving MCP over Streamable HTTP at ${server.url}${everywhere} (status page ${page}; git backend: ${git})`,
+      fields: { url: server.url, listening: server.listening, auth: auth?.summary ?? null },
     },
-    `serving MCP over Streamable HTTP at ${server.url}${everywhere} (status page ${page}; git backend: ${git.backend}, ${git.reason})`,
-  );
-  syncRemotes();
-  // Running syncs are not waited for (a dripping remote would hold the exit): one cut short is redone next start.
-  const stop = (signal: string) => () => {
-    logger.info({ signal }, 'shutting down');
-    void worker.stop();
-    void server.close().then(() => {
-      logger.flush();
-      process.exit(0);
-    });
+    close: () => server.close(),
   };
-  process.once('SIGINT', stop('SIGINT'));
-  process.once('SIGTERM', stop('SIGTERM'));
-  return undefined;
+}
+
+/** Refuses a non-loopback bind without `auth:` unless told otherwise explicitly. */
+function checkExposure(config: Config, options: ServeOptions): void {
+  const { http } = options;
+  if (http === undefined || config.auth !== undefined || isLoopbackHost(http.host)) return;
+  if (options.allowUnauthenticated !== true)
+    throw new CannotServeError(unauthenticatedRefusal(http.host, http.port));
+  options.logger.warn(
+    { host: http.host },
+    'serving without authentication on a non-loopback address (--allow-unauthenticated)',
+  );
+}
+
+async function holdDataDir(dataDir: string): Promise<DataDirLock> {
+  try {
+    return await lockDataDir(dataDir, 'serve');
+  } catch (error) {
+    if (error instanceof DataDirBusyError) throw new CannotServeError(error.message);
+    throw error;
+  }
+}
+
+/**
+ * Serves what dataDir holds at once. Local sources (no network) sync before this resolves; remote sources sync
+ * once the endpoint is open and join as each lands (list_changed), so a slow remote never holds the others.
+ * Throws CannotServeError when it cannot start (exposure without auth, dataDir busy, the port taken).
+ */
+export async function startServing(config: Config, options: ServeOptions): Promise<Serving> {
+  checkExposure(config, options);
+  const lock = await holdDataDir(config.dataDir);
+  let core: Core | undefined;
+  try {
+    const git = await describeGitBackend(config.git);
+    const backend = `${git.backend}, ${git.reason}`;
+    core = await startCore(config, options);
+    const endpoint =
+      options.http === undefined
+        ? await serveTransport(core, options, backend)
+        : await serveHttp(core, config, options.http, options, backend);
+    await core.worker.syncAll('start', isLocal);
+    options.logger.info(
+      { ...endpoint.started.fields, skills: skillsOf(core.catalog), sources: config.sources.length, git },
+      endpoint.started.message,
+    );
+    void core.worker.syncAll('start', (source) => !isLocal(source));
+    return handleOf(core, endpoint, lock, options.logger);
+  } catch (error) {
+    await core?.worker.stop();
+    lock.release();
+    throw error;
+  }
+}
+
+function handleOf(core: Core, endpoint: Endpoint, lock: DataDirLock, logger: Logger): Serving {
+  let closing: Promise<void> | undefined;
+  return {
+    url: endpoint.url,
+    catalog: core.catalog,
+    reload: () => core.reloading.reload(),
+    sync: (source) => (closing === undefined ? core.worker.trigger(source, 'asked') : undefined),
+    close: () => {
+      // Running syncs end with their git processes: one cut short is redone at the next start.
+      closing ??= (async () => {
+        await endpoint.close();
+        await core.worker.stop();
+        lock.release();
+        logger.flush();
+      })();
+      return closing;
+    },
+  };
 }

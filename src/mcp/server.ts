@@ -102,14 +102,14 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
           onRead(ns.source, bytes.byteLength);
           return bytes;
         };
-  // The SDK fills these results' hints from its per-method table; skills results get theirs per result.
-  const listed = cache.listed;
-  const cacheHints = {
+  // The SDK fills these results' hints from its per-method table; skills results get theirs per result. Read
+  // per server: the policy follows the config running.
+  const cacheHints = (listed = cache.listed) => ({
     'resources/list': listed,
     'resources/templates/list': listed,
     'prompts/list': listed,
     'tools/list': listed,
-  };
+  });
   // One per factory: the one run at a time and the spent tokens hold across every server it makes. It plans
   // over every source; a caller reaches a skill only through its own view.
   const runner = createRunner(options.run ?? NOTHING_RUNS(), { catalog: options.catalog, read, logger });
@@ -135,7 +135,7 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
   const make = (surface: Surface, { catalog, source, extension }: Serving): McpServer => {
     const mcp = new McpServer(
       { name: SERVER_NAME, version: SERVER_VERSION },
-      { capabilities: { resources: { listChanged: true } }, cacheHints },
+      { capabilities: { resources: { listChanged: true } }, cacheHints: cacheHints() },
     );
     if (surface.skills) {
       extension.attach(mcp);

@@ -16,12 +16,14 @@ export interface LogOptions {
   level?: LogLevel;
   /** Default: pretty when stderr is a terminal, else json. */
   format?: LogFormat;
+  /** Where json lines go instead of stderr (tests read what a server logs). */
+  destination?: { write(line: string): void };
 }
 
 /** Logs go to stderr: stdout belongs to the MCP stdio transport. Every line is cleaned of credentials. */
 export function createLogger(options: LogOptions = {}): Logger {
   const terminal = process.stderr.isTTY === true;
-  const format = options.format ?? (terminal ? 'pretty' : 'json');
+  const format = options.format ?? (terminal && options.destination === undefined ? 'pretty' : 'json');
   const settings: LoggerOptions = {
     level: options.level ?? 'info',
     base: undefined,
@@ -40,7 +42,10 @@ export function createLogger(options: LogOptions = {}): Logger {
       }),
     );
   // Level names, not pino's numbers: a reader (or a log query) sees "warn", not 40.
-  return pino({ ...settings, formatters: { level: (label) => ({ level: label }) } }, pino.destination(2));
+  return pino(
+    { ...settings, formatters: { level: (label) => ({ level: label }) } },
+    options.destination ?? pino.destination(2),
+  );
 }
 
 /** A logger that drops everything: for tests and library use. */

@@ -72,9 +72,14 @@ export function followSource(sourceConfig: SourceConfig, config: Config, options
   return followed;
 }
 
-/** Stops the followers (a running sync lands first), then ends their sources' git processes and packs. */
-export async function unfollow(followed: readonly Followed[]): Promise<void> {
-  await Promise.all(followed.map(({ follower }) => follower.stop()));
+/**
+ * Stops the followers (a running sync lands first), then ends their sources' git processes and packs. `now`:
+ * the git processes end first, so running syncs end at once (a hanging remote cannot hold a shutdown).
+ */
+export async function unfollow(followed: readonly Followed[], { now = false } = {}): Promise<void> {
+  const stopping = Promise.all(followed.map(({ follower }) => follower.stop()));
+  if (now) await Promise.all(followed.map(({ source }) => source.close()));
+  await stopping;
   // A later read of a closed source opens its repository again.
   await Promise.all(followed.map(({ source }) => source.close()));
 }

@@ -49,7 +49,10 @@ export interface SyncWorker {
    * swap. Resolves once swapped; the added and changed sources' first syncs follow. Calls are applied one at a time.
    */
   reconfigure(next: Config): Promise<Reconfigured>;
-  /** Stops polls and retries; waits for running syncs. */
+  /**
+   * Stops polls and retries and ends every git process of every source, so a running sync (a hanging remote
+   * included) ends at once; what a sync ends with after this is not recorded (the next start redoes it).
+   */
   stop(): Promise<void>;
 }
 
@@ -87,12 +90,14 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   const persist = statePersister(stateFile, logger, () => records);
 
   /** One sync of a source in its turn: then recorded, served, and written to state.json. */
+  let stopped = false;
   const sync = async (followed: Followed, why: string): Promise<SyncOutcome> => {
     const { source, retention } = followed;
     const { id, keep } = followed.config;
     const run = () => syncSource(source, records.get(id)!, { keep, why, at, logger, damaged: damage.of(id) });
     // Timed from its turn in the queue: waiting for it is not counted.
     const step = (await queue.add(() => timedStep(run, options.onSynced)))!;
+    if (stopped) return step.outcome;
     retention.drop(step.dropped);
     record(id, step.record);
     damage.repaired(id, step.repaired);
@@ -154,7 +159,8 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     },
     async stop() {
       await reconfiguring;
-      await unfollow([...running.followed.values()]);
+      stopped = true;
+      await unfollow([...running.followed.values()], { now: true });
     },
   };
 }

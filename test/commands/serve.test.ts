@@ -1,10 +1,13 @@
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { run } from '../../src/cli.ts';
 import { settingsNeedingRestart, unauthenticatedRefusal } from '../../src/commands/serve.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { fixture } from '../helpers/fixtures.ts';
-import { connectHttp, connectStdio, startHttp, writeConfig } from '../helpers/server.ts';
+import { connectHttp, modernRequest, writeConfig } from '../helpers/server.ts';
+import { connectInProcess, serveInProcess } from '../helpers/serving.ts';
 
 const catalog = fixture('catalog');
 const root = fixture('root-skill');
@@ -54,16 +57,15 @@ describe('serving beyond this machine', () => {
   });
 
   it('serves a non-loopback address without auth when told to, and warns', async () => {
-    const server = await startHttp(writeConfig({ sources: SOURCES }), [
-      '--http',
-      '0.0.0.0:0',
-      '--allow-unauthenticated',
-    ]);
+    const server = await serveInProcess(writeConfig({ sources: SOURCES }), {
+      http: { host: '0.0.0.0', port: 0 },
+      allowUnauthenticated: true,
+    });
     try {
       // Bound on every interface; the URL it names is one this machine can reach.
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
-      expect(server.stderr()).toMatch(/"listening":"0\.0\.0\.0:\d+"/);
-      expect(server.stderr()).toContain(
+      expect(server.logs()).toMatch(/"listening":"0\.0\.0\.0:\d+"/);
+      expect(server.logs()).toContain(
         '"msg":"serving without authentication on a non-loopback address (--allow-unauthenticated)"',
       );
       const { client, close } = await connectHttp(server.url, 'modern');
@@ -75,12 +77,13 @@ describe('serving beyond this machine', () => {
   });
 
   it('serves a non-loopback address with auth, logging principals by name and never a token', async () => {
-    const server = await startHttp(writeConfig(WITH_AUTH), ['--http', '0.0.0.0:0'], {
-      SKILLPIN_CI_TOKEN: CI_TOKEN,
-      SKILLPIN_LOG_LEVEL: 'debug',
+    const server = await serveInProcess(writeConfig(WITH_AUTH), {
+      http: { host: '0.0.0.0', port: 0 },
+      env: { SKILLPIN_CI_TOKEN: CI_TOKEN },
+      logLevel: 'debug',
     });
     try {
-      expect(server.stderr()).toContain('"auth":{"tokens":1}');
+      expect(server.logs()).toContain('"auth":{"tokens":1}');
       const { client, close } = await connectHttp(server.url, 'modern', CI_TOKEN);
       expect(await sourcesListed(new SkillsClient(client))).toEqual(['catalog']);
       await close();
@@ -103,7 +106,7 @@ describe('serving beyond this machine', () => {
         2,
         'skillpin verify: cannot connect: Version negotiation failed: the server requires authorization (HTTP 401)\n',
       ]);
-      const logged = server.stderr();
+      const logged = server.logs();
       expect(logged).toContain('"principal":"token:ci"');
       expect(logged).toContain('"reason":"auth-token-invalid"');
       expect(logged).not.toContain(CI_TOKEN);
@@ -114,17 +117,11 @@ describe('serving beyond this machine', () => {
   });
 
   it('asks nothing of stdio: the local user sees every source', async () => {
-    const config = writeConfig(WITH_AUTH);
-    const previous = process.env['SKILLPIN_CI_TOKEN'];
-    process.env['SKILLPIN_CI_TOKEN'] = CI_TOKEN;
-    try {
-      const { client, close } = await connectStdio(config, 'modern');
-      expect(await sourcesListed(new SkillsClient(client))).toEqual(['catalog', 'root']);
-      await close();
-    } finally {
-      if (previous === undefined) delete process.env['SKILLPIN_CI_TOKEN'];
-      else process.env['SKILLPIN_CI_TOKEN'] = previous;
-    }
+    const { client, close } = await connectInProcess(writeConfig(WITH_AUTH), 'modern', {
+      env: { SKILLPIN_CI_TOKEN: CI_TOKEN },
+    });
+    expect(await sourcesListed(new SkillsClient(client))).toEqual(['catalog', 'root']);
+    await close();
   });
 });
 
@@ -139,7 +136,7 @@ describe('a reload that changes what is set up once', () => {
       { SKILLPIN_TEST_TOKEN: 'test-token-0123456789' },
     );
 
-  it('names skill_run grants and settings, auth and cache scopes as waiting for a restart', () => {
+  it('names skill_run grants and settings and auth as waiting for a restart', () => {
     const running = configOf({});
     // dataDir differs per written config: only what each case changes besides it is named.
     const waiting = (next: ReturnType<typeof configOf>) =>
@@ -147,19 +144,62 @@ describe('a reload that changes what is set up once', () => {
     expect(waiting(configOf({}))).toEqual([]);
     expect(waiting(configOf({ runs: { confirm: 'refuse' } }))).toEqual(['runs']);
     expect(waiting(configOf({}, { run: 'all-declared' }))).toEqual(['sources[].run']);
-    expect(waiting(configOf({}, { cacheScope: 'private' }))).toEqual(['sources[].cacheScope']);
-    // A private source joining public ones makes the listing private: that hint waits too.
-    const joined = loadConfig(
-      writeConfig({
-        sources: [
-          { id: 'one', url: 'https://example.invalid/one.git', commit: C },
-          { id: 'two', url: 'https://example.invalid/two.git', commit: C, cacheScope: 'private' },
-        ],
-      }),
-    );
-    expect(waiting(joined)).toEqual(['sources[].cacheScope']);
+    // Cache hints follow the config running (the next test).
+    expect(waiting(configOf({}, { cacheScope: 'private' }))).toEqual([]);
+    expect(waiting(configOf({ cache: { listTtlMs: 5000 } }))).toEqual([]);
     expect(
       waiting(configOf({ auth: { tokens: [{ name: 'ci', token: '${SKILLPIN_TEST_TOKEN}' }] } })),
     ).toEqual(['auth']);
+  });
+});
+
+describe('a reload', () => {
+  const hint = async (url: string, method: string, params: Record<string, unknown> = {}) => {
+    const request = modernRequest(method, params);
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: request.headers,
+      body: await request.text(),
+    });
+    const { result } = (await response.json()) as { result: Record<string, unknown> };
+    return [result['ttlMs'], result['cacheScope']];
+  };
+
+  it('makes the listing private at once when a private source joins public ones', async () => {
+    const publicOnly = { sources: [{ ...SOURCES[0], cacheScope: 'public' }] };
+    const file = writeConfig(publicOnly);
+    const server = await serveInProcess(file);
+    try {
+      expect(await hint(server.url, 'skills/list')).toEqual([60_000, 'public']);
+      writeFileSync(
+        file,
+        stringify({
+          ...parse(readFileSync(file, 'utf8')),
+          sources: [...publicOnly.sources, { ...SOURCES[1], cacheScope: 'private' }],
+        }),
+      );
+      const outcome = await server.serving.reload();
+      expect(outcome).toMatchObject({ applied: true, changes: { added: ['root'] }, waiting: [] });
+      expect(await hint(server.url, 'skills/list')).toEqual([60_000, 'private']);
+      expect(await hint(server.url, 'resources/list')).toEqual([60_000, 'private']);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('with problems changes nothing and says which', async () => {
+    const file = writeConfig({ sources: SOURCES });
+    const server = await serveInProcess(file);
+    try {
+      writeFileSync(file, 'sources: 3\n');
+      const outcome = await server.serving.reload();
+      expect(outcome.applied).toBe(false);
+      expect(outcome).toMatchObject({ problems: [expect.stringContaining('sources')] });
+      const { client, close } = await connectHttp(server.url, 'modern');
+      expect(await sourcesListed(new SkillsClient(client))).toEqual(['catalog', 'root']);
+      await close();
+    } finally {
+      await server.stop();
+    }
   });
 });
