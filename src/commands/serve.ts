@@ -299,11 +299,13 @@ export async function startServing(config: Config, options: ServeOptions): Promi
     const git = await describeGitBackend(config.git);
     const backend = `${git.backend}, ${git.reason}`;
     core = await startCore(config, options);
+    // Over HTTP the port opens first (probes answer while local sources sync); a stdio host lists as soon as it
+    // connects, so the local sources are in the catalog before the connection opens.
     const endpoint =
       options.http === undefined
-        ? await serveTransport(core, options, backend)
+        ? await core.worker.syncAll('start', isLocal).then(() => serveTransport(core!, options, backend))
         : await serveHttp(core, config, options.http, options, backend);
-    await core.worker.syncAll('start', isLocal);
+    if (options.http !== undefined) await core.worker.syncAll('start', isLocal);
     options.logger.info(
       { ...endpoint.started.fields, skills: skillsOf(core.catalog), sources: config.sources.length, git },
       endpoint.started.message,
@@ -330,6 +332,7 @@ function handleOf(core: Core, endpoint: Endpoint, lock: DataDirLock, logger: Log
         await endpoint.close();
         await core.worker.stop();
         lock.release();
+        logger.info('stopped');
         logger.flush();
       })();
       return closing;

@@ -1,12 +1,13 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixture, PROJECT_ROOT } from '../helpers/fixtures.ts';
-import { CLI_ARGS, connectHttp, startHttp, writeConfig, type HttpServerProcess } from '../helpers/server.ts';
+import { cli } from '../helpers/cli.ts';
+import { fixture } from '../helpers/fixtures.ts';
+import { connectHttp, writeConfig } from '../helpers/server.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/serving.ts';
 
 const catalog = fixture('catalog');
 const c2 = catalog.commits['c2']!;
@@ -35,13 +36,9 @@ function statusOf(url: string, headers: Record<string, string>): Promise<number>
 }
 
 describe('a bad config', () => {
-  it('exits 2 with one message naming the file and the key, and serves nothing', () => {
+  it('exits 2 with one message naming the file and the key, and serves nothing', async () => {
     const file = writeConfig({ sources: [{ id: 'a', path: catalog.gitdir, commit: c2, pathz: ['skills'] }] });
-    const run = spawnSync(process.execPath, [...CLI_ARGS, 'serve', '--config', file], {
-      cwd: PROJECT_ROOT,
-      encoding: 'utf8',
-      input: '',
-    });
+    const run = await cli('serve', '--config', file);
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
@@ -49,23 +46,19 @@ describe('a bad config', () => {
     );
   });
 
-  it('exits 2 on a malformed --http address', () => {
+  it('exits 2 on a malformed --http address', async () => {
     const file = writeConfig({ sources: [{ id: 'a', path: catalog.gitdir, commit: c2 }] });
-    const run = spawnSync(process.execPath, [...CLI_ARGS, 'serve', '--config', file, '--http', 'localhost'], {
-      cwd: PROJECT_ROOT,
-      encoding: 'utf8',
-      input: '',
-    });
+    const run = await cli('serve', '--config', file, '--http', 'localhost');
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('expected <host>:<port>');
   });
 });
 
 describe('sources that cannot be served', () => {
-  let server: HttpServerProcess;
+  let server: InProcessServer;
   beforeAll(async () => {
     const notARepo = mkdtempSync(path.join(tmpdir(), 'skillpin-not-a-repo-'));
-    server = await startHttp(
+    server = await serveInProcess(
       writeConfig({
         sources: [
           { id: 'good', path: catalog.gitdir, commit: c2, paths: ['skills'] },
@@ -96,9 +89,9 @@ describe('sources that cannot be served', () => {
     await close();
   });
 
-  it('logs each failure to stderr with its reason and never prints to stdout', async () => {
+  it('logs each failure with its reason', async () => {
     const line = server
-      .stderr()
+      .logs()
       .split('\n')
       .find((l) => l.includes('"source":"no-such-ref"'))!;
     expect(JSON.parse(line)).toMatchObject({

@@ -10,8 +10,8 @@ import { git } from '../helpers/git.ts';
 import { skillMd } from '../helpers/pushable.ts';
 import { makeRepo } from '../helpers/repo.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
-import { serveHttpInProcess } from '../helpers/inProcess.ts';
 import { writeConfig } from '../helpers/server.ts';
+import { serveInProcess } from '../helpers/serving.ts';
 import { tempDir } from '../helpers/temp.ts';
 import { cli } from '../helpers/cli.ts';
 
@@ -361,9 +361,9 @@ describe('skillpin verify', () => {
       '7 skills, 15 files read and verified, 0 failures',
       '',
     ]);
-    const server = await serveHttpInProcess(config);
+    const server = await serveInProcess(config);
     const overHttp = await cli('verify', server.url, '--era', 'legacy', '--json');
-    await server.close();
+    await server.stop();
     const report = JSON.parse(overHttp.stdout) as VerifyReport;
     expect([overHttp.status, report.ok, report.files, report.failures]).toEqual([0, true, 15, 0]);
     expect(report.skills.map((s) => [s.uri, s.files, s.ok])).toEqual(
@@ -384,9 +384,9 @@ describe('skillpin verify', () => {
       .files.find((f) => f.relPath === 'SKILL.md')!;
     skillMd.digest = `sha256:${'0'.repeat(64)}`;
     writeFileSync(indexFile, JSON.stringify(stored));
-    const server = await serveHttpInProcess(config);
+    const server = await serveInProcess(config);
     const tampered = await cli('verify', server.url);
-    await server.close();
+    await server.stop();
     expect(tampered.status).toBe(1);
     const lines = tampered.stdout.split('\n');
     expect(lines.filter((line) => !line.startsWith('ok'))).toEqual([
@@ -420,12 +420,12 @@ describe('skillpin status and /status', () => {
     const config = writeConfig({
       sources: [pinnedC2, { id: 'broken', path: catalog.gitdir, ref: 'no-such-branch' }],
     });
-    const server = await serveHttpInProcess(config);
+    const server = await serveInProcess(config);
     const live = (await (await fetch(server.url.replace('/mcp', '/status'))).json()) as {
       sources: Array<{ id: string; current: { commit: string; problems: Array<{ reason: string }> } | null }>;
       failures: Array<{ id: string; reason: string }>;
     };
-    await server.close();
+    await server.stop();
     expect(
       live.sources.map((s) => [
         s.id,

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_CALL_BYTES, MAX_ENTRY_BYTES, MAX_FILE_PATHS } from '../../src/mcp/budget.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { makeRepo } from '../helpers/repo.ts';
-import { connectStdio, writeConfig } from '../helpers/server.ts';
+import { writeConfig } from '../helpers/server.ts';
+import { connectInProcess } from '../helpers/serving.ts';
 
 const catalog = fixture('catalog');
 const c1 = catalog.commits['c1']!;
@@ -53,7 +54,7 @@ describe('tools and prompts for hosts without the skills extension', () => {
         { id: 'big', path: big.dir, ref: 'HEAD' },
       ],
     });
-    ({ client, close } = await connectStdio(config, 'legacy'));
+    ({ client, close } = await connectInProcess(config, 'legacy'));
   });
   afterAll(async () => close());
 
@@ -261,7 +262,7 @@ describe('the switch', () => {
       prompts: false,
       sources: [{ id: 'catalog', path: catalog.gitdir, commit: c2 }],
     });
-    const { client, close } = await connectStdio(config, 'legacy');
+    const { client, close } = await connectInProcess(config, 'legacy');
     const capabilities = client.getServerCapabilities();
     expect([capabilities?.tools, capabilities?.prompts]).toEqual([undefined, undefined]);
     expect(capabilities?.resources).toBeDefined();

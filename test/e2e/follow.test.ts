@@ -6,7 +6,8 @@ import { tempDir } from '../helpers/temp.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { waitReady } from '../helpers/ready.ts';
-import { connectHttp, startHttp, writeConfig, type HttpServerProcess } from '../helpers/server.ts';
+import { connectHttp, writeConfig } from '../helpers/server.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/serving.ts';
 import type { StatusReport } from '../../src/sync/status.ts';
 import { until } from '../helpers/until.ts';
 
@@ -14,7 +15,7 @@ const SECRET = 'whsec-test-5b1e0c';
 
 describe('following a branch that CI pushes to', () => {
   let git: GitHttpServer;
-  let server: HttpServerProcess;
+  let server: InProcessServer;
   let repo: ReturnType<typeof pushableRepo>;
   let client: Client;
   let skills: SkillsClient;
@@ -34,7 +35,7 @@ describe('following a branch that CI pushes to', () => {
     commits.push(repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v1'), 'alpha/guide.md': 'guide v1\n' }));
     git = await startGitHttpServer({ root });
     const url = git.urlFor('skills.git');
-    server = await startHttp(
+    server = await serveInProcess(
       writeConfig({
         webhook: { secret: '${SKILLPIN_WEBHOOK_SECRET}' },
         sources: [
@@ -42,8 +43,7 @@ describe('following a branch that CI pushes to', () => {
           { id: 'hooked', url, ref: 'main', poll: '1h' },
         ],
       }),
-      [],
-      { SKILLPIN_WEBHOOK_SECRET: SECRET },
+      { env: { SKILLPIN_WEBHOOK_SECRET: SECRET } },
     );
     await waitReady(server.url);
     ({ client, close } = await connectHttp(server.url, 'legacy'));

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture, fixtureFile } from '../helpers/fixtures.ts';
-import { connectHttp, startHttp, writeConfig, type HttpServerProcess } from '../helpers/server.ts';
+import { connectHttp, writeConfig } from '../helpers/server.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/serving.ts';
 import { tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
 
@@ -44,7 +45,7 @@ const only = (all: Map<string, number>, prefix: string) =>
   Object.fromEntries([...all].filter(([key]) => key.startsWith(prefix)));
 
 describe('GET /metrics and the logs of a server with http.metrics: true', () => {
-  let server: HttpServerProcess;
+  let server: InProcessServer;
   let base: string;
   let missing: string;
   const scrape = async () => samples(await (await fetch(`${base}/metrics`)).text());
@@ -61,7 +62,7 @@ describe('GET /metrics and the logs of a server with http.metrics: true', () => 
         { id: 'broken', path: missing, ref: 'main' },
       ],
     });
-    server = await startHttp(config, ['--log-level', 'debug'], { HOOK_SECRET: SECRET });
+    server = await serveInProcess(config, { logLevel: 'debug', env: { HOOK_SECRET: SECRET } });
     base = new URL(server.url).origin;
   });
   afterAll(async () => {
@@ -161,7 +162,7 @@ describe('GET /metrics and the logs of a server with http.metrics: true', () => 
     await fetch(`${base}/healthz?token=in-the-query`);
     const lines = await until('both lines', () => {
       const parsed = server
-        .stderr()
+        .logs()
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -171,18 +172,18 @@ describe('GET /metrics and the logs of a server with http.metrics: true', () => 
     });
     expect(lines.warned).toMatchObject({ level: 'warn', path: '/status', origin: null });
     expect(lines.healthz).toMatchObject({ level: 'debug', method: 'GET', status: 200 });
-    expect(server.stderr()).not.toContain('in-the-query');
+    expect(server.logs()).not.toContain('in-the-query');
   });
 
-  it('says where it serves with a URL a client can use, and logs its shutdown', async () => {
+  it('says where it serves with a URL a client can use, and logs that it stopped', async () => {
     const serving = server
-      .stderr()
+      .logs()
       .split('\n')
       .find((line) => line.includes('"msg":"serving MCP over Streamable HTTP'))!;
     expect(JSON.parse(serving)).toMatchObject({ level: 'info', url: server.url });
     await server.stop();
-    expect(server.stderr().trim().split('\n').at(-1)).toMatch(
-      /^\{"level":"info","time":"[^"]+","signal":"SIGTERM","msg":"shutting down"\}$/,
+    expect(server.logs().trim().split('\n').at(-1)).toMatch(
+      /^\{"level":"info","time":"[^"]+","msg":"stopped"\}$/,
     );
   });
 });

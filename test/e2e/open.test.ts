@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,12 +5,13 @@ import path from 'node:path';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusReport } from '../../src/sync/status.ts';
-import { PROJECT_ROOT } from '../helpers/fixtures.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { waitReady } from '../helpers/ready.ts';
 import { makeRepo } from '../helpers/repo.ts';
-import { CLI_ARGS, connectHttp, startHttp, writeConfig } from '../helpers/server.ts';
+import { cli } from '../helpers/cli.ts';
+import { connectHttp, writeConfig } from '../helpers/server.ts';
+import { serveInProcess } from '../helpers/serving.ts';
 import { drippingRemote, silentRemote, type SlowRemote } from '../helpers/slowRemotes.ts';
 import { until } from '../helpers/until.ts';
 
@@ -39,7 +39,7 @@ describe('serve opens at once; a slow source never holds the others', () => {
   });
 
   it('lists the healthy sources while one never answers and one drips, and is not ready until each was tried', async () => {
-    const server = await startHttp(
+    const server = await serveInProcess(
       writeConfig({
         sync: { timeout: '10m' },
         sources: [
@@ -84,7 +84,7 @@ describe('serve opens at once; a slow source never holds the others', () => {
   });
 
   it('is ready once every source was tried, failed ones included', async () => {
-    const server = await startHttp(
+    const server = await serveInProcess(
       writeConfig({
         sync: { timeout: '300ms' },
         sources: [
@@ -110,19 +110,11 @@ describe('serve opens at once; a slow source never holds the others', () => {
     const { port } = taken.address() as AddressInfo;
     const requestsBefore = git.requests.length;
     const config = writeConfig({ sources: [{ id: 'healthy', url: git.urlFor('skills.git'), ref: 'main' }] });
-    const child = spawn(
-      process.execPath,
-      [...CLI_ARGS, 'serve', '--config', config, '--http', `127.0.0.1:${port}`],
-      {
-        cwd: PROJECT_ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stderr = '';
-    let stdout = '';
-    child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
-    child.stdout.on('data', (chunk: Buffer) => void (stdout += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    const {
+      status: code,
+      stdout,
+      stderr,
+    } = await cli('serve', '--config', config, '--http', `127.0.0.1:${port}`);
     await new Promise<void>((resolve) => taken.close(() => resolve()));
     expect([code, stdout, stderr]).toEqual([
       2,

@@ -6,7 +6,8 @@ import { tempDir } from '../helpers/temp.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { waitReady } from '../helpers/ready.ts';
-import { connectHttp, startHttp, writeConfig, type HttpServerProcess } from '../helpers/server.ts';
+import { connectHttp, writeConfig } from '../helpers/server.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/serving.ts';
 
 const catalog = fixture('catalog');
 const c1 = catalog.commits['c1']!;
@@ -15,7 +16,7 @@ const TOKEN = 'ghp_test_9c1e44d0aa7b';
 
 describe('remote sources over smart HTTP with a token', () => {
   let git: GitHttpServer;
-  let server: HttpServerProcess;
+  let server: InProcessServer;
   let configFile: string;
   beforeAll(async () => {
     const root = tempDir('skillpin-remote-e2e-');
@@ -40,9 +41,8 @@ describe('remote sources over smart HTTP with a token', () => {
         { id: 'refused', url: git.urlFor('catalog.git'), ref: 'main', token: '${SKILLPIN_WRONG_TOKEN}' },
       ],
     });
-    server = await startHttp(configFile, [], {
-      SKILLPIN_TEST_TOKEN: TOKEN,
-      SKILLPIN_WRONG_TOKEN: 'not-the-token',
+    server = await serveInProcess(configFile, {
+      env: { SKILLPIN_TEST_TOKEN: TOKEN, SKILLPIN_WRONG_TOKEN: 'not-the-token' },
     });
     // Remote sources join once their first sync lands; the port is open before that.
     await waitReady(server.url);
@@ -80,7 +80,7 @@ describe('remote sources over smart HTTP with a token', () => {
       expect(
         spawnSync('grep', ['-r', '-l', '--binary-files=text', secret, path.dirname(configFile)]).status,
       ).toBe(1);
-      expect(server.stderr()).not.toContain(secret);
+      expect(server.logs()).not.toContain(secret);
     }
     // The refused source has an empty store (listing its refs needs one): nothing of it was written there.
     expect(

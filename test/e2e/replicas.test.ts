@@ -6,10 +6,11 @@ import { SESSION_NOT_FOUND } from '../../src/http/mcpEndpoint.ts';
 import { manualClock, type ManualClock } from '../helpers/clock.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
-import { serveHttpInProcess } from '../helpers/inProcess.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { type RoundRobinProxy, startRoundRobinProxy } from '../helpers/roundRobinProxy.ts';
 import { connectHttp, type Era, writeConfig } from '../helpers/server.ts';
+import { waitReady } from '../helpers/ready.ts';
+import { serveInProcess } from '../helpers/serving.ts';
 import { tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
 
@@ -75,8 +76,9 @@ describe('three replicas of one config behind a round-robin proxy', () => {
     replicas = [];
     for (let i = 0; i < REPLICAS; i++) {
       const clock = manualClock();
-      const running = await serveHttpInProcess(config, { dataDir: tempDir(`skillpin-replica-${i}-`), clock });
-      replicas.push({ url: running.url, clock, close: running.close });
+      const running = await serveInProcess(config, { dataDir: tempDir(`skillpin-replica-${i}-`), clock });
+      replicas.push({ url: running.url, clock, close: running.stop });
+      await waitReady(running.url);
     }
     proxy = await startRoundRobinProxy(replicas.map((replica) => replica.url));
   });

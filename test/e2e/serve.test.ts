@@ -4,14 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { digestOf } from '../../src/index/build.ts';
 import { fixture } from '../helpers/fixtures.ts';
-import {
-  connectHttp,
-  connectStdio,
-  startHttp,
-  writeConfig,
-  type Era,
-  type HttpServerProcess,
-} from '../helpers/server.ts';
+import { connectHttp, connectStdio, writeConfig, type Era } from '../helpers/server.ts';
+import { connectInProcess, type InProcessServer, serveInProcess } from '../helpers/serving.ts';
 
 const catalog = fixture('catalog');
 const root = fixture('root-skill');
@@ -290,14 +284,32 @@ function behavesAsSpecified(connect: () => Promise<{ client: Client; close(): Pr
   });
 }
 
-describe.each(['modern', 'legacy'] as const)('stdio, %s era', (era) => {
-  behavesAsSpecified(() => connectStdio(config, era), era);
+describe.each(['modern', 'legacy'] as const)('one connection, as a stdio host has, %s era', (era) => {
+  behavesAsSpecified(() => connectInProcess(config, era), era);
+});
+
+// The process and its framing: newline-delimited JSON-RPC on stdin and stdout, logs on stderr only.
+describe.each(['modern', 'legacy'] as const)('stdio, a real process, %s era', (era) => {
+  it('lists every skill and reads and verifies each SKILL.md', async () => {
+    const { client, close } = await connectStdio(config, era);
+    try {
+      const skills = new SkillsClient(client);
+      const entries = (await skills.list()).skills;
+      expect(entries.map((entry) => entry.uri).sort()).toEqual(EXPECTED_LISTING);
+      const read = await Promise.all(entries.map((entry) => skills.read(entry, 'SKILL.md')));
+      expect(read.map((file) => [file.uri, file.verified])).toEqual(
+        entries.map((entry) => [entry.uri, true]),
+      );
+    } finally {
+      await close();
+    }
+  });
 });
 
 describe('Streamable HTTP', () => {
-  let server: HttpServerProcess;
+  let server: InProcessServer;
   beforeAll(async () => {
-    server = await startHttp(config);
+    server = await serveInProcess(config);
   });
   afterAll(async () => server.stop());
   describe.each(['modern', 'legacy'] as const)('%s era', (era) => {

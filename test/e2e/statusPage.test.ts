@@ -4,7 +4,8 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusReport } from '../../src/sync/status.ts';
 import { fixture } from '../helpers/fixtures.ts';
-import { startHttp, writeConfig, type HttpServerProcess } from '../helpers/server.ts';
+import { writeConfig } from '../helpers/server.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/serving.ts';
 import { tempDir } from '../helpers/temp.ts';
 
 /** Debian's package (`apt-get install chromium`; .ci/run installs it); CHROMIUM names another binary. */
@@ -14,7 +15,7 @@ const c2 = catalog.commits['c2']!;
 const adversarial = fixture('adversarial');
 
 describe('the status page in a real browser', () => {
-  let server: HttpServerProcess;
+  let server: InProcessServer;
   let browser: BrowserContext;
   let page: Page;
   const dialogs: string[] = [];
@@ -33,7 +34,7 @@ describe('the status page in a real browser', () => {
         { id: 'broken', path: path.join(tempDir(), 'nope'), commit: c2 },
       ],
     });
-    server = await startHttp(config);
+    server = await serveInProcess(config);
     base = new URL(server.url).origin;
     browser = await chromium.launchPersistentContext(tempDir('skillpin-chromium-'), {
       executablePath: CHROMIUM,
