@@ -1,9 +1,9 @@
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createCatalog } from '../../src/catalog/index.ts';
 import type { AuthConfig } from '../../src/config/index.ts';
 import { type AuthGateOptions, createAuthGate } from '../../src/http/auth/gate.ts';
-import { JWT_CLOCK_SKEW_S, VERIFIED_TOKEN_MS } from '../../src/http/auth/jwt.ts';
+import { JWKS_MAX_AGE_MS, JWT_CLOCK_SKEW_S, VERIFIED_TOKEN_MS } from '../../src/http/auth/jwt.ts';
 import { createMetrics } from '../../src/http/metrics.ts';
 import { MCP_PATH, type RunningHttpServer, startHttpServer } from '../../src/http/server.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
@@ -422,7 +422,44 @@ describe('OAuth JWTs', () => {
     }
   });
 
-  it('remembers a verified token for at most a minute, and never past its exp', async () => {
+  it('stops honouring a withdrawn key within a minute with the default key age and memory', async () => {
+    expect([JWKS_MAX_AGE_MS, VERIFIED_TOKEN_MS]).toEqual([30_000, 30_000]);
+    // jose ages its key set by Date.now(); the gate remembers tokens by its own clock: both move together.
+    vi.useFakeTimers({ toFake: ['Date'], now: NOW_S * 1000 });
+    try {
+      const gate = createAuthGate(oauthOf({ jwksUrl: issuer.jwksUrl }), {
+        logger: capturingLogger().logger,
+        mcpPath: MCP_PATH,
+        now: () => Date.now(),
+      });
+      const check = async (token: string) => {
+        const verdict = await gate.authenticate(
+          new Request('http://127.0.0.1/mcp', {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}` },
+          }),
+          'test',
+        );
+        return verdict instanceof Response
+          ? ((await verdict.json()) as { error_description: string }).error_description
+          : 'ok';
+      };
+      const token = await signToken(keyA, claims({ exp: NOW_S + 3600 }));
+      expect(await check(token)).toBe('ok');
+      issuer.keys = [keyB];
+      vi.setSystemTime(NOW_S * 1000 + 59_000);
+      const late = await signToken(keyA, claims({ exp: NOW_S + 3600, jti: 'another' }));
+      expect([await check(token), await check(late)]).toEqual([
+        "the token's signing key is not among the issuer's keys",
+        "the token's signing key is not among the issuer's keys",
+      ]);
+    } finally {
+      vi.useRealTimers();
+      issuer.keys = [keyA];
+    }
+  });
+
+  it('remembers a verified token for at most 30 s, and never past its exp', async () => {
     let now = NOW_S * 1000;
     const { logger } = capturingLogger();
     // The JWKS is fetched again for every check that is not remembered (max age 0).
@@ -445,7 +482,6 @@ describe('OAuth JWTs', () => {
         ? ((await verdict.json()) as { error_description: string }).error_description
         : 'ok';
     };
-    expect(VERIFIED_TOKEN_MS).toBe(60_000);
     const long = await signToken(keyA, claims({ exp: NOW_S + 3600 }));
     const short = await signToken(keyA, claims({ exp: NOW_S + 10 }));
     expect([await check(long), await check(short)]).toEqual(['ok', 'ok']);
