@@ -79,6 +79,10 @@ export interface RunningHttpServer {
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
+/** Why a caller allowed only some sources gets no metrics. */
+export const METRICS_FORBIDDEN =
+  'metrics name every source; they are served to a caller allowed every source (a token or scope without sources:)';
+
 /** The methods each path serves. */
 const ROUTES: Record<string, readonly string[]> = {
   '/': ['GET', 'HEAD'],
@@ -186,10 +190,12 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
       });
       return new Response(page, { headers: STATUS_PAGE_HEADERS });
     }
-    if (pathname === METRICS_PATH)
-      return metrics === undefined
-        ? json(404, { error: 'metrics are off; set http.metrics: true' })
-        : new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } });
+    if (pathname === METRICS_PATH) {
+      if (metrics === undefined) return json(404, { error: 'metrics are off; set http.metrics: true' });
+      // Metrics name every source (and when each is read): only a caller allowed every source reads them.
+      if (!visibility.all) return json(403, { error: METRICS_FORBIDDEN });
+      return new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } });
+    }
     if (pathname === '/healthz') {
       const state = options.catalog.state;
       // Open to anyone: with auth on it names no source, only how many and why.

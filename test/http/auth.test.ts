@@ -5,7 +5,12 @@ import type { AuthConfig } from '../../src/config/index.ts';
 import { type AuthGateOptions, createAuthGate } from '../../src/http/auth/gate.ts';
 import { JWKS_MAX_AGE_MS, JWT_CLOCK_SKEW_S, VERIFIED_TOKEN_MS } from '../../src/http/auth/jwt.ts';
 import { createMetrics } from '../../src/http/metrics.ts';
-import { MCP_PATH, type RunningHttpServer, startHttpServer } from '../../src/http/server.ts';
+import {
+  MCP_PATH,
+  METRICS_FORBIDDEN,
+  type RunningHttpServer,
+  startHttpServer,
+} from '../../src/http/server.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import type { StatusReport } from '../../src/sync/status.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
@@ -131,7 +136,7 @@ describe('static bearer tokens', () => {
     expect(refusals(running.lines).at(-1)).toBe('auth-missing');
   });
 
-  it('guards the status page and /metrics as it guards /mcp (refusals at warn); the page shows the caller its sources', async () => {
+  it('guards the status page and /metrics as it guards /mcp (refusals at warn); the page shows the caller its sources, metrics only a caller of every source', async () => {
     const at = (path: string) => running.url.replace(MCP_PATH, path);
     const answers = await Promise.all([fetch(at('/')), fetch(at('/metrics'))]);
     expect(answers.map((answer) => answer.status)).toEqual([401, 401]);
@@ -145,9 +150,16 @@ describe('static bearer tokens', () => {
       fetch(at('/'), { headers: ci }),
       fetch(at('/metrics'), { headers: ci }),
     ]);
-    expect([page.status, metrics.status]).toEqual([200, 200]);
+    expect([page.status, metrics.status, await metrics.json()]).toEqual([
+      200,
+      403,
+      { error: METRICS_FORBIDDEN },
+    ]);
     const html = await page.text();
     expect([html.includes('catalog timed out'), html.includes('root timed out')]).toEqual([true, false]);
+    const everything = await fetch(at('/metrics'), { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(everything.status).toBe(200);
+    expect(await everything.text()).toContain('skillpin_source_skills{source="root"}');
   });
 
   it('refuses a token that is not configured, a malformed header and another scheme, never logging them', async () => {
