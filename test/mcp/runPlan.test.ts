@@ -182,16 +182,25 @@ describe('the environment of a script', () => {
 
   it('is the allowlist and the granted variables that are set: nothing else', () => {
     expect(scriptEnvironment(['PROBE_TOKEN', 'PROBE_UNSET'], server)).toEqual({
+      env: { PATH: '/usr/bin', HOME: '/home/skillpin', LANG: 'C.UTF-8', PROBE_TOKEN: 'granted' },
+      names: ['HOME', 'LANG', 'PATH', 'PROBE_TOKEN'],
+      notSet: ['PROBE_UNSET'],
+    });
+  });
+
+  it('passes a proxy variable only when it is granted: it may hold the proxy credentials', () => {
+    const withProxy = { ...server, HTTPS_PROXY: 'http://user:pass@proxy.invalid:3128' };
+    expect(scriptEnvironment([], withProxy).names).toEqual(['HOME', 'LANG', 'PATH']);
+    expect(scriptEnvironment(['HTTPS_PROXY', 'no_proxy'], withProxy)).toEqual({
       env: {
         PATH: '/usr/bin',
         HOME: '/home/skillpin',
         LANG: 'C.UTF-8',
-        HTTPS_PROXY: 'http://proxy.invalid:3128',
+        HTTPS_PROXY: 'http://user:pass@proxy.invalid:3128',
         no_proxy: 'localhost',
-        PROBE_TOKEN: 'granted',
       },
-      names: ['HOME', 'HTTPS_PROXY', 'LANG', 'PATH', 'PROBE_TOKEN', 'no_proxy'],
-      notSet: ['PROBE_UNSET'],
+      names: ['HOME', 'HTTPS_PROXY', 'LANG', 'PATH', 'no_proxy'],
+      notSet: [],
     });
   });
 

@@ -2,19 +2,6 @@ import { compareText } from '../../shared/text.ts';
 
 /** What every script gets from the server's environment, when set (seed 004, "environment allowlist"). */
 export const FIXED_ENV = ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR'] as const;
-/** Outbound proxy variables, when set: without them a script cannot reach even the hosts it may. */
-export const PROXY_ENV = [
-  'HTTP_PROXY',
-  'HTTPS_PROXY',
-  'ALL_PROXY',
-  'NO_PROXY',
-  'http_proxy',
-  'https_proxy',
-  'all_proxy',
-  'no_proxy',
-  'NODE_USE_ENV_PROXY',
-] as const;
-
 export interface ScriptEnvironment {
   /** Exactly what the script's process gets. */
   env: Record<string, string>;
@@ -25,8 +12,9 @@ export interface ScriptEnvironment {
 }
 
 /**
- * The environment of a script: the fixed allowlist and the proxy variables that are set, and the `granted`
- * variables (each granted by the owner and declared by the script) that are set; nothing else of `from`.
+ * The environment of a script: the fixed allowlist, and the `granted` variables (each granted by the owner and
+ * declared by the script) that are set; nothing else of `from`. Proxy variables too pass only when granted: they
+ * may carry the proxy's credentials.
  * The preview and the run both call this, so the names a person approves are the names the script gets.
  */
 export function scriptEnvironment(granted: readonly string[], from: NodeJS.ProcessEnv): ScriptEnvironment {
@@ -34,7 +22,7 @@ export function scriptEnvironment(granted: readonly string[], from: NodeJS.Proce
   const lookup = (name: string) => (Object.hasOwn(from, name) ? from[name] : undefined);
   const entries = new Map<string, string>();
   const notSet = new Set<string>();
-  for (const name of [...FIXED_ENV, ...PROXY_ENV, ...granted]) {
+  for (const name of [...FIXED_ENV, ...granted]) {
     const value = lookup(name);
     if (value !== undefined) entries.set(name, value);
     else if (granted.includes(name)) notSet.add(name);
