@@ -211,8 +211,12 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     text = readFileSync(absolute, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
+    // A relative path names the folder it was resolved against: the user may be in another one than they think.
+    const where = path.isAbsolute(file)
+      ? ''
+      : `: looked for ${absolute} (a relative path resolves against the current folder, ${process.cwd()})`;
     throw new ConfigError(
-      `${file}: ${code === 'ENOENT' ? 'no such file' : 'cannot be read'} (${code ?? 'error'})`,
+      `${file}: ${code === 'ENOENT' ? 'no such file' : 'cannot be read'} (${code ?? 'error'})${where}`,
     );
   }
   const counter = new LineCounter();

@@ -125,6 +125,16 @@ export async function gitdirOf(location: string, label: string = location): Prom
   const dotGit = path.join(location, '.git');
   if (await isGitdir(dotGit)) return dotGit;
   if (await isGitdir(location)) return location;
+  if (
+    !(await fsp.stat(location).then(
+      () => true,
+      () => false,
+    ))
+  )
+    throw new GitError(
+      'source-not-a-repository',
+      `${label} does not exist (looked for ${path.resolve(location)})`,
+    );
   throw new GitError(
     'source-not-a-repository',
     `${label} is not a git repository (no .git folder, and not a bare repository)`,

@@ -226,7 +226,14 @@ describe('loadConfig', () => {
 
   it('names a file that cannot be read', () => {
     expect(() => loadConfig('/nonexistent/skillpin.yaml')).toThrow(
-      '/nonexistent/skillpin.yaml: no such file (ENOENT)',
+      /^\/nonexistent\/skillpin\.yaml: no such file \(ENOENT\)$/,
+    );
+  });
+
+  it('names the absolute path a relative one was looked for at, and the folder it resolved against', () => {
+    const tried = path.resolve('no-such-skillpin.yaml');
+    expect(() => loadConfig('no-such-skillpin.yaml')).toThrow(
+      `no-such-skillpin.yaml: no such file (ENOENT): looked for ${tried} (a relative path resolves against the current folder, ${process.cwd()})`,
     );
   });
 });

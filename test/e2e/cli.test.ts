@@ -159,12 +159,11 @@ describe('skillpin check: a typo never passes', () => {
     ]);
   });
 
-  it('names a folder that is not a repository as it was given', async () => {
+  it('names a folder that does not exist as it was given, and where it was looked for', async () => {
     expect(await cli('check', 'no-such-folder/skills')).toEqual({
       status: 2,
       stdout: '',
-      stderr:
-        'skillpin check: source-not-a-repository: no-such-folder/skills is not a git repository (no .git folder, and not a bare repository)\n',
+      stderr: `skillpin check: source-not-a-repository: no-such-folder/skills does not exist (looked for ${path.resolve('no-such-folder/skills')})\n`,
     });
   });
 

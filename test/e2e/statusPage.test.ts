@@ -92,7 +92,7 @@ describe('the status page in a real browser', () => {
   it("shows a failing source's reason and detail", async () => {
     expect(await text('#source-broken .state')).toBe('failing: source-not-a-repository');
     expect(await text('#source-broken .error')).toMatch(
-      /^Last sync failed \d+ s ago: source-not-a-repository: \/\S+\/nope is not a git repository \(no \.git folder, and not a bare repository\)$/,
+      /^Last sync failed \d+ s ago: source-not-a-repository: \/\S+\/nope does not exist \(looked for \/\S+\/nope\)$/,
     );
     expect(await text('#source-broken dd >> nth=1')).toBe('a pinned commit');
   });

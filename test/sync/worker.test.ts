@@ -650,7 +650,7 @@ describe('a local source as configured', () => {
         id: 'typo',
         ok: false,
         reason: 'source-not-a-repository',
-        detail: './rep is not a git repository (no .git folder, and not a bare repository)',
+        detail: `./rep does not exist (looked for ${path.resolve(path.dirname(config.file), 'rep')})`,
       },
     ]);
     expect(worker.status().sources[0]!.repository).toBe('local:./rep');
