@@ -201,7 +201,9 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
       // Open to anyone: with auth on it names no source, only how many and why.
       return json(200, {
         status: state.failures.length === 0 ? 'ok' : 'degraded',
-        sources: state.sources.length,
+        // Sources with a commit served, and sources whose latest sync failed (some of them still serve one).
+        serving: state.sources.length,
+        failing: state.failures.length,
         failures: state.failures.map((f) =>
           auth === undefined ? { id: f.id, reason: f.reason } : { reason: f.reason },
         ),

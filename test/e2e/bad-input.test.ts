@@ -75,7 +75,8 @@ describe('sources that cannot be served', () => {
     const health = await (await fetch(server.url.replace('/mcp', '/healthz'))).json();
     expect(health).toEqual({
       status: 'degraded',
-      sources: 1,
+      serving: 1,
+      failing: 3,
       failures: [
         { id: 'not-a-repo', reason: 'source-not-a-repository' },
         { id: 'no-such-commit', reason: 'source-commit-not-found' },
