@@ -175,11 +175,12 @@ export async function buildSkillIndex(ns: Namespace, skills: readonly ServedSkil
   };
   return {
     stats,
+    // Ids are positions in `skills`, which are sorted by URI: equal scores keep URI order.
     search: (query) =>
       index
         .search(query)
-        .map((result) => ({ served: skills[result.id as number]!, score: result.score }))
-        .sort((a, b) => b.score - a.score || compareText(a.served.uri, b.served.uri)),
+        .sort((a, b) => b.score - a.score || (a.id as number) - (b.id as number))
+        .map((result) => ({ served: skills[result.id as number]!, score: result.score })),
   };
 }
 
@@ -214,6 +215,7 @@ export async function searchNamespaces(
   query: string,
 ): Promise<SearchHit[]> {
   const built = await Promise.all(namespaces.map(searchIndexOf));
+  if (built.length === 1) return built[0]!.search(query);
   return built
     .flatMap((index) => index.search(query))
     .sort((a, b) => b.score - a.score || compareText(a.served.uri, b.served.uri));

@@ -9,6 +9,8 @@ import {
   SEARCH_LINE_DESCRIPTION_CHARS,
 } from '../../src/mcp/budget.ts';
 import { cachePolicy } from '../../src/mcp/cache.ts';
+import { createMetrics } from '../../src/http/metrics.ts';
+import { withSearchStats } from '../../src/http/search.ts';
 import { searchIndexOf, searchStatsOf, searchTerm, searchWords } from '../../src/mcp/search.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { silentLogger } from '../../src/shared/log.ts';
@@ -196,6 +198,33 @@ describe('skill_search', () => {
       terms: expect.any(Number),
       unread: 0,
     });
+    const stats = searchStatsOf(ns)!;
+    const report = withSearchStats(
+      {
+        version: 2,
+        sources: [
+          {
+            id: 'catalog',
+            repository: 'local:test',
+            ref: null,
+            current: { commit: c2 },
+            retained: [],
+            syncing: false,
+            lastSync: null,
+            lastSuccess: null,
+            nextSync: null,
+            lastError: null,
+          },
+        ],
+        failures: [],
+      },
+      catalog,
+    );
+    expect(report.sources[0]!.current).toEqual({ commit: c2, search: stats });
+    const metrics = createMetrics({ catalog, status: () => report, process: false });
+    const text = await metrics.render();
+    expect(text).toContain(`skillpin_search_index_terms{source="catalog"} ${stats.terms}\n`);
+    expect(text).toContain(`skillpin_search_index_build_seconds{source="catalog"} ${stats.buildMs / 1000}\n`);
   });
 });
 
