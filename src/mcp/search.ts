@@ -199,7 +199,11 @@ export function searchIndexOf(ns: Namespace): Promise<SkillIndex> {
     const index = buildSkillIndex(ns, snapshotOf(ns).ordered);
     indexes.set(ns, (held = { index }));
     const kept = held;
-    void index.then((built) => (kept.stats = built.stats));
+    // A build that failed is tried again at the next search (its callers get the error).
+    index.then(
+      (built) => (kept.stats = built.stats),
+      () => indexes.delete(ns),
+    );
   }
   return held.index;
 }
