@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Catalog } from '../catalog/index.ts';
 import type { RequestOutcome } from '../mcp/observe.ts';
+import { searchStatsOf } from '../mcp/search.ts';
 import type { SyncOutcome } from '../sync/follower.ts';
 import type { StatusReport } from '../sync/status.ts';
 import type { WebhookOutcome } from './webhooks.ts';
@@ -153,6 +154,32 @@ export function createMetrics(options: MetricsOptions): Metrics {
       for (const source of options.catalog.state.sources)
         for (const problem of source.current.problems)
           this.inc({ source: source.id, reason: problem.reason, severity: problem.severity });
+    },
+  });
+  new Gauge({
+    name: 'skillpin_search_index_build_seconds',
+    help: "How long building the search index of each source's current commit took (absent until it is built)",
+    labelNames: ['source'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const source of options.catalog.state.sources) {
+        const stats = searchStatsOf(source.current);
+        if (stats !== undefined) this.set({ source: source.id }, stats.buildMs / 1000);
+      }
+    },
+  });
+  new Gauge({
+    name: 'skillpin_search_index_terms',
+    help: "Distinct terms in the search index of each source's current commit (absent until it is built)",
+    labelNames: ['source'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const source of options.catalog.state.sources) {
+        const stats = searchStatsOf(source.current);
+        if (stats !== undefined) this.set({ source: source.id }, stats.terms);
+      }
     },
   });
   const webhooks = new Counter({

@@ -17,6 +17,7 @@ import { peerOf, requestListener, type Route } from './listener.ts';
 import { createMcpEndpoint, MCP_METHODS } from './mcpEndpoint.ts';
 import { METRICS_PATH, type Metrics } from './metrics.ts';
 import type { SessionLimits } from './sessions.ts';
+import { pageSearch, withSearchStats } from './search.ts';
 import { renderStatusPage, STATUS_PAGE_HEADERS } from './statusPage.ts';
 import { handleWebhook, WEBHOOK_PATH } from './webhooks.ts';
 
@@ -152,6 +153,7 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
   const deliveries = createDeliveryLog(options.now);
 
   const { logger, metrics } = options;
+  const statusNow = (status: () => StatusReport) => withSearchStats(status(), options.catalog);
   metrics?.countSessions(() => mcp.openSessions());
 
   const route = async (request: Request, pathname: string): Promise<Response> => {
@@ -183,10 +185,12 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
     const visibility = caller?.caller.visibility ?? EVERY_SOURCE;
     if (pathname === '/') {
       if (options.status === undefined) return json(404, { error: 'no status here' });
-      const page = renderStatusPage(visibleStatus(options.status(), visibility), {
+      const query = new URL(request.url).searchParams.get('q')?.trim() ?? '';
+      const page = renderStatusPage(visibleStatus(statusNow(options.status), visibility), {
         mcpUrl: new URL(MCP_PATH, request.url).href,
         now: (options.now ?? Date.now)(),
         metrics: metrics !== undefined,
+        search: query === '' ? undefined : await pageSearch(options.catalog, visibility, query),
       });
       return new Response(page, { headers: STATUS_PAGE_HEADERS });
     }
@@ -220,7 +224,7 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
     if (pathname === '/status')
       return options.status === undefined
         ? json(404, { error: 'no status here' })
-        : json(200, visibleStatus(options.status(), visibility));
+        : json(200, visibleStatus(statusNow(options.status), visibility));
     if (pathname === WEBHOOK_PATH) {
       const { webhook, worker } = options;
       if (webhook === undefined || worker === undefined)

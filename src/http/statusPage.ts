@@ -10,13 +10,21 @@ export interface StatusPageContext {
   now: number;
   /** `GET /metrics` is served. */
   metrics: boolean;
+  /** `GET /?q=`: the query and the best listed skills the caller may see. */
+  search?: PageSearch;
+}
+
+export interface PageSearch {
+  query: string;
+  results: ReadonlyArray<{ uri: string; name: string; description: string; source: string }>;
+  total: number;
 }
 
 /** The page allows nothing but its own inline style: no script, no image, no request to anywhere. */
 export const STATUS_PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
@@ -31,6 +39,7 @@ section.source{border-top:1px solid #d0d7de;padding-top:.2rem}.sha{color:#57606a
 .state{font-size:.8rem;padding:.1rem .45rem;border-radius:.6rem;margin-left:.5rem;vertical-align:middle}
 .serving{background:#dafbe1}.failing{background:#ffebe9}.waiting{background:#fff8c5}
 .error{background:#ffebe9;padding:.5rem .7rem;border-left:4px solid #cf222e}
+form.search input{font:inherit;width:min(36rem,80%)}ol.results li{margin:.3rem 0}
 ul.problems{padding-left:1.2rem}ul.problems li{margin:.15rem 0}.reason{font-weight:600}
 `;
 
@@ -57,7 +66,11 @@ const when = (iso: string | null, now: number, none: string) =>
 const commitLine = (status: CommitStatus, now: number) =>
   html`<code>${short(status.commit)}</code> <code class="sha">${status.commit}</code>${
     status.commitTime === undefined ? '' : html` · committed ${when(status.commitTime, now, '')}`
-  }${status.skills === undefined ? '' : html` · ${plural(status.skills, 'skill')}`}`;
+  }${status.skills === undefined ? '' : html` · ${plural(status.skills, 'skill')}`}${
+    status.search === undefined
+      ? ''
+      : html` · search index built in ${status.search.buildMs} ms, ${plural(status.search.terms, 'term')}`
+  }`;
 
 function problemList(problems: readonly SkillProblem[]): Html {
   const groups = (['error', 'warning'] as const).map((severity) => ({
@@ -115,6 +128,26 @@ ${problems.length === 0 ? html`<p>None.</p>` : problemList(problems)}
 </section>`;
 }
 
+/** The search box (a plain GET form to this page) and, for a query, its results best first. */
+function searchSection(search: PageSearch | undefined): Html {
+  const query = search?.query ?? '';
+  return html`<section id="search">
+<h2>Search</h2>
+<form class="search" method="get" action="/"><input type="search" name="q" value="${query}" aria-label="Search the listed skills" placeholder="what do you want to do?"> <button type="submit">Search</button></form>
+${
+  search === undefined
+    ? ''
+    : search.total === 0
+      ? html`<p>No listed skill matches <q>${query}</q>.</p>`
+      : html`<p>${search.results.length} of ${plural(search.total, 'matching skill')} for <q>${query}</q>, best first:</p>
+<ol class="results">${search.results.map(
+          (result) =>
+            html`<li><strong>${result.name}</strong> (${result.source}): ${result.description}<br><code>${result.uri}</code></li>`,
+        )}</ol>`
+}
+</section>`;
+}
+
 /** `GET /`: the status report (the same as `GET /status`) as a page a person reads at a glance. */
 export function renderStatusPage(report: StatusReport, context: StatusPageContext): string {
   const { now } = context;
@@ -144,6 +177,7 @@ export function renderStatusPage(report: StatusReport, context: StatusPageContex
 <p>Or in a host's JSON config: <code>{"type": "http", "url": "${context.mcpUrl}"}</code>. This report as JSON:
 <code>/status</code>${context.metrics ? html`; Prometheus metrics: <code>/metrics</code>` : ''}.</p>
 </section>
+${searchSection(context.search)}
 ${report.sources.map((source) => sourceSection(source, now))}
 </body>
 </html>

@@ -58,3 +58,11 @@ export const MAX_LIST_LIMIT = 200;
 export const LIST_PAGE_CHARS = 14_000;
 /** skill_list: problems listed (errors first) on the first page; their count says how many there are in all. */
 export const MAX_LISTED_PROBLEMS = 20;
+
+/** skill_search: results when the caller gives no `limit`, and the most a `limit` may ask. */
+export const DEFAULT_SEARCH_LIMIT = 10;
+export const MAX_SEARCH_LIMIT = 50;
+/** skill_search: a query longer than this is refused (hostile input costs no more than a real question). */
+export const MAX_SEARCH_QUERY_CHARS = 1000;
+/** skill_search's text: a description is cut to this many characters (structured content has it whole). */
+export const SEARCH_LINE_DESCRIPTION_CHARS = 200;

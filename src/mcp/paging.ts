@@ -37,6 +37,20 @@ export function itemsAfter<T>(
   return items.slice(startOf(items, keyOf, cursor));
 }
 
+/** The items after the one whose key the cursor names (all of them without one), `items` in any order. */
+export function itemsAfterKey<T>(
+  items: readonly T[],
+  keyOf: (item: T) => string,
+  cursor: string | undefined,
+): T[] {
+  if (cursor === undefined) return [...items];
+  const after = decodeCursor(cursor);
+  const at = items.findIndex((item) => keyOf(item) === after);
+  if (at === -1)
+    throw invalidParams('the cursor names a skill that no longer matches; start again without it');
+  return items.slice(at + 1);
+}
+
 /** One page of `items` (sorted by the URI `keyOf` gives) after the cursor. */
 export function page<T>(
   items: readonly T[],

@@ -11,6 +11,8 @@ export interface CommitStatus {
   commitTime?: string;
   skills?: number;
   problems?: SkillProblem[];
+  /** Its search index, once built (live status only): milliseconds to build, skills and distinct terms indexed. */
+  search?: { buildMs: number; skills: number; terms: number; unread: number };
 }
 
 export interface SourceStatus {

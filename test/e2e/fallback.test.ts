@@ -58,7 +58,7 @@ describe('tools and prompts for hosts without the skills extension', () => {
   });
   afterAll(async () => close());
 
-  it('lists three read-only, idempotent tools with output schemas', async () => {
+  it('lists four read-only, idempotent tools with output schemas', async () => {
     const { tools } = await client.listTools();
     expect(
       tools.map((t) => [
@@ -69,6 +69,7 @@ describe('tools and prompts for hosts without the skills extension', () => {
       ]),
     ).toEqual([
       ['skill_list', true, true, 'object'],
+      ['skill_search', true, true, 'object'],
       ['skill_load', true, true, 'object'],
       ['skill_file', true, true, 'object'],
     ]);
@@ -110,7 +111,7 @@ describe('tools and prompts for hosts without the skills extension', () => {
     expect(text).toContain('Warnings: name-mismatch ×2');
   });
 
-  it('skill_list filters by source and by words of the name or description', async () => {
+  it('skill_list filters by source and ranks by a query', async () => {
     const bySource = (await call('skill_list', { source: 'big' })).structuredContent!['skills'] as Array<{
       name: string;
     }>;
@@ -118,12 +119,12 @@ describe('tools and prompts for hosts without the skills extension', () => {
     const byQuery = (await call('skill_list', { query: 'PDF forms' })).structuredContent!['skills'] as Array<{
       uri: string;
     }>;
-    // Sorted by URI, as every page is.
-    expect(byQuery.map((s) => s.uri)).toEqual([
+    // Ranked: the two listed commits' pdf-forms, the only skills that mention PDF or forms.
+    expect(byQuery.map((s) => s.uri).sort()).toEqual([
       `skill://catalog-v1/${c1}/skills/pdf-forms/SKILL.md`,
       `skill://catalog/${c2}/skills/pdf-forms/SKILL.md`,
     ]);
-    const none = await call('skill_list', { query: 'no-such-words-anywhere' });
+    const none = await call('skill_list', { query: 'kubernetes autoscaling' });
     expect([(none.structuredContent!['skills'] as unknown[]).length, none.content[0]!.text]).toEqual([
       0,
       expect.stringContaining('No listed skill matches.'),

@@ -69,7 +69,7 @@ describe('the status page in a real browser', () => {
     expect(await page.title()).toBe('skillpin status');
     expect(requested).toEqual([`${base}/`]);
     expect(headers['content-security-policy']).toBe(
-      "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
     );
     const report = (await (await fetch(`${base}/status`)).json()) as StatusReport;
     const shown = await page.locator('section.source').evaluateAll((sections) =>

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { escapeHtml, html } from '../../src/http/html.ts';
-import { relative } from '../../src/http/statusPage.ts';
+import { relative, renderStatusPage } from '../../src/http/statusPage.ts';
+import type { StatusReport } from '../../src/sync/status.ts';
 
 describe('html', () => {
   it('escapes every interpolated value, keeps nested markup, and drops undefined, null and false', () => {
@@ -28,5 +29,52 @@ describe('relative times', () => {
     ['2024-04-21T12:00:00.000Z', '10 d ago'],
   ])('%s is %s', (iso, text) => {
     expect(relative(iso, now)).toBe(text);
+  });
+});
+
+describe('the status page search box', () => {
+  const report: StatusReport = { version: 2, sources: [], failures: [] };
+  const context = { mcpUrl: 'http://127.0.0.1:1/mcp', now: 0, metrics: false };
+
+  it('is a GET form to the page itself, empty without a query', () => {
+    const page = renderStatusPage(report, context);
+    expect(page).toContain(
+      '<form class="search" method="get" action="/"><input type="search" name="q" value="" aria-label="Search the listed skills" placeholder="what do you want to do?"> <button type="submit">Search</button></form>\n\n</section>',
+    );
+  });
+
+  it('echoes the query and shows the results best first, every value escaped', () => {
+    const query = '"><script>alert(1)</script>';
+    const page = renderStatusPage(report, {
+      ...context,
+      search: {
+        query,
+        results: [
+          {
+            uri: 'skill://a/c/x/SKILL.md',
+            name: 'x<b>',
+            description: "it's <i>fine</i> & good",
+            source: 'a',
+          },
+          { uri: 'skill://a/c/y/SKILL.md', name: 'y', description: 'second', source: 'a' },
+        ],
+        total: 3,
+      },
+    });
+    expect(page).not.toContain('<script>');
+    expect(page).toContain('value="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"');
+    expect(page).toContain(
+      '<p>2 of 3 matching skills for <q>&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;</q>, best first:</p>\n' +
+        '<ol class="results"><li><strong>x&lt;b&gt;</strong> (a): it&#39;s &lt;i&gt;fine&lt;/i&gt; &amp; good<br><code>skill://a/c/x/SKILL.md</code></li>' +
+        '<li><strong>y</strong> (a): second<br><code>skill://a/c/y/SKILL.md</code></li></ol>',
+    );
+  });
+
+  it('says so when nothing matches', () => {
+    const page = renderStatusPage(report, {
+      ...context,
+      search: { query: 'nothing', results: [], total: 0 },
+    });
+    expect(page).toContain('<p>No listed skill matches <q>nothing</q>.</p>');
   });
 });

@@ -81,6 +81,7 @@ describe.each<Era>(['modern', 'legacy'])('a caller sees only its sources, everyw
       catalog,
       logger,
       auth: createAuthGate({ tokens: PRINCIPALS }, { logger, mcpPath: MCP_PATH }),
+      status: () => ({ version: 2, sources: [], failures: [] }),
     });
     for (const [name, token] of Object.entries(TOKENS)) {
       const connected = await connectHttp(server.url, era, token);
@@ -171,6 +172,35 @@ describe.each<Era>(['modern', 'legacy'])('a caller sees only its sources, everyw
     expect(await call('skill_file', { skill: ROOT_SKILL, paths: ['references/GUIDE.md'] })).toBe(
       `no skill is served at ${ROOT_SKILL}`,
     );
+  });
+
+  it('skill_search and the status page search rank only its sources', async () => {
+    const query = 'how do I install and run this project';
+    const found = async (name: string, args: Record<string, unknown> = { query }) =>
+      (await clients[name]!.client.callTool({ name: 'skill_search', arguments: args })) as unknown as {
+        isError?: boolean;
+        content: Array<{ text: string }>;
+        structuredContent?: { results: Array<{ uri: string; source: string }> };
+      };
+    const admin = (await found('admin')).structuredContent!.results;
+    const ci = (await found('ci')).structuredContent!.results;
+    expect([admin[0]!.uri, [...new Set(ci.map((r) => r.source))]]).toEqual([ROOT_SKILL, ['catalog']]);
+    const invisible = await found('ci', { query, source: 'root' });
+    const unknownSource = await found('ci', { query, source: 'nosuch' });
+    expect([invisible.isError, toolText(invisible)]).toEqual([
+      true,
+      toolText(unknownSource).replace('"nosuch"', '"root"'),
+    ]);
+    const page = async (token: string) =>
+      (
+        await fetch(new URL(`/?q=${encodeURIComponent(query)}`, server.url), {
+          headers: { authorization: `Bearer ${token}` },
+        })
+      ).text();
+    expect([
+      (await page(TOKENS.admin)).includes(ROOT_SKILL),
+      (await page(TOKENS.ci)).includes('root-helper'),
+    ]).toEqual([true, false]);
   });
 
   it('prompts are those of its skills only', async () => {

@@ -116,7 +116,7 @@ describe('skill_list pages', () => {
     expect(pages).toBe(Math.ceil(559 / (await list(client)).structuredContent.skills.length));
   });
 
-  it('takes a limit, and a query whose pages count only what matches', async () => {
+  it('takes a limit, and a query that ranks what matches best first, page after page', async () => {
     expect((await list(client, { limit: 5 })).structuredContent.skills.map((s) => s.name)).toEqual([
       'skill-0000',
       'skill-0001',
@@ -125,10 +125,10 @@ describe('skill_list pages', () => {
       'skill-0004',
     ]);
     const first = await list(client, { query: 'Skill 12', limit: 4 });
-    // Both words, in the name or the description: 12, 112, 212, 312, 412, 512 and 120-129.
+    // Ranked: the one skill with both words first, then those with one (equal scores, by URI); every skill has "skill".
     expect([first.structuredContent.total, first.structuredContent.skills.map((s) => s.name)]).toEqual([
-      16,
-      ['skill-0012', 'skill-0112', 'skill-0120', 'skill-0121'],
+      559,
+      ['skill-0012', 'skill-0000', 'skill-0001', 'skill-0002'],
     ]);
     const second = await list(client, {
       query: 'Skill 12',
@@ -136,10 +136,10 @@ describe('skill_list pages', () => {
       cursor: first.structuredContent.nextCursor,
     });
     expect(second.structuredContent.skills.map((s) => s.name)).toEqual([
-      'skill-0122',
-      'skill-0123',
-      'skill-0124',
-      'skill-0125',
+      'skill-0003',
+      'skill-0004',
+      'skill-0005',
+      'skill-0006',
     ]);
   });
 

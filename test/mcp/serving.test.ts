@@ -156,7 +156,12 @@ describe('the server made for each HTTP request', () => {
     const tools = (await (await handler.fetch(post('tools/list', {}))).json()) as {
       result: { tools: Array<{ name: string }> };
     };
-    expect(tools.result.tools.map((tool) => tool.name)).toEqual(['skill_list', 'skill_load', 'skill_file']);
+    expect(tools.result.tools.map((tool) => tool.name)).toEqual([
+      'skill_list',
+      'skill_search',
+      'skill_load',
+      'skill_file',
+    ]);
     expect(Object.keys(capabilities[0]!).sort()).toEqual(['extensions', 'resources']);
     expect(Object.keys(capabilities.at(-1)!).sort()).toEqual(['resources', 'tools']);
     expect(subscriptions).toBe(0);

@@ -60,6 +60,7 @@ describe('skill_run', () => {
     const none = await harness();
     expect((await none.client.listTools()).tools.map((t) => t.name)).toEqual([
       'skill_list',
+      'skill_search',
       'skill_load',
       'skill_file',
     ]);

@@ -1,7 +1,14 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { DEFAULT_LIST_LIMIT, LIST_PAGE_CHARS, MAX_LIST_LIMIT, MAX_LISTED_PROBLEMS } from '../budget.ts';
-import { encodeCursor, itemsAfter } from '../paging.ts';
+import {
+  DEFAULT_LIST_LIMIT,
+  LIST_PAGE_CHARS,
+  MAX_LIST_LIMIT,
+  MAX_LISTED_PROBLEMS,
+  MAX_SEARCH_QUERY_CHARS,
+} from '../budget.ts';
+import { encodeCursor, itemsAfter, itemsAfterKey } from '../paging.ts';
+import { searchNamespaces } from '../search.ts';
 import type { ServedSkill } from '../snapshot.ts';
 import { viewOf } from '../view.ts';
 import type { PlannedScript } from '../run/plan.ts';
@@ -36,8 +43,9 @@ const inputSchema = z.object({
   source: z.string().optional().describe('only skills of this source id'),
   query: z
     .string()
+    .max(MAX_SEARCH_QUERY_CHARS)
     .optional()
-    .describe('only skills whose name or description contains every word of this text (case-insensitive)'),
+    .describe('only skills matching this text, best first (ranked as skill_search ranks them)'),
   limit: z
     .number()
     .int()
@@ -88,8 +96,8 @@ const config = {
   title: 'List skills',
   description:
     'List the skills this server serves (name, description, URI, origin), a page at a time (total and nextCursor ' +
-    'say whether there are more), and the problems of the served commits. Filter by source or by words in the ' +
-    'name or description.',
+    'say whether there are more), and the problems of the served commits. Filter by source, or rank by a query ' +
+    '(as skill_search does).',
   inputSchema,
   outputSchema,
   annotations: READ_ONLY,
@@ -132,20 +140,25 @@ function pageOf(
 }
 
 /**
- * skill_list: the listed skills a page at a time (sorted by URI; the cursor names the last URI of a page, so it
- * survives a catalog swap), the problems of the served commits on the first page, and the sources that failed.
+ * skill_list: the listed skills a page at a time (sorted by URI, or best first with a query; the cursor names the
+ * last URI of a page, so it survives a catalog swap), the problems of the served commits on the first page, and the sources that failed.
  */
 export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts }: ToolDeps): void {
   mcp.registerTool('skill_list', config, async ({ source: only, query, limit, cursor }) => {
     const view = viewOf(catalog);
-    const words = (query ?? '').toLowerCase().split(/\s+/).filter(Boolean);
-    const matches = (served: ServedSkill) =>
-      (only === undefined || served.ns.source === only) &&
-      words.every((word) => `${served.skill.name} ${served.description}`.toLowerCase().includes(word));
-    const matching = view.listed.filter(matches);
+    const byQuery = query !== undefined && query.trim() !== '';
+    // With a query, the skills matching it best first; without, every listed skill sorted by URI.
+    const matching = byQuery
+      ? (
+          await searchNamespaces(
+            catalog.listed().filter((ns) => only === undefined || ns.source === only),
+            query,
+          )
+        ).map((hit) => hit.served)
+      : view.listed.filter((served) => only === undefined || served.ns.source === only);
     const entry = (served: ServedSkill) => entryOf(served, runner?.scriptsOf(served));
     const { page, entries } = pageOf(
-      itemsAfter(matching, (served) => served.uri, cursor),
+      (byQuery ? itemsAfterKey : itemsAfter)(matching, (served) => served.uri, cursor),
       limit ?? DEFAULT_LIST_LIMIT,
       entry,
     );
@@ -178,7 +191,7 @@ export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts 
     const text = renderList({
       page,
       total: matching.length,
-      filtered: words.length > 0 || only !== undefined,
+      filtered: byQuery || only !== undefined,
       first: cursor === undefined,
       ...(nextCursor === undefined ? {} : { nextCursor }),
       problems,

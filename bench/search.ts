@@ -1,0 +1,271 @@
+/**
+ * Search benchmark, everything in one run (issue 26):
+ *   quality  top-1, top-5 and MRR of skill_search's ranking on the paraphrased queries of bench/searchCatalog.ts
+ *            (a 504-skill catalog modelled on real ones, and bench/synthetic.ts's 1000 skills read through git),
+ *            against two baselines: the every-word filter skill_list had (name and description contain every
+ *            word, sorted by URI) and BM25 over name and description alone (MiniSearch on those two fields, the same
+ *            words and stemming);
+ *   speed    p50 and p99 of one search in-process at 5,000 served skills (the realistic catalog ten times over);
+ *   build    building the index of bench/synthetic.ts's 5,000 skills (reading every SKILL.md through git) against
+ *            indexing that commit (the cli backend, nothing cached);
+ *   memory   heap held by the search index against the heap held by the namespace's serving snapshot.
+ * Usage: npx tsx bench/search.ts [skills=5000]
+ */
+import { createHash } from 'node:crypto';
+import { availableParallelism, loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import MiniSearch from 'minisearch';
+import { buildNamespace, type Namespace } from '../src/catalog/index.ts';
+import { blobAccess, openLocalRepository, walkCommit } from '../src/git/index.ts';
+import { type CommitIndex, INDEX_VERSION, indexCommit, newIndexCache } from '../src/index/index.ts';
+import {
+  buildSkillIndex,
+  type SkillIndex,
+  searchNamespaces,
+  searchTerm,
+  searchWords,
+} from '../src/mcp/search.ts';
+import { snapshotOf, type ServedSkill } from '../src/mcp/snapshot.ts';
+import { type CatalogSkill, QUERIES, realisticCatalog, type SearchQuery } from './searchCatalog.ts';
+import { syntheticRepo } from './synthetic.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const workDir = path.resolve(here, '..', '.skillpin', 'bench');
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+const COMMIT = 'e'.repeat(40);
+
+/** A namespace serving `skills` from memory, each SKILL.md with its frontmatter, as a commit would. */
+function memoryNamespace(source: string, skills: readonly CatalogSkill[]): Namespace {
+  const blobs = new Map<string, Uint8Array>();
+  const index: CommitIndex = {
+    version: INDEX_VERSION,
+    commit: COMMIT,
+    commitTime: '2026-01-01T00:00:00.000Z',
+    tree: 'f'.repeat(40),
+    problems: [],
+    skills: skills.map(({ name, description, body }) => {
+      const bytes = Buffer.from(
+        `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n---\n\n${body}`,
+      );
+      const blob = createHash('sha1').update(bytes).digest('hex');
+      blobs.set(blob, bytes);
+      const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+      const file = { path: `skills/${name}/SKILL.md`, relPath: 'SKILL.md', blob, size: bytes.length, digest };
+      const dir = `skills/${name}`;
+      return {
+        name,
+        dir,
+        servedDir: dir,
+        frontmatter: { name, description },
+        files: [file],
+        bytes: bytes.length,
+      };
+    }),
+  };
+  return buildNamespace(source, index, { repository: 'local:bench' }, async (blob) => blobs.get(blob)!);
+}
+
+/** The synthetic repository's commit, indexed as sync indexes it. */
+async function gitNamespace(skills: number): Promise<{ ns: Namespace; close(): Promise<void> }> {
+  const repo = syntheticRepo(workDir, skills, 5);
+  const git = await openLocalRepository(repo.gitdir, { backend: 'cli' });
+  const tree = await walkCommit(git, repo.base);
+  const index = await indexCommit({ ...tree, ...blobAccess(git), cache: newIndexCache() });
+  const ns = buildNamespace('synthetic', index, { repository: 'local:synthetic' }, blobAccess(git).readBlob);
+  return { ns, close: () => git.close() };
+}
+
+type Ranker = (query: string) => Promise<string[]> | string[];
+
+/** skill_list's former filter: name or description contains every word, sorted by URI. */
+const everyWord =
+  (skills: readonly ServedSkill[]): Ranker =>
+  (query) => {
+    const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+    return skills
+      .filter((s) => words.every((w) => `${s.skill.name} ${s.description}`.toLowerCase().includes(w)))
+      .map((s) => s.skill.name);
+  };
+
+/** BM25 over name and description alone. */
+function nameAndDescription(skills: readonly ServedSkill[]): Ranker {
+  const index = new MiniSearch({
+    fields: ['name', 'description'],
+    tokenize: searchWords,
+    processTerm: searchTerm,
+  });
+  index.addAll(skills.map((s, id) => ({ id, name: s.skill.name, description: s.description })));
+  return (query) => index.search(query).map((r) => skills[r.id as number]!.skill.name);
+}
+
+const ours =
+  (ns: Namespace): Ranker =>
+  async (query) =>
+    (await searchNamespaces([ns], query)).map((hit) => hit.served.skill.name);
+
+interface Scores {
+  top1: number;
+  top5: number;
+  mrr: number;
+  n: number;
+}
+
+async function score(queries: readonly SearchQuery[], rank: (q: SearchQuery) => Ranker): Promise<Scores> {
+  const s = { top1: 0, top5: 0, mrr: 0, n: queries.length };
+  for (const q of queries) {
+    const position = (await rank(q)(q.query)).findIndex((name) => q.expect.includes(name)) + 1;
+    if (position === 1) s.top1++;
+    if (position >= 1 && position <= 5) s.top5++;
+    if (position >= 1) s.mrr += 1 / position;
+  }
+  return { top1: s.top1 / s.n, top5: s.top5 / s.n, mrr: s.mrr / s.n, n: s.n };
+}
+
+const fmt = (label: string, s: Scores) =>
+  `  ${label.padEnd(38)} top-1 ${s.top1.toFixed(3)}  top-5 ${s.top5.toFixed(3)}  MRR ${s.mrr.toFixed(3)}  (${s.n} queries)`;
+
+async function quality(synthetic: Namespace): Promise<void> {
+  const namespaces = { realistic: memoryNamespace('realistic', realisticCatalog()), synthetic };
+  const rankers = {
+    'skill_search (name, description, body)': (ns: Namespace) => ours(ns),
+    'baseline: every-word filter': (ns: Namespace) => everyWord(snapshotOf(ns).ordered),
+    'baseline: BM25 name + description': (ns: Namespace) => nameAndDescription(snapshotOf(ns).ordered),
+  };
+  for (const subset of ['all', 'realistic', 'synthetic'] as const) {
+    const queries = QUERIES.filter((q) => subset === 'all' || q.catalog === subset);
+    console.log(`quality, ${subset === 'all' ? 'every query' : `${subset} catalog`}:`);
+    for (const [label, make] of Object.entries(rankers)) {
+      const built = new Map<string, Ranker>();
+      const rankerOf = (q: SearchQuery) => {
+        let r = built.get(q.catalog);
+        if (r === undefined) built.set(q.catalog, (r = make(namespaces[q.catalog])));
+        return r;
+      };
+      console.log(fmt(label, await score(queries, rankerOf)));
+    }
+  }
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+
+/** Milliseconds of wall time and of this process's CPU time (what a loaded machine's other work leaves out). */
+async function timed(run: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await run();
+  const used = process.cpuUsage(cpu);
+  return { wall: performance.now() - started, cpu: (used.user + used.system) / 1000 };
+}
+
+async function speed(): Promise<Namespace> {
+  const catalog = realisticCatalog();
+  const skills = Array.from({ length: 10 }, (_, copy) =>
+    catalog.map((s) => ({ ...s, name: `${s.name}-${copy}` })),
+  ).flat();
+  const ns = memoryNamespace('big', skills);
+  await searchNamespaces([ns], 'warm up');
+  const queries = QUERIES.filter((q) => q.catalog === 'realistic').map((q) => q.query);
+  for (let i = 0; i < 3; i++) for (const q of queries) await searchNamespaces([ns], q);
+  const walls: number[] = [];
+  const cpus: number[] = [];
+  for (let i = 0; i < 20; i++)
+    for (const q of queries) {
+      const { wall, cpu } = await timed(() => searchNamespaces([ns], q));
+      walls.push(wall);
+      cpus.push(cpu);
+    }
+  walls.sort((a, b) => a - b);
+  cpus.sort((a, b) => a - b);
+  const ms = (sorted: number[], p: number) => percentile(sorted, p).toFixed(2);
+  console.log(
+    `speed: one search over ${skills.length} served skills, ${walls.length} calls: wall p50 ${ms(walls, 0.5)} ms, p99 ${ms(walls, 0.99)} ms; CPU p50 ${ms(cpus, 0.5)} ms, p99 ${ms(cpus, 0.99)} ms (target p99 <= 5 ms; load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores)`,
+  );
+  return ns;
+}
+
+async function heapOf<T>(make: () => Promise<T> | T): Promise<{ value: T; mib: number }> {
+  // Twice: a namespace's WeakMap entries (its snapshot, its index) go a collection after the namespace.
+  gc();
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const value = await make();
+  gc();
+  return { value, mib: (process.memoryUsage().heapUsed - before) / 1024 / 1024 };
+}
+
+const RUNS = 3;
+const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * Indexing the commit against building its search index (wall and CPU, the median of RUNS each, every run with
+ * nothing cached: a new repository handle and index cache), and the heap each part holds.
+ */
+async function buildAndMemory(skills: number): Promise<void> {
+  const repo = syntheticRepo(workDir, skills, 5);
+  const indexings: Array<{ wall: number; cpu: number }> = [];
+  let index: CommitIndex | undefined;
+  for (let run = 0; run < RUNS; run++) {
+    const git = await openLocalRepository(repo.gitdir, { backend: 'cli' });
+    indexings.push(
+      await timed(async () => {
+        const tree = await walkCommit(git, repo.base);
+        index = await indexCommit({ ...tree, ...blobAccess(git), cache: newIndexCache() });
+      }),
+    );
+    await git.close();
+  }
+  const git = await openLocalRepository(repo.gitdir, { backend: 'cli' });
+  const ns = buildNamespace('synthetic', index!, { repository: 'local:synthetic' }, blobAccess(git).readBlob);
+  const snapshot = await heapOf(() => snapshotOf(ns));
+  const builds: Array<{ wall: number; cpu: number }> = [];
+  let built: SkillIndex | undefined;
+  for (let run = 0; run < RUNS; run++)
+    builds.push(
+      await timed(async () => {
+        built = await buildSkillIndex(ns, snapshot.value.ordered);
+      }),
+    );
+  const held = await heapOf(() => buildSkillIndex(ns, snapshot.value.ordered));
+  await git.close();
+  const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(1)}%`;
+  const [iw, ic, bw, bc] = [
+    medianOf(indexings.map((t) => t.wall)),
+    medianOf(indexings.map((t) => t.cpu)),
+    medianOf(builds.map((t) => t.wall)),
+    medianOf(builds.map((t) => t.cpu)),
+  ];
+  console.log(
+    `build: ${skills} skills x 5 files, median of ${RUNS}: indexing the commit (cli backend, nothing cached; git's own CPU not counted) ${iw.toFixed(0)} ms wall, ${ic.toFixed(0)} ms CPU; search index (${built!.stats.terms} terms, SKILL.md files read through git) ${bw.toFixed(0)} ms wall = ${pct(bw, iw)}, ${bc.toFixed(0)} ms CPU = ${pct(bc, ic)} (target <= 15%)`,
+  );
+  console.log(
+    `memory: ${skills} skills x 5 files: serving snapshot ${snapshot.mib.toFixed(1)} MiB heap; search index ${held.mib.toFixed(1)} MiB = ${pct(held.mib, snapshot.mib)} (target <= 25%)`,
+  );
+}
+
+/** The same for the realistic catalog ten times over (one file a skill, varied words). */
+async function realisticMemory(): Promise<void> {
+  const catalog = realisticCatalog();
+  const skills = Array.from({ length: 10 }, (_, copy) =>
+    catalog.map((s) => ({ ...s, name: `${s.name}-${copy}` })),
+  ).flat();
+  const ns = memoryNamespace('memory', skills);
+  const snapshot = await heapOf(() => snapshotOf(ns));
+  const held = await heapOf(() => buildSkillIndex(ns, snapshot.value.ordered));
+  console.log(
+    `memory: ${skills.length} realistic skills x 1 file: serving snapshot ${snapshot.mib.toFixed(1)} MiB heap; search index ${held.mib.toFixed(1)} MiB = ${((100 * held.mib) / snapshot.mib).toFixed(1)}%`,
+  );
+}
+
+const skills = Number(process.argv[2] ?? 5000);
+const synthetic1000 = await gitNamespace(1000);
+await quality(synthetic1000.ns);
+await synthetic1000.close();
+await realisticMemory();
+await speed();
+await buildAndMemory(skills);

@@ -1,0 +1,45 @@
+import { type CatalogReader, visibleCatalog, type Visibility } from '../catalog/index.ts';
+import { MAX_SEARCH_QUERY_CHARS } from '../mcp/budget.ts';
+import { searchNamespaces, searchStatsOf } from '../mcp/search.ts';
+import type { CommitStatus, StatusReport } from '../sync/status.ts';
+import type { PageSearch } from './statusPage.ts';
+
+/** Results the status page shows for a query. */
+export const PAGE_SEARCH_RESULTS = 20;
+
+/** The report with each served commit's search index figures, where the index is built. */
+export function withSearchStats(report: StatusReport, catalog: CatalogReader): StatusReport {
+  const withStats = (source: string, status: CommitStatus): CommitStatus => {
+    const ns = catalog.namespace(source, status.commit);
+    const search = ns === undefined ? undefined : searchStatsOf(ns);
+    return search === undefined ? status : { ...status, search };
+  };
+  return {
+    ...report,
+    sources: report.sources.map((source) => ({
+      ...source,
+      current: source.current === null ? null : withStats(source.id, source.current),
+      retained: source.retained.map((status) => withStats(source.id, status)),
+    })),
+  };
+}
+
+/** `GET /?q=`: the listed skills the caller may see, best first, as skill_search ranks them. */
+export async function pageSearch(
+  catalog: CatalogReader,
+  visibility: Visibility,
+  query: string,
+): Promise<PageSearch> {
+  const bounded = query.slice(0, MAX_SEARCH_QUERY_CHARS);
+  const hits = await searchNamespaces(visibleCatalog(catalog, visibility).listed(), bounded);
+  return {
+    query: bounded,
+    results: hits.slice(0, PAGE_SEARCH_RESULTS).map(({ served }) => ({
+      uri: served.uri,
+      name: served.skill.name,
+      description: served.description,
+      source: served.ns.source,
+    })),
+    total: hits.length,
+  };
+}

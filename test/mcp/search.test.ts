@@ -1,0 +1,280 @@
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildNamespace, type Catalog, createCatalog } from '../../src/catalog/index.ts';
+import { type CommitIndex, INDEX_VERSION } from '../../src/index/index.ts';
+import {
+  DEFAULT_SEARCH_LIMIT,
+  LIST_PAGE_CHARS,
+  MAX_SEARCH_LIMIT,
+  SEARCH_LINE_DESCRIPTION_CHARS,
+} from '../../src/mcp/budget.ts';
+import { cachePolicy } from '../../src/mcp/cache.ts';
+import { createMetrics } from '../../src/http/metrics.ts';
+import { withSearchStats } from '../../src/http/search.ts';
+import { searchIndexOf, searchStatsOf, searchTerm, searchWords } from '../../src/mcp/search.ts';
+import { createServerFactory } from '../../src/mcp/server.ts';
+import { silentLogger } from '../../src/shared/log.ts';
+import { namespaceOf } from '../helpers/catalog.ts';
+import { fixture } from '../helpers/fixtures.ts';
+
+const catalogRepo = fixture('catalog');
+const rootRepo = fixture('root-skill');
+const c1 = catalogRepo.commits['c1']!;
+const c2 = catalogRepo.commits['c2']!;
+const rootCommit = rootRepo.commits['c1']!;
+
+const uri = (name: string, commit = c2, source = 'catalog') =>
+  `skill://${source}/${commit}/skills/${name}/SKILL.md`;
+const ROOT_HELPER = `skill://root/${rootCommit}/root-helper/SKILL.md`;
+
+interface SearchResult {
+  isError?: boolean;
+  content: Array<{ text: string }>;
+  structuredContent: {
+    results: Array<{
+      uri: string;
+      name: string;
+      description: string;
+      source: string;
+      commit: string;
+      score: number;
+    }>;
+    total: number;
+  };
+}
+
+async function connect(catalog: Catalog): Promise<Client> {
+  const factory = createServerFactory({ catalog, logger: silentLogger(), cache: cachePolicy() });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await factory().connect(serverSide);
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  await client.connect(clientSide);
+  return client;
+}
+
+const search = async (client: Client, args: Record<string, unknown>) =>
+  (await client.callTool({ name: 'skill_search', arguments: args })) as unknown as SearchResult;
+const uris = (result: SearchResult) => result.structuredContent.results.map((r) => r.uri);
+
+describe('search words', () => {
+  it('splits kebab-case, snake_case and camelCase, keeps a camelCase word whole, and counts a word at most thrice', () => {
+    expect(searchWords('pdf-forms snake_case PowerPoint a a a a')).toEqual([
+      'pdf',
+      'forms',
+      'snake',
+      'case',
+      'PowerPoint',
+      'Power',
+      'Point',
+      'a',
+      'a',
+      'a',
+    ]);
+  });
+
+  it('lowercases and stems English words, and drops function words', () => {
+    expect(['Filling', 'forms', 'validates', 'the', 'What'].map(searchTerm)).toEqual([
+      'fill',
+      'form',
+      'valid',
+      null,
+      null,
+    ]);
+  });
+});
+
+describe('skill_search', () => {
+  let catalog: Catalog;
+  let client: Client;
+  beforeAll(async () => {
+    catalog = createCatalog({
+      sources: [
+        {
+          id: 'catalog',
+          current: await namespaceOf('catalog', catalogRepo.gitdir, c2, ['skills']),
+          retained: [await namespaceOf('catalog', catalogRepo.gitdir, c1, ['skills'])],
+        },
+        { id: 'root', current: await namespaceOf('root', rootRepo.gitdir, rootCommit), retained: [] },
+      ],
+      failures: [],
+    });
+    client = await connect(catalog);
+  });
+
+  it('ranks by the words of the SKILL.md body too, best first', async () => {
+    const pdf = await search(client, { query: 'fill in the fields of a government application document' });
+    expect(uris(pdf)[0]).toBe(uri('pdf-forms'));
+    const rows = await search(client, { query: 'check every line of a spreadsheet against column rules' });
+    expect(uris(rows)[0]).toBe(uri('data-pipeline/stages/validate-rows'));
+    const setup = await search(client, { query: 'how do I install and run this project' });
+    expect(uris(setup)[0]).toBe(ROOT_HELPER);
+  });
+
+  it('answers with the structured results and one compact line per result', async () => {
+    const result = await search(client, { query: 'commit message subject line', limit: 2 });
+    const [first] = result.structuredContent.results;
+    expect(first).toEqual({
+      uri: uri('git-commit-style'),
+      name: 'git-commit-style',
+      description:
+        'Writes git commit messages in the house style: a short imperative subject, a blank line, then the why. Use when committing or when asked to reword a commit.',
+      source: 'catalog',
+      commit: c2,
+      score: expect.any(Number),
+    });
+    const { results, total } = result.structuredContent;
+    expect(results.length).toBe(2);
+    expect(results[0]!.score).toBeGreaterThan(results[1]!.score);
+    expect(result.content[0]!.text.split('\n')).toEqual([
+      `2 of ${total} matching skills, best first (load one with skill_load):`,
+      `1. git-commit-style (catalog) ${uri('git-commit-style')}: ${first!.description}`,
+      `2. ${results[1]!.name} (${results[1]!.source}) ${results[1]!.uri}: ${results[1]!.description}`,
+    ]);
+  });
+
+  it(`gives ${DEFAULT_SEARCH_LIMIT} results by default and refuses a limit over ${MAX_SEARCH_LIMIT}`, async () => {
+    const all = await search(client, { query: 'use when the user asks' });
+    expect(all.structuredContent.results.length).toBe(
+      Math.min(DEFAULT_SEARCH_LIMIT, all.structuredContent.total),
+    );
+    const one = await search(client, { query: 'release', limit: 1 });
+    expect([one.structuredContent.results.length, one.structuredContent.total > 1]).toEqual([1, true]);
+    const tooMany = await client.callTool({
+      name: 'skill_search',
+      arguments: { query: 'x', limit: MAX_SEARCH_LIMIT + 1 },
+    });
+    expect(tooMany.isError).toBe(true);
+  });
+
+  it('searches listed commits only, unless source names one commit', async () => {
+    // pdf-forms is in both commits of catalog: the listed one (c2) alone is searched.
+    expect(uris(await search(client, { query: 'pdf' }))).toEqual([uri('pdf-forms')]);
+    expect(uris(await search(client, { query: 'pdf', source: `catalog@${c1}` }))).toEqual([
+      uri('pdf-forms', c1),
+    ]);
+    expect(uris(await search(client, { query: 'install run project', source: 'catalog' }))).not.toContain(
+      ROOT_HELPER,
+    );
+    expect(uris(await search(client, { query: 'install run project', source: 'root' }))).toEqual([
+      ROOT_HELPER,
+    ]);
+  });
+
+  it('says so when nothing matches, and when the source is not served', async () => {
+    const none = await search(client, { query: 'kubernetes autoscaling' });
+    expect([none.structuredContent, none.content[0]!.text]).toEqual([
+      { results: [], total: 0 },
+      'No served skill matches; try other words, or skill_list to see every skill.',
+    ]);
+    const unknown = await search(client, { query: 'pdf', source: 'nosuch' });
+    expect([unknown.isError, unknown.content[0]!.text]).toEqual([
+      true,
+      'no source "nosuch" is served; skill_list shows the sources and their commits',
+    ]);
+  });
+
+  it("ranks skill_list's query the same way, where the words of the name and description alone found nothing", async () => {
+    const query = 'fill in the fields of a government application document';
+    const listed = (await client.callTool({ name: 'skill_list', arguments: { query } }))
+      .structuredContent as {
+      skills: Array<{ uri: string }>;
+      total: number;
+    };
+    const searched = await search(client, { query, limit: MAX_SEARCH_LIMIT });
+    expect(listed.skills[0]!.uri).toBe(uri('pdf-forms'));
+    expect([listed.skills.map((s) => s.uri), listed.total]).toEqual([
+      uris(searched),
+      searched.structuredContent.total,
+    ]);
+  });
+
+  it('builds one index per namespace, once, and reports what it cost', async () => {
+    const ns = catalog.listed()[0]!;
+    expect(searchIndexOf(ns)).toBe(searchIndexOf(ns));
+    await searchIndexOf(ns);
+    expect(searchStatsOf(ns)).toEqual({
+      buildMs: expect.any(Number),
+      skills: ns.skills.length,
+      terms: expect.any(Number),
+      unread: 0,
+    });
+    const stats = searchStatsOf(ns)!;
+    const report = withSearchStats(
+      {
+        version: 2,
+        sources: [
+          {
+            id: 'catalog',
+            repository: 'local:test',
+            ref: null,
+            current: { commit: c2 },
+            retained: [],
+            syncing: false,
+            lastSync: null,
+            lastSuccess: null,
+            nextSync: null,
+            lastError: null,
+          },
+        ],
+        failures: [],
+      },
+      catalog,
+    );
+    expect(report.sources[0]!.current).toEqual({ commit: c2, search: stats });
+    const metrics = createMetrics({ catalog, status: () => report, process: false });
+    const text = await metrics.render();
+    expect(text).toContain(`skillpin_search_index_terms{source="catalog"} ${stats.terms}\n`);
+    expect(text).toContain(`skillpin_search_index_build_seconds{source="catalog"} ${stats.buildMs / 1000}\n`);
+  });
+});
+
+describe('skill_search budget', () => {
+  it('cuts descriptions in the text and ends the results before they pass the fallback tools budget', async () => {
+    // 60 skills whose 1,024-character descriptions all match: 50 of them would be about 80,000 characters.
+    const description = (i: number) => `Skill ${i} ${'y'.repeat(1024)}`.slice(0, 1024);
+    const index: CommitIndex = {
+      version: INDEX_VERSION,
+      commit: 'a'.repeat(40),
+      commitTime: '2024-01-01T00:00:00.000Z',
+      tree: 'b'.repeat(40),
+      problems: [],
+      skills: Array.from({ length: 60 }, (_, i) => {
+        const name = `skill-${String(i).padStart(2, '0')}`;
+        const file = {
+          path: `${name}/SKILL.md`,
+          relPath: 'SKILL.md',
+          blob: 'c'.repeat(40),
+          size: 1,
+          digest: 'sha256:d',
+        };
+        return {
+          name,
+          dir: name,
+          servedDir: name,
+          frontmatter: { name, description: description(i) },
+          files: [file],
+          bytes: 1,
+        };
+      }),
+    };
+    const ns = buildNamespace('long', index, { repository: 'local:test' }, async () => new Uint8Array());
+    const client = await connect(
+      createCatalog({ sources: [{ id: 'long', current: ns, retained: [] }], failures: [] }),
+    );
+    const result = await search(client, { query: 'skill', limit: MAX_SEARCH_LIMIT });
+    const { results, total } = result.structuredContent;
+    const lines = result.content[0]!.text.split('\n').slice(1);
+    const charsOf = (n: number) =>
+      lines.slice(0, n).reduce((sum, line) => sum + line.length, 0) +
+      results.slice(0, n).reduce((sum, r) => sum + JSON.stringify(r).length, 0);
+    expect([total, lines.length, results.length < MAX_SEARCH_LIMIT]).toEqual([60, results.length, true]);
+    expect(charsOf(results.length)).toBeLessThanOrEqual(LIST_PAGE_CHARS);
+    // One more would have passed it.
+    expect(charsOf(results.length) + lines[0]!.length + JSON.stringify(results[0]).length).toBeGreaterThan(
+      LIST_PAGE_CHARS,
+    );
+    expect(
+      lines[0]!.endsWith(`: ${results[0]!.description.slice(0, SEARCH_LINE_DESCRIPTION_CHARS - 1)}…`),
+    ).toBe(true);
+  });
+});
