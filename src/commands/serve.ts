@@ -6,6 +6,7 @@ import { describeGitBackend } from '../git/index.ts';
 import type { Metrics } from '../http/metrics.ts';
 import { cachePolicy, type CachePolicy } from '../mcp/cache.ts';
 import { observeRequests } from '../mcp/observe.ts';
+import { searchIndexOf } from '../mcp/search.ts';
 import { createServerFactory, type ServerFactory } from '../mcp/server.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
@@ -173,6 +174,10 @@ async function startCore(config: Config, options: ServeOptions) {
     onSettled: options.onSettled,
     onSynced: metrics && ((outcome, seconds) => metrics.synced(outcome, seconds)),
   });
+  // Each listed namespace's search index is built once, when it is published, not at its first search.
+  const indexing = catalog.onChange(() => {
+    for (const ns of catalog.listed()) void searchIndexOf(ns).catch(() => undefined);
+  });
   await worker.restore();
   const reloading = reloader(config, worker, logger, options.reread ?? (async () => config));
   const grants = config.sources.some((source) => source.run !== undefined);
@@ -191,7 +196,7 @@ async function startCore(config: Config, options: ServeOptions) {
     metrics === undefined
       ? made
       : observeRequests(made, (method, outcome, seconds) => metrics.requested(method, outcome, seconds));
-  return { catalog, metrics, worker, reloading, factory };
+  return { catalog, metrics, worker, reloading, factory, indexing };
 }
 
 type Core = Awaited<ReturnType<typeof startCore>>;
@@ -330,6 +335,7 @@ function handleOf(core: Core, endpoint: Endpoint, lock: DataDirLock, logger: Log
       // Running syncs end with their git processes: one cut short is redone at the next start.
       closing ??= (async () => {
         await endpoint.close();
+        core.indexing();
         await core.worker.stop();
         lock.release();
         logger.info('stopped');
