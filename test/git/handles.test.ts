@@ -1,7 +1,10 @@
-import { readdirSync, readlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openObjectDatabase } from '../../src/git/isomorphic/odb.ts';
 import { packWriter } from '../../src/git/isomorphic/packWriter.ts';
+import { fixture } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';
 
 /** The files this process holds open under `dir` (Linux: /proc/self/fd), deleted ones included. */
@@ -16,7 +19,8 @@ const openUnder = (dir: string) =>
     })
     .filter((target) => target.startsWith(dir));
 
-describe('the isomorphic backend’s pack writer', () => {
+// Each leak here was a handle closed only by garbage collection: Node's DEP0137 warning.
+describe('the isomorphic backend leaves no file open', () => {
   it('an abort while the first write opens the temporary file closes it and removes it', async () => {
     const gitdir = tempDir('skillpin-packwriter-');
     const writer = packWriter({ gitdir, baseById: async () => undefined });
@@ -29,5 +33,17 @@ describe('the isomorphic backend’s pack writer', () => {
     // Later bytes of the stopped transfer are not written anywhere.
     await writer.write(Buffer.from('more'));
     expect(readdirSync(path.join(gitdir, 'objects', 'pack'))).toEqual([]);
+  });
+
+  it('a close while a read lists the packs closes the packs that listing opens', async () => {
+    const gitdir = path.join(tempDir('skillpin-odb-'), 'catalog.git');
+    cpSync(fixture('catalog').gitdir, gitdir, { recursive: true });
+    execFileSync('git', ['--git-dir', gitdir, 'repack', '-a', '-d', '-q']);
+    const objects = openObjectDatabase(gitdir);
+    const c2 = fixture('catalog').commits['c2']!;
+    const reading = objects.read(c2);
+    await objects.close();
+    expect((await reading)?.type).toBe('commit');
+    expect(openUnder(gitdir)).toEqual([]);
   });
 });
