@@ -164,6 +164,28 @@ describe.each(BACKENDS)('the Repository contract, $name backend', ({ settings })
     await repo.deleteRef('refs/skillpin/test/a');
     expect(await repo.readRef('refs/skillpin/test/a')).toBeUndefined();
     expect(await repo.readRef('refs/skillpin/test/never')).toBeUndefined();
+    // Moved by another program (a commit in a followed local repository), then packed: read as it is now.
+    gitOf(repo.gitdir, 'update-ref', 'refs/skillpin/test/b', c2);
+    expect(await repo.readRef('refs/skillpin/test/b')).toBe(c2);
+    gitOf(repo.gitdir, 'pack-refs', '--all');
+    gitOf(repo.gitdir, 'update-ref', '-d', pinRef(c2));
+    expect([await repo.readRef('refs/skillpin/test/b'), await repo.readRef(pinRef(c2))]).toEqual([
+      c2,
+      undefined,
+    ]);
+    await repo.close();
+  });
+
+  it('fetches a commit of another history (a force-push) into a store whose commits the remote does not know', async () => {
+    const repo = await freshStore();
+    await fetchCommit(repo, remote(), c2);
+    const other = fixture('symlinks');
+    const commit = Object.values(other.commits).at(-1)!;
+    await fetchCommit(repo, { url: server.urlFor('symlinks.git') }, commit, { have: c2 });
+    expect((await walkCommit(repo, commit)).entries.length).toBe(
+      gitOf(other.gitdir, 'ls-tree', '-r', commit).split('\n').length,
+    );
+    expect(await repo.readRef(pinRef(commit))).toBe(commit);
     await repo.close();
   });
 
