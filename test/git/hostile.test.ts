@@ -37,8 +37,10 @@ async function failure(call: Promise<unknown>): Promise<{ code: string; message:
   return { code, message, ...(log === undefined ? {} : { log }) };
 }
 
-/** A served root holding a bare clone of the catalog fixture. */
+/** A served root holding a bare clone of the catalog fixture, made once for the file: the tests only read it. */
+let served: string | undefined;
 function servedCatalog(): string {
+  if (served !== undefined) return served;
   const root = tempDir('skillpin-hostile-');
   execFileSync('git', [
     'clone',
@@ -47,6 +49,7 @@ function servedCatalog(): string {
     fixture('catalog').gitdir,
     path.join(root, 'catalog.git'),
   ]);
+  served = root;
   return root;
 }
 

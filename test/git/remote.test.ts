@@ -29,7 +29,7 @@ const c2 = catalog.commits['c2']!;
  * A served root holding `catalog.git`, and `hidden.git`: the same history with tag v1 deleted (c1 is reachable
  * but not advertised) plus a dangling commit that no ref reaches.
  */
-function servedRoot(): { root: string; dangling: string } {
+function buildServedRoot(): { root: string; dangling: string } {
   const root = mkdtempSync(path.join(tmpdir(), 'skillpin-remote-'));
   const hidden = path.join(root, 'hidden.git');
   execFileSync('git', ['clone', '--quiet', '--bare', catalog.gitdir, path.join(root, 'catalog.git')]);
@@ -49,6 +49,12 @@ function servedRoot(): { root: string; dangling: string } {
   ).trim();
   return { root, dangling };
 }
+let served: { root: string; dangling: string } | undefined;
+/** The served root, built once for the file: every test only reads it. */
+const servedRoot = () => {
+  served ??= buildServedRoot();
+  return served;
+};
 
 async function codeOf(call: Promise<unknown>): Promise<{ code: string; message: string }> {
   const error = await call.then(
