@@ -25,18 +25,8 @@ export default defineConfig({
           env: { SKILLPIN_GIT_BACKEND: 'isomorphic' },
         },
       },
+      // Sync and end-to-end run once, on the default backend: both backends answer to test/git/'s contract suites.
       { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT } },
-      // The sync and end-to-end tests again with the other git backend (test/git/ runs both itself).
-      {
-        extends: true,
-        test: {
-          name: 'isomorphic',
-          include: ['test/sync/**/*.test.ts', 'test/e2e/**/*.test.ts'],
-          // These read local repositories only, and pack, browse or scrape once is enough.
-          exclude: ['test/e2e/{package,statusPage,metrics}.test.ts'],
-          env: { SKILLPIN_GIT_BACKEND: 'isomorphic' },
-        },
-      },
     ],
   },
 });

@@ -151,33 +151,38 @@ describe('hostile remotes, end to end (each case a skillpin process of its own)'
       for (const secret of [token, basic, basic.slice(0, 24)]) expect(text).not.toContain(secret);
   });
 
-  it('a full disk (a file-size limit) fails source-disk-full and leaves no part of a pack', async () => {
-    const served = tempDir('skillpin-e2e-full-');
-    const repo = pushableRepo(served, 'big');
-    // 3 MiB that do not compress: the pack cannot be written under a 1 MiB file-size limit.
-    const commit = repo.push({
-      'alpha/SKILL.md': skillMd('alpha', 'big'),
-      'alpha/noise.txt': randomBytes(3 * 1024 * 1024).toString('base64'),
-    });
-    const server = await startGitHttpServer({ root: served });
-    try {
-      const url = server.urlFor('big.git');
-      const config = writeConfig({ sources: [{ id: 'big', url, commit }] });
-      const ran = await skillpin(['sync', '--config', config], { fileSizeKiB: 1024 });
-      expect([ran.status, outcomes(ran.stderr)]).toEqual([
-        1,
-        {
-          big: `FAILED source-disk-full: fetching ${commit} from ${url}: a file-size limit stops writes in dataDir`,
-        },
-      ]);
-      expect(loose(packDirOf(config, 'big'))).toEqual([]);
-      // With room again, the same dataDir syncs.
-      const again = await skillpin(['sync', '--config', config]);
-      expect([again.status, outcomes(again.stderr)]).toEqual([0, { big: `now at ${commit}` }]);
-    } finally {
-      await server.close();
-    }
-  });
+  // The one case run under both backends here: the isomorphic one writes the pack itself, in this process.
+  it.each(['cli', 'isomorphic'])(
+    'a full disk (a file-size limit) fails source-disk-full and leaves no part of a pack (%s backend)',
+    async (backend) => {
+      const env = { SKILLPIN_GIT_BACKEND: backend };
+      const served = tempDir('skillpin-e2e-full-');
+      const repo = pushableRepo(served, 'big');
+      // 3 MiB that do not compress: the pack cannot be written under a 1 MiB file-size limit.
+      const commit = repo.push({
+        'alpha/SKILL.md': skillMd('alpha', 'big'),
+        'alpha/noise.txt': randomBytes(3 * 1024 * 1024).toString('base64'),
+      });
+      const server = await startGitHttpServer({ root: served });
+      try {
+        const url = server.urlFor('big.git');
+        const config = writeConfig({ sources: [{ id: 'big', url, commit }] });
+        const ran = await skillpin(['sync', '--config', config], { env, fileSizeKiB: 1024 });
+        expect([ran.status, outcomes(ran.stderr)]).toEqual([
+          1,
+          {
+            big: `FAILED source-disk-full: fetching ${commit} from ${url}: a file-size limit stops writes in dataDir`,
+          },
+        ]);
+        expect(loose(packDirOf(config, 'big'))).toEqual([]);
+        // With room again, the same dataDir syncs.
+        const again = await skillpin(['sync', '--config', config], { env });
+        expect([again.status, outcomes(again.stderr)]).toEqual([0, { big: `now at ${commit}` }]);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   it('kill -9 in the middle of a transfer: the next start removes what it left, and syncs', async () => {
     // The pack's first 256 bytes come at once, then one byte every 50 ms: the transfer takes a minute or more.

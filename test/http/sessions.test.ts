@@ -14,6 +14,8 @@ import {
 function store(limits: Partial<typeof DEFAULT_SESSION_LIMITS> = {}) {
   let now = 0;
   const closed: string[] = [];
+  /** Each session opened, by id: what `use` must give back. */
+  const opened = new Map<string, Session>();
   const sessions = createSessionStore({ ...DEFAULT_SESSION_LIMITS, ...limits }, () => now);
   const session = (id: string): Session => ({
     transport: {
@@ -28,13 +30,15 @@ function store(limits: Partial<typeof DEFAULT_SESSION_LIMITS> = {}) {
   const open = async (id: string, address = '192.0.2.1') => {
     const refused = await sessions.admit(address);
     if (refused !== undefined) return refused;
-    sessions.add(id, session(id));
+    opened.set(id, session(id));
+    sessions.add(id, opened.get(id)!);
     sessions.settle();
     return undefined;
   };
   return {
     sessions,
     closed,
+    opened,
     open,
     at: (ms: number) => {
       now = ms;
@@ -53,7 +57,7 @@ describe('2025-11-25 sessions', () => {
   });
 
   it('when full, closes the least recently used session, never one used in the last minute', async () => {
-    const { sessions, closed, open, at } = store({ maxSessions: 3 });
+    const { sessions, closed, opened, open, at } = store({ maxSessions: 3 });
     await open('a', '192.0.2.1');
     await open('b', '192.0.2.2');
     await open('c', '192.0.2.3');
@@ -63,12 +67,12 @@ describe('2025-11-25 sessions', () => {
       message: 'all 3 sessions are in use; retry later',
     });
     at(SESSION_PROTECTED_MS);
-    expect(sessions.use('a')).toBeDefined();
+    expect(sessions.use('a')).toBe(opened.get('a'));
     expect(await open('e', '192.0.2.4')).toBeUndefined();
     expect(await open('f', '192.0.2.5')).toBeUndefined();
     expect(closed).toEqual(['b', 'c']);
     expect(await open('g', '192.0.2.6')).toMatchObject({ status: 503 });
-    expect(sessions.use('a')).toBeDefined();
+    expect(sessions.use('a')).toBe(opened.get('a'));
     expect(sessions.use('b')).toBeUndefined();
   });
 
@@ -88,7 +92,7 @@ describe('2025-11-25 sessions', () => {
   });
 
   it('closes sessions idle for longer than the limit, and keeps those in use', async () => {
-    const { sessions, closed, open, at } = store();
+    const { sessions, closed, opened, open, at } = store();
     await open('a', '192.0.2.1');
     await open('b', '192.0.2.2');
     at(SESSION_IDLE_MS - 1);
@@ -98,7 +102,8 @@ describe('2025-11-25 sessions', () => {
     at(SESSION_IDLE_MS);
     await sessions.expire();
     expect(closed).toEqual(['a']);
-    expect(sessions.use('b')).toBeDefined();
+    expect(sessions.use('b')).toBe(opened.get('b'));
+    expect(sessions.use('a')).toBeUndefined();
   });
 
   it('counts a session being opened against the limit before it has an id', async () => {

@@ -110,14 +110,11 @@ describe('the sync worker against a remote that fails on cue', () => {
     expect([current(run.catalog), run.clock.pending()]).toEqual([first, [3_600_000]]);
   });
 
+  // One fault of each phase (the ref listing, the transfer, sync.timeout); the reason each fault gets from each
+  // backend is test/git/contract.test.ts's.
   const faults: Array<[string, Fault, string]> = [
-    ['HTTP 401', { kind: 'status', status: 401 }, 'source-auth-failed'],
-    ['HTTP 403', { kind: 'status', status: 403 }, 'source-auth-failed'],
-    ['HTTP 404', { kind: 'status', status: 404 }, 'source-repository-not-found'],
-    ['HTTP 500', { kind: 'status', status: 500 }, 'source-http-error'],
     ['HTTP 503', { kind: 'status', status: 503 }, 'source-http-error'],
     ['a remote that stops answering', { kind: 'hang' }, 'source-timeout'],
-    ['an empty pack', { kind: 'empty-pack' }, 'source-pack-invalid'],
     ['a truncated pack', { kind: 'truncate-pack', bytes: 200 }, 'source-pack-invalid'],
   ];
   let version = 1;
@@ -227,7 +224,8 @@ describe('other faults', () => {
     const git = await startGitHttpServer({ root, config: { 'uploadpack.allowAnySHA1InWant': 'true' } });
     const config = loadConfig(
       writeConfig({
-        sync: { timeout: '500ms', retryMin: '1h', retryMax: '1h' },
+        // No short sync.timeout: on a busy machine the healthy source would time out too.
+        sync: { retryMin: '1h', retryMax: '1h' },
         sources: [
           { id: 'closed', url: 'http://127.0.0.1:9/none.git', ref: 'main' },
           { id: 'pinned', url: git.urlFor('skills.git'), commit: gone },

@@ -33,7 +33,7 @@ const RULES: Array<[SourceReason, RegExp]> = [
   ],
   [
     'source-pack-invalid',
-    /early EOF|index-pack failed|unexpected end of file|bad pack|pack has|protocol error|hung up unexpectedly|expected flush|invalid index-pack output|unpack-objects|inflate|fetch-pack:|sideband/i,
+    /early EOF|index-pack failed|unexpected end of file|bad pack|pack has|protocol error|hung up unexpectedly|expected flush|invalid index-pack output|unpack-objects|inflate|fetch-pack:|sideband|expected '[a-z-]+'/i,
   ],
 ];
 

@@ -220,6 +220,8 @@ export function openObjectDatabase(gitdir: string): ObjectDatabase {
       listing = undefined;
     },
     async close() {
+      // A listing under way opens packs: they are closed with the others, not left for garbage collection.
+      await listing?.catch(() => undefined);
       const packs = [...open.values()];
       open = new Map();
       listing = undefined;

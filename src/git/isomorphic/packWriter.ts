@@ -70,6 +70,9 @@ export function packWriter(options: PackWriterOptions): PackWriter {
   // A name the store's sweep removes if the process dies before the pack is whole.
   const temp = path.join(packDir, `tmp_pack_iso_${randomBytes(6).toString('hex')}`);
   let file: FileHandle | undefined;
+  // The temp file a first write is opening: an abort meanwhile waits for it, and closes it.
+  let opening: Promise<FileHandle> | undefined;
+  let aborted = false;
   const whole = createHash('sha1');
   const arrived: Arrived[] = [];
   let position = 0;
@@ -238,7 +241,8 @@ export function packWriter(options: PackWriterOptions): PackWriter {
   };
 
   const abort = async () => {
-    const handle = file;
+    aborted = true;
+    const handle = file ?? (await opening?.catch(() => undefined));
     file = undefined;
     await handle?.close().catch(() => undefined);
     await fsp.rm(temp, { force: true });
@@ -248,10 +252,13 @@ export function packWriter(options: PackWriterOptions): PackWriter {
   return {
     abort,
     async write(bytes) {
-      if (bytes.length === 0) return;
+      // After an abort the transfer has failed: nothing more is written.
+      if (bytes.length === 0 || aborted) return;
       if (file === undefined) {
-        await fsp.mkdir(packDir, { recursive: true });
-        file = await fsp.open(temp, 'wx+');
+        opening ??= fsp.mkdir(packDir, { recursive: true }).then(() => fsp.open(temp, 'wx+'));
+        const opened = await opening;
+        if (aborted) return;
+        file = opened;
       }
       // Everything before the trailer is what the trailer's SHA-1 covers.
       whole.update(bytes.subarray(0, parse(bytes)));
