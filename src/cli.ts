@@ -1,19 +1,14 @@
 #!/usr/bin/env node
+// Only what every command needs loads here; a command's module, and the libraries only it uses, load when it runs.
 import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { type CheckOptions, check } from './commands/check.ts';
-import { init } from './commands/init.ts';
-import { reload } from './commands/reload.ts';
-import { type DiffOptions, diff } from './commands/diff.ts';
-import { lock } from './commands/lock.ts';
-import { checkKeys, servedConfig } from './commands/pinning.ts';
-import { type DiffFormat, update } from './commands/update.ts';
+import type { CheckOptions } from './commands/check.ts';
+import type { DiffOptions } from './commands/diff.ts';
 import type { Serving } from './commands/serve.ts';
-import { status } from './commands/status.ts';
-import { sync } from './commands/sync.ts';
-import { verify } from './commands/verify.ts';
-import { ConfigError, loadConfig, parseDuration } from './config/index.ts';
+import type { DiffFormat } from './commands/update.ts';
+import { parseDuration } from './config/duration.ts';
+import { ConfigError } from './config/error.ts';
 import {
   createLogger,
   LOG_FORMATS,
@@ -23,7 +18,7 @@ import {
   type LogLevel,
 } from './shared/log.ts';
 import { closest } from './shared/text.ts';
-import { SERVER_VERSION } from './mcp/server.ts';
+import { SERVER_VERSION } from './shared/version.ts';
 
 export const EXIT_USAGE = 2;
 /** Exit status when serve cannot start: dataDir in use, the port cannot be opened, exposure without auth. */
@@ -106,6 +101,21 @@ function loggerOf(command: Command, level: LogLevel) {
   });
 }
 
+/** The config file, validated: the config module (yaml, zod) loads only for a command that reads one. */
+const loadConfig = async (file: string) => (await import('./config/index.ts')).loadConfig(file);
+
+/** What `serve` and `sync` follow: the config's sources, or exactly the lockfile's commits under `--locked`. */
+async function servedConfig(file: string, locked: boolean) {
+  const { servedConfig } = await import('./commands/pinning.ts');
+  return servedConfig(await loadConfig(file), locked);
+}
+
+/** The config, with its signature keys read (lock and update resolve refs that may need verifying). */
+async function keyedConfig(file: string) {
+  const { checkKeys } = await import('./commands/pinning.ts');
+  return checkKeys(await loadConfig(file));
+}
+
 /** The CLI; a command's exit status goes to `exit`, a usage error is thrown as a CommanderError. */
 export function program(
   io: CliIo = processIo,
@@ -164,7 +174,7 @@ export function program(
         return;
       }
       const locked = options.locked === true;
-      const reread = async () => servedConfig(loadConfig(options.config), locked);
+      const reread = async () => servedConfig(options.config, locked);
       const config = await reread();
       const logger = loggerOf(command, 'info');
       const { CannotServeError, startServing } = await import('./commands/serve.ts');
@@ -199,9 +209,10 @@ export function program(
     .option('--locked', 'sync exactly the commits of the lockfile')
     .action(async (options: { config: string; wait: number; locked?: boolean }, command: Command) => {
       const logger = loggerOf(command, 'warn');
+      const { sync } = await import('./commands/sync.ts');
       exit(
         await sync(
-          await servedConfig(loadConfig(options.config), options.locked === true),
+          await servedConfig(options.config, options.locked === true),
           { waitMs: options.wait, interactive: io.interactive },
           logger,
           io.err,
@@ -240,6 +251,7 @@ export function program(
     .addOption(verifyOptions.gpg())
     .addOption(verifyOptions.require())
     .action(async (repository: string, options: Omit<CheckOptions, 'target'>) => {
+      const { check } = await import('./commands/check.ts');
       exit(await check({ target: repository, ...options }, io));
     });
 
@@ -254,9 +266,10 @@ export function program(
     .command('lock')
     .description('resolve every source and write the lockfile (skillpin.lock next to the config, or lock:)')
     .addOption(configOption())
-    .action(async (options: { config: string }) =>
-      exit(await lock(await checkKeys(loadConfig(options.config)), io)),
-    );
+    .action(async (options: { config: string }) => {
+      const { lock } = await import('./commands/lock.ts');
+      exit(await lock(await keyedConfig(options.config), io));
+    });
 
   const updating = cli
     .command('update')
@@ -266,8 +279,11 @@ export function program(
     .argument('[source...]', 'the sources to update (default: all)')
     .addOption(configOption());
   for (const option of formats()) updating.addOption(option);
-  updating.action(async (names: string[], options: { config: string; json?: boolean; markdown?: boolean }) =>
-    exit(await update(await checkKeys(loadConfig(options.config)), names, formatOf(options), io)),
+  updating.action(
+    async (names: string[], options: { config: string; json?: boolean; markdown?: boolean }) => {
+      const { update } = await import('./commands/update.ts');
+      exit(await update(await keyedConfig(options.config), names, formatOf(options), io));
+    },
   );
 
   const diffing = cli
@@ -297,6 +313,7 @@ export function program(
       },
     ) => {
       const { json: _json, markdown: _markdown, ...rest } = options;
+      const { diff } = await import('./commands/diff.ts');
       exit(await diff({ repository, from, to, ...rest, format: formatOf(options) }, io));
     },
   );
@@ -324,6 +341,7 @@ export function program(
         options: { config?: string; era: 'auto' | 'modern' | 'legacy'; json?: boolean; tokenEnv?: string },
       ) => {
         const cliEntry = fileURLToPath(import.meta.url);
+        const { verify } = await import('./commands/verify.ts');
         exit(await verify({ ...(url === undefined ? {} : { url }), ...options }, cliEntry, io));
       },
     );
@@ -333,7 +351,10 @@ export function program(
     .description('write a commented starter config that runs as written: a public source and this repository')
     .argument('[file]', 'where to write it', 'skillpin.yaml')
     .option('--force', 'replace an existing file')
-    .action(async (file: string, options: { force?: boolean }) => exit(await init(file, options, io)));
+    .action(async (file: string, options: { force?: boolean }) => {
+      const { init } = await import('./commands/init.ts');
+      exit(await init(file, options, io));
+    });
 
   cli
     .command('reload')
@@ -341,7 +362,10 @@ export function program(
       "make the skillpin serve holding the config's dataDir re-read its config (SIGHUP); an invalid config is refused here",
     )
     .addOption(configOption())
-    .action((options: { config: string }) => exit(reload(loadConfig(options.config), io)));
+    .action(async (options: { config: string }) => {
+      const { reload } = await import('./commands/reload.ts');
+      exit(reload(await loadConfig(options.config), io));
+    });
 
   cli
     .command('status')
@@ -350,9 +374,10 @@ export function program(
     )
     .addOption(configOption())
     .option('--json', 'print the status as JSON')
-    .action(async (options: { config: string; json?: boolean }) =>
-      status(loadConfig(options.config), { json: options.json === true }, io.out),
-    );
+    .action(async (options: { config: string; json?: boolean }) => {
+      const { status } = await import('./commands/status.ts');
+      await status(await loadConfig(options.config), { json: options.json === true }, io.out);
+    });
   return cli;
 }
 

@@ -1,7 +1,7 @@
 import { Client, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { SkillsClient, SkillVerificationError } from '@modelcontextprotocol/client/ext/skills';
-import { SERVER_VERSION } from '../mcp/server.ts';
+import { SERVER_VERSION } from '../shared/version.ts';
 import { plural } from '../shared/text.ts';
 
 export interface VerifyOptions {

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { formatProblem, keyPath, LineCounter, plainWords, positionOf } from './messages.ts';
-import { configSchema, ENV_REFERENCE, parseDuration, type RawConfig, remoteKind } from './schema.ts';
+import { parseDuration } from './duration.ts';
+import { ConfigError } from './error.ts';
+import { configSchema, ENV_REFERENCE, type RawConfig, remoteKind } from './schema.ts';
 import { shorthandUrl } from './shorthand.ts';
 
 /** A source as the rest of the program sees it: paths absolute, secrets resolved (and never printed). */
@@ -189,18 +191,6 @@ export interface Config {
 /** `paths:` entries as the indexer compares them: no `./` in front, no `/` at the end, the root as no entry. */
 export function normalizePaths(paths: readonly string[]): string[] {
   return paths.map((p) => p.replace(/^\.\/|\/+$/g, '')).filter((p) => p !== '' && p !== '.');
-}
-
-/** A configuration that cannot be used: every problem, each naming the file, its line and the key. */
-export class ConfigError extends Error {
-  /** One line per problem: `file:line:column: key: message`. */
-  readonly problems: readonly string[];
-  constructor(message: string | readonly string[]) {
-    const problems = typeof message === 'string' ? [message] : message;
-    super(problems.join('\n'));
-    this.name = 'ConfigError';
-    this.problems = problems;
-  }
 }
 
 /** Reads and validates a YAML config file. Throws `ConfigError` naming every problem at once. */

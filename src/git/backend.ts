@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { defaultGitSettings, type GitSettings } from '../config/index.ts';
 import { openCliRepository } from './cli/backend.ts';
 import { GitError } from './errors.ts';
-import { openIsomorphicRepository } from './isomorphic/backend.ts';
 import { type BackendName, gitdirOf, type Repository } from './repository.ts';
 
 /**
@@ -81,7 +80,11 @@ export async function describeGitBackend(
 
 async function open(gitdir: string, store: boolean, settings: GitSettings): Promise<Repository> {
   const chosen = await describeGitBackend(settings);
-  if (chosen.backend === 'isomorphic') return openIsomorphicRepository(gitdir, store, settings.proxy);
+  if (chosen.backend === 'isomorphic') {
+    // isomorphic-git loads only when this backend is chosen.
+    const { openIsomorphicRepository } = await import('./isomorphic/backend.ts');
+    return openIsomorphicRepository(gitdir, store, settings.proxy);
+  }
   const git = await probeGit();
   if (!git.usable)
     throw new GitError(

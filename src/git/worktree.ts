@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import git from 'isomorphic-git';
 
 /** A file of a work tree that differs from its HEAD commit. */
 export interface WorktreeChange {
@@ -18,6 +17,7 @@ export async function worktreeChanges(
   paths: readonly string[] = [],
 ): Promise<WorktreeChange[] | undefined> {
   if (!fs.existsSync(path.join(dir, '.git'))) return undefined;
+  const { default: git } = await import('isomorphic-git');
   const rows = await git.statusMatrix({
     fs,
     dir,

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createRequire } from 'node:module';
 import type { Catalog } from '../catalog/index.ts';
 import type { RequestOutcome } from '../mcp/observe.ts';
 import { searchStatsOf } from '../mcp/search.ts';
@@ -7,6 +7,10 @@ import type { StatusReport } from '../sync/status.ts';
 import type { WebhookOutcome } from './webhooks.ts';
 
 export const METRICS_PATH = '/metrics';
+
+// prom-client (CommonJS) loads when a server turns metrics on, not with every process that imports this file.
+const load = createRequire(import.meta.url);
+const promClient = () => load('prom-client') as typeof import('prom-client');
 
 /** Methods that get their own label value; any other method a client sends counts as `other`. */
 const METHODS = new Set([
@@ -57,6 +61,7 @@ export interface MetricsOptions {
  * names from a fixed list and outcomes from fixed sets; never URIs, skill names or anything a client chose.
  */
 export function createMetrics(options: MetricsOptions): Metrics {
+  const { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } = promClient();
   const register = new Registry();
   const registers = [register];
   const now = options.now ?? Date.now;

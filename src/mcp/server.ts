@@ -3,6 +3,7 @@ import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import { listingChanged, visibleCatalog, type CatalogReader, type Visibility } from '../catalog/index.ts';
 import { DEFAULT_MAX_PROMPTS, defaultRunSettings } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
+import { SERVER_NAME, SERVER_VERSION } from '../shared/version.ts';
 import { visibilityOf } from './caller.ts';
 import { cachePolicy, type CachePolicy } from './cache.ts';
 import { answerFromSnapshots } from './handlers.ts';
@@ -11,9 +12,6 @@ import { type FileReader, verifiedReader } from './read.ts';
 import { createRunner, type RunnerOptions } from './run/runner.ts';
 import { catalogSkillSource, type CatalogSkillSource } from './source.ts';
 import { registerTools } from './tools/index.ts';
-
-export const SERVER_NAME = 'skillpin';
-export const SERVER_VERSION = '0.1.0';
 
 export interface ServerOptions {
   catalog: CatalogReader;

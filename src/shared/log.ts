@@ -1,6 +1,12 @@
-import { pino, type Logger, type LoggerOptions } from 'pino';
-import pretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type { Logger, LoggerOptions } from 'pino';
 import { redact } from './redact.ts';
+
+// pino loads with the first logger and pino-pretty with the first pretty one: `--version` never logs. Both are
+// CommonJS, so a require here loads them where a synchronous factory needs them.
+const load = createRequire(import.meta.url);
+const pinoLibrary = () => (load('pino') as typeof import('pino')).pino;
+const prettyLibrary = () => (load('pino-pretty') as typeof import('pino-pretty')).build;
 
 export type { Logger };
 
@@ -22,6 +28,7 @@ export interface LogOptions {
 
 /** Logs go to stderr: stdout belongs to the MCP stdio transport. Every line is cleaned of credentials. */
 export function createLogger(options: LogOptions = {}): Logger {
+  const pino = pinoLibrary();
   const terminal = process.stderr.isTTY === true;
   const format = options.format ?? (terminal && options.destination === undefined ? 'pretty' : 'json');
   const settings: LoggerOptions = {
@@ -33,7 +40,7 @@ export function createLogger(options: LogOptions = {}): Logger {
   if (format === 'pretty')
     return pino(
       settings,
-      pretty({
+      prettyLibrary()({
         destination: 2,
         sync: true,
         colorize: terminal,
@@ -50,5 +57,5 @@ export function createLogger(options: LogOptions = {}): Logger {
 
 /** A logger that drops everything: for tests and library use. */
 export function silentLogger(): Logger {
-  return pino({ level: 'silent' });
+  return pinoLibrary()({ level: 'silent' });
 }

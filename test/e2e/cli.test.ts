@@ -1,5 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CheckReport } from '../../src/commands/check.ts';
 import type { StatusReport } from '../../src/commands/status.ts';
@@ -7,6 +11,7 @@ import type { VerifyReport } from '../../src/commands/verify.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { git } from '../helpers/git.ts';
+import { loadedModules, recordedCli } from '../helpers/loadedModules.ts';
 import { skillMd } from '../helpers/pushable.ts';
 import { makeRepo } from '../helpers/repo.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
@@ -458,5 +463,95 @@ describe('skillpin status and /status', () => {
       /^SOURCE\s+COMMIT\s+SKILLS\s+ERR\/WARN\s+RETAINED\s+LAST SYNC\s+LAST ERROR$/,
     );
     expect(human).toContain(`catalog@${c2.slice(0, 12)}  error    name-invalid`);
+  });
+});
+
+// Start-up is the subject here, so these run the CLI as a process: from src/, recording every module it loads.
+describe('a command loads what it uses', () => {
+  /** The CLI itself: what `--version`, `--help` and a usage error may load, and nothing more. */
+  const CLI_CORE = [
+    'cli.ts',
+    'config/duration.ts',
+    'config/error.ts',
+    'shared/log.ts',
+    'shared/redact.ts',
+    'shared/text.ts',
+    'shared/version.ts',
+  ];
+  /** Libraries that only some configurations need. */
+  const HEAVY = ['@modelcontextprotocol/client', 'isomorphic-git', 'openpgp', 'pino-pretty', 'prom-client'];
+  /** The environment of a child: the default git backend (auto, so the git binary), whatever this project sets. */
+  const childEnv = (record: Record<string, string>) => {
+    const { SKILLPIN_GIT_BACKEND: _backend, ...env } = process.env;
+    return { ...env, ...record, SKILLPIN_LOG_LEVEL: 'warn' } as Record<string, string>;
+  };
+  const runCli = (...args: string[]) => {
+    const recorded = recordedCli();
+    const result = spawnSync(process.execPath, [...recorded.args, ...args], {
+      encoding: 'utf8',
+      env: childEnv(recorded.env),
+    });
+    return {
+      status: result.status,
+      stdout: result.stdout,
+      loaded: loadedModules(recorded.env.SKILLPIN_RECORD_MODULES),
+    };
+  };
+
+  it('--version, --help and a usage error load the CLI and commander: no command, no other library', () => {
+    const version = runCli('--version');
+    expect([version.status, version.stdout]).toEqual([0, '0.1.0\n']);
+    expect(version.loaded).toEqual({ ours: CLI_CORE, packages: ['commander'] });
+    const help = runCli('--help');
+    expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'Usage: skillpin [options] [command]']);
+    expect(help.loaded).toEqual({ ours: CLI_CORE, packages: ['commander'] });
+    for (const usage of [['chek'], ['check', '--nope'], ['diff']]) {
+      const refused = runCli(...usage);
+      expect([usage, refused.status, refused.loaded]).toEqual([
+        usage,
+        2,
+        { ours: CLI_CORE, packages: ['commander'] },
+      ]);
+    }
+  });
+
+  it('check of a repository loads its command, not the other commands or the libraries it does not use', () => {
+    const checked = runCli('check', catalog.gitdir, '--paths', 'skills', '--json');
+    expect(checked.status).toBe(1);
+    expect((JSON.parse(checked.stdout) as CheckReport).commit).toBe(c2);
+    const commands = checked.loaded.ours.filter((file) => file.startsWith('commands/'));
+    expect(commands).toEqual([
+      'commands/annotations.ts',
+      'commands/check.ts',
+      'commands/pinning.ts',
+      'commands/sourceArgs.ts',
+    ]);
+    expect(HEAVY.filter((name) => checked.loaded.packages.includes(name))).toEqual([]);
+  });
+
+  it('serve over stdio, with no signature policy, metrics or run: grants, loads none of what they need', async () => {
+    const recorded = recordedCli();
+    const config = writeConfig({ sources: [pinnedC2] });
+    const client = new Client({ name: 'skillpin-test', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [...recorded.args, 'serve', '--config', config],
+        env: childEnv(recorded.env),
+        stderr: 'ignore',
+      }),
+    );
+    const { skills } = await new SkillsClient(client).list();
+    // Closing stdin ends the server: its record is complete once the process is gone.
+    await client.close();
+    expect(skills.length).toBe(C2_SKILLS.length);
+    const { ours, packages } = loadedModules(recorded.env.SKILLPIN_RECORD_MODULES);
+    expect(ours.filter((file) => file.startsWith('commands/') && file !== 'commands/pinning.ts')).toEqual([
+      'commands/serve.ts',
+    ]);
+    expect(ours).not.toContain('git/isomorphic/backend.ts');
+    expect(HEAVY.filter((name) => packages.includes(name))).toEqual([]);
+    // Required CommonJS is recorded too: the logger (pino) is in the record.
+    expect(packages).toContain('pino');
   });
 });

@@ -107,7 +107,7 @@ describe('the packed package', () => {
   it('holds only what runs, the README, LICENSE and the example config; no TypeScript runner', () => {
     const outside = packed.files.filter(
       (file) =>
-        !/^dist\/.+\.js$/.test(file) &&
+        !/^dist\/.+\.js(\.map)?$/.test(file) &&
         !['bin/skillpin.js', 'package.json', 'README.md', 'LICENSE', 'config.example.yaml'].includes(file),
     );
     expect(outside).toEqual([]);

@@ -3,7 +3,7 @@ import {
   type OAuthProtectedResourceMetadata,
 } from '@modelcontextprotocol/server';
 import type { AuthConfig } from '../../config/index.ts';
-import { SERVER_NAME } from '../../mcp/server.ts';
+import { SERVER_NAME } from '../../shared/version.ts';
 
 /** RFC 9728 §3: the well-known path of protected resource metadata. */
 export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';

@@ -1,0 +1,34 @@
+/**
+ * `npm run build`: dist/ as the package ships it, plain JavaScript that `node` runs. esbuild bundles src/cli.ts with
+ * what it imports, dependencies included, into a few files: a process no longer resolves and reads each of ~430
+ * modules (`serve`) one by one. Each command's module, and a library only some runs need (openpgp, isomorphic-git,
+ * the MCP client), stays in a chunk of its own that the dynamic import asking for it loads. pino, pino-pretty and
+ * prom-client (CommonJS, required where they are used) are read from node_modules. A source map beside each file
+ * (`node --enable-source-maps` shows src/ lines in stacks).
+ */
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { build } from 'esbuild';
+
+const root = path.resolve(import.meta.dirname, '..');
+const dist = path.join(root, 'dist');
+
+rmSync(dist, { recursive: true, force: true });
+await build({
+  entryPoints: [path.join(root, 'src', 'cli.ts')],
+  outdir: dist,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.12',
+  // Class and function names as written: errors name themselves from them (`this.name = new.target.name`).
+  keepNames: true,
+  sourcemap: true,
+  sourcesContent: false,
+  // CommonJS bundled into an ES module requires Node's built-ins by name.
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
+  logLevel: 'warning',
+});
