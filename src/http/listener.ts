@@ -102,6 +102,8 @@ export function requestListener(
     const admitted = await options.gate(head);
     if (admitted instanceof Response) return answer(req, res, admitted);
     if (method === 'GET' || method === 'HEAD') return answer(req, res, await admitted.serve(head));
+    // A client that waits for `100 Continue` (listened for as checkContinue) sends its body only now.
+    if (/100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
     const read = await readBody(req, {
       maxBytes: admitted.maxBodyBytes,
       budget,

@@ -247,18 +247,19 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
 
   const unsubscribe = options.catalog.onChange((previous, next) => mcp.listingChanged(previous, next));
 
-  const server: Server = createServer(
-    requestListener({
-      gate,
-      methodsOf: (pathname) => routes[pathname],
-      methodNotAllowed,
-      limits: { ...DEFAULT_BODY_LIMITS, ...options.bodyLimits },
-      // One line per request at debug: the path only (a query may carry a secret).
-      onAnswer: (method, pathname, status, ms) =>
-        logger.debug({ method, path: clip(pathname), status, ms: Math.round(ms) }, 'http request'),
-      onerror: (error) => logger.error({ err: error.message }, 'http handler failed'),
-    }),
-  );
+  const listener = requestListener({
+    gate,
+    methodsOf: (pathname) => routes[pathname],
+    methodNotAllowed,
+    limits: { ...DEFAULT_BODY_LIMITS, ...options.bodyLimits },
+    // One line per request at debug: the path only (a query may carry a secret).
+    onAnswer: (method, pathname, status, ms) =>
+      logger.debug({ method, path: clip(pathname), status, ms: Math.round(ms) }, 'http request'),
+    onerror: (error) => logger.error({ err: error.message }, 'http handler failed'),
+  });
+  const server: Server = createServer(listener);
+  // `Expect: 100-continue` is answered by the listener once the head is allowed, not by Node before it looks.
+  server.on('checkContinue', listener);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -126,8 +126,16 @@ describe('request bodies', () => {
     await unsigned.send(head(port, '/hooks/git', MiB, 'X-GitHub-Event: push\r\n') + 'x'.repeat(64 * 1024));
     await until('the webhook 401', () => unsigned.status(), 5_000);
     expect(unsigned.received()).toContain('"error":"bad or missing X-Hub-Signature-256"');
-    noToken.destroy();
-    unsigned.destroy();
+    // A client that waits for 100 Continue is told 401 instead; one with its token is asked for its body.
+    const waiting = rawClient(port);
+    await waiting.send(head(port, MCP_PATH, 2, 'Expect: 100-continue\r\n'));
+    await until('the answer to the wait', () => waiting.status(), 5_000);
+    expect(waiting.status()).toBe('401');
+    const allowed = rawClient(port);
+    await allowed.send(head(port, MCP_PATH, 2, `Expect: 100-continue\r\nAuthorization: Bearer ${TOKEN}\r\n`));
+    await until('the 100 Continue', () => allowed.status(), 5_000);
+    expect(allowed.status()).toBe('100');
+    for (const client of [noToken, unsigned, waiting, allowed]) client.destroy();
   });
 
   it('gives a body a deadline of its own: one that stops coming is answered 408 within it, and closed', async () => {
