@@ -4,22 +4,13 @@
  * backslash, NUL, query or fragment, and every segment is percent-decoded exactly once.
  */
 
-import { COMMIT_PATTERN, SOURCE_ID_PATTERN } from '../shared/patterns.ts';
+import { COMMIT_PATTERN, SOURCE_ID_PATTERN, URI_SCHEME } from '../shared/patterns.ts';
+import { encodePath } from '../shared/uriPath.ts';
 import { join, SKILL_MD } from '../skills/index.ts';
 
-export const SCHEME = 'skill://';
+export { encodePath, encodeSegment } from '../shared/uriPath.ts';
 
-// Characters kept as they are in a path segment (as the SDK's skills URIs do); everything else is %-encoded.
-const ENCODED_IN_SEGMENT = /[^\w!$&'()*+,.:;=@[\]|~-]/gu;
-
-export function encodeSegment(segment: string): string {
-  if (segment === '.' || segment === '..') return segment.replaceAll('.', '%2E');
-  return segment.replaceAll(ENCODED_IN_SEGMENT, (char) => encodeURIComponent(char));
-}
-
-export function encodePath(path: string): string {
-  return path.split('/').map(encodeSegment).join('/');
-}
+export const SCHEME = URI_SCHEME;
 
 /** The URI of `path` (a served path, '' for the namespace root) in the namespace of `source` at `commit`. */
 export function namespaceUri(source: string, commit: string, path = ''): string {

@@ -1,25 +1,79 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import type { BodyBudget } from './bodyBudget.ts';
 
-/** Bytes of an oversized body read and dropped before answering 413: a client still sending sees the answer. */
-const DRAIN_BYTES = 16 * 1024 * 1024;
+/** Why a body was not read: over its limit, no room among the bodies in flight, too slow, or the client left. */
+export type BodyRefusal = 'too-large' | 'busy' | 'slow' | 'gone';
 
-/** The body's raw bytes, at most `max`; `undefined` when it is larger (read and dropped first, see DRAIN_BYTES). */
-export async function readRawBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
-  const declared = Number(req.headers['content-length'] ?? '0');
-  if (declared > max + DRAIN_BYTES) return undefined;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.byteLength;
-    // Past the limit the rest is read and dropped (up to DRAIN_BYTES), so the client gets to read its 413.
-    if (size > max + DRAIN_BYTES) return undefined;
-    if (size <= max) chunks.push(chunk);
-  }
-  return size > max ? undefined : Buffer.concat(chunks);
+export type BodyRead = { ok: true; body: Buffer; release(): void } | { ok: false; why: BodyRefusal };
+
+export interface BodyReadOptions {
+  maxBytes: number;
+  budget: BodyBudget;
+  deadlineMs: number;
 }
 
-/** A web Request for `req` carrying exactly `body` (the SDK's adapter decodes bodies as text, which loses bytes). */
-export function rawWebRequest(req: IncomingMessage, body: Uint8Array): Request {
+/**
+ * The body's raw bytes, at most `maxBytes`, read within `deadlineMs`. The bytes are taken from `budget` as they are
+ * promised (Content-Length) or arrive, whichever is more; `release` gives them back once the request is served.
+ */
+export function readBody(req: IncomingMessage, options: BodyReadOptions): Promise<BodyRead> {
+  const { maxBytes, budget } = options;
+  const declared = Number(req.headers['content-length'] ?? '0');
+  if (declared > maxBytes) return Promise.resolve({ ok: false, why: 'too-large' });
+  let reserved = 0;
+  const reserve = (bytes: number) => {
+    if (bytes <= reserved) return true;
+    if (!budget.take(bytes - reserved)) return false;
+    reserved = bytes;
+    return true;
+  };
+  if (!reserve(declared)) return Promise.resolve({ ok: false, why: 'busy' });
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (read: BodyRead) => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', onEnd).off('close', onClose);
+      if (!read.ok) budget.give(reserved);
+      resolve(read);
+    };
+    const timer = setTimeout(() => finish({ ok: false, why: 'slow' }), options.deadlineMs);
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > maxBytes) finish({ ok: false, why: 'too-large' });
+      else if (!reserve(size)) finish({ ok: false, why: 'busy' });
+      else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      let held = reserved;
+      const release = () => {
+        budget.give(held);
+        held = 0;
+      };
+      finish({ ok: true, body: Buffer.concat(chunks, size), release });
+    };
+    const onClose = () => finish({ ok: false, why: 'gone' });
+    req.on('data', onData).once('end', onEnd).once('close', onClose);
+  });
+}
+
+/**
+ * After an answer given without reading the whole body: the rest is read and dropped, so a client still sending
+ * reads its answer (closing on unread bytes would reset the connection under it), and the connection is closed if
+ * the body has not ended within `deadlineMs`.
+ */
+export function discardRest(req: IncomingMessage, deadlineMs: number): void {
+  if (req.readableEnded) return;
+  const timer = setTimeout(() => req.socket.destroy(), deadlineMs);
+  const stop = () => clearTimeout(timer);
+  req.once('end', stop).once('close', stop).resume();
+}
+
+/** The request's head as a web Request (no body yet); throws when its Host and path make no URL. */
+export function webRequestHead(req: IncomingMessage, signal: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined || name.startsWith(':')) continue;
@@ -28,13 +82,21 @@ export function rawWebRequest(req: IncomingMessage, body: Uint8Array): Request {
   return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
     method: req.method ?? 'GET',
     headers,
-    ...(body.byteLength > 0 ? { body } : {}),
+    signal,
   });
 }
 
-/** Writes a web Response, read whole, to a Node response. */
+/** `head` carrying exactly `body` (the SDK's adapter decodes bodies as text, which loses bytes). */
+export const withBody = (head: Request, body: Uint8Array): Request =>
+  body.byteLength === 0 ? head : new Request(head, { body });
+
+/** Writes a web Response to a Node response; a streamed one (SSE) as it comes, at the pace the client reads. */
 export async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
-  const body = Buffer.from(await response.arrayBuffer());
   res.writeHead(response.status, Object.fromEntries(response.headers));
-  res.end(body);
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  // A client that leaves ends the stream (its producer is cancelled); that is no error here.
+  await pipeline(Readable.fromWeb(response.body as NodeReadableStream), res).catch(() => undefined);
 }

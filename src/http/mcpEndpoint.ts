@@ -96,7 +96,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: randomUUID,
           onsessioninitialized: (id) =>
-            store.add(id, { transport, server, ...(caller === undefined ? {} : { caller }) }),
+            store.add(id, { transport, server, address: peer, ...(caller === undefined ? {} : { caller }) }),
           onsessionclosed: (id) => store.remove(id),
         });
       transport.onclose = () => {
@@ -110,7 +110,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       if (transport.sessionId === undefined) await server.close();
       return response;
     } finally {
-      store.settle();
+      store.settle(peer);
     }
   };
 

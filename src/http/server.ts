@@ -13,13 +13,14 @@ import type { ServerFactory } from '../mcp/server.ts';
 import type { StatusReport } from '../sync/status.ts';
 import type { AuthGate, Authenticated } from './auth/gate.ts';
 import { createDeliveryLog } from './deliveries.ts';
-import { peerOf, requestListener, type Route } from './listener.ts';
+import { type BodyLimits, DEFAULT_BODY_LIMITS, MAX_REQUEST_BODY_BYTES } from './bodyBudget.ts';
+import { type Admitted, type Gate, peerOf, requestListener } from './listener.ts';
 import { createMcpEndpoint, MCP_METHODS } from './mcpEndpoint.ts';
 import { METRICS_PATH, type Metrics } from './metrics.ts';
 import type { SessionLimits } from './sessions.ts';
 import { pageSearch, withSearchStats } from './search.ts';
 import { renderStatusPage, STATUS_PAGE_HEADERS } from './statusPage.ts';
-import { handleWebhook, WEBHOOK_PATH } from './webhooks.ts';
+import { handleWebhook, refuseUnsigned, WEBHOOK_PATH, type WebhookOutcome } from './webhooks.ts';
 
 export const MCP_PATH = '/mcp';
 /** How often idle 2025-11-25 sessions are looked for. */
@@ -44,6 +45,8 @@ export interface HttpOptions {
   pending?: () => readonly string[];
   /** Serves GET /metrics (404 without it) and counts what this server does. */
   metrics?: Metrics;
+  /** Overrides of the limits on request bodies (tests). */
+  bodyLimits?: Partial<BodyLimits>;
   /** Overrides of the session limits (tests). */
   sessionLimits?: Partial<SessionLimits>;
   /** The clock of sessions and webhook deliveries (tests). */
@@ -130,8 +133,8 @@ const methodNotAllowed = (method: string, allowed: readonly string[]) =>
 
 /**
  * Streamable HTTP at /mcp, the status page at /, /healthz, /readyz, /status, /metrics and the webhook. Host and
- * Origin are checked first (DNS rebinding protection), then the method, then (with auth) the caller, before
- * anything else is read.
+ * Origin are checked first (DNS rebinding protection), then the method, then (with auth) the caller, all from the
+ * request's head: only then is its body read (listener.ts bounds it).
  */
 export async function startHttpServer(options: HttpOptions): Promise<RunningHttpServer> {
   const { auth } = options;
@@ -156,32 +159,58 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
   const statusNow = (status: () => StatusReport) => withSearchStats(status(), options.catalog);
   metrics?.countSessions(() => mcp.openSessions());
 
-  const route = async (request: Request, pathname: string): Promise<Response> => {
+  /** What a request may do, from its head alone: Host and Origin, path, method, then (with auth) its caller. */
+  const gate: Gate = async (head) => {
+    const { pathname } = new URL(head.url);
     const rejected =
-      hostHeaderValidationResponse(request, allowedHosts) ??
-      originValidationResponse(request, allowedOrigins);
+      hostHeaderValidationResponse(head, allowedHosts) ?? originValidationResponse(head, allowedOrigins);
     if (rejected !== undefined) {
       logger.warn(
-        {
-          host: clip(request.headers.get('host')),
-          origin: clip(request.headers.get('origin')),
-          path: pathname,
-        },
+        { host: clip(head.headers.get('host')), origin: clip(head.headers.get('origin')), path: pathname },
         'refused a request whose Host or Origin is not allowed (http.allowedHosts, http.allowedOrigins)',
       );
       return rejected;
     }
     const allowed = routes[pathname];
     if (allowed === undefined) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
-    if (!allowed.includes(request.method)) return methodNotAllowed(request.method, allowed);
-    if (auth?.metadataPaths.includes(pathname)) return auth.metadata(request);
+    if (!allowed.includes(head.method)) return methodNotAllowed(head.method, allowed);
+    if (auth?.metadataPaths.includes(pathname)) return auth.metadata(head);
+    if (pathname === WEBHOOK_PATH) return webhookGate(head);
     // Every path that is not open needs a caller; its answers are what that caller may see.
     let caller: Authenticated | undefined;
     if (auth !== undefined && !OPEN_PATHS.has(pathname)) {
-      const verdict = await auth.authenticate(request, peerOf(request));
+      const verdict = await auth.authenticate(head, peerOf(head));
       if (verdict instanceof Response) return verdict;
       caller = verdict;
     }
+    return { maxBodyBytes: MAX_REQUEST_BODY_BYTES, serve: (request) => serve(request, pathname, caller) };
+  };
+
+  /** A webhook delivery may send its body when webhooks are on and its headers carry a secret or a signature. */
+  const webhookGate = (head: Request): Response | Admitted => {
+    const { webhook, worker } = options;
+    if (webhook === undefined || worker === undefined)
+      return json(404, { error: 'webhooks are not configured (webhook.secret)' });
+    const webhookOptions = {
+      secret: webhook.secret,
+      sources: (typeof options.sources === 'function' ? options.sources() : options.sources) ?? [],
+      trigger: (id: string, why: string) => worker.trigger(id, why),
+      deliveries,
+      logger,
+      ...(metrics === undefined
+        ? {}
+        : { onOutcome: (outcome: WebhookOutcome) => metrics.delivered(outcome) }),
+    };
+    return (
+      refuseUnsigned(head.headers, webhookOptions) ?? {
+        maxBodyBytes: webhook.maxBodyBytes,
+        onTooLarge: () => metrics?.delivered('too_large'),
+        serve: (request) => handleWebhook(request, webhookOptions),
+      }
+    );
+  };
+
+  const serve = async (request: Request, pathname: string, caller: Authenticated | undefined) => {
     const visibility = caller?.caller.visibility ?? EVERY_SOURCE;
     if (pathname === '/') {
       if (options.status === undefined) return json(404, { error: 'no status here' });
@@ -225,58 +254,24 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
       return options.status === undefined
         ? json(404, { error: 'no status here' })
         : json(200, visibleStatus(statusNow(options.status), visibility));
-    if (pathname === WEBHOOK_PATH) {
-      const { webhook, worker } = options;
-      if (webhook === undefined || worker === undefined)
-        return json(404, { error: 'webhooks are not configured (webhook.secret)' });
-      return handleWebhook(request, {
-        secret: webhook.secret,
-        sources: (typeof options.sources === 'function' ? options.sources() : options.sources) ?? [],
-        trigger: (id, why) => worker.trigger(id, why),
-        deliveries,
-        logger,
-        ...(metrics === undefined ? {} : { onOutcome: (outcome) => metrics.delivered(outcome) }),
-      });
-    }
     return mcp.handle(request, peerOf(request), caller?.authInfo);
-  };
-
-  // One line per request at debug: the path only (a query may carry a secret).
-  const logged: Route = async (request) => {
-    const started = performance.now();
-    const { pathname } = new URL(request.url);
-    const response = await route(request, pathname);
-    logger.debug(
-      {
-        method: request.method,
-        path: clip(pathname),
-        status: response.status,
-        ms: Math.round(performance.now() - started),
-      },
-      'http request',
-    );
-    return response;
   };
 
   const unsubscribe = options.catalog.onChange((previous, next) => mcp.listingChanged(previous, next));
 
-  const server: Server = createServer(
-    requestListener({
-      route: logged,
-      methodsOf: (pathname) => routes[pathname],
-      methodNotAllowed,
-      ...(options.webhook === undefined
-        ? {}
-        : {
-            webhook: {
-              path: WEBHOOK_PATH,
-              maxBodyBytes: options.webhook.maxBodyBytes,
-              onTooLarge: () => metrics?.delivered('too_large'),
-            },
-          }),
-      onerror: (error) => logger.error({ err: error.message }, 'http handler failed'),
-    }),
-  );
+  const listener = requestListener({
+    gate,
+    methodsOf: (pathname) => routes[pathname],
+    methodNotAllowed,
+    limits: { ...DEFAULT_BODY_LIMITS, ...options.bodyLimits },
+    // One line per request at debug: the path only (a query may carry a secret).
+    onAnswer: (method, pathname, status, ms) =>
+      logger.debug({ method, path: clip(pathname), status, ms: Math.round(ms) }, 'http request'),
+    onerror: (error) => logger.error({ err: error.message }, 'http handler failed'),
+  });
+  const server: Server = createServer(listener);
+  // `Expect: 100-continue` is answered by the listener once the head is allowed, not by Node before it looks.
+  server.on('checkContinue', listener);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

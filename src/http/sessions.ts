@@ -9,6 +9,8 @@ export const SESSION_IDLE_MS = 30 * 60_000;
 export const SESSION_PROTECTED_MS = 60_000;
 /** New sessions one address may ask for per minute. */
 export const NEW_SESSIONS_PER_ADDRESS_PER_MINUTE = 30;
+/** Open sessions one address may hold: a few addresses cannot hold the whole table. */
+export const MAX_SESSIONS_PER_ADDRESS = 32;
 
 const MINUTE_MS = 60_000;
 
@@ -17,6 +19,7 @@ export interface SessionLimits {
   idleMs: number;
   protectedMs: number;
   perAddressPerMinute: number;
+  perAddress: number;
 }
 
 export const DEFAULT_SESSION_LIMITS: SessionLimits = {
@@ -24,6 +27,7 @@ export const DEFAULT_SESSION_LIMITS: SessionLimits = {
   idleMs: SESSION_IDLE_MS,
   protectedMs: SESSION_PROTECTED_MS,
   perAddressPerMinute: NEW_SESSIONS_PER_ADDRESS_PER_MINUTE,
+  perAddress: MAX_SESSIONS_PER_ADDRESS,
 };
 
 export interface Session {
@@ -31,6 +35,8 @@ export interface Session {
   server: McpServer;
   /** Who opened it (with auth): only that caller, seeing the same sources, may use it. */
   caller?: Caller;
+  /** The address it was opened from. */
+  address: string;
 }
 
 /** Why a new session is refused: the HTTP status, when to retry, and a sentence. */
@@ -45,11 +51,12 @@ export interface SessionStore {
   use(id: string): Session | undefined;
   /**
    * Asks for room for one new session from `address`: idle sessions are closed first, then the least recently
-   * used one if the store is full and it is not protected. `undefined` grants it; call `settle` once its first
+   * used one of that address if it holds `perAddress`, then the least recently used one if the store is full; a
+   * protected session is never closed. `undefined` grants it; call `settle` with the same address once its first
    * exchange is over, whether or not it became a session.
    */
   admit(address: string): Promise<Refusal | undefined>;
-  settle(): void;
+  settle(address: string): void;
   add(id: string, session: Session): void;
   remove(id: string): void;
   /** Closes the sessions idle for longer than the limit. */
@@ -67,10 +74,18 @@ export function createSessionStore(limits: SessionLimits, now: () => number = Da
   // Least recently used first: a use moves the entry to the end.
   const open = new Map<string, Entry>();
   const asked = new Map<string, { since: number; count: number }>();
+  // Sessions open or being opened, per address and in all.
+  const held = new Map<string, number>();
   let pending = 0;
 
+  const count = (address: string, by: number) => {
+    const next = (held.get(address) ?? 0) + by;
+    if (next === 0) held.delete(address);
+    else held.set(address, next);
+  };
+
   const close = async (id: string, entry: Entry) => {
-    open.delete(id);
+    if (open.delete(id)) count(entry.session.address, -1);
     await entry.session.transport.close().catch(() => undefined);
   };
 
@@ -81,6 +96,23 @@ export function createSessionStore(limits: SessionLimits, now: () => number = Da
     }
     for (const [address, window] of asked) if (at - window.since >= MINUTE_MS) asked.delete(address);
   };
+
+  /** Makes room by closing the least recently used session (of `address` only, when given) unless protected. */
+  const evict = async (at: number, address?: string): Promise<boolean> => {
+    for (const [id, entry] of open) {
+      if (address !== undefined && entry.session.address !== address) continue;
+      if (at - entry.lastUsed < limits.protectedMs) return false;
+      await close(id, entry);
+      return true;
+    }
+    return false;
+  };
+
+  const refusal = (status: 429 | 503, retryAfterSeconds: number, message: string): Refusal => ({
+    status,
+    retryAfterSeconds,
+    message,
+  });
 
   return {
     use(id) {
@@ -96,33 +128,40 @@ export function createSessionStore(limits: SessionLimits, now: () => number = Da
       const window = asked.get(address) ?? { since: at, count: 0 };
       asked.set(address, window);
       if (window.count >= limits.perAddressPerMinute)
-        return {
-          status: 429,
-          retryAfterSeconds: Math.ceil((window.since + MINUTE_MS - at) / 1000),
-          message: `too many new sessions from this address; at most ${limits.perAddressPerMinute} a minute`,
-        };
+        return refusal(
+          429,
+          Math.ceil((window.since + MINUTE_MS - at) / 1000),
+          `too many new sessions from this address; at most ${limits.perAddressPerMinute} a minute`,
+        );
       window.count++;
-      if (open.size + pending >= limits.maxSessions) {
-        const [id, oldest] = open.entries().next().value ?? [];
-        if (id === undefined || oldest === undefined || at - oldest.lastUsed < limits.protectedMs)
-          return {
-            status: 503,
-            retryAfterSeconds: Math.ceil(limits.protectedMs / 1000),
-            message: `all ${limits.maxSessions} sessions are in use; retry later`,
-          };
-        await close(id, oldest);
-      }
+      if ((held.get(address) ?? 0) >= limits.perAddress && !(await evict(at, address)))
+        return refusal(
+          429,
+          Math.ceil(limits.protectedMs / 1000),
+          `this address holds ${limits.perAddress} open sessions, the most one address may, all used in the last ` +
+            `${Math.ceil(limits.protectedMs / 1000)} s; end one (DELETE) or retry later`,
+        );
+      if (open.size + pending >= limits.maxSessions && !(await evict(at)))
+        return refusal(
+          503,
+          Math.ceil(limits.protectedMs / 1000),
+          `all ${limits.maxSessions} sessions are in use; retry later`,
+        );
       pending++;
+      count(address, 1);
       return undefined;
     },
-    settle() {
+    settle(address) {
       pending--;
+      count(address, -1);
     },
     add(id, session) {
       open.set(id, { session, lastUsed: now() });
+      count(session.address, 1);
     },
     remove(id) {
-      open.delete(id);
+      const entry = open.get(id);
+      if (entry !== undefined && open.delete(id)) count(entry.session.address, -1);
     },
     expire: () => expire(now()),
     sessions: () => [...open.values()].map((entry) => entry.session),

@@ -85,6 +85,32 @@ const MISSING_SECRET: Record<Kind, string> = {
   generic: 'bad or missing bearer token',
 };
 
+// GitHub signs the body: before it is read, only the signature's form can be checked.
+const SIGNATURE = /^sha256=[0-9a-f]{64}$/i;
+
+/** The answer to a delivery without its secret: logged, counted, 401. */
+function unauthorized(kind: Kind, options: Pick<WebhookOptions, 'logger' | 'onOutcome'>): Response {
+  options.logger.warn({ kind }, `webhook refused: ${MISSING_SECRET[kind]}`);
+  options.onOutcome?.('unauthorized');
+  return json(401, { error: MISSING_SECRET[kind] });
+}
+
+/**
+ * A delivery refused from its headers, before its body is read: a GitLab or generic one whose secret is wrong (the
+ * headers carry it), a GitHub one without a signature.
+ */
+export function refuseUnsigned(
+  headers: Headers,
+  options: Pick<WebhookOptions, 'secret' | 'logger' | 'onOutcome'>,
+): Response | undefined {
+  const kind = kindOf(headers);
+  const plausible =
+    kind === 'github'
+      ? SIGNATURE.test(headers.get('x-hub-signature-256') ?? '')
+      : authentic(kind, headers, new Uint8Array(), options.secret);
+  return plausible ? undefined : unauthorized(kind, options);
+}
+
 /** The id a sender gives each delivery (repeated when it redelivers), if it gives one. */
 function deliveryOf(kind: Kind, headers: Headers): string | undefined {
   const id =
@@ -127,10 +153,7 @@ export async function handleWebhook(request: Request, options: WebhookOptions): 
   const body = new Uint8Array(await request.arrayBuffer());
   const headers = request.headers;
   const kind = kindOf(headers);
-  if (!authentic(kind, headers, body, options.secret)) {
-    options.logger.warn({ kind }, `webhook refused: ${MISSING_SECRET[kind]}`);
-    return answer('unauthorized', 401, { error: MISSING_SECRET[kind] });
-  }
+  if (!authentic(kind, headers, body, options.secret)) return unauthorized(kind, options);
   const event = kind === 'github' ? headers.get('x-github-event') : null;
   if (event === 'ping') return answer('ping', 200, { ok: true, triggered: [] });
   if (kind === 'github' && event !== 'push')

@@ -44,6 +44,11 @@ export const REASONS = {
     severity: 'error',
     summary: 'the skill is larger than the extension allows (16 MiB, nested skills included)',
   },
+  'uri-too-long': {
+    severity: 'error',
+    summary:
+      'a file of the skill would have a URI longer than MAX_URI_BYTES (4096 bytes), which clients cannot send to read it',
+  },
   'skill-path-invalid': {
     severity: 'error',
     summary:

@@ -10,6 +10,12 @@ export const MAX_SKILL_BYTES = 16 * 1024 * 1024;
 export const MAX_LISTED_BYTES = 64 * 1024 * 1024;
 /** What one listed file costs besides its path, about the memory of its record. */
 export const LISTED_FILE_COST = 64;
+/**
+ * A served file's URI is at most this many bytes (URIs are ASCII): a 2026-07-28 client sends the URI it reads in the
+ * `mcp-name` header, and HTTP servers and proxies refuse long headers (Node: 16 KiB for all of them, nginx: 8 KiB a
+ * line). Counted with the longest source id, so whether a skill is served does not depend on its source's id.
+ */
+export const MAX_URI_BYTES = 4096;
 /** Frontmatter larger than this is refused before YAML parsing (a bound on parser work). */
 export const MAX_FRONTMATTER_BYTES = 64 * 1024;
 /** Agent Skills: name is 1-64 characters. */

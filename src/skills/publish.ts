@@ -1,8 +1,10 @@
+import { MAX_SOURCE_ID_LENGTH, URI_SCHEME } from '../shared/patterns.ts';
 import { problem, type SkillProblem } from '../shared/reasons.ts';
 import { compareText, someOf } from '../shared/text.ts';
+import { encodePath } from '../shared/uriPath.ts';
 import { SKILL_MD, type SkillFile } from './discover.ts';
 import type { Frontmatter, FrontmatterResult } from './frontmatter.ts';
-import { MAX_SKILL_BYTES, MAX_SKILL_FILES } from './limits.ts';
+import { MAX_SKILL_BYTES, MAX_SKILL_FILES, MAX_URI_BYTES } from './limits.ts';
 import { basename, dirname, join, relative } from './paths.ts';
 import { frontmatterViolations, isValidName } from './validate.ts';
 
@@ -35,6 +37,24 @@ export interface PublishOptions {
 }
 
 const manifestPath = (dir: string) => join(dir, SKILL_MD);
+
+// The longest URI prefix any source gives: skill://<64-character id>/<40-hex commit>/.
+const URI_PREFIX_BYTES = URI_SCHEME.length + MAX_SOURCE_ID_LENGTH + 1 + 40 + 1;
+// The most one UTF-16 unit percent-encodes to (a three-byte character: %XX%XX%XX).
+const MAX_ENCODED_PER_UNIT = 9;
+
+/** The longest URI (in bytes, with the longest source id) of a file of a skill served at `servedDir`, and its file. */
+function longestUri(servedDir: string, files: readonly SizedFile[]): { bytes: number; relPath: string } {
+  let longest = { bytes: 0, relPath: '' };
+  for (const { relPath } of files) {
+    const path = join(servedDir, relPath);
+    // A path this short fits however it is encoded: most are never encoded here.
+    if (URI_PREFIX_BYTES + path.length * MAX_ENCODED_PER_UNIT <= MAX_URI_BYTES) continue;
+    const bytes = URI_PREFIX_BYTES + encodePath(path).length;
+    if (bytes > longest.bytes) longest = { bytes, relPath };
+  }
+  return longest;
+}
 
 /**
  * Decides which skills are served and under which path. The last segment of the served path is the
@@ -96,6 +116,19 @@ export function publishSkills(
         problem(candidate.dir || '.', 'too-large', `${bytes} bytes; the limit is ${MAX_SKILL_BYTES}`),
       );
     if (violations.length > 0 || fileCount > MAX_SKILL_FILES || bytes > MAX_SKILL_BYTES) continue;
+    // Never list what cannot be read: a URI too long to send names no file a client can get.
+    const uri = longestUri(servedDirOf(candidate.dir), candidate.files);
+    if (uri.bytes > MAX_URI_BYTES) {
+      problems.push(
+        problem(
+          where,
+          'uri-too-long',
+          `the URI of ${uri.relPath.slice(0, 100)}${uri.relPath.length > 100 ? '…' : ''} would be up to ` +
+            `${uri.bytes} bytes; the limit is ${MAX_URI_BYTES}`,
+        ),
+      );
+      continue;
+    }
     const name = frontmatter['name'] as string;
     const folder = basename(candidate.dir);
     if (candidate.dir !== '' && folder !== name) {

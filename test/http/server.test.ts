@@ -34,7 +34,10 @@ interface Answer {
   body: string;
 }
 
-/** One HTTP exchange with exactly this method, headers and body, from `localAddress`. */
+/**
+ * One HTTP exchange with exactly this method, headers and body, from `localAddress`: over once the answer is read
+ * and the body sent (an answer may come before the body is all sent).
+ */
 function send(
   url: string,
   method: string,
@@ -43,18 +46,22 @@ function send(
   localAddress = '127.0.0.1',
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers, localAddress }, (res) => {
+    const req = request(url, { method, headers, localAddress });
+    const sent = new Promise((done) => req.once('finish', done));
+    req.once('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString(),
-        }),
+        sent.then(() =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        ),
       );
     });
-    req.once('error', reject);
+    req.on('error', reject);
     req.end(body);
   });
 }

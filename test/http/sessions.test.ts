@@ -4,6 +4,7 @@ import {
   createSessionStore,
   DEFAULT_SESSION_LIMITS,
   MAX_SESSIONS,
+  MAX_SESSIONS_PER_ADDRESS,
   NEW_SESSIONS_PER_ADDRESS_PER_MINUTE,
   SESSION_IDLE_MS,
   SESSION_PROTECTED_MS,
@@ -17,7 +18,7 @@ function store(limits: Partial<typeof DEFAULT_SESSION_LIMITS> = {}) {
   /** Each session opened, by id: what `use` must give back. */
   const opened = new Map<string, Session>();
   const sessions = createSessionStore({ ...DEFAULT_SESSION_LIMITS, ...limits }, () => now);
-  const session = (id: string): Session => ({
+  const session = (id: string, address: string): Session => ({
     transport: {
       close: async () => {
         closed.push(id);
@@ -25,14 +26,15 @@ function store(limits: Partial<typeof DEFAULT_SESSION_LIMITS> = {}) {
       },
     } as unknown as WebStandardStreamableHTTPServerTransport,
     server: {} as McpServer,
+    address,
   });
   /** Asks for room as `address` and, when granted, opens session `id`. */
   const open = async (id: string, address = '192.0.2.1') => {
     const refused = await sessions.admit(address);
     if (refused !== undefined) return refused;
-    opened.set(id, session(id));
+    opened.set(id, session(id, address));
     sessions.add(id, opened.get(id)!);
-    sessions.settle();
+    sessions.settle(address);
     return undefined;
   };
   return {
@@ -53,7 +55,28 @@ describe('2025-11-25 sessions', () => {
       SESSION_IDLE_MS,
       SESSION_PROTECTED_MS,
       NEW_SESSIONS_PER_ADDRESS_PER_MINUTE,
-    ]).toEqual([256, 30 * 60_000, 60_000, 30]);
+      MAX_SESSIONS_PER_ADDRESS,
+    ]).toEqual([256, 30 * 60_000, 60_000, 30, 32]);
+  });
+
+  it('lets one address hold a bounded number of sessions: past it its own least recently used one makes room', async () => {
+    const { sessions, closed, open, at } = store({ perAddress: 2, perAddressPerMinute: 100 });
+    expect(await open('a', '192.0.2.1')).toBeUndefined();
+    expect(await open('b', '192.0.2.1')).toBeUndefined();
+    expect(await open('c', '192.0.2.1')).toEqual({
+      status: 429,
+      retryAfterSeconds: 60,
+      message:
+        'this address holds 2 open sessions, the most one address may, all used in the last 60 s; end one (DELETE) or retry later',
+    });
+    // Another address is not held back; an older session of another address is not closed for this one.
+    expect(await open('x', '192.0.2.2')).toBeUndefined();
+    at(SESSION_PROTECTED_MS);
+    expect(sessions.use('a')).toBeDefined();
+    expect(await open('c', '192.0.2.1')).toBeUndefined();
+    expect(closed).toEqual(['b']);
+    expect(await open('d', '192.0.2.1')).toMatchObject({ status: 429 });
+    expect([sessions.use('a'), sessions.use('c'), sessions.use('x')].every(Boolean)).toBe(true);
   });
 
   it('when full, closes the least recently used session, never one used in the last minute', async () => {
@@ -110,7 +133,7 @@ describe('2025-11-25 sessions', () => {
     const { sessions } = store({ maxSessions: 1 });
     expect(await sessions.admit('192.0.2.1')).toBeUndefined();
     expect(await sessions.admit('192.0.2.2')).toMatchObject({ status: 503 });
-    sessions.settle();
+    sessions.settle('192.0.2.1');
     expect(await sessions.admit('192.0.2.2')).toBeUndefined();
   });
 });

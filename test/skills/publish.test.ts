@@ -3,6 +3,7 @@ import {
   discoverSkills,
   MAX_SKILL_BYTES,
   MAX_SKILL_FILES,
+  MAX_URI_BYTES,
   parseSkillMd,
   publishSkills,
   type SkillCandidate,
@@ -193,5 +194,27 @@ describe('publishSkills', () => {
       candidates([file('h/SKILL.md'), file('h/a.bin')], { h: 'h' }, MAX_SKILL_BYTES / 2 + 1),
     );
     expect(heavy.problems.map((p) => p.reason)).toEqual(['too-large']);
+  });
+
+  it(`refuses a skill a file of which would have a URI over ${MAX_URI_BYTES} bytes, percent-encoded, with the longest source id`, () => {
+    expect(MAX_URI_BYTES).toBe(4096);
+    // skill://<64-character id>/<40-hex commit>/ is 114 bytes, 'long/' 5 more: a name of 3977 bytes just fits.
+    const fits = 'f'.repeat(3977);
+    const over = 'o'.repeat(3978);
+    const encoded = '\u00e9'.repeat(663); // %C3%A9 each: 3978 bytes
+    const published = (name: string) =>
+      publishSkills(candidates([file('long/SKILL.md'), file(`long/${name}`)], { long: 'long' }));
+    expect(published(fits).skills.map((s) => s.dir)).toEqual(['long']);
+    for (const name of [over, encoded]) {
+      const refused = published(name);
+      expect(refused.skills).toEqual([]);
+      expect(refused.problems.map((p) => [p.path, p.reason, p.detail])).toEqual([
+        [
+          'long/SKILL.md',
+          'uri-too-long',
+          `the URI of ${name.slice(0, 100)}… would be up to 4097 bytes; the limit is ${MAX_URI_BYTES}`,
+        ],
+      ]);
+    }
   });
 });
