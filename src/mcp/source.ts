@@ -6,6 +6,7 @@ import { invalidParams } from './errors.ts';
 import { locate } from './locate.ts';
 import { page } from './paging.ts';
 import type { FileReader } from './read.ts';
+import { NAMESPACES_META, type ServedSkill } from './snapshot.ts';
 import { viewOf } from './view.ts';
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -15,9 +16,18 @@ export interface CatalogSourceOptions {
   read: FileReader;
 }
 
+/** A skills/list page: its entries, and in `_meta` the provenance of each namespace they belong to. */
+export interface ListedPage {
+  skills: Skill[];
+  nextCursor?: string;
+  _meta: { [NAMESPACES_META]: Record<string, Readonly<Record<string, string>>> };
+}
+
 /** A SkillSource that needs no request context and always answers (or throws -32602 naming the URI). */
 export interface CatalogSkillSource extends SkillSource {
-  list(params: { cursor?: string }, ctx?: ServerContext): Promise<{ skills: Skill[]; nextCursor?: string }>;
+  // `_meta` goes past SkillSource's page: the SDK's skills/list handler copies only `skills` and `nextCursor`,
+  // so answerFromSnapshots (handlers.ts), which replaces that handler, is what puts it on the result.
+  list(params: { cursor?: string }, ctx?: ServerContext): Promise<ListedPage>;
   get(uri: string, ctx?: ServerContext): Promise<Skill>;
   read(uri: string, ctx?: ServerContext): Promise<SkillReadResult>;
   readDirectory(
@@ -25,6 +35,13 @@ export interface CatalogSkillSource extends SkillSource {
     params: { cursor?: string },
     ctx?: ServerContext,
   ): Promise<{ resources: Resource[]; nextCursor?: string }>;
+}
+
+/** One record per namespace on the page, keyed by the namespace's URI: what its entries share, given once. */
+function pageMeta(page: readonly ServedSkill[]): ListedPage['_meta'] {
+  const records: Record<string, Readonly<Record<string, string>>> = {};
+  for (const { namespace } of page) records[namespace.uri] = namespace.provenance;
+  return { [NAMESPACES_META]: records };
 }
 
 /**
@@ -38,10 +55,11 @@ export function catalogSkillSource(
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   return {
     async list({ cursor }: { cursor?: string }) {
-      const result = page(viewOf(catalog).entries, (skill) => skill.uri, cursor, pageSize);
-      return result.nextCursor === undefined
-        ? { skills: result.items }
-        : { skills: result.items, nextCursor: result.nextCursor };
+      const { items, nextCursor } = page(viewOf(catalog).listed, (served) => served.uri, cursor, pageSize);
+      const skills = items.map((served) => served.listEntry);
+      return nextCursor === undefined
+        ? { skills, _meta: pageMeta(items) }
+        : { skills, nextCursor, _meta: pageMeta(items) };
     },
     async get(uri: string) {
       const found = locate(catalog, uri);
