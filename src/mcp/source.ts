@@ -4,10 +4,10 @@ import type { CatalogReader } from '../catalog/index.ts';
 import { decodeUtf8 } from '../skills/index.ts';
 import { invalidParams } from './errors.ts';
 import { locate } from './locate.ts';
-import { page } from './paging.ts';
+import { page, pageAt, startOf } from './paging.ts';
 import type { FileReader } from './read.ts';
 import { NAMESPACES_META, type ServedSkill } from './snapshot.ts';
-import { viewOf } from './view.ts';
+import { type CatalogView, viewOf } from './view.ts';
 
 export const DEFAULT_PAGE_SIZE = 100;
 
@@ -44,6 +44,16 @@ function pageMeta(page: readonly ServedSkill[]): ListedPage['_meta'] {
   return { [NAMESPACES_META]: records };
 }
 
+const uriOf = (served: ServedSkill) => served.uri;
+
+/** The listing page of `view` starting at `start`: its entries, its cursor, its namespaces' records. Frozen. */
+function listedPage(view: CatalogView, start: number, size: number): ListedPage {
+  const { items, nextCursor } = pageAt(view.listed, uriOf, start, size);
+  const skills = Object.freeze(items.map((served) => served.listEntry)) as Skill[];
+  const _meta = Object.freeze(pageMeta(items));
+  return Object.freeze(nextCursor === undefined ? { skills, _meta } : { skills, nextCursor, _meta });
+}
+
 /**
  * The one SkillSource behind every namespace, answering from snapshots: listing shows each source's current
  * commit; entries, files and folders of retained commits are served too.
@@ -53,13 +63,20 @@ export function catalogSkillSource(
   options: CatalogSourceOptions,
 ): CatalogSkillSource {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  // A view's pages from the start, built once (so their bytes can be too: pageBytes.ts); a cursor that lands
+  // elsewhere (one from before a swap, or forged) gets a page built for it, so they are never more than the
+  // listing once over.
+  const pages = new WeakMap<CatalogView, Map<number, ListedPage>>();
   return {
     async list({ cursor }: { cursor?: string }) {
-      const { items, nextCursor } = page(viewOf(catalog).listed, (served) => served.uri, cursor, pageSize);
-      const skills = items.map((served) => served.listEntry);
-      return nextCursor === undefined
-        ? { skills, _meta: pageMeta(items) }
-        : { skills, nextCursor, _meta: pageMeta(items) };
+      const view = viewOf(catalog);
+      const start = startOf(view.listed, uriOf, cursor);
+      if (start % pageSize !== 0) return listedPage(view, start, pageSize);
+      let built = pages.get(view);
+      if (built === undefined) pages.set(view, (built = new Map()));
+      let listed = built.get(start);
+      if (listed === undefined) built.set(start, (listed = listedPage(view, start, pageSize)));
+      return listed;
     },
     async get(uri: string) {
       const found = locate(catalog, uri);
