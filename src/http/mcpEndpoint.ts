@@ -15,6 +15,7 @@ import {
 } from '../catalog/index.ts';
 import { type Caller, callerOf } from '../mcp/caller.ts';
 import type { Logger } from '../shared/log.ts';
+import { expectPage, fill } from '../mcp/pageBytes.ts';
 import { isModernProtocol } from '../mcp/protocol.ts';
 import { announceListChanged, type ServerFactory } from '../mcp/server.ts';
 import { createSessionStore, DEFAULT_SESSION_LIMITS, type SessionLimits } from './sessions.ts';
@@ -48,6 +49,10 @@ const rpcError = (status: number, code: number, message: string, headers: Record
 export const SESSION_NOT_FOUND =
   'Session not found: this server holds no session with this Mcp-Session-Id (it expired or was closed, or the ' +
   'request reached another replica: 2025-11-25 sessions need session affinity); start a new session with initialize';
+
+/** One skills/list request (not a batch): the one answer whose entries pageBytes.ts may fill. */
+const isListing = (body: unknown) =>
+  typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'skills/list';
 
 /** A session is used only by the caller that opened it, seeing the same sources. */
 const sameCaller = (a: Caller | undefined, b: Caller | undefined) =>
@@ -145,11 +150,15 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
           return rpcError(400, -32700, 'Parse error: the request body is not valid JSON');
         }
       }
-      const serveModern = () =>
-        modernFor(callerOf(authInfo)?.visibility ?? EVERY_SOURCE).fetch(request, {
+      const serveModern = async () => {
+        // A listing page's entries are bytes serialized once (pageBytes.ts): the SDK answers around them.
+        const slot = isListing(parsedBody) ? expectPage(request) : undefined;
+        const response = await modernFor(callerOf(authInfo)?.visibility ?? EVERY_SOURCE).fetch(request, {
           parsedBody,
           ...(authInfo === undefined ? {} : { authInfo }),
         });
+        return slot === undefined ? response : fill(response, slot);
+      };
       // A 2026-07-28 client names its revision on every request, a 2025-11-25 one never names a later one.
       if (isModernProtocol(request.headers.get('mcp-protocol-version'))) return serveModern();
       return (await isLegacyRequest(request, parsedBody))

@@ -8,6 +8,7 @@ import {
 import { z } from 'zod';
 import { parseSkillUri } from '../catalog/index.ts';
 import type { CachePolicy } from './cache.ts';
+import { entriesBytes, type PageSlot } from './pageBytes.ts';
 import { isModernProtocol } from './protocol.ts';
 import type { CatalogSkillSource } from './source.ts';
 
@@ -33,18 +34,27 @@ const sourceOf = (uri: string) => {
  * the extension's own handlers: those check every entry of an untrusted source on every request (the SDK trusts
  * only its own catalog), while ours were built once, from indexed and validated skills, and are frozen. Each
  * result carries its own cache hint (the SDK takes one for all): listings are short-lived, what a commit-pinned
- * URI names never changes.
+ * URI names never changes. With a `slot` (a 2026-07-28 HTTP request, pageBytes.ts), a listing page's entries go
+ * to the slot as bytes serialized once, and the SDK serializes the rest of the answer with no entries.
  */
-export function answerFromSnapshots(mcp: McpServer, source: CatalogSkillSource, cache: CachePolicy): void {
+export function answerFromSnapshots(
+  mcp: McpServer,
+  source: CatalogSkillSource,
+  cache: CachePolicy,
+  slot?: PageSlot,
+): void {
   const server = mcp.server;
   const modern = () => isModernProtocol(server.getNegotiatedProtocolVersion());
   const listed = () => (modern() ? cache.listed : {});
   const pinned = (uri: string) => (modern() ? cache.pinned(sourceOf(uri)) : {});
   server.removeRequestHandler(SKILLS_LIST_METHOD);
-  server.setRequestHandler(SKILLS_LIST_METHOD, { params: listParams }, async ({ cursor }) => ({
-    ...(await source.list(cursor === undefined ? {} : { cursor })),
-    ...listed(),
-  }));
+  server.setRequestHandler(SKILLS_LIST_METHOD, { params: listParams }, async ({ cursor }) => {
+    const page = await source.list(cursor === undefined ? {} : { cursor });
+    // A slot holds one page: a second listing in the same exchange is answered whole.
+    if (slot === undefined || slot.bytes !== undefined) return { ...page, ...listed() };
+    slot.bytes = entriesBytes(page.skills);
+    return { ...page, skills: [], ...listed() };
+  });
   server.removeRequestHandler(SKILLS_GET_METHOD);
   server.setRequestHandler(SKILLS_GET_METHOD, { params: getParams }, async ({ uri }) => ({
     skill: await source.get(uri),

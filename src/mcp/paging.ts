@@ -25,7 +25,7 @@ function firstAfter<T>(items: readonly T[], keyOf: (item: T) => string, after: s
 }
 
 /** Where the page after the cursor starts (0 without one). */
-const startOf = <T>(items: readonly T[], keyOf: (item: T) => string, cursor: string | undefined) =>
+export const startOf = <T>(items: readonly T[], keyOf: (item: T) => string, cursor: string | undefined) =>
   cursor === undefined ? 0 : firstAfter(items, keyOf, decodeCursor(cursor));
 
 /** The items after the cursor (all of them without one), `items` sorted by the URI `keyOf` gives. */
@@ -58,7 +58,16 @@ export function page<T>(
   cursor: string | undefined,
   size: number,
 ): { items: T[]; nextCursor?: string } {
-  const start = startOf(items, keyOf, cursor);
+  return pageAt(items, keyOf, startOf(items, keyOf, cursor), size);
+}
+
+/** The page of `items` (sorted by the URI `keyOf` gives) that starts at index `start`. */
+export function pageAt<T>(
+  items: readonly T[],
+  keyOf: (item: T) => string,
+  start: number,
+  size: number,
+): { items: T[]; nextCursor?: string } {
   const slice = items.slice(start, start + size);
   const last = slice.at(-1);
   return start + size < items.length && last !== undefined

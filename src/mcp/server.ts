@@ -7,6 +7,7 @@ import { SERVER_NAME, SERVER_VERSION } from '../shared/version.ts';
 import { visibilityOf } from './caller.ts';
 import { cachePolicy, type CachePolicy } from './cache.ts';
 import { answerFromSnapshots } from './handlers.ts';
+import { type PageSlot, pageSlot } from './pageBytes.ts';
 import { registerPrompts } from './prompts.ts';
 import { type FileReader, verifiedReader } from './read.ts';
 import { createRunner, type RunnerOptions } from './run/runner.ts';
@@ -130,14 +131,14 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
     return serving;
   };
 
-  const make = (surface: Surface, { catalog, source, extension }: Serving): McpServer => {
+  const make = (surface: Surface, { catalog, source, extension }: Serving, slot?: PageSlot): McpServer => {
     const mcp = new McpServer(
       { name: SERVER_NAME, version: SERVER_VERSION },
       { capabilities: { resources: { listChanged: true } }, cacheHints: cacheHints() },
     );
     if (surface.skills) {
       extension.attach(mcp);
-      answerFromSnapshots(mcp, source, cache);
+      answerFromSnapshots(mcp, source, cache, slot);
     }
     if (tools && surface.tools)
       registerTools(mcp, { catalog, read, runner, ...(prompts ? { maxPrompts } : {}) });
@@ -147,7 +148,7 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
 
   return (context) => {
     const serving = servingFor(visibilityOf(context));
-    const mcp = make(surfaceFor(context), serving);
+    const mcp = make(surfaceFor(context), serving, pageSlot(context?.requestInfo));
     // HTTP servers are told of changes by the HTTP layer (its sessions, subscriptions/listen); a stdio
     // connection is told here, for as long as it is open.
     if (context?.requestInfo === undefined) {

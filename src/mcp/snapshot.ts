@@ -8,6 +8,16 @@ import { mimeTypeFor } from './mime.ts';
 
 /** Our own `_meta` prefix for provenance (the `io.modelcontextprotocol.skills/` prefix is reserved). */
 export const META_PREFIX = 'dev.skillpin/';
+/** The key of a skills/list result's `_meta` holding the provenance of each namespace on the page. */
+export const NAMESPACES_META = `${META_PREFIX}namespaces`;
+
+type Meta = Readonly<Record<string, string>>;
+
+/** One namespace's URI and the provenance every skill of it shares: repository, commit, commit time, signer. */
+export interface NamespaceRecord {
+  readonly uri: string;
+  readonly provenance: Meta;
+}
 
 export interface ServedFile {
   readonly uri: string;
@@ -21,10 +31,16 @@ export interface ServedSkill {
   /** The URI of its SKILL.md. */
   readonly uri: string;
   readonly description: string;
-  /** Provenance, under our own `_meta` prefix. */
-  readonly meta: Readonly<Record<string, string>>;
-  /** The protocol entry: verbatim frontmatter, complete manifest sorted by URI, provenance. Frozen. */
+  /** Its namespace's record (one object, shared by every skill of the namespace). */
+  readonly namespace: NamespaceRecord;
+  /** Full provenance, under our own `_meta` prefix: the namespace's, its path in the repository, its digest. */
+  readonly meta: Meta;
+  /** The protocol entry as skills/get answers it: verbatim frontmatter, complete manifest sorted by URI, full
+   * provenance. Frozen. */
   readonly entry: Skill;
+  /** The same entry as a skills/list page carries it: provenance only what is its own (its digest, and its path
+   * where that differs from the URI's); the page gives its namespace's once. Frozen. */
+  readonly listEntry: Skill;
   /** Its SKILL.md as resources/list shows it. */
   readonly listed: Resource;
   /** Its files (nested skills' included) by path relative to its folder. */
@@ -36,6 +52,8 @@ export interface Snapshot {
   readonly ns: Namespace;
   /** The namespace's own URI (no path). */
   readonly uri: string;
+  /** Its URI and shared provenance. */
+  readonly record: NamespaceRecord;
   /** Served skills, sorted by URI. */
   readonly ordered: readonly ServedSkill[];
   /** SKILL.md URI → skill. */
@@ -63,17 +81,35 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-function buildSkill(ns: Namespace, skill: IndexedSkill, files: Map<string, ServedFile>): ServedSkill {
+/** What every skill of `ns` shares, once per namespace. */
+function recordOf(ns: Namespace): NamespaceRecord {
+  return deepFreeze({
+    uri: namespaceUri(ns.source, ns.commit),
+    provenance: {
+      [`${META_PREFIX}repository`]: ns.origin.repository,
+      [`${META_PREFIX}commit`]: ns.commit,
+      [`${META_PREFIX}commitTime`]: ns.commitTime,
+      ...signerMeta(META_PREFIX, ns.signer),
+    },
+  });
+}
+
+/** A skill's own provenance: its digest, and its folder in the repository where the URI names another. */
+function ownMeta(skill: IndexedSkill, always: boolean): Meta {
+  const path = skill.dir === '' ? '.' : skill.dir;
+  const digest = { [`${META_PREFIX}digest`]: skillDigest(skill) };
+  return always || skill.dir !== skill.servedDir ? { [`${META_PREFIX}path`]: path, ...digest } : digest;
+}
+
+function buildSkill(
+  ns: Namespace,
+  record: NamespaceRecord,
+  skill: IndexedSkill,
+  files: Map<string, ServedFile>,
+): ServedSkill {
   const uri = skillMdUri(ns.source, ns.commit, skill.servedDir);
   const description = String(skill.frontmatter['description']);
-  const meta = Object.freeze({
-    [`${META_PREFIX}repository`]: ns.origin.repository,
-    [`${META_PREFIX}commit`]: ns.commit,
-    [`${META_PREFIX}path`]: skill.dir === '' ? '.' : skill.dir,
-    [`${META_PREFIX}commitTime`]: ns.commitTime,
-    [`${META_PREFIX}digest`]: skillDigest(skill),
-    ...signerMeta(META_PREFIX, ns.signer),
-  });
+  const meta = Object.freeze({ ...record.provenance, ...ownMeta(skill, true) });
   const own = new Map<string, ServedFile>();
   for (const file of skill.files) {
     const fileUri = skillFileUri(ns.source, ns.commit, skill.servedDir, file.relPath);
@@ -86,18 +122,16 @@ function buildSkill(ns: Namespace, skill: IndexedSkill, files: Map<string, Serve
   const resources = [...own.values()]
     .map(({ uri: fileUri, file }) => ({ uri: fileUri, digest: file.digest, size: file.size }))
     .sort((a, b) => compareText(a.uri, b.uri));
+  const frontmatter = skill.frontmatter as Skill['frontmatter'];
   return {
     ns,
     skill,
     uri,
     description,
+    namespace: record,
     meta,
-    entry: deepFreeze({
-      uri,
-      frontmatter: skill.frontmatter as Skill['frontmatter'],
-      resources,
-      _meta: meta,
-    }),
+    entry: deepFreeze({ uri, frontmatter, resources, _meta: meta }),
+    listEntry: deepFreeze({ uri, frontmatter, resources, _meta: ownMeta(skill, false) }),
     listed: deepFreeze({ uri, name: skill.name, description, mimeType: 'text/markdown', _meta: meta }),
     files: own,
   };
@@ -138,12 +172,14 @@ function buildDirs(ns: Namespace, skills: readonly ServedSkill[]): Map<string, R
 
 function buildSnapshot(ns: Namespace): Snapshot {
   const files = new Map<string, ServedFile>();
+  const record = recordOf(ns);
   const ordered = ns.skills
-    .map((skill) => buildSkill(ns, skill, files))
+    .map((skill) => buildSkill(ns, record, skill, files))
     .sort((a, b) => compareText(a.uri, b.uri));
   return {
     ns,
-    uri: namespaceUri(ns.source, ns.commit),
+    uri: record.uri,
+    record,
     ordered,
     skills: new Map(ordered.map((served) => [served.uri, served])),
     files,

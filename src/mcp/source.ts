@@ -4,9 +4,10 @@ import type { CatalogReader } from '../catalog/index.ts';
 import { decodeUtf8 } from '../skills/index.ts';
 import { invalidParams } from './errors.ts';
 import { locate } from './locate.ts';
-import { page } from './paging.ts';
+import { page, pageAt, startOf } from './paging.ts';
 import type { FileReader } from './read.ts';
-import { viewOf } from './view.ts';
+import { NAMESPACES_META, type ServedSkill } from './snapshot.ts';
+import { type CatalogView, viewOf } from './view.ts';
 
 export const DEFAULT_PAGE_SIZE = 100;
 
@@ -15,9 +16,18 @@ export interface CatalogSourceOptions {
   read: FileReader;
 }
 
+/** A skills/list page: its entries, and in `_meta` the provenance of each namespace they belong to. */
+export interface ListedPage {
+  skills: Skill[];
+  nextCursor?: string;
+  _meta: { [NAMESPACES_META]: Record<string, Readonly<Record<string, string>>> };
+}
+
 /** A SkillSource that needs no request context and always answers (or throws -32602 naming the URI). */
 export interface CatalogSkillSource extends SkillSource {
-  list(params: { cursor?: string }, ctx?: ServerContext): Promise<{ skills: Skill[]; nextCursor?: string }>;
+  // `_meta` goes past SkillSource's page: the SDK's skills/list handler copies only `skills` and `nextCursor`,
+  // so answerFromSnapshots (handlers.ts), which replaces that handler, is what puts it on the result.
+  list(params: { cursor?: string }, ctx?: ServerContext): Promise<ListedPage>;
   get(uri: string, ctx?: ServerContext): Promise<Skill>;
   read(uri: string, ctx?: ServerContext): Promise<SkillReadResult>;
   readDirectory(
@@ -25,6 +35,23 @@ export interface CatalogSkillSource extends SkillSource {
     params: { cursor?: string },
     ctx?: ServerContext,
   ): Promise<{ resources: Resource[]; nextCursor?: string }>;
+}
+
+/** One record per namespace on the page, keyed by the namespace's URI: what its entries share, given once. */
+function pageMeta(page: readonly ServedSkill[]): ListedPage['_meta'] {
+  const records: Record<string, Readonly<Record<string, string>>> = {};
+  for (const { namespace } of page) records[namespace.uri] = namespace.provenance;
+  return { [NAMESPACES_META]: records };
+}
+
+const uriOf = (served: ServedSkill) => served.uri;
+
+/** The listing page of `view` starting at `start`: its entries, its cursor, its namespaces' records. Frozen. */
+function listedPage(view: CatalogView, start: number, size: number): ListedPage {
+  const { items, nextCursor } = pageAt(view.listed, uriOf, start, size);
+  const skills = Object.freeze(items.map((served) => served.listEntry)) as Skill[];
+  const _meta = Object.freeze(pageMeta(items));
+  return Object.freeze(nextCursor === undefined ? { skills, _meta } : { skills, nextCursor, _meta });
 }
 
 /**
@@ -36,12 +63,20 @@ export function catalogSkillSource(
   options: CatalogSourceOptions,
 ): CatalogSkillSource {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  // A view's pages from the start, built once (so their bytes can be too: pageBytes.ts); a cursor that lands
+  // elsewhere (one from before a swap, or forged) gets a page built for it, so they are never more than the
+  // listing once over.
+  const pages = new WeakMap<CatalogView, Map<number, ListedPage>>();
   return {
     async list({ cursor }: { cursor?: string }) {
-      const result = page(viewOf(catalog).entries, (skill) => skill.uri, cursor, pageSize);
-      return result.nextCursor === undefined
-        ? { skills: result.items }
-        : { skills: result.items, nextCursor: result.nextCursor };
+      const view = viewOf(catalog);
+      const start = startOf(view.listed, uriOf, cursor);
+      if (start % pageSize !== 0) return listedPage(view, start, pageSize);
+      let built = pages.get(view);
+      if (built === undefined) pages.set(view, (built = new Map()));
+      let listed = built.get(start);
+      if (listed === undefined) built.set(start, (listed = listedPage(view, start, pageSize)));
+      return listed;
     },
     async get(uri: string) {
       const found = locate(catalog, uri);

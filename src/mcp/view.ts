@@ -1,5 +1,4 @@
 import type { Resource } from '@modelcontextprotocol/server';
-import type { Skill } from '@modelcontextprotocol/server/ext/skills';
 import type { CatalogReader, CatalogState } from '../catalog/index.ts';
 import { compareText } from '../shared/text.ts';
 import { snapshotOf, type ServedSkill, type Snapshot } from './snapshot.ts';
@@ -9,8 +8,6 @@ export interface CatalogView {
   readonly state: CatalogState;
   /** Skills of each source's current commit, sorted by URI. */
   readonly listed: readonly ServedSkill[];
-  /** Their protocol entries, in the same order. */
-  readonly entries: readonly Skill[];
   /** Their SKILL.md files, as resources/list shows them. */
   readonly resources: readonly Resource[];
   /** Skill name → listed skills of that name, in configuration order. */
@@ -47,7 +44,6 @@ function buildView(catalog: CatalogReader): CatalogView {
   return {
     state: catalog.state,
     listed,
-    entries: listed.map((served) => served.entry),
     resources: listed.map((served) => served.listed),
     named,
     prompts: promptNames(listed),

@@ -63,7 +63,9 @@ describe('remote sources over smart HTTP with a token', () => {
       for (const resource of entry.resources as Array<{ uri: string }>)
         expect((await skills.read(entry, resource.uri)).verified).toBe(true);
     }
-    expect(entries[0]!._meta?.['dev.skillpin/repository']).toBe(git.urlFor('catalog.git'));
+    // Provenance names the repository by its URL (a listing page once per namespace, skills/get on the entry).
+    const { skill } = await skills.get(entries[0]!.uri);
+    expect(skill._meta?.['dev.skillpin/repository']).toBe(git.urlFor('catalog.git'));
     await close();
   });
 

@@ -2,6 +2,8 @@ import { ProtocolError } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
 import { silentLogger } from '../../src/shared/log.ts';
+import { entriesBytes } from '../../src/mcp/pageBytes.ts';
+import { encodeCursor } from '../../src/mcp/paging.ts';
 import { verifiedReader } from '../../src/mcp/read.ts';
 import { catalogSkillSource } from '../../src/mcp/source.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
@@ -61,6 +63,27 @@ describe('catalogSkillSource', () => {
       'skills/git-commit-style/SKILL.md',
       'skills/pdf-forms/SKILL.md',
     ]);
+  });
+
+  it("serves a view's pages from the start as the same frozen objects, a cursor off them a page of its own", async () => {
+    const { source } = await sourceWith(
+      await namespaceOf('cat', catalogRepo.gitdir, catalogRepo.commits['c1']!, ['skills']),
+    );
+    const first = await source.list({}, ctx);
+    const second = await source.list({ cursor: first.nextCursor! }, ctx);
+    expect(await source.list({}, ctx)).toBe(first);
+    expect(await source.list({ cursor: first.nextCursor! }, ctx)).toBe(second);
+    expect([Object.isFrozen(first), Object.isFrozen(first.skills), Object.isFrozen(first._meta)]).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(entriesBytes(first.skills)).toBe(entriesBytes(first.skills));
+    expect(Buffer.from(entriesBytes(first.skills)).toString()).toBe(JSON.stringify(first.skills));
+    const off = encodeCursor(first.skills[0]!.uri);
+    const shifted = await source.list({ cursor: off }, ctx);
+    expect(shifted.skills.map((s) => s.uri)).toEqual([first.skills[1]!.uri, second.skills[0]!.uri]);
+    expect(await source.list({ cursor: off }, ctx)).not.toBe(shifted);
   });
 
   it('refuses a forged cursor with -32602', async () => {

@@ -67,6 +67,14 @@ describe('a source that requires signed commits', () => {
       'dev.skillpin/signer': 'alice@example.com',
       'dev.skillpin/signatureType': 'ssh',
     });
+    // A listing page gives the signer once, in its namespace's record.
+    expect(snapshotOf(ns).record.provenance).toEqual({
+      'dev.skillpin/repository': `local:${repo.dir}`,
+      'dev.skillpin/commit': signed,
+      'dev.skillpin/commitTime': ns.commitTime,
+      'dev.skillpin/signer': 'alice@example.com',
+      'dev.skillpin/signatureType': 'ssh',
+    });
 
     const unsigned = repo.commit({ 'skills/a/SKILL.md': skill('a', 'unsigned change') });
     expect(await worker.trigger('signed', 'test')).toEqual({
