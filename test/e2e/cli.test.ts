@@ -479,7 +479,14 @@ describe('a command loads what it uses', () => {
     'shared/version.ts',
   ];
   /** Libraries that only some configurations need. */
-  const HEAVY = ['@modelcontextprotocol/client', 'isomorphic-git', 'jose', 'openpgp', 'pino-pretty', 'prom-client'];
+  const HEAVY = [
+    '@modelcontextprotocol/client',
+    'isomorphic-git',
+    'jose',
+    'openpgp',
+    'pino-pretty',
+    'prom-client',
+  ];
   /** The environment of a child: the default git backend (auto, so the git binary), whatever this project sets. */
   const childEnv = (record: Record<string, string>) => {
     const { SKILLPIN_GIT_BACKEND: _backend, ...env } = process.env;
