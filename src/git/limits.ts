@@ -30,7 +30,7 @@ export const DEFAULT_GIT_MEMORY_BYTES = 1024 * 1024 * 1024;
  * them. Twice MAX_TREE_ENTRIES: a depth-1 fetch is one commit, its files and its trees.
  */
 export const DEFAULT_MAX_FETCH_OBJECTS = 2_000_000;
-/** Bytes of one ref advertisement (`info/refs`) the isomorphic backend reads: some million refs. */
-export const MAX_REF_LISTING_BYTES = 64 * 1024 * 1024;
+/** Bytes of one ref advertisement (`info/refs`) the isomorphic backend reads: some 250,000 refs. */
+export const MAX_REF_LISTING_BYTES = 16 * 1024 * 1024;
 /** A local git command (no remote: rev-parse, ls-tree, update-ref) still running this long is killed. */
 export const LOCAL_DEADLINE_MS = 10 * 60 * 1000;

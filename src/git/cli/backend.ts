@@ -1,5 +1,4 @@
 import { promises as fsp } from 'node:fs';
-import path from 'node:path';
 import { redact, rememberSecret } from '../../shared/redact.ts';
 import { messageOf } from '../../shared/text.ts';
 import { cleanedUp } from '../cleanup.ts';
@@ -27,30 +26,11 @@ import { catFileReader, HEADER, type ObjectReader } from './catFile.ts';
 import { classifyRun, type RunContext } from './classify.ts';
 import { lsTree } from './lsTree.ts';
 import { parseProgress } from './progress.ts';
+import { watchReceived } from './received.ts';
 import { runGit, type RunOptions, type RunResult } from './run.ts';
 
 /** How much longer than curl's own low-speed limit the watchdog waits before it stops a silent HTTP(S) child. */
 const WATCHDOG_MARGIN_MS = 10_000;
-
-/** How often the bytes a running fetch has written are looked at (besides its progress, refreshed every second). */
-const RECEIVED_CHECK_MS = 100;
-
-/** Bytes of the packs git is receiving into `gitdir` (its `tmp_pack_*` files). */
-async function receivedBytes(gitdir: string): Promise<number> {
-  const dir = path.join(gitdir, 'objects', 'pack');
-  const names = (await fsp.readdir(dir).catch(() => [] as string[])).filter((name) =>
-    name.startsWith('tmp_pack_'),
-  );
-  const sizes = await Promise.all(
-    names.map((name) =>
-      fsp.stat(path.join(dir, name)).then(
-        (s) => s.size,
-        () => 0,
-      ),
-    ),
-  );
-  return sizes.reduce((sum, size) => sum + size, 0);
-}
 
 /** Settings of the git binary shared by every repository: its path, and the proxy for HTTP(S). */
 export interface CliSettings {
@@ -216,7 +196,7 @@ export async function openCliRepository(
     const limit = remote.maxFetchBytes ?? DEFAULT_MAX_FETCH_BYTES;
     const maxObjects = remote.maxFetchObjects ?? DEFAULT_MAX_FETCH_OBJECTS;
     const over = new AbortController();
-    let passed = 'bytes' as 'bytes' | 'objects';
+    let passed = 'bytes' as 'bytes' | 'objects' | 'object';
     // A partial clone's packs are marked as coming from a promisor remote; the configuration that says so is
     // given to the fetch only, so a reader never tries to fetch a missing object on its own.
     run.config = [
@@ -231,10 +211,15 @@ export async function openCliRepository(
       ...(more.config ?? []),
     ];
     const where = `${what} from ${redactUrl(remote.url)}`;
-    // git writes what it receives to objects/pack/tmp_pack_*: its size is the bytes received so far.
-    const watch = setInterval(() => {
-      void receivedBytes(gitdir).then((bytes) => bytes > limit && over.abort());
-    }, RECEIVED_CHECK_MS);
+    // git writes what it receives to objects/pack/tmp_pack_*: its size is the bytes received so far, and its
+    // object headers say at once what git would spend minutes inflating.
+    const unwatch = watchReceived(gitdir, {
+      bytes: (bytes) => bytes > limit && over.abort(),
+      oversized() {
+        passed = 'object';
+        over.abort();
+      },
+    });
     let result: RunResult;
     try {
       result = await git(
@@ -263,7 +248,7 @@ export async function openCliRepository(
         transportFailure('source-fetch-failed', where, {}, { log: messageOf(error) }),
       );
     } finally {
-      clearInterval(watch);
+      unwatch();
     }
     // After a failed transfer: what it left is removed at once, and named in the log.
     if (result.stopped === 'aborted')
@@ -272,7 +257,7 @@ export async function openCliRepository(
         transportFailure(
           'source-too-large',
           where,
-          passed === 'objects' ? { maxObjects } : { maxBytes: limit },
+          passed === 'objects' ? { maxObjects } : passed === 'object' ? {} : { maxBytes: limit },
         ),
       );
     if (result.code !== 0 || result.stopped !== undefined)

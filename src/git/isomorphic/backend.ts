@@ -157,6 +157,10 @@ export async function openIsomorphicRepository(
         clients.delete(http);
         http.close();
       }
+      // isomorphic-git reads a body that failed as one that ended: what it listed then is not the listing.
+      const stopped = http.stopped();
+      if (stopped !== undefined)
+        throw classify(stopped, `listing the refs of ${redactUrl(remote.url)}`, stopped, remote.timeoutMs);
       const wanted = new Set(names);
       return refs
         .filter((ref) => wanted.has(ref.ref))

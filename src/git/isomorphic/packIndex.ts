@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { nextTurn, OBJECTS_PER_TURN } from './turns.ts';
+import { nextTurn, OBJECTS_PER_TURN } from '../turns.ts';
 
 /** A pack's `.idx` (version 2), held in memory: 28 bytes an object, whatever the size of the pack. */
 export interface PackIndex {

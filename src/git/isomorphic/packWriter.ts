@@ -11,7 +11,7 @@ import { objectCache } from './odb.ts';
 import { openPack } from './pack.ts';
 import { type IndexedObject, type PackIndex, serializePackIndex } from './packIndex.ts';
 import { TransportStop } from './stop.ts';
-import { nextTurn, OBJECTS_PER_TURN } from './turns.ts';
+import { nextTurn, OBJECTS_PER_TURN } from '../turns.ts';
 
 /** pako 1's inflater with the two fields its typings leave out (isomorphic-git's pack reader uses them too). */
 type StreamingInflate = pako.Inflate & { ended: boolean; strm: { avail_in: number } };
