@@ -7,6 +7,8 @@ import { type PackScan, packScanner } from './packScan.ts';
 const CHECK_MS = 100;
 /** Bytes of a pack scanned at one look: the rest waits for the next. */
 const SCAN_BYTES = 4 * 1024 * 1024;
+/** Bytes inflated between two turns of the event loop (a large object's stream goes in slices). */
+const SLICE_BYTES = 256 * 1024;
 
 export interface ReceivedLimits {
   /** The bytes of every pack received so far, at each look. */
@@ -34,7 +36,9 @@ export function watchReceived(gitdir: string, limits: ReceivedLimits): () => voi
     try {
       const { buffer, bytesRead } = await file.read(Buffer.alloc(length), 0, length, state.at);
       for (let from = 0; from < bytesRead && !stopped; await nextTurn()) {
-        const { used, oversized } = state.scan.push(buffer.subarray(from, bytesRead));
+        const { used, oversized } = state.scan.push(
+          buffer.subarray(from, Math.min(bytesRead, from + SLICE_BYTES)),
+        );
         if (oversized !== undefined) return limits.oversized(oversized);
         from += used;
         state.at += used;
