@@ -66,6 +66,18 @@ export function killGroup(child: { pid?: number | undefined }): void {
   }
 }
 
+/** Resolves once no process is left in the group of `pid` (polled; at most a second). */
+async function groupEnded(pid: number | undefined): Promise<void> {
+  for (let waited = 0; pid !== undefined && waited < 1000; waited += 5) {
+    try {
+      process.kill(-pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 export interface RunOptions extends SpawnOptions {
   input?: string;
   /** No byte on stdout or stderr for this long kills the child (and its helpers): `stopped: 'idle'`. */
@@ -159,7 +171,15 @@ export function runGit(git: string, args: readonly string[], options: RunOptions
     });
     child.once('close', (code) => {
       done();
-      resolve({ code, stdout: Buffer.concat(out), stderr, ...(stopped === undefined ? {} : { stopped }) });
+      const result = {
+        code,
+        stdout: Buffer.concat(out),
+        stderr,
+        ...(stopped === undefined ? {} : { stopped }),
+      };
+      // A child we killed is reported once nothing of its group is left (its watcher ends a moment after it).
+      if (stopped === undefined) resolve(result);
+      else void groupEnded(child.pid).then(() => resolve(result));
     });
   });
 }
