@@ -32,6 +32,8 @@ export interface SourceConfig {
   deadlineMs?: number;
   /** Bytes one fetch may bring (remote sources); absent: 1 GiB. */
   maxFetchBytes?: number;
+  /** Objects one fetch's pack may hold (remote sources); absent: 2,000,000. */
+  maxFetchObjects?: number;
   /** Whether a remote's redirects are followed (credentials never leave the configured origin); absent: follow. */
   redirects?: 'follow' | 'refuse';
   /** Which git runs (the config's `git:` section); absent: `defaultGitSettings()`. */
@@ -90,6 +92,8 @@ export interface GitSettings {
   backend: 'auto' | 'cli' | 'isomorphic';
   /** git's `http.proxy` for the cli backend; may hold credentials, never printed. */
   proxy?: string;
+  /** The address space each git process may take (cli backend); absent: 1 GiB. */
+  maxMemoryBytes?: number;
 }
 
 const BACKENDS = ['auto', 'cli', 'isomorphic'] as const;
@@ -175,6 +179,7 @@ export interface Config {
     timeoutMs: number;
     deadlineMs: number;
     maxFetchBytes: number;
+    maxFetchObjects: number;
     redirects: 'follow' | 'refuse';
     retryMinMs: number;
     retryMaxMs: number;
@@ -267,6 +272,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   };
   const git: GitSettings = {
     backend: raw.git.backend ?? defaultGitSettings(env).backend,
+    maxMemoryBytes: raw.git.maxMemory,
     ...(raw.git.proxy === undefined
       ? {}
       : {
@@ -279,6 +285,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     timeoutMs: parseDuration(raw.sync.timeout),
     deadlineMs: parseDuration(raw.sync.deadline),
     maxFetchBytes: raw.sync.maxFetchBytes,
+    maxFetchObjects: raw.sync.maxFetchObjects,
     redirects: raw.sync.redirects,
     retryMinMs: parseDuration(raw.sync.retryMin),
     retryMaxMs: parseDuration(raw.sync.retryMax),
@@ -339,6 +346,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       timeoutMs: sync.timeoutMs,
       deadlineMs: sync.deadlineMs,
       maxFetchBytes: sync.maxFetchBytes,
+      maxFetchObjects: sync.maxFetchObjects,
       redirects: sync.redirects,
       git,
       ...(verify === undefined ? {} : { verify }),

@@ -284,6 +284,7 @@ export const configSchema = z.strictObject({
         .min(1024 * 1024)
         .max(Number.MAX_SAFE_INTEGER)
         .default(1024 * 1024 * 1024),
+      maxFetchObjects: z.number().int().min(1000).max(0xffffffff).default(2_000_000),
       redirects: z.enum(['follow', 'refuse']).default('follow'),
       poll: duration(1000, 'poll').default('5m'),
       keep: z.number().int().min(0).max(100).default(2),
@@ -310,6 +311,12 @@ export const configSchema = z.strictObject({
   git: z
     .strictObject({
       backend: z.enum(['auto', 'cli', 'isomorphic']).optional(),
+      maxMemory: z
+        .number()
+        .int()
+        .min(64 * 1024 * 1024)
+        .max(Number.MAX_SAFE_INTEGER)
+        .default(1024 * 1024 * 1024),
       proxy: z
         .string()
         .refine(

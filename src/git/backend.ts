@@ -94,6 +94,7 @@ async function open(gitdir: string, store: boolean, settings: GitSettings): Prom
   return openCliRepository(gitdir, store, {
     git: 'git',
     batchCommand: git.batchCommand,
+    maxMemoryBytes: settings.maxMemoryBytes,
     ...(settings.proxy === undefined ? {} : { proxy: settings.proxy }),
   });
 }

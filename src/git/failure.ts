@@ -11,12 +11,31 @@ export interface FailureFacts {
   deadlineMs?: number;
   /** The byte limit the transfer passed (sync.maxFetchBytes). */
   maxBytes?: number;
+  /** The object limit the transfer's pack passed (sync.maxFetchObjects). */
+  maxObjects?: number;
+  /** The address space a git process ran out of (git.maxMemory). */
+  memoryBytes?: number;
+  /** The byte limit of a ref listing (MAX_REF_LISTING_BYTES) that the remote's passed. */
+  listingBytes?: number;
+  /** The repository was closed while the transfer ran (the server stops). */
+  closed?: boolean;
   /** A file-system error code (ENOSPC, EFBIG, EROFS, EACCES): which one, never the path. */
   errno?: string;
   /** Why a redirect was not followed. */
   redirect?: 'refused' | 'too-many' | 'not-first';
   /** The remote answered with an error line of its own (git's `ERR` packet): its words go to the log only. */
   remoteError?: boolean;
+}
+
+/** Which bound a transfer passed. */
+function tooLarge(facts: FailureFacts): string {
+  if (facts.maxBytes !== undefined) return `the transfer passed ${facts.maxBytes} bytes (sync.maxFetchBytes)`;
+  if (facts.maxObjects !== undefined)
+    return `the transfer holds more than ${facts.maxObjects} objects (sync.maxFetchObjects)`;
+  if (facts.memoryBytes !== undefined)
+    return `git ran out of the ${facts.memoryBytes} bytes of memory it may take (git.maxMemory)`;
+  if (facts.listingBytes !== undefined) return `the remote's ref listing passed ${facts.listingBytes} bytes`;
+  return `an object of the transfer inflates to more than ${MAX_OBJECT_BYTES} bytes`;
 }
 
 /** The sentence of each transport failure: the same whichever backend met it, and nothing the remote chose. */
@@ -41,9 +60,7 @@ function sentence(reason: SourceReason, facts: FailureFacts): string {
     case 'source-pack-invalid':
       return 'the remote sent an empty, truncated or corrupt pack';
     case 'source-too-large':
-      return facts.maxBytes !== undefined
-        ? `the transfer passed ${facts.maxBytes} bytes (sync.maxFetchBytes)`
-        : `an object of the transfer inflates to more than ${MAX_OBJECT_BYTES} bytes`;
+      return tooLarge(facts);
     case 'source-insecure-redirect':
       return 'the remote redirected from https to http, which is refused';
     case 'source-redirect-refused':
@@ -58,6 +75,7 @@ function sentence(reason: SourceReason, facts: FailureFacts): string {
         'no space left on the device holding dataDir'
       );
     default:
+      if (facts.closed) return 'stopped: the repository was closed before the transfer ended';
       if (facts.remoteError) return 'the remote answered with an error (its words are in the log)';
       return facts.errno !== undefined
         ? `a file operation in dataDir failed (${facts.errno})`

@@ -19,3 +19,18 @@ export const MAX_TREE_ENTRIES = 1_000_000;
 export const MAX_TREE_LISTING_BYTES = 256 * 1024 * 1024;
 /** Reads in flight through one `git cat-file --batch` (its answers stream in order; memory is one object). */
 export const CLI_READ_AHEAD = 512;
+/**
+ * `git.maxMemory` when the config does not say: the address space (`ulimit -v`) each git process may take, and the
+ * processes it starts (git-remote-http, index-pack) inherit. Past it git fails to allocate, and the transfer is
+ * `source-too-large`.
+ */
+export const DEFAULT_GIT_MEMORY_BYTES = 1024 * 1024 * 1024;
+/**
+ * `sync.maxFetchObjects` when the config does not say: objects one fetch may bring, as its pack's header counts
+ * them. Twice MAX_TREE_ENTRIES: a depth-1 fetch is one commit, its files and its trees.
+ */
+export const DEFAULT_MAX_FETCH_OBJECTS = 2_000_000;
+/** Bytes of one ref advertisement (`info/refs`) the isomorphic backend reads: some 250,000 refs. */
+export const MAX_REF_LISTING_BYTES = 16 * 1024 * 1024;
+/** A local git command (no remote: rev-parse, ls-tree, update-ref) still running this long is killed. */
+export const LOCAL_DEADLINE_MS = 10 * 60 * 1000;

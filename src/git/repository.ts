@@ -20,6 +20,8 @@ export interface Remote {
   deadlineMs?: number;
   /** A fetch that brings more bytes than this fails (`source-too-large`) and leaves nothing behind. */
   maxFetchBytes?: number;
+  /** A fetch whose pack holds more objects than this fails (`source-too-large`) and leaves nothing behind. */
+  maxFetchObjects?: number;
   /**
    * `follow` (default): the first request of a transfer follows redirects, credentials only ever go to the
    * configured origin, https to http is refused; `refuse`: any redirect fails (`source-redirect-refused`).

@@ -112,6 +112,7 @@ function remoteOf(source: SourceConfig): Remote | undefined {
     timeoutMs: source.timeoutMs,
     ...(source.deadlineMs === undefined ? {} : { deadlineMs: source.deadlineMs }),
     ...(source.maxFetchBytes === undefined ? {} : { maxFetchBytes: source.maxFetchBytes }),
+    maxFetchObjects: source.maxFetchObjects,
     ...(source.redirects === undefined ? {} : { redirects: source.redirects }),
     ...(source.location.token === undefined ? {} : { token: source.location.token }),
     ...(source.location.credentialHelper === undefined

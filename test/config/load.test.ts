@@ -45,11 +45,12 @@ describe('loadConfig', () => {
         timeoutMs: 30_000,
         deadlineMs: 600_000,
         maxFetchBytes: 1024 ** 3,
+        maxFetchObjects: 2_000_000,
         redirects: 'follow',
         retryMinMs: 5000,
         retryMaxMs: 600_000,
       },
-      git: { backend: 'auto' },
+      git: { backend: 'auto', maxMemoryBytes: 1024 ** 3 },
       runs: {
         confirm: 'ask-user',
         elicitation: true,
@@ -69,8 +70,9 @@ describe('loadConfig', () => {
           timeoutMs: 30_000,
           deadlineMs: 600_000,
           maxFetchBytes: 1024 ** 3,
+          maxFetchObjects: 2_000_000,
           redirects: 'follow',
-          git: { backend: 'auto' },
+          git: { backend: 'auto', maxMemoryBytes: 1024 ** 3 },
           cacheScope: 'public',
         },
         {
@@ -83,8 +85,9 @@ describe('loadConfig', () => {
           timeoutMs: 30_000,
           deadlineMs: 600_000,
           maxFetchBytes: 1024 ** 3,
+          maxFetchObjects: 2_000_000,
           redirects: 'follow',
-          git: { backend: 'auto' },
+          git: { backend: 'auto', maxMemoryBytes: 1024 ** 3 },
           cacheScope: 'private',
         },
       ],
@@ -285,15 +288,20 @@ describe('the git section and remotes beyond HTTP', () => {
 
   it('picks the backend from git.backend, else SKILLPIN_GIT_BACKEND, else auto; resolves a proxy reference', () => {
     const remote = source('    url: https://h.example/r.git\n');
-    expect(loadConfig(configFile(remote), {}).git).toEqual({ backend: 'auto' });
+    expect(loadConfig(configFile(remote), {}).git).toEqual({ backend: 'auto', maxMemoryBytes: 1024 ** 3 });
     expect(loadConfig(configFile(remote), { SKILLPIN_GIT_BACKEND: 'isomorphic' }).git).toEqual({
       backend: 'isomorphic',
+      maxMemoryBytes: 1024 ** 3,
     });
     const chosen = loadConfig(configFile(`git:\n  backend: cli\n  proxy: \${PROXY}\n${remote}`), {
       SKILLPIN_GIT_BACKEND: 'isomorphic',
       PROXY: 'http://u:p@proxy.example:3128',
     });
-    expect(chosen.git).toEqual({ backend: 'cli', proxy: 'http://u:p@proxy.example:3128' });
+    expect(chosen.git).toEqual({
+      backend: 'cli',
+      maxMemoryBytes: 1024 ** 3,
+      proxy: 'http://u:p@proxy.example:3128',
+    });
     expect(chosen.sources[0]!.git).toEqual(chosen.git);
     expect(errorOf(remote, { SKILLPIN_GIT_BACKEND: 'jgit' })).toBe(
       'SKILLPIN_GIT_BACKEND: must be one of auto, cli, isomorphic, not "jgit"',

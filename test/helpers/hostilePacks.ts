@@ -170,3 +170,17 @@ export function loopbackCertificate(dir: string): { key: string; cert: string; c
   );
   return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), certFile };
 }
+
+/**
+ * A bare repository `<root>/many.git` whose `main` is one commit holding `count` tiny files (`f/<n>`, each its own
+ * number): a pack of `count` blobs, some 20 bytes each, and a few trees. Returns the commit.
+ */
+export function manyObjectsRepo(root: string, count: number): string {
+  const gitdir = path.join(root, 'many.git');
+  execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', gitdir], { env: gitEnv() });
+  const files: string[] = [];
+  for (let n = 0; n < count; n++) files.push(`M 100644 inline f/${n}\ndata ${String(n).length}\n${n}\n`);
+  const script = `commit refs/heads/main\ncommitter t <t@t.invalid> 1714521600 +0000\ndata 5\nmany\n${files.join('')}\n`;
+  execFileSync('git', ['--git-dir', gitdir, 'fast-import', '--quiet'], { env: gitEnv(), input: script });
+  return execFileSync('git', ['--git-dir', gitdir, 'rev-parse', 'main'], { env: gitEnv() }).toString().trim();
+}

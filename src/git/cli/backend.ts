@@ -1,5 +1,4 @@
 import { promises as fsp } from 'node:fs';
-import path from 'node:path';
 import { redact, rememberSecret } from '../../shared/redact.ts';
 import { messageOf } from '../../shared/text.ts';
 import { cleanedUp } from '../cleanup.ts';
@@ -9,7 +8,9 @@ import {
   DEFAULT_DEADLINE_MS,
   DEFAULT_HTTP_TIMEOUT_MS,
   CLI_READ_AHEAD,
+  DEFAULT_GIT_MEMORY_BYTES,
   DEFAULT_MAX_FETCH_BYTES,
+  DEFAULT_MAX_FETCH_OBJECTS,
   MAX_OBJECT_BYTES,
 } from '../limits.ts';
 import { OID } from '../objects.ts';
@@ -25,30 +26,11 @@ import { catFileReader, HEADER, type ObjectReader } from './catFile.ts';
 import { classifyRun, type RunContext } from './classify.ts';
 import { lsTree } from './lsTree.ts';
 import { parseProgress } from './progress.ts';
+import { watchReceived } from './received.ts';
 import { runGit, type RunOptions, type RunResult } from './run.ts';
 
 /** How much longer than curl's own low-speed limit the watchdog waits before it stops a silent HTTP(S) child. */
 const WATCHDOG_MARGIN_MS = 10_000;
-
-/** How often the bytes a running fetch has written are looked at (besides its progress, refreshed every second). */
-const RECEIVED_CHECK_MS = 100;
-
-/** Bytes of the packs git is receiving into `gitdir` (its `tmp_pack_*` files). */
-async function receivedBytes(gitdir: string): Promise<number> {
-  const dir = path.join(gitdir, 'objects', 'pack');
-  const names = (await fsp.readdir(dir).catch(() => [] as string[])).filter((name) =>
-    name.startsWith('tmp_pack_'),
-  );
-  const sizes = await Promise.all(
-    names.map((name) =>
-      fsp.stat(path.join(dir, name)).then(
-        (s) => s.size,
-        () => 0,
-      ),
-    ),
-  );
-  return sizes.reduce((sum, size) => sum + size, 0);
-}
 
 /** Settings of the git binary shared by every repository: its path, and the proxy for HTTP(S). */
 export interface CliSettings {
@@ -59,6 +41,8 @@ export interface CliSettings {
   proxy?: string;
   /** The git has `cat-file --batch-command` (2.36 or later): headers come from the reader's own process. */
   batchCommand?: boolean;
+  /** The address space each git process may take (git.maxMemory); absent: DEFAULT_GIT_MEMORY_BYTES. */
+  maxMemoryBytes?: number;
 }
 
 /**
@@ -115,7 +99,13 @@ function transport(remote: Remote, settings: CliSettings): RunOptions & { contex
     vars,
     idleTimeoutMs,
     deadlineMs,
-    context: { secrets, timeoutMs: idleTimeoutMs, deadlineMs, followRedirects: follow },
+    context: {
+      secrets,
+      timeoutMs: idleTimeoutMs,
+      deadlineMs,
+      followRedirects: follow,
+      memoryBytes: settings.maxMemoryBytes ?? DEFAULT_GIT_MEMORY_BYTES,
+    },
   };
 }
 
@@ -157,14 +147,26 @@ export async function openCliRepository(
   store: boolean,
   settings: CliSettings,
 ): Promise<Repository> {
-  const git = (args: string[], options: RunOptions = {}) =>
-    runGit(settings.git, ['--git-dir', gitdir, ...args], {
+  const memory = settings.maxMemoryBytes === undefined ? {} : { maxMemoryBytes: settings.maxMemoryBytes };
+  // Every child still running, and the signal that kills them all when the repository is closed.
+  const running = new Set<Promise<RunResult>>();
+  let closing = new AbortController();
+  const git = (args: string[], options: RunOptions = {}) => {
+    const run = runGit(settings.git, ['--git-dir', gitdir, ...args], {
       ...options,
+      ...memory,
+      closing: closing.signal,
       vars: { ...settings.vars, ...options.vars },
     });
+    running.add(run);
+    const forget = () => running.delete(run);
+    run.then(forget, forget);
+    return run;
+  };
   if (store && !(await isRepository(gitdir))) {
     await fsp.mkdir(gitdir, { recursive: true });
     const made = await runGit(settings.git, ['init', '--quiet', '--bare', gitdir], {
+      ...memory,
       vars: settings.vars ?? {},
     });
     if (made.code !== 0)
@@ -172,9 +174,16 @@ export async function openCliRepository(
         log: `git init ${gitdir}: ${redact(made.stderr.trim())}`,
       });
   }
-  const objects = catFileReader(settings.git, gitdir, settings.vars, settings.batchCommand);
+  const objects = catFileReader(
+    settings.git,
+    gitdir,
+    settings.vars,
+    settings.batchCommand,
+    settings.maxMemoryBytes,
+  );
 
   const { checkedSizes, objectSizes } = sizeReaders(git, objects);
+  const local: RunContext = { memoryBytes: settings.maxMemoryBytes ?? DEFAULT_GIT_MEMORY_BYTES };
 
   const fetch = async (
     remote: Remote,
@@ -185,7 +194,9 @@ export async function openCliRepository(
   ) => {
     const { context, ...run } = transport(remote, settings);
     const limit = remote.maxFetchBytes ?? DEFAULT_MAX_FETCH_BYTES;
+    const maxObjects = remote.maxFetchObjects ?? DEFAULT_MAX_FETCH_OBJECTS;
     const over = new AbortController();
+    let passed = 'bytes' as 'bytes' | 'objects' | 'object';
     // A partial clone's packs are marked as coming from a promisor remote; the configuration that says so is
     // given to the fetch only, so a reader never tries to fetch a missing object on its own.
     run.config = [
@@ -200,10 +211,15 @@ export async function openCliRepository(
       ...(more.config ?? []),
     ];
     const where = `${what} from ${redactUrl(remote.url)}`;
-    // git writes what it receives to objects/pack/tmp_pack_*: its size is the bytes received so far.
-    const watch = setInterval(() => {
-      void receivedBytes(gitdir).then((bytes) => bytes > limit && over.abort());
-    }, RECEIVED_CHECK_MS);
+    // git writes what it receives to objects/pack/tmp_pack_*: its size is the bytes received so far, and its
+    // object headers say at once what git would spend minutes inflating.
+    const unwatch = watchReceived(gitdir, {
+      bytes: (bytes) => bytes > limit && over.abort(),
+      oversized() {
+        passed = 'object';
+        over.abort();
+      },
+    });
     let result: RunResult;
     try {
       result = await git(
@@ -217,6 +233,11 @@ export async function openCliRepository(
             const progress = parseProgress(line);
             if (progress === undefined) return;
             if ((progress.bytes ?? 0) > limit) over.abort();
+            // index-pack counts what it receives against its pack header's count, shown with the first object.
+            if (progress.phase === 'Receiving objects' && progress.total > maxObjects) {
+              passed = 'objects';
+              over.abort();
+            }
             options.onProgress?.(progress);
           },
         },
@@ -227,11 +248,18 @@ export async function openCliRepository(
         transportFailure('source-fetch-failed', where, {}, { log: messageOf(error) }),
       );
     } finally {
-      clearInterval(watch);
+      unwatch();
     }
     // After a failed transfer: what it left is removed at once, and named in the log.
     if (result.stopped === 'aborted')
-      throw await cleanedUp(gitdir, transportFailure('source-too-large', where, { maxBytes: limit }));
+      throw await cleanedUp(
+        gitdir,
+        transportFailure(
+          'source-too-large',
+          where,
+          passed === 'objects' ? { maxObjects } : passed === 'object' ? {} : { maxBytes: limit },
+        ),
+      );
     if (result.code !== 0 || result.stopped !== undefined)
       throw await cleanedUp(gitdir, classifyRun(result, where, context));
   };
@@ -273,11 +301,11 @@ export async function openCliRepository(
     },
     async writeRef(name, oid) {
       const result = await git(['update-ref', '--no-deref', name, oid]);
-      if (result.code !== 0) throw classifyRun(result, `writing ${name}`);
+      if (result.code !== 0) throw classifyRun(result, `writing ${name}`, local);
     },
     async deleteRef(name) {
       const result = await git(['update-ref', '--no-deref', '-d', name]);
-      if (result.code !== 0) throw classifyRun(result, `deleting ${name}`);
+      if (result.code !== 0) throw classifyRun(result, `deleting ${name}`, local);
     },
     async listRemoteRefs(remote, names) {
       const { context, ...run } = transport(remote, settings);
@@ -332,6 +360,11 @@ export async function openCliRepository(
       });
     },
     refresh: () => undefined,
-    close: () => objects.close(),
+    async close() {
+      // Every child it started ends, with whatever each started (its process group), before close returns.
+      closing.abort();
+      closing = new AbortController();
+      await Promise.allSettled([...running, objects.close()]);
+    },
   };
 }

@@ -1,8 +1,8 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { objectTooLarge } from '../failure.ts';
 import { MAX_OBJECT_BYTES } from '../limits.ts';
 import { type GitObject, type ObjectType, OID } from '../objects.ts';
-import { childEnv } from './env.ts';
+import { killGroup, spawnGit } from './run.ts';
 
 interface Request {
   oid: string;
@@ -94,6 +94,7 @@ export function catFileReader(
   gitdir: string,
   vars?: Record<string, string>,
   commands = false,
+  maxMemoryBytes?: number,
 ): ObjectReader {
   let child: ChildProcessWithoutNullStreams | undefined;
   let pending: Request[] = [];
@@ -161,7 +162,7 @@ export function catFileReader(
         }
         const header = HEADER.exec(line);
         if (header === null || header[1] !== request.oid) {
-          process.kill('SIGKILL');
+          killGroup(process);
           fail(new Error(`git cat-file answered ${JSON.stringify(line.slice(0, 100))} for ${request.oid}`));
           return;
         }
@@ -176,7 +177,7 @@ export function catFileReader(
           pending.shift();
           request.reject(objectTooLarge(`object ${request.oid}`, request.header.size));
           const again = reset();
-          process.kill('SIGKILL');
+          killGroup(process);
           for (const waiting of again) send(waiting);
           return;
         }
@@ -191,11 +192,17 @@ export function catFileReader(
   };
 
   const start = (): ChildProcessWithoutNullStreams => {
-    const process = spawn(git, ['--git-dir', gitdir, 'cat-file', commands ? '--batch-command' : '--batch'], {
-      env: childEnv(globalThis.process.env, vars === undefined ? {} : { vars }),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const process = spawnGit(
+      git,
+      ['--git-dir', gitdir, 'cat-file', commands ? '--batch-command' : '--batch'],
+      {
+        ...(vars === undefined ? {} : { vars }),
+        ...(maxMemoryBytes === undefined ? {} : { maxMemoryBytes }),
+      },
+    );
     process.unref();
+    // The watcher's end keeps Node running no more than the process does.
+    (process.stdio[3] as unknown as { unref(): void }).unref();
     process.stdin.on('error', () => undefined);
     (process.stdin as unknown as { unref(): void }).unref();
     process.stderr.setEncoding('utf8');

@@ -2,10 +2,13 @@ import { redact } from '../../shared/redact.ts';
 import type { SourceReason } from '../../shared/reasons.ts';
 import type { GitError } from '../errors.ts';
 import { type FailureFacts, transportFailure } from '../failure.ts';
+import { DEFAULT_GIT_MEMORY_BYTES } from '../limits.ts';
 import type { RunResult } from './run.ts';
 
 /** git's messages (LC_ALL=C) by the source reason they mean, first match wins. */
 const RULES: Array<[SourceReason, RegExp]> = [
+  // A process past its address space (git.maxMemory): xmalloc's "Out of memory, malloc failed", a failed mmap.
+  ['source-too-large', /Out of memory|Cannot allocate memory|mmap failed/i],
   ['source-disk-full', /No space left on device|Disk quota exceeded|File too large|died of signal 25\b/i],
   ['source-timeout', /Operation timed out|Operation too slow|Connection timed out|timed out after/i],
   // curl refuses a redirect to a protocol GIT_ALLOW_PROTOCOL does not list: from https, that is http.
@@ -47,7 +50,7 @@ function logOf(stderr: string, secrets: readonly string[]): string {
 }
 
 /** What the stderr lets us name without repeating it: the HTTP status, the full-disk kind, the redirect kind. */
-function factsOf(reason: SourceReason, stderr: string): FailureFacts {
+function factsOf(reason: SourceReason, stderr: string, memoryBytes: number): FailureFacts {
   const status = /returned error: (\d{3})\b|HTTP (\d{3})\b/.exec(stderr);
   if (reason === 'source-http-error' && status !== null) return { status: Number(status[1] ?? status[2]) };
   if (reason === 'source-disk-full')
@@ -60,6 +63,7 @@ function factsOf(reason: SourceReason, stderr: string): FailureFacts {
     };
   if (reason === 'source-redirect-refused')
     return { redirect: /Maximum \(\d+\) redirects/i.test(stderr) ? 'too-many' : 'refused' };
+  if (reason === 'source-too-large') return { memoryBytes };
   if (reason === 'source-fetch-failed' && /remote error:/i.test(stderr)) return { remoteError: true };
   if (/Read-only file system/i.test(stderr)) return { errno: 'EROFS' };
   if (/Permission denied(?! \()/i.test(stderr)) return { errno: 'EACCES' };
@@ -73,6 +77,8 @@ export interface RunContext {
   deadlineMs?: number;
   /** Whether redirects were followed (a 3xx answer then means a request after the first was redirected). */
   followRedirects?: boolean;
+  /** The address space the child had (git.maxMemory). */
+  memoryBytes?: number;
 }
 
 /** Maps a failed git command to a stable source reason and our sentence; git's words go to the log only. */
@@ -82,8 +88,10 @@ export function classifyRun(result: RunResult, what: string, context: RunContext
     return transportFailure('source-timeout', what, { deadlineMs: context.deadlineMs ?? 0 }, { log });
   if (result.stopped === 'idle')
     return transportFailure('source-timeout', what, { timeoutMs: context.timeoutMs ?? 0 }, { log });
+  if (result.stopped === 'closed')
+    return transportFailure('source-fetch-failed', what, { closed: true }, { log });
   const reason = RULES.find(([, pattern]) => pattern.test(result.stderr))?.[0] ?? 'source-fetch-failed';
-  const facts = factsOf(reason, result.stderr);
+  const facts = factsOf(reason, result.stderr, context.memoryBytes ?? DEFAULT_GIT_MEMORY_BYTES);
   if (reason === 'source-redirect-refused' && facts.redirect === 'refused' && context.followRedirects)
     facts.redirect = 'not-first';
   if (reason === 'source-timeout') facts.timeoutMs = context.timeoutMs ?? 0;

@@ -127,7 +127,6 @@ export async function lsTree(
   const parser = listingParser(what);
   const result = await git(['ls-tree', '-r', '-t', '-l', '-z', '--full-tree', commit], {
     onStdout: (chunk) => parser.push(chunk),
-    writesFiles: false,
   });
   if (parser.refused !== undefined) throw parser.refused;
   if (result.code !== 0 || result.stopped !== undefined || parser.truncated)

@@ -5,12 +5,17 @@ import { rememberSecret } from '../../shared/redact.ts';
 import { cleanedUp } from '../cleanup.ts';
 import { GitError } from '../errors.ts';
 import { transportFailure } from '../failure.ts';
-import { DEFAULT_DEADLINE_MS, DEFAULT_HTTP_TIMEOUT_MS, DEFAULT_MAX_FETCH_BYTES } from '../limits.ts';
+import {
+  DEFAULT_DEADLINE_MS,
+  DEFAULT_HTTP_TIMEOUT_MS,
+  DEFAULT_MAX_FETCH_BYTES,
+  DEFAULT_MAX_FETCH_OBJECTS,
+} from '../limits.ts';
 import { parseCommit } from '../objects.ts';
 import { isRepository, pinRef, type Remote, type RemoteRef, type Repository } from '../repository.ts';
 import { originOf, redactUrl } from '../url.ts';
 import { classify } from './classify.ts';
-import { httpClient, type HttpObservations } from './http.ts';
+import { type GuardedHttpClient, httpClient, type HttpObservations } from './http.ts';
 import { openObjectDatabase } from './odb.ts';
 import { type PackWriter, packWriter } from './packWriter.ts';
 
@@ -84,6 +89,12 @@ export async function openIsomorphicRepository(
 ): Promise<Repository> {
   if (store) await initStore(gitdir);
   const objects = openObjectDatabase(gitdir);
+  // The transfers running: closing the repository ends their requests.
+  const clients = new Set<GuardedHttpClient>();
+  const tracked = (client: GuardedHttpClient) => {
+    clients.add(client);
+    return client;
+  };
   const repo: Repository = {
     gitdir,
     backend: 'isomorphic',
@@ -125,7 +136,7 @@ export async function openIsomorphicRepository(
     async listRemoteRefs(remote, names) {
       supported(remote);
       let refs: Awaited<ReturnType<typeof git.listServerRefs>>;
-      const http = clientFor(remote, proxy);
+      const http = tracked(clientFor(remote, proxy));
       try {
         refs = await git.listServerRefs({
           http,
@@ -142,7 +153,14 @@ export async function openIsomorphicRepository(
           http.stopped(),
           remote.timeoutMs,
         );
+      } finally {
+        clients.delete(http);
+        http.close();
       }
+      // isomorphic-git reads a body that failed as one that ended: what it listed then is not the listing.
+      const stopped = http.stopped();
+      if (stopped !== undefined)
+        throw classify(stopped, `listing the refs of ${redactUrl(remote.url)}`, stopped, remote.timeoutMs);
       const wanted = new Set(names);
       return refs
         .filter((ref) => wanted.has(ref.ref))
@@ -162,10 +180,12 @@ export async function openIsomorphicRepository(
         packWriter({
           gitdir,
           baseById: (oid) => objects.read(oid),
+          maxObjects: remote.maxFetchObjects ?? DEFAULT_MAX_FETCH_OBJECTS,
           ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
         }),
       );
       const transfer = async (bounds: { depth: number } | { since: Date; have: string }) => {
+        tracked(http);
         try {
           await git.fetch({
             fs,
@@ -198,6 +218,7 @@ export async function openIsomorphicRepository(
           );
         } finally {
           http.close();
+          clients.delete(http);
           objects.refresh();
         }
         return objects.has(commit);
@@ -231,7 +252,11 @@ export async function openIsomorphicRepository(
       );
     },
     refresh: () => objects.refresh(),
-    close: () => objects.close(),
+    async close() {
+      for (const client of clients) client.close();
+      clients.clear();
+      await objects.close();
+    },
   };
   return repo;
 }

@@ -6,7 +6,7 @@ import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
 import { getProxyForUrl } from 'proxy-from-env';
-import { DEFAULT_HTTP_TIMEOUT_MS, MAX_REDIRECTS } from '../limits.ts';
+import { DEFAULT_HTTP_TIMEOUT_MS, MAX_REDIRECTS, MAX_REF_LISTING_BYTES } from '../limits.ts';
 import type { PackWriter } from './packWriter.ts';
 import { TransportStop } from './stop.ts';
 
@@ -314,7 +314,20 @@ export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
         for (const [key, value] of Object.entries(response.headers))
           if (value !== undefined) flat[key] = Array.isArray(value) ? value.join(', ') : value;
         const pack = current.endsWith('/git-upload-pack') && method === 'POST';
-        const body = watched(response, count, (bytes) => {
+        // isomorphic-git keeps a ref listing whole: it gets MAX_REF_LISTING_BYTES at most.
+        let listed = 0;
+        const counted = (chunk: Uint8Array) => {
+          count(chunk);
+          if (first && (listed += chunk.byteLength) > MAX_REF_LISTING_BYTES)
+            throw stop(
+              new TransportStop(
+                'source-too-large',
+                { listingBytes: MAX_REF_LISTING_BYTES },
+                `the ref listing passed ${MAX_REF_LISTING_BYTES} bytes`,
+              ),
+            );
+        };
+        const body = watched(response, counted, (bytes) => {
           if (pack) seen.packResponseBytes = bytes;
         });
         const writer = pack && options.pack !== undefined ? noted(options.pack()) : undefined;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { nextTurn, OBJECTS_PER_TURN } from '../turns.ts';
 
 /** A pack's `.idx` (version 2), held in memory: 28 bytes an object, whatever the size of the pack. */
 export interface PackIndex {
@@ -70,31 +71,47 @@ export interface IndexedObject {
   crc: number;
 }
 
-/** Writes an `.idx` file (version 2) for a pack whose trailer is `packSha`: objects sorted by id, 64-bit offsets past 2 GiB. */
-export function serializePackIndex(objects: readonly IndexedObject[], packSha: Buffer): Buffer {
-  const sorted = [...objects].sort((a, b) => (a.oid < b.oid ? -1 : a.oid > b.oid ? 1 : 0));
-  const large = sorted.filter((o) => o.offset >= 0x80000000);
-  const count = sorted.length;
-  const out = Buffer.alloc(8 + 1024 + count * 28 + large.length * 8 + 40);
+/**
+ * Writes an `.idx` file (version 2) for a pack whose trailer is `packSha`: objects sorted by id, 64-bit offsets
+ * past 2 GiB. Sorted one first byte at a time, the event loop running between them: a pack of millions of objects
+ * stalls nothing else.
+ */
+export async function serializePackIndex(
+  objects: readonly IndexedObject[],
+  packSha: Buffer,
+): Promise<Buffer> {
+  const buckets: IndexedObject[][] = Array.from({ length: 256 }, () => []);
+  for (const [i, object] of objects.entries()) {
+    if (i % (OBJECTS_PER_TURN * 64) === 0) await nextTurn();
+    buckets[Number.parseInt(object.oid.slice(0, 2), 16)]!.push(object);
+  }
+  const count = objects.length;
+  const large = objects.filter((o) => o.offset >= 0x80000000).length;
+  const out = Buffer.alloc(8 + 1024 + count * 28 + large * 8 + 40);
   out.writeUInt32BE(MAGIC, 0);
   out.writeUInt32BE(2, 4);
-  const fanout = new Uint32Array(256);
-  for (const { oid } of sorted) fanout[Number.parseInt(oid.slice(0, 2), 16)]!++;
-  for (let byte = 0, total = 0; byte < 256; byte++) out.writeUInt32BE((total += fanout[byte]!), 8 + byte * 4);
+  for (let byte = 0, total = 0; byte < 256; byte++)
+    out.writeUInt32BE((total += buckets[byte]!.length), 8 + byte * 4);
   const names = 8 + 1024;
   const crcs = names + count * 20;
   const offsets = crcs + count * 4;
   const wide = offsets + count * 4;
   let next = 0;
-  sorted.forEach(({ oid, offset, crc }, i) => {
-    out.write(oid, names + i * 20, 'hex');
-    out.writeUInt32BE(crc >>> 0, crcs + i * 4);
-    if (offset < 0x80000000) out.writeUInt32BE(offset, offsets + i * 4);
-    else {
-      out.writeUInt32BE((0x80000000 | next) >>> 0, offsets + i * 4);
-      out.writeBigUInt64BE(BigInt(offset), wide + next++ * 8);
+  let i = 0;
+  for (const bucket of buckets) {
+    await nextTurn();
+    bucket.sort((a, b) => (a.oid < b.oid ? -1 : a.oid > b.oid ? 1 : 0));
+    for (const { oid, offset, crc } of bucket) {
+      out.write(oid, names + i * 20, 'hex');
+      out.writeUInt32BE(crc >>> 0, crcs + i * 4);
+      if (offset < 0x80000000) out.writeUInt32BE(offset, offsets + i * 4);
+      else {
+        out.writeUInt32BE((0x80000000 | next) >>> 0, offsets + i * 4);
+        out.writeBigUInt64BE(BigInt(offset), wide + next++ * 8);
+      }
+      i++;
     }
-  });
+  }
   packSha.copy(out, out.length - 40);
   createHash('sha1')
     .update(out.subarray(0, out.length - 20))

@@ -11,6 +11,7 @@ import { objectCache } from './odb.ts';
 import { openPack } from './pack.ts';
 import { type IndexedObject, type PackIndex, serializePackIndex } from './packIndex.ts';
 import { TransportStop } from './stop.ts';
+import { nextTurn, OBJECTS_PER_TURN } from '../turns.ts';
 
 /** pako 1's inflater with the two fields its typings leave out (isomorphic-git's pack reader uses them too). */
 type StreamingInflate = pako.Inflate & { ended: boolean; strm: { avail_in: number } };
@@ -40,6 +41,8 @@ function deltaSize(bytes: Uint8Array, from: number): [size: number, next: number
 const tooLarge = (size: number) =>
   new TransportStop('source-too-large', {}, `a pack object inflates to ${size} bytes or more`);
 const invalid = (why: string) => new TransportStop('source-pack-invalid', {}, why);
+const tooMany = (count: number, maxObjects: number) =>
+  new TransportStop('source-too-large', { maxObjects }, `the pack holds ${count} objects`);
 
 export interface PackWriter {
   /** The pack's next bytes: checked object by object as they come, and written to a temporary file. */
@@ -54,6 +57,8 @@ export interface PackWriterOptions {
   gitdir: string;
   /** A delta's base that is not in the pack (the store holds it). */
   baseById: (oid: string) => Promise<GitObject | undefined>;
+  /** Objects the pack may hold (its header says how many): past it the transfer stops (`source-too-large`). */
+  maxObjects: number;
   onProgress?: (progress: FetchProgress) => void;
 }
 
@@ -135,11 +140,15 @@ export function packWriter(options: PackWriterOptions): PackWriter {
     return true;
   };
 
-  /** Follows `bytes` (which start at `position`) through the pack; returns where in them the trailer begins. */
-  const parse = (bytes: Uint8Array): number => {
+  /**
+   * Follows `bytes` (which start at `position`) through the pack, up to the end of OBJECTS_PER_TURN objects:
+   * returns how many of them it took (`used`), and where in those the trailer begins.
+   */
+  const parse = (bytes: Uint8Array): { used: number; trailerAt: number } => {
     let at = 0;
-    let trailerAt = phase === 'trailer' || phase === 'done' ? 0 : bytes.length;
-    while (at < bytes.length) {
+    let trailerAt = phase === 'trailer' || phase === 'done' ? 0 : undefined;
+    let objects = 0;
+    while (at < bytes.length && objects < OBJECTS_PER_TURN) {
       if (phase === 'pack-header') {
         header.push(bytes[at++]!);
         if (header.length < 12) continue;
@@ -148,6 +157,7 @@ export function packWriter(options: PackWriterOptions): PackWriter {
         if (view.toString('latin1', 0, 4) !== 'PACK' || (version !== 2 && version !== 3))
           throw invalid('not a version 2 pack');
         total = left = view.readUInt32BE(8);
+        if (total > options.maxObjects) throw tooMany(total, options.maxObjects);
         phase = left === 0 ? 'trailer' : 'object-header';
         if (left === 0) trailerAt = at;
         header = [];
@@ -170,6 +180,7 @@ export function packWriter(options: PackWriterOptions): PackWriter {
           throw invalid(`object at ${state.entry.offset} is not ${state.size} bytes`);
         if (state.hash !== undefined) state.entry.oid = state.hash.digest('hex');
         arrived.push(state.entry);
+        objects++;
         current = undefined;
         progress('Receiving objects', total - --left);
         phase = left === 0 ? 'trailer' : 'object-header';
@@ -179,7 +190,7 @@ export function packWriter(options: PackWriterOptions): PackWriter {
         if (trailer.length === 20) phase = 'done';
       } else throw invalid('bytes after the pack trailer');
     }
-    return trailerAt;
+    return { used: at, trailerAt: trailerAt ?? at };
   };
 
   /** Offsets in pack order: where each object ends, for the reader. */
@@ -217,7 +228,9 @@ export function packWriter(options: PackWriterOptions): PackWriter {
     // A base named by id may itself be a delta later in the pack: rounds until none is left or none moves.
     while (pending.length > 0) {
       const next: Arrived[] = [];
-      for (const entry of pending) {
+      for (const [i, entry] of pending.entries()) {
+        // Small entries are read synchronously: the loop gives the event loop its turn.
+        if (i % OBJECTS_PER_TURN === OBJECTS_PER_TURN - 1) await nextTurn();
         let built: GitObject;
         try {
           built = await reader.readAt(entry.offset);
@@ -260,10 +273,17 @@ export function packWriter(options: PackWriterOptions): PackWriter {
         if (aborted) return;
         file = opened;
       }
-      // Everything before the trailer is what the trailer's SHA-1 covers.
-      whole.update(bytes.subarray(0, parse(bytes)));
-      position += bytes.length;
       await file.write(bytes);
+      // In slices of OBJECTS_PER_TURN objects, the event loop running between them.
+      for (let from = 0; from < bytes.length; ) {
+        if (from > 0) await nextTurn();
+        const slice = bytes.subarray(from);
+        const { used, trailerAt } = parse(slice);
+        // Everything before the trailer is what the trailer's SHA-1 covers.
+        whole.update(slice.subarray(0, trailerAt));
+        position += used;
+        from += used;
+      }
     },
     async finish() {
       if (file === undefined) return;
@@ -274,7 +294,7 @@ export function packWriter(options: PackWriterOptions): PackWriter {
         if (!sha.equals(Buffer.from(trailer))) throw invalid('the pack does not match its trailer');
         await handle.sync();
         await resolve(handle, position);
-        const index = serializePackIndex(arrived as IndexedObject[], sha);
+        const index = await serializePackIndex(arrived as IndexedObject[], sha);
         const name = path.join(packDir, `pack-${sha.toString('hex')}`);
         const indexTemp = `${temp.replace('tmp_pack_', 'tmp_idx_')}`;
         await fsp.writeFile(indexTemp, index, { flag: 'wx' });
