@@ -117,7 +117,7 @@ export const REASONS = {
   'source-store-damaged': {
     severity: 'error',
     summary:
-      'objects of a served commit are missing from the store (or its index file is wrong): being repaired',
+      'objects of a served commit are missing from the store (or its index file is wrong): being repaired, or a repair left its reads failing',
   },
   'source-fetch-failed': {
     severity: 'error',

@@ -37,7 +37,7 @@ import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { type Damage, guardedReader } from './damage.ts';
 import { repositoryOnUse } from './repository.ts';
 import type { CommitStatus } from './status.ts';
-import { checkStore } from './storeCheck.ts';
+import { checkReads, checkStore } from './storeCheck.ts';
 
 export interface SourceDeps {
   dataDir: string;
@@ -80,6 +80,8 @@ export interface Source {
   restore(commit: string): Promise<Namespace>;
   /** Damage when the store lacks objects of a served commit (the commit and the blobs its index names). */
   check(ns: Namespace): Promise<Damage | undefined>;
+  /** Damage when the reader that serves `ns`'s reads cannot find its objects (a repair that did not take). */
+  readable(ns: Namespace): Promise<Damage | undefined>;
   /**
    * Repairs a damaged commit: its objects fetched again (remote; a local repository cannot be), and its index
    * rebuilt when that is what was wrong, or when it names objects the store still lacks.
@@ -247,6 +249,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     restore: async (commit) =>
       namespace(await indexOf(await repository.get(), await targetOf(commit)), await repository.get(), true),
     check: async (ns) => checkStore(await repository.get(), ns),
+    readable: async (ns) => checkReads(await repository.get(), ns),
     async repair(damage) {
       const { commit } = damage;
       const repo = await repository.get();
