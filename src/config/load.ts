@@ -17,7 +17,8 @@ export interface SourceConfig {
         given?: string;
       };
   /** A pinned commit (with the annotated tag verified for it, when locked under `require: tag`), or a ref. */
-  target: { kind: 'commit'; commit: string; tag?: string } | { kind: 'ref'; ref: string };
+  /** A commit target's `tag` and `ref`: a locked signed tag, and the ref it was locked from (its name). */
+  target: { kind: 'commit'; commit: string; tag?: string; ref?: string } | { kind: 'ref'; ref: string };
   paths: string[];
   strictNames: boolean;
   /** Re-resolve the ref this often (ms); absent for pinned commits. */

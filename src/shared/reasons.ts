@@ -136,7 +136,7 @@ export const REASONS = {
   'source-signature-invalid': {
     severity: 'error',
     summary:
-      'the signature does not verify (tampered or malformed, another namespace, an unsupported algorithm)',
+      "the signature does not verify (tampered or malformed, another namespace, an unsupported algorithm), or a signed tag's name is not the ref it was reached through",
   },
   'source-signer-unknown': {
     severity: 'error',

@@ -170,7 +170,11 @@ export function lockedConfig(config: Config, lock: Lockfile, file: string): Conf
     const tag = source.verify?.require === 'tag' ? entry!.signer?.tag : undefined;
     return {
       ...pinned,
-      target: { kind: 'commit', commit: entry!.commit, ...(tag === undefined ? {} : { tag }) },
+      target: {
+        kind: 'commit',
+        commit: entry!.commit,
+        ...(tag === undefined ? {} : { tag, ref: entry!.ref }),
+      },
     };
   });
   return { ...config, sources };

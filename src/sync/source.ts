@@ -219,7 +219,10 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     return indexOf(repo, target);
   };
 
-  /** A commit served before, with the tag verified for it: kept in a remote source's store, or the locked one. */
+  /**
+   * A commit served before, with the tag verified for it (kept in a remote source's store, or the locked one) and
+   * the ref the config reaches it through.
+   */
   const targetOf = async (commit: string): Promise<ResolvedRef> => {
     const { target } = config;
     const tag =
@@ -228,7 +231,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
         : target.kind === 'commit' && target.commit === commit
           ? target.tag
           : undefined;
-    return { commit, ...(tag === undefined ? {} : { tag }) };
+    return { commit, ...(tag === undefined ? {} : { tag, ref: target.ref }) };
   };
 
   return {
@@ -237,7 +240,10 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     async resolve() {
       const { target } = config;
       if (target.kind === 'commit')
-        return { commit: target.commit, ...(target.tag === undefined ? {} : { tag: target.tag }) };
+        return {
+          commit: target.commit,
+          ...(target.tag === undefined ? {} : { tag: target.tag, ref: target.ref }),
+        };
       return remote === undefined
         ? resolveLocalTarget(await repository.get(), target.ref)
         : resolveRemoteTarget(await repository.get(), remote, target.ref);

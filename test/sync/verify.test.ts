@@ -225,7 +225,7 @@ describe('a remote source that requires a signed tag', () => {
       ],
     };
     const locked = lockedConfig(config, lock, 'skillpin.lock');
-    expect(locked.sources[0]!.target).toEqual({ kind: 'commit', commit: v1.commit, tag: v1.tag });
+    expect(locked.sources[0]!.target).toEqual({ kind: 'commit', commit: v1.commit, tag: v1.tag, ref: 'v1' });
     expect(locked.sources[0]!.pollMs).toBeUndefined();
     const { catalog, worker } = start(locked);
     await worker.restore();
@@ -233,6 +233,35 @@ describe('a remote source that requires a signed tag', () => {
       { id: 'locked', ok: true, commit: v1.commit, changed: true },
     ]);
     expect(current(catalog)!.signer).toEqual({ ...signer, tag: v1.tag });
+    await worker.stop();
+  });
+
+  it('refuses a signed tag moved under another name: the tag object says v1, the ref release', async () => {
+    repo.git(['update-ref', 'refs/tags/release', v1.tag]);
+    publish();
+    const config = loadConfig(
+      writeConfig({
+        sources: [
+          {
+            id: 'renamed',
+            url: server.urlFor('signed.git'),
+            ref: 'release',
+            verify: { sshAllowedSigners: keys.allowedSigners, require: 'tag' },
+          },
+        ],
+      }),
+    );
+    const { catalog, worker } = start(config);
+    await worker.restore();
+    expect(await worker.syncAll('test')).toEqual([
+      {
+        id: 'renamed',
+        ok: false,
+        reason: 'source-signature-invalid',
+        detail: `tag ${v1.tag} is signed as "v1", and was reached through refs/tags/release: a signed tag serves only under its own name`,
+      },
+    ]);
+    expect(current(catalog)).toBeUndefined();
     await worker.stop();
   });
 
