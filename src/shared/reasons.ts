@@ -151,6 +151,11 @@ export const REASONS = {
     summary:
       'the OpenPGP key has expired or was revoked, or the commit time is outside the SSH key valid-after/valid-before',
   },
+  'source-lock-mismatch': {
+    severity: 'error',
+    summary:
+      "serving a lockfile, the locked commit's tree, or a skill's path, name, file count, bytes or digest, is not what the lockfile lists",
+  },
   'source-internal': {
     severity: 'error',
     summary: 'an unexpected error while syncing the source (see logs)',

@@ -35,6 +35,7 @@ import {
 import type { Logger } from '../shared/log.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { type Damage, guardedReader } from './damage.ts';
+import { checkLocked } from './lockCheck.ts';
 import { repositoryOnUse } from './repository.ts';
 import type { CommitStatus } from './status.ts';
 import { checkReads, checkStore } from './storeCheck.ts';
@@ -174,11 +175,20 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       ),
     );
 
+  /** The index of a commit in store; a locked commit's only once it is what its lock entry lists. */
+  const indexOf = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
+    const index = await indexedOnce(repo, target);
+    const { target: pinned } = config;
+    if (pinned.kind === 'commit' && pinned.lock !== undefined && pinned.commit === index.commit)
+      checkLocked(pinned.lock, index);
+    return index;
+  };
+
   /**
    * The index of a commit in store: its index file (saved only once verified, under the same keys), or built
    * from git and saved; a source that verifies signatures checks the commit's (or tag's) signature first.
    */
-  const indexOf = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
+  const indexedOnce = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
     const { commit } = target;
     const options = await indexOptions();
     const stored = await indexes.load(commit, options);
