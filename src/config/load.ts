@@ -7,6 +7,12 @@ import { ConfigError } from './error.ts';
 import { configSchema, ENV_REFERENCE, type RawConfig, remoteKind } from './schema.ts';
 import { shorthandUrl } from './shorthand.ts';
 
+/** What a lockfile says its commit serves: the root tree, and every skill by path with its totals and digest. */
+export interface LockedIndex {
+  tree: string;
+  skills: ReadonlyArray<{ path: string; name: string; files: number; bytes: number; digest: string }>;
+}
+
 /** A source as the rest of the program sees it: paths absolute, secrets resolved (and never printed). */
 export interface SourceConfig {
   id: string;
@@ -18,8 +24,13 @@ export interface SourceConfig {
         /** The path as configured (relative to the config, or as typed): what messages and provenance show. */
         given?: string;
       };
-  /** A pinned commit (with the annotated tag verified for it, when locked under `require: tag`), or a ref. */
-  target: { kind: 'commit'; commit: string; tag?: string } | { kind: 'ref'; ref: string };
+  /**
+   * A pinned commit or a ref. A locked commit carries what its lock entry says it serves (`lock`), and under
+   * `require: tag` the verified tag and the ref it was locked from (whose name the tag must carry).
+   */
+  target:
+    | { kind: 'commit'; commit: string; tag?: string; ref?: string; lock?: LockedIndex }
+    | { kind: 'ref'; ref: string };
   paths: string[];
   strictNames: boolean;
   /** Re-resolve the ref this often (ms); absent for pinned commits. */

@@ -23,6 +23,8 @@ function exactlyOne<T>(found: T[], ref: string, where: string): T {
 export interface ResolvedRef {
   commit: string;
   tag?: string;
+  /** The ref the tag was reached through (a full name as resolved, or as configured): its name must be the tag's. */
+  ref?: string;
 }
 
 /** Resolves a branch, tag, `HEAD` or full ref of a local repository to a commit, peeling annotated tags. */
@@ -32,14 +34,15 @@ export async function resolveLocalRef(repo: Repository, ref: string): Promise<st
 
 /** As resolveLocalRef, keeping the tag object the ref names (what `verify.require: tag` checks). */
 export async function resolveLocalTarget(repo: Repository, ref: string): Promise<ResolvedRef> {
-  const values = await Promise.all(candidates(ref).map((name) => repo.readRef(name)));
-  const oid = exactlyOne(
-    values.filter((value) => value !== undefined),
+  const names = candidates(ref);
+  const values = await Promise.all(names.map((name) => repo.readRef(name)));
+  const [name, oid] = exactlyOne(
+    names.flatMap((name, i) => (values[i] === undefined ? [] : [[name, values[i]] as const])),
     ref,
     'the repository',
   );
   const commit = await peel(repo, oid);
-  return commit === oid ? { commit } : { commit, tag: oid };
+  return commit === oid ? { commit } : { commit, tag: oid, ref: name };
 }
 
 async function peel(repo: Repository, oid: string): Promise<string> {
@@ -78,7 +81,9 @@ export async function resolveRemoteTarget(
     ref,
     'the remote',
   );
-  return entry.peeled === undefined ? { commit: entry.oid } : { commit: entry.peeled, tag: entry.oid };
+  return entry.peeled === undefined
+    ? { commit: entry.oid }
+    : { commit: entry.peeled, tag: entry.oid, ref: entry.name };
 }
 
 /** The one commit a short id (4 to 39 hex digits) names in a local repository. */

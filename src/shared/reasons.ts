@@ -122,7 +122,7 @@ export const REASONS = {
   'source-store-damaged': {
     severity: 'error',
     summary:
-      'objects of a served commit are missing from the store (or its index file is wrong): being repaired',
+      'objects of a served commit are missing from the store (or its index file is wrong): being repaired, or a repair left its reads failing',
   },
   'source-fetch-failed': {
     severity: 'error',
@@ -141,7 +141,7 @@ export const REASONS = {
   'source-signature-invalid': {
     severity: 'error',
     summary:
-      'the signature does not verify (tampered or malformed, another namespace, an unsupported algorithm)',
+      "the signature does not verify (tampered or malformed, another namespace, an unsupported algorithm), or a signed tag's name is not the ref it was reached through",
   },
   'source-signer-unknown': {
     severity: 'error',
@@ -155,6 +155,11 @@ export const REASONS = {
     severity: 'error',
     summary:
       'the OpenPGP key has expired or was revoked, or the commit time is outside the SSH key valid-after/valid-before',
+  },
+  'source-lock-mismatch': {
+    severity: 'error',
+    summary:
+      "serving a lockfile, the locked commit's tree, or a skill's path, name, file count, bytes or digest, is not what the lockfile lists",
   },
   'source-internal': {
     severity: 'error',

@@ -148,7 +148,7 @@ export function lockMismatch(source: SourceConfig, entry: LockedSource | undefin
 
 /**
  * `config` serving exactly the commits of `lock`: every source pinned to its locked commit (and verified tag),
- * following no ref. A lockfile that does not match the config (a source missing, extra, or with another
+ * following no ref, retaining none, and refusing a commit that does not serve what its entry lists. A lockfile that does not match the config (a source missing, extra, or with another
  * repository or ref) is a ConfigError naming the first such source.
  */
 export function lockedConfig(config: Config, lock: Lockfile, file: string): Config {
@@ -168,9 +168,17 @@ export function lockedConfig(config: Config, lock: Lockfile, file: string): Conf
       );
     const { pollMs: _follows, ...pinned } = source;
     const tag = source.verify?.require === 'tag' ? entry!.signer?.tag : undefined;
+    const lock = { tree: entry!.tree, skills: entry!.skills };
+    // Exactly the locked commit serves: nothing retained from before (a rolled-back lock serves no newer commit).
     return {
       ...pinned,
-      target: { kind: 'commit', commit: entry!.commit, ...(tag === undefined ? {} : { tag }) },
+      keep: 0,
+      target: {
+        kind: 'commit',
+        commit: entry!.commit,
+        ...(tag === undefined ? {} : { tag, ref: entry!.ref }),
+        lock,
+      },
     };
   });
   return { ...config, sources };

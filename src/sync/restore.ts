@@ -9,7 +9,8 @@ import { failureOf } from './step.ts';
 /**
  * What a source served when the last run ended, from dataDir alone (never the network): the commits state.json
  * names, or, when it names none for this source (missing or corrupt), the commits the index files and pins
- * hold. `dropped`: held commits beyond retention, to forget once state.json is written.
+ * hold; serving a lockfile, only the locked commit. `dropped`: held commits beyond retention, to forget once
+ * state.json is written.
  */
 export async function restoreServed(
   source: Source,
@@ -28,6 +29,18 @@ export async function restoreServed(
       return undefined;
     }
   };
+  const { target } = config;
+  if (target.kind === 'commit' && target.lock !== undefined) {
+    // Serving a lockfile: the locked commit alone, if dataDir holds it; whatever served before is dropped.
+    const held =
+      saved === undefined
+        ? await source.held()
+        : [...(saved.current === undefined ? [] : [saved.current]), ...saved.retained];
+    const current = held.includes(target.commit) ? await restore(target.commit) : undefined;
+    const dropped = held.filter((commit) => commit !== target.commit);
+    if (current === undefined) return { dropped };
+    return { served: { id: source.id, current, retained: [] }, dropped };
+  }
   if (saved !== undefined) {
     const current = saved.current === undefined ? undefined : await restore(saved.current);
     if (current === undefined) return { dropped: [] };

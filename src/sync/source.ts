@@ -35,9 +35,10 @@ import {
 import type { Logger } from '../shared/log.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { type Damage, guardedReader } from './damage.ts';
+import { checkLocked } from './lockCheck.ts';
 import { repositoryOnUse } from './repository.ts';
 import type { CommitStatus } from './status.ts';
-import { checkStore } from './storeCheck.ts';
+import { checkReads, checkStore } from './storeCheck.ts';
 
 export interface SourceDeps {
   dataDir: string;
@@ -80,6 +81,8 @@ export interface Source {
   restore(commit: string): Promise<Namespace>;
   /** Damage when the store lacks objects of a served commit (the commit and the blobs its index names). */
   check(ns: Namespace): Promise<Damage | undefined>;
+  /** Damage when the reader that serves `ns`'s reads cannot find its objects (a repair that did not take). */
+  readable(ns: Namespace): Promise<Damage | undefined>;
   /**
    * Repairs a damaged commit: its objects fetched again (remote; a local repository cannot be), and its index
    * rebuilt when that is what was wrong, or when it names objects the store still lacks.
@@ -173,11 +176,20 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       ),
     );
 
+  /** The index of a commit in store; a locked commit's only once it is what its lock entry lists. */
+  const indexOf = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
+    const index = await indexedOnce(repo, target);
+    const { target: pinned } = config;
+    if (pinned.kind === 'commit' && pinned.lock !== undefined && pinned.commit === index.commit)
+      checkLocked(pinned.lock, index);
+    return index;
+  };
+
   /**
    * The index of a commit in store: its index file (saved only once verified, under the same keys), or built
    * from git and saved; a source that verifies signatures checks the commit's (or tag's) signature first.
    */
-  const indexOf = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
+  const indexedOnce = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
     const { commit } = target;
     const options = await indexOptions();
     const stored = await indexes.load(commit, options);
@@ -218,7 +230,10 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     return indexOf(repo, target);
   };
 
-  /** A commit served before, with the tag verified for it: kept in a remote source's store, or the locked one. */
+  /**
+   * A commit served before, with the tag verified for it (kept in a remote source's store, or the locked one) and
+   * the ref the config reaches it through.
+   */
   const targetOf = async (commit: string): Promise<ResolvedRef> => {
     const { target } = config;
     const tag =
@@ -227,7 +242,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
         : target.kind === 'commit' && target.commit === commit
           ? target.tag
           : undefined;
-    return { commit, ...(tag === undefined ? {} : { tag }) };
+    return { commit, ...(tag === undefined ? {} : { tag, ref: target.ref }) };
   };
 
   return {
@@ -236,7 +251,10 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     async resolve() {
       const { target } = config;
       if (target.kind === 'commit')
-        return { commit: target.commit, ...(target.tag === undefined ? {} : { tag: target.tag }) };
+        return {
+          commit: target.commit,
+          ...(target.tag === undefined ? {} : { tag: target.tag, ref: target.ref }),
+        };
       return remote === undefined
         ? resolveLocalTarget(await repository.get(), target.ref)
         : resolveRemoteTarget(await repository.get(), remote, target.ref);
@@ -248,6 +266,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     restore: async (commit) =>
       namespace(await indexOf(await repository.get(), await targetOf(commit)), await repository.get(), true),
     check: async (ns) => checkStore(await repository.get(), ns),
+    readable: async (ns) => checkReads(await repository.get(), ns),
     async repair(damage) {
       const { commit } = damage;
       const repo = await repository.get();

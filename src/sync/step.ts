@@ -54,6 +54,14 @@ export async function syncSource(
   const repaired: string[] = [];
   const repair = async (damage: Damage) => {
     const ns = await source.repair(damage);
+    // Repaired only when reads are good again: a reader still holding the damage is no repair.
+    const still = await source.readable(ns);
+    if (still !== undefined)
+      throw new GitError(
+        'source-store-damaged',
+        `the repair of commit ${damage.commit} left its objects unreadable`,
+        { log: still.log },
+      );
     if (held !== undefined) held = replaced(held, ns);
     repaired.push(damage.commit);
     logger.info({ source: id, commit: damage.commit, kind: damage.kind, why }, 'repaired a damaged commit');

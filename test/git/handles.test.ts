@@ -23,7 +23,7 @@ const openUnder = (dir: string) =>
 describe('the isomorphic backend leaves no file open', () => {
   it('an abort while the first write opens the temporary file closes it and removes it', async () => {
     const gitdir = tempDir('skillpin-packwriter-');
-    const writer = packWriter({ gitdir, baseById: async () => undefined });
+    const writer = packWriter({ gitdir, baseById: async () => undefined, maxObjects: 10 });
     // A pack header's first bytes; the transfer is stopped (a timeout) before the write has its file.
     const writing = writer.write(Buffer.from('PACK\0\0\0\x02\0\0\0\x01'));
     await writer.abort();

@@ -54,7 +54,11 @@ const verify = (require: 'commit' | 'tag' = 'commit', gpg = true): VerifyConfig 
     : [],
 });
 
-async function outcome(r: Repository, target: { commit: string; tag?: string }, config = verify()) {
+async function outcome(
+  r: Repository,
+  target: { commit: string; tag?: string; ref?: string },
+  config = verify(),
+) {
   try {
     return await verifyTarget(r, target, await keyringOf(config));
   } catch (error) {
@@ -207,7 +211,7 @@ describe.each(BACKENDS)('signature verification, $name backend', ({ settings }) 
 
   it('with require: tag, accepts a signed annotated tag on an unsigned commit and nothing else', async () => {
     const v1 = await resolveLocalTarget(r, 'v1');
-    expect(v1).toEqual({ commit: at['unsigned'], tag: tags['signed'] });
+    expect(v1).toEqual({ commit: at['unsigned'], tag: tags['signed'], ref: 'refs/tags/v1' });
     expect(await outcome(r, v1, verify('tag'))).toEqual({
       type: 'ssh',
       identity: 'alice@example.com',
@@ -234,6 +238,26 @@ describe.each(BACKENDS)('signature verification, $name backend', ({ settings }) 
     expect(await outcome(r, { commit: at['ed25519']!, tag: tags['signed']! }, verify('tag'))).toEqual({
       reason: 'source-unsigned',
       detail: `tag v1 does not point at commit ${at['ed25519']}`,
+    });
+  });
+
+  it('with require: tag, refuses a signed tag reached through a ref of another name, naming both', async () => {
+    // Whoever can move refs on the remote puts the tag object signed as v1 under refs/tags/release.
+    git(['-C', repo.dir, 'update-ref', 'refs/tags/release', tags['signed']!]);
+    const release = await resolveLocalTarget(r, 'release');
+    expect(release).toEqual({ commit: at['unsigned'], tag: tags['signed'], ref: 'refs/tags/release' });
+    expect(await outcome(r, release, verify('tag'))).toEqual({
+      reason: 'source-signature-invalid',
+      detail: `tag ${tags['signed']} is signed as "v1", and was reached through refs/tags/release: a signed tag serves only under its own name`,
+    });
+    // The same object named as the configured (short) ref it was locked from, or through no ref at all.
+    expect(await outcome(r, { ...release, ref: 'v1' }, verify('tag'))).toMatchObject({ object: 'tag' });
+    expect(await outcome(r, { ...release, ref: 'release' }, verify('tag'))).toMatchObject({
+      reason: 'source-signature-invalid',
+    });
+    expect(await outcome(r, { commit: at['unsigned']!, tag: tags['signed']! }, verify('tag'))).toEqual({
+      reason: 'source-signature-invalid',
+      detail: `tag ${tags['signed']} was reached through no known ref, so its name cannot be checked`,
     });
   });
 });

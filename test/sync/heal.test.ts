@@ -1,4 +1,12 @@
-import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +15,10 @@ import { type Config, loadConfig } from '../../src/config/index.ts';
 import { digestOf } from '../../src/index/index.ts';
 import { type Logger, silentLogger } from '../../src/shared/log.ts';
 import type { SyncOutcome } from '../../src/sync/follower.ts';
+import type { Namespace } from '../../src/catalog/index.ts';
+import { damageOf } from '../../src/sync/damage.ts';
+import type { Source } from '../../src/sync/source.ts';
+import { syncSource } from '../../src/sync/step.ts';
 import { createSyncWorker } from '../../src/sync/worker.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
@@ -186,5 +198,90 @@ describe('a damaged store heals itself', () => {
     const { ns, blob } = notesOf(catalog);
     expect(Buffer.from(await ns.readBlob(blob)).toString()).toBe(NOTES);
     await worker.stop();
+  });
+
+  /** Cuts the store's one pack index to half its size, as a crash or a full disk might leave it. */
+  const truncateIndex = (packDir: string) => {
+    const idx = path.join(packDir, readdirSync(packDir).find((file) => file.endsWith('.idx'))!);
+    truncateSync(idx, Math.floor(statSync(idx).size / 2));
+  };
+  const readNotes = async (catalog: ReturnType<typeof createCatalog>) => {
+    const { ns, blob } = notesOf(catalog);
+    return Buffer.from(await ns.readBlob(blob)).toString();
+  };
+
+  it('a pack index truncated while serving: a read reports it, the repair restarts the readers, and reads are good again', async () => {
+    const { config, packDir } = await served();
+    const { catalog, worker, next } = workerFor(config);
+    await worker.restore();
+    await worker.syncAll('start');
+    // Read once: the store's reader holds the pack open, as in a server that has served a while.
+    expect(await readNotes(catalog)).toBe(NOTES);
+    const started = performance.now();
+    truncateIndex(packDir);
+    // The reader may still hold the index read whole (isomorphic): then the next sync's check finds it.
+    const outcome = next();
+    const read = await readNotes(catalog).catch((error: { code: string }) => error.code);
+    // isomorphic holds the index it read whole: reads go on, and the next sync's check finds the damage.
+    const holdsIndex = config.git.backend === 'isomorphic';
+    expect(read).toBe(holdsIndex ? NOTES : 'source-incomplete');
+    if (holdsIndex) void worker.trigger('skills', 'webhook');
+    expect(await outcome).toEqual({ id: 'skills', ok: true, commit, changed: false, repaired: [commit] });
+    expect(await readNotes(catalog)).toBe(NOTES);
+    expect([catalog.state.failures, worker.status().failures]).toEqual([[], []]);
+    process.stderr.write(
+      `truncated .idx healed in ${Math.round(performance.now() - started)} ms (${config.git.backend})\n`,
+    );
+    await worker.stop();
+  });
+
+  it('a pack index truncated before a restart: the repair opens the rewritten index, and reads are good again', async () => {
+    const { config, packDir } = await served();
+    truncateIndex(packDir);
+    const { catalog, worker, next } = workerFor(config);
+    await worker.restore();
+    const repaired = next();
+    await expect(readNotes(catalog)).rejects.toMatchObject({ code: 'source-incomplete' });
+    expect(await repaired).toEqual({ id: 'skills', ok: true, commit, changed: false, repaired: [commit] });
+    expect(await readNotes(catalog)).toBe(NOTES);
+    expect(await worker.syncAll('poll')).toEqual([{ id: 'skills', ok: true, commit, changed: false }]);
+    expect([catalog.state.failures, worker.status().failures]).toEqual([[], []]);
+    await worker.stop();
+  });
+});
+
+describe('a repair that leaves reads failing', () => {
+  const commit = 'c'.repeat(40);
+  const damage = damageOf(commit, 'objects', 'blob b: missing');
+  /** A source whose repair "succeeds" while its reader still cannot find the objects (a stale reader). */
+  const staleSource = (): Source =>
+    ({
+      id: 'skills',
+      origin: { repository: 'https://example.invalid/skills.git' },
+      resolve: async () => ({ commit }),
+      check: async () => damage,
+      repair: async () => ({ source: 'skills', commit }) as Namespace,
+      readable: async () => damageOf(commit, 'objects', '1 object(s) unreadable, such as b'),
+    }) as unknown as Source;
+
+  it('is reported as source-store-damaged, not as repaired, and the commit keeps serving', async () => {
+    const held = { source: 'skills', commit } as Namespace;
+    const { logger, lines } = capturedLogger();
+    const step = await syncSource(
+      staleSource(),
+      { tried: true, served: { id: 'skills', current: held, retained: [] } },
+      { keep: 1, why: 'store damaged', at: () => '2026-01-01T00:00:00.000Z', logger, damaged: [damage] },
+    );
+    const detail = `the repair of commit ${commit} left its objects unreadable`;
+    expect(step.outcome).toEqual({
+      id: 'skills',
+      ok: false,
+      reason: 'source-store-damaged',
+      detail,
+      serving: commit,
+    });
+    expect(step.repaired).toEqual([]);
+    expect(step.record.served?.current).toBe(held);
+    expect(lines.map((line) => line['msg'])).toEqual([detail]);
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +27,10 @@ function start(config: Config): { catalog: Catalog; worker: SyncWorker } {
   return { catalog, worker };
 }
 
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+/** The aggregate digest of a skill of one file, SKILL.md holding `text` (README: Aggregate digest). */
+const manifestDigest = (text: string) =>
+  `sha256:${sha256(`sha256:${sha256(text)} ${Buffer.byteLength(text)} SKILL.md\n`)}`;
 const current = (catalog: Catalog) => catalog.state.sources[0]?.current;
 
 describe('a source that requires signed commits', () => {
@@ -228,12 +233,27 @@ describe('a remote source that requires a signed tag', () => {
           commitTime: '2024-06-01T00:00:00.000Z',
           tree: git(['-C', repo.dir, 'rev-parse', `${v1.commit}^{tree}`]),
           signer: { ...signer, tag: v1.tag },
-          skills: [],
+          skills: [
+            {
+              path: 'skills/t',
+              name: 't',
+              files: 1,
+              bytes: Buffer.byteLength(skill('t')),
+              digest: manifestDigest(skill('t')),
+            },
+          ],
         },
       ],
     };
     const locked = lockedConfig(config, lock, 'skillpin.lock');
-    expect(locked.sources[0]!.target).toEqual({ kind: 'commit', commit: v1.commit, tag: v1.tag });
+    const { tree, skills } = lock.sources[0]!;
+    expect(locked.sources[0]!.target).toEqual({
+      kind: 'commit',
+      commit: v1.commit,
+      tag: v1.tag,
+      ref: 'v1',
+      lock: { tree, skills },
+    });
     expect(locked.sources[0]!.pollMs).toBeUndefined();
     const { catalog, worker } = start(locked);
     await worker.restore();
@@ -241,6 +261,35 @@ describe('a remote source that requires a signed tag', () => {
       { id: 'locked', ok: true, commit: v1.commit, changed: true },
     ]);
     expect(current(catalog)!.signer).toEqual({ ...signer, tag: v1.tag });
+    await worker.stop();
+  });
+
+  it('refuses a signed tag moved under another name: the tag object says v1, the ref release', async () => {
+    repo.git(['update-ref', 'refs/tags/release', v1.tag]);
+    publish();
+    const config = loadConfig(
+      writeConfig({
+        sources: [
+          {
+            id: 'renamed',
+            url: server.urlFor('signed.git'),
+            ref: 'release',
+            verify: { sshAllowedSigners: keys.allowedSigners, require: 'tag' },
+          },
+        ],
+      }),
+    );
+    const { catalog, worker } = start(config);
+    await worker.restore();
+    expect(await worker.syncAll('test')).toEqual([
+      {
+        id: 'renamed',
+        ok: false,
+        reason: 'source-signature-invalid',
+        detail: `tag ${v1.tag} is signed as "v1", and was reached through refs/tags/release: a signed tag serves only under its own name`,
+      },
+    ]);
+    expect(current(catalog)).toBeUndefined();
     await worker.stop();
   });
 

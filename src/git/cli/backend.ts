@@ -112,7 +112,7 @@ function transport(remote: Remote, settings: CliSettings): RunOptions & { contex
 type Git = (args: string[], options?: RunOptions) => Promise<RunResult>;
 
 /** Objects' sizes from their headers, their content never inflated. */
-function sizeReaders(git: Git, objects: ObjectReader) {
+function sizeReaders(git: Git, reader: () => ObjectReader) {
   /** By one `cat-file --batch-check`: the store as it is on disk now. */
   const checkedSizes = async (oids: readonly string[]): Promise<Array<number | undefined>> => {
     if (oids.length === 0) return [];
@@ -131,6 +131,7 @@ function sizeReaders(git: Git, objects: ObjectReader) {
    * it; else as `checkedSizes`.
    */
   const objectSizes = async (oids: readonly string[]): Promise<Array<number | undefined>> => {
+    const objects = reader();
     if (objects.headers === undefined) return checkedSizes(oids);
     const sizes = new Map<string, number>();
     await objects.headers(oids, CLI_READ_AHEAD, (oid, found) => {
@@ -174,15 +175,11 @@ export async function openCliRepository(
         log: `git init ${gitdir}: ${redact(made.stderr.trim())}`,
       });
   }
-  const objects = catFileReader(
-    settings.git,
-    gitdir,
-    settings.vars,
-    settings.batchCommand,
-    settings.maxMemoryBytes,
-  );
+  const newReader = () =>
+    catFileReader(settings.git, gitdir, settings.vars, settings.batchCommand, settings.maxMemoryBytes);
+  let objects = newReader();
 
-  const { checkedSizes, objectSizes } = sizeReaders(git, objects);
+  const { checkedSizes, objectSizes } = sizeReaders(git, () => objects);
   const local: RunContext = { memoryBytes: settings.maxMemoryBytes ?? DEFAULT_GIT_MEMORY_BYTES };
 
   const fetch = async (
@@ -359,7 +356,13 @@ export async function openCliRepository(
         throw error;
       });
     },
-    refresh: () => undefined,
+    refresh() {
+      // git never reopens a pack that keeps its name (one rewritten by a repair): a new reader does. The old one
+      // answers what it was asked, then ends.
+      const old = objects;
+      objects = newReader();
+      void old.close().catch(() => undefined);
+    },
     async close() {
       // Every child it started ends, with whatever each started (its process group), before close returns.
       closing.abort();

@@ -261,6 +261,8 @@ export function catFileReader(
         }
       : {}),
     async close() {
+      // A batch queued this turn is written first (its callback was queued before this one): it is answered.
+      if (unsent !== '') await new Promise((resolve) => setImmediate(resolve));
       const process = child;
       if (process === undefined || process.exitCode !== null || process.signalCode !== null) return;
       const exited = new Promise((resolve) => process.once('exit', resolve));

@@ -96,6 +96,13 @@ function parseLoose(file: Buffer, oid: string): GitObject {
   return { type: header.type, data: raw.subarray(header.nul + 1) };
 }
 
+/** A pack as opened from its files, and which index file that was. */
+interface Opened {
+  stamp: string;
+  pack: Promise<Pack>;
+  failed: boolean;
+}
+
 /**
  * The objects of one repository, read the way git reads them: each pack's index in memory, objects at their
  * offsets (positioned reads), loose objects from their files. Memory grows with the objects read, never with
@@ -105,7 +112,7 @@ export function openObjectDatabase(gitdir: string): ObjectDatabase {
   const objectsDir = path.join(gitdir, 'objects');
   const packDir = path.join(objectsDir, 'pack');
   const cache = objectCache(OBJECT_CACHE_BYTES);
-  let open = new Map<string, Promise<Pack>>();
+  let open = new Map<string, Opened>();
   let listing: Promise<Pack[]> | undefined;
   let reads = 0;
 
@@ -120,25 +127,41 @@ export function openObjectDatabase(gitdir: string): ObjectDatabase {
     }
   };
 
+  /** Which file a pack's index is now: one rewritten under the same name (a repair) is another. */
+  const stampOf = (name: string) =>
+    fsp.stat(path.join(packDir, `${name}.idx`)).then(
+      (stat) => `${stat.ino}:${stat.size}:${stat.mtimeMs}`,
+      () => 'gone',
+    );
+
   const list = async (): Promise<Pack[]> => {
     const names = (await fsp.readdir(packDir).catch(() => [] as string[]))
       .filter((file) => file.endsWith('.idx'))
       .map((file) => file.slice(0, -4));
-    const next = new Map<string, Promise<Pack>>();
-    for (const name of names) {
-      const pack = open.get(name) ?? openOne(name);
+    const stamps = await Promise.all(names.map(stampOf));
+    const next = new Map<string, Opened>();
+    for (const [i, name] of names.entries()) {
+      const known = open.get(name);
+      // Opened before from the same file, and it opened: kept. One that failed, or was rewritten, is opened again.
+      if (known !== undefined && known.stamp === stamps[i] && !known.failed) {
+        next.set(name, known);
+        continue;
+      }
+      const opened: Opened = { stamp: stamps[i]!, pack: openOne(name), failed: false };
       // A pack that cannot be opened (half-written, deleted since the listing) is not fatal: skip it.
-      pack.catch(() => undefined);
-      next.set(name, pack);
+      opened.pack.catch(() => {
+        opened.failed = true;
+      });
+      next.set(name, opened);
     }
-    for (const [name, pack] of open)
-      if (!next.has(name))
-        void pack.then(
+    for (const [name, old] of open)
+      if (next.get(name) !== old)
+        void old.pack.then(
           (p) => p.close(),
           () => undefined,
         );
     open = next;
-    const packs = await Promise.allSettled(next.values());
+    const packs = await Promise.allSettled([...next.values()].map((opened) => opened.pack));
     return packs.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   };
 
@@ -225,7 +248,7 @@ export function openObjectDatabase(gitdir: string): ObjectDatabase {
       const packs = [...open.values()];
       open = new Map();
       listing = undefined;
-      await Promise.allSettled(packs.map(async (pack) => (await pack).close()));
+      await Promise.allSettled(packs.map(async (opened) => (await opened.pack).close()));
     },
   };
 }

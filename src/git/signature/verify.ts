@@ -90,9 +90,29 @@ async function objectOf(repo: Repository, oid: string, type: 'commit' | 'tag'): 
   return found.data;
 }
 
+/** The name a tag reached through `ref` must carry: a tag ref's short name, else the ref as it is named. */
+const tagNameOf = (ref: string) => (ref.startsWith('refs/tags/') ? ref.slice('refs/tags/'.length) : ref);
+
+/**
+ * A signed tag vouches for its own name only: one signed as `v1` found under `refs/tags/release` is an old
+ * release served under a new name, whoever moved the ref.
+ */
+function boundToRef(name: string | undefined, target: ResolvedRef): void {
+  if (target.ref === undefined)
+    throw new GitError(
+      'source-signature-invalid',
+      `tag ${target.tag} was reached through no known ref, so its name cannot be checked`,
+    );
+  if (name !== tagNameOf(target.ref))
+    throw new GitError(
+      'source-signature-invalid',
+      `tag ${target.tag} is signed as ${JSON.stringify(name ?? '')}, and was reached through ${target.ref}: a signed tag serves only under its own name`,
+    );
+}
+
 /**
  * Verifies the signature a source's `verify:` requires of `target`: the commit's own (`require: commit`), or
- * that of the annotated tag the ref names, which must point at the commit (`require: tag`). Returns who signed;
+ * that of the annotated tag the ref names, which must point at the commit and carry the ref's name (`require: tag`). Returns who signed;
  * throws a GitError with the reason (unsigned, invalid, unknown, not allowed, expired) otherwise.
  */
 export async function verifyTarget(
@@ -115,6 +135,7 @@ export async function verifyTarget(
     if (signed === undefined)
       throw new GitError('source-unsigned', `tag ${tag.tag ?? target.tag} is not signed`);
     const signer = await verifySigned(signed, keyring, (tag.taggerTime ?? 0) * 1000, now);
+    boundToRef(tag.tag, target);
     return { ...signer, object: 'tag', tag: target.tag };
   }
   const data = await objectOf(repo, target.commit, 'commit');
