@@ -12,10 +12,11 @@ import { runOptionsFor } from '../mcp/run/setup.ts';
 import { createServerFactory } from '../mcp/server.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
-import { DataDirBusyError, lockDataDir } from '../sync/lock.ts';
+import { joinDataDir, type Membership } from '../sync/membership.ts';
+import { DataDirConflictError } from '../sync/processes.ts';
 import { createSyncWorker, type SyncWorker } from '../sync/worker.ts';
 
-/** Exit status when serve cannot start: dataDir in use, or the port cannot be opened. */
+/** Exit status when serve cannot start: a source defined otherwise by another process on dataDir, or the port. */
 export const SERVE_CANNOT_START = 2;
 
 const isLocal = (source: SourceConfig) => source.location.kind === 'local';
@@ -137,11 +138,15 @@ export async function serve(
       'serving without authentication on a non-loopback address (--allow-unauthenticated)',
     );
   }
-  let lock: Awaited<ReturnType<typeof lockDataDir>>;
+  let membership: Membership;
   try {
-    lock = await lockDataDir(config.dataDir, 'serve');
+    membership = joinDataDir(
+      config,
+      { command: 'serve', transport: http === undefined ? 'stdio' : 'http' },
+      logger,
+    );
   } catch (error) {
-    if (!(error instanceof DataDirBusyError)) throw error;
+    if (!(error instanceof DataDirConflictError)) throw error;
     io.err(`skillpin: ${error.message}\n`);
     return SERVE_CANNOT_START;
   }
@@ -156,6 +161,7 @@ export async function serve(
     config,
     catalog,
     logger,
+    membership,
     ...(metrics === undefined ? {} : { onSynced: (outcome, seconds) => metrics.synced(outcome, seconds) }),
   });
   await worker.restore();
@@ -222,7 +228,7 @@ export async function serve(
   } catch (error) {
     if (!(error instanceof ListenError)) throw error;
     io.err(`skillpin: ${error.message}\n`);
-    lock.release();
+    membership.leave();
     return SERVE_CANNOT_START;
   }
   await worker.syncAll('start', isLocal);

@@ -151,6 +151,10 @@ export const REASONS = {
     summary:
       'the OpenPGP key has expired or was revoked, or the commit time is outside the SSH key valid-after/valid-before',
   },
+  'source-pending': {
+    severity: 'error',
+    summary: 'another skillpin process on this dataDir syncs the source and has not published it yet',
+  },
   'source-internal': {
     severity: 'error',
     summary: 'an unexpected error while syncing the source (see logs)',

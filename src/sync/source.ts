@@ -32,7 +32,6 @@ import {
   type IndexOptions,
   type IndexStore,
 } from '../index/index.ts';
-import type { Logger } from '../shared/log.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { type Damage, guardedReader } from './damage.ts';
 import { repositoryOnUse } from './repository.ts';
@@ -46,11 +45,6 @@ export interface SourceDeps {
   indexStore?: (dir: string) => IndexStore;
   /** Told when a read finds a served commit's objects missing or its index wrong (the worker repairs it). */
   onDamage?: (damage: Damage) => void;
-  /**
-   * The caller holds dataDir's lock: when the store is first opened, what an interrupted transfer left in it
-   * (git's temporary packs, a pack without its index, stale locks) is removed, and logged here.
-   */
-  sweep?: Logger;
 }
 
 /**
@@ -93,6 +87,11 @@ export interface Source {
   held(): Promise<string[]>;
   /** Ends the repository's git processes and closes its files; a later call opens them again. */
   close(): Promise<void>;
+  /**
+   * Removes what an interrupted transfer left in the store (git's temporary packs, a pack without its index,
+   * stale locks) and returns it; only while no other process writes the store (its lease is held).
+   */
+  sweep(): Promise<string[]>;
 }
 
 /** Where a source's bytes come from, for provenance and status: never a credential. */
@@ -158,7 +157,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const indexCache = newIndexCache();
   let trees: TreeCache | undefined;
 
-  const repository = repositoryOnUse(config, storeDir, deps.sweep);
+  const repository = repositoryOnUse(config, storeDir);
   const namespace = (index: CommitIndex, repo: Repository, checkFirst = false) =>
     buildNamespace(
       config.id,
@@ -287,5 +286,6 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       return [...new Set([...indexed, ...pinned])];
     },
     close: () => repository.close(),
+    sweep: () => repository.sweep(),
   };
 }
