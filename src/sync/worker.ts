@@ -105,6 +105,8 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     if (!damage.report(id, found, at())) return;
     logger.warn({ source: id, commit: found.commit, kind: found.kind, log: found.log }, found.detail);
     publish();
+    // Repaired under the lease: by this process, or asked of the one that holds it.
+    asked.add(id);
     void running.followed.get(id)?.follower.trigger('store damaged');
   };
 
