@@ -49,9 +49,12 @@ export async function sync(
     ...(options.waitMs === undefined ? {} : { askedWaitMs: options.waitMs }),
   });
   let outcomes: SyncOutcome[];
+  // What each source served before: a sync merged with a publication of another process still says it moved.
+  let before = new Map<string, string | undefined>();
   try {
     // Restored first, so retention carries on from what was served (and `have` spares re-sending it).
     await worker.restore();
+    before = new Map(worker.status().sources.map((s) => [s.id, s.current?.commit]));
     outcomes = await worker.syncAll('skillpin sync');
   } finally {
     await worker.stop();
@@ -60,7 +63,7 @@ export async function sync(
   for (const outcome of outcomes) {
     err(
       outcome.ok
-        ? `${outcome.id}: ${outcome.changed ? 'now at' : 'unchanged at'} ${outcome.commit}\n`
+        ? `${outcome.id}: ${outcome.commit !== before.get(outcome.id) ? 'now at' : 'unchanged at'} ${outcome.commit}\n`
         : `${outcome.id}: FAILED ${outcome.reason}: ${outcome.detail}${outcome.serving === undefined ? '' : ` (still serving ${outcome.serving})`}\n`,
     );
   }
