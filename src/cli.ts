@@ -202,12 +202,11 @@ export function program(
     .addOption(configOption())
     .option(
       '--wait <duration>',
-      'when another skillpin process holds dataDir, wait this long for it (30s, 5m) before giving up',
+      "when another skillpin process leases a source, wait this long for its sync (30s, 5m; default: the source's deadline)",
       parseWait,
-      0,
     )
     .option('--locked', 'sync exactly the commits of the lockfile')
-    .action(async (options: { config: string; wait: number; locked?: boolean }, command: Command) => {
+    .action(async (options: { config: string; wait?: number; locked?: boolean }, command: Command) => {
       const logger = loggerOf(command, 'warn');
       const { sync } = await import('./commands/sync.ts');
       exit(

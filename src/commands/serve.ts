@@ -11,7 +11,8 @@ import { createServerFactory, type ServerFactory } from '../mcp/server.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
 import type { Clock } from '../sync/clock.ts';
-import { DataDirBusyError, type DataDirLock, lockDataDir } from '../sync/lock.ts';
+import { joinDataDir, type Membership } from '../sync/membership.ts';
+import { DataDirConflictError } from '../sync/processes.ts';
 import { createSyncWorker, type Reconfigured, type SyncOutcome, type SyncWorker } from '../sync/worker.ts';
 
 /** Where and how `startServing` serves MCP, and the collaborators it is given. */
@@ -45,7 +46,7 @@ export interface Serving {
   reload(): Promise<ReloadOutcome>;
   /** Syncs one source now; `undefined` for an unknown id or once closed. */
   sync(source: string): Promise<SyncOutcome> | undefined;
-  /** Stops everything it started (server, followers, timers, git processes) and releases dataDir. */
+  /** Stops everything it started (server, followers, timers, git processes) and leaves dataDir (its leases go). */
   close(): Promise<void>;
 }
 
@@ -158,7 +159,7 @@ function reloader(start: Config, worker: SyncWorker, logger: Logger, reread: () 
 }
 
 /** The parts every transport shares: catalog, worker (restored from dataDir), metrics and the server factory. */
-async function startCore(config: Config, options: ServeOptions) {
+async function startCore(config: Config, options: ServeOptions, membership: Membership) {
   const { logger } = options;
   const catalog = createCatalog();
   // Metrics are served over HTTP only, and only when asked for; prom-client loads only then.
@@ -170,6 +171,7 @@ async function startCore(config: Config, options: ServeOptions) {
     config,
     catalog,
     logger,
+    membership,
     clock: options.clock,
     onSettled: options.onSettled,
     onSynced: metrics && ((outcome, seconds) => metrics.synced(outcome, seconds)),
@@ -282,11 +284,13 @@ function checkExposure(config: Config, options: ServeOptions): void {
   );
 }
 
-async function holdDataDir(dataDir: string): Promise<DataDirLock> {
+/** Joins the processes on dataDir; a source another process defines otherwise is refused, naming both configs. */
+function joinAsServer(config: Config, options: ServeOptions): Membership {
   try {
-    return await lockDataDir(dataDir, 'serve');
+    const transport = options.http === undefined ? 'stdio' : 'http';
+    return joinDataDir(config, { command: 'serve', transport }, options.logger, options.clock);
   } catch (error) {
-    if (error instanceof DataDirBusyError) throw new CannotServeError(error.message);
+    if (error instanceof DataDirConflictError) throw new CannotServeError(error.message);
     throw error;
   }
 }
@@ -294,16 +298,17 @@ async function holdDataDir(dataDir: string): Promise<DataDirLock> {
 /**
  * Serves what dataDir holds at once. Local sources (no network) sync before this resolves; remote sources sync
  * once the endpoint is open and join as each lands (list_changed), so a slow remote never holds the others.
- * Throws CannotServeError when it cannot start (exposure without auth, dataDir busy, the port taken).
+ * Throws CannotServeError when it cannot start (exposure without auth, a source another process on dataDir
+ * defines otherwise, the port taken).
  */
 export async function startServing(config: Config, options: ServeOptions): Promise<Serving> {
   checkExposure(config, options);
-  const lock = await holdDataDir(config.dataDir);
+  const membership = joinAsServer(config, options);
   let core: Core | undefined;
   try {
     const git = await describeGitBackend(config.git);
     const backend = `${git.backend}, ${git.reason}`;
-    core = await startCore(config, options);
+    core = await startCore(config, options, membership);
     // Over HTTP the port opens first (probes answer while local sources sync); a stdio host lists as soon as it
     // connects, so the local sources are in the catalog before the connection opens.
     const endpoint =
@@ -316,15 +321,16 @@ export async function startServing(config: Config, options: ServeOptions): Promi
       endpoint.started.message,
     );
     void core.worker.syncAll('start', (source) => !isLocal(source));
-    return handleOf(core, endpoint, lock, options.logger);
+    return handleOf(core, endpoint, options.logger);
   } catch (error) {
-    await core?.worker.stop();
-    lock.release();
+    // Stopping the worker leaves dataDir; without one, this process leaves it here.
+    if (core === undefined) membership.leave();
+    else await core.worker.stop();
     throw error;
   }
 }
 
-function handleOf(core: Core, endpoint: Endpoint, lock: DataDirLock, logger: Logger): Serving {
+function handleOf(core: Core, endpoint: Endpoint, logger: Logger): Serving {
   let closing: Promise<void> | undefined;
   return {
     url: endpoint.url,
@@ -337,7 +343,6 @@ function handleOf(core: Core, endpoint: Endpoint, lock: DataDirLock, logger: Log
         await endpoint.close();
         core.indexing();
         await core.worker.stop();
-        lock.release();
         logger.info('stopped');
         logger.flush();
       })();

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.ts';
-import { statusReport, type StatusReport } from '../sync/status.ts';
+import { type ProcessStatus, statusReport, type StatusReport } from '../sync/status.ts';
 
 export { statusReport, type StatusReport } from '../sync/status.ts';
 
@@ -32,10 +32,32 @@ export function renderStatus(report: StatusReport): string {
       );
     if (s.lastError !== null) out.push(`${s.id}  last error: ${s.lastError.reason}: ${s.lastError.detail}`);
   }
+  out.push(...renderProcesses(report.processes ?? []));
   return `${out.join('\n')}\n`;
 }
 
-/** `skillpin status`: what dataDir records for every source (no network, no lock: it only reads). */
+/** The processes using the dataDir and the leases each holds; a source nobody leases is synced by none now. */
+function renderProcesses(processes: ProcessStatus[]): string[] {
+  if (processes.length === 0) return ['', 'no skillpin process uses this dataDir now'];
+  const header = ['PID', 'HOST', 'COMMAND', 'SINCE', 'LEASES', 'CONFIG'];
+  const rows = processes.map((p) => [
+    String(p.pid),
+    p.host,
+    p.transport === null ? p.command : `${p.command} ${p.transport}`,
+    p.since,
+    p.leases.length === 0 ? '-' : p.leases.join(','),
+    p.config,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return ['', line(header), ...rows.map(line)];
+}
+
+/** `skillpin status`: what dataDir records for every source, and the processes using it (no network: it only reads). */
 export async function status(config: Config, options: { json: boolean }, out: (text: string) => void) {
   const report = await statusReport(config);
   out(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));

@@ -2,32 +2,28 @@ import { createCatalog } from '../catalog/index.ts';
 import type { Config } from '../config/index.ts';
 import type { FetchProgress } from '../git/index.ts';
 import type { Logger } from '../shared/log.ts';
-import { DataDirBusyError, lockDataDir } from '../sync/lock.ts';
+import { joinDataDir, type Membership } from '../sync/membership.ts';
+import { DataDirConflictError } from '../sync/processes.ts';
 import { createSyncWorker, type SyncOutcome } from '../sync/worker.ts';
 
 export const SYNC_EXIT = { ok: 0, failed: 1, busy: 2 } as const;
 
 /**
- * `skillpin sync`: syncs every source once, showing progress on stderr; exit 1 if any source failed, 2 if
- * another process holds dataDir (after waiting up to `waitMs` for it).
+ * `skillpin sync`: syncs every source once, showing progress on stderr; a source another process on dataDir
+ * leases is synced by that process, asked and waited for (up to `waitMs`, else the source's deadline). Exit 1 if
+ * any source failed, 2 if one's holder did not publish in time or another process defines a source otherwise.
  */
 export async function sync(
   config: Config,
-  options: { waitMs: number; interactive: boolean },
+  options: { waitMs?: number; interactive: boolean },
   logger: Logger,
   err: (text: string) => void,
 ): Promise<number> {
-  let lock: Awaited<ReturnType<typeof lockDataDir>>;
+  let membership: Membership;
   try {
-    lock = await lockDataDir(config.dataDir, 'sync', {
-      waitMs: options.waitMs,
-      onWait: (holder) =>
-        err(
-          `skillpin sync: dataDir is in use by skillpin ${holder.command} (pid ${holder.pid}); waiting up to ${Math.round(options.waitMs / 1000)}s\n`,
-        ),
-    });
+    membership = joinDataDir(config, { command: 'sync' }, logger);
   } catch (error) {
-    if (!(error instanceof DataDirBusyError)) throw error;
+    if (!(error instanceof DataDirConflictError)) throw error;
     err(`skillpin sync: ${error.message}\n`);
     return SYNC_EXIT.busy;
   }
@@ -44,23 +40,33 @@ export async function sync(
     if (interactive) err(`\r\x1b[K${line}`);
     else if (!('loaded' in progress) || progress.loaded === 0) err(`${line}\n`);
   };
-  const worker = createSyncWorker({ config, catalog: createCatalog(), logger, onProgress });
+  const worker = createSyncWorker({
+    config,
+    catalog: createCatalog(),
+    logger,
+    onProgress,
+    membership,
+    ...(options.waitMs === undefined ? {} : { askedWaitMs: options.waitMs }),
+  });
   let outcomes: SyncOutcome[];
+  // What each source served before: a sync merged with a publication of another process still says it moved.
+  let before = new Map<string, string | undefined>();
   try {
     // Restored first, so retention carries on from what was served (and `have` spares re-sending it).
     await worker.restore();
+    before = new Map(worker.status().sources.map((s) => [s.id, s.current?.commit]));
     outcomes = await worker.syncAll('skillpin sync');
-    await worker.stop();
   } finally {
-    lock.release();
+    await worker.stop();
   }
   if (interactive) err('\r\x1b[K');
   for (const outcome of outcomes) {
     err(
       outcome.ok
-        ? `${outcome.id}: ${outcome.changed ? 'now at' : 'unchanged at'} ${outcome.commit}\n`
+        ? `${outcome.id}: ${outcome.commit !== before.get(outcome.id) ? 'now at' : 'unchanged at'} ${outcome.commit}\n`
         : `${outcome.id}: FAILED ${outcome.reason}: ${outcome.detail}${outcome.serving === undefined ? '' : ` (still serving ${outcome.serving})`}\n`,
     );
   }
+  if (outcomes.some((outcome) => !outcome.ok && outcome.reason === 'source-pending')) return SYNC_EXIT.busy;
   return outcomes.every((outcome) => outcome.ok) ? SYNC_EXIT.ok : SYNC_EXIT.failed;
 }

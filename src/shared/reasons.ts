@@ -161,6 +161,10 @@ export const REASONS = {
     summary:
       "serving a lockfile, the locked commit's tree, or a skill's path, name, file count, bytes or digest, is not what the lockfile lists",
   },
+  'source-pending': {
+    severity: 'error',
+    summary: 'another skillpin process on this dataDir syncs the source and has not published it yet',
+  },
   'source-internal': {
     severity: 'error',
     summary: 'an unexpected error while syncing the source (see logs)',

@@ -46,7 +46,6 @@ export function followSource(sourceConfig: SourceConfig, config: Config, options
   const source = openSource(sourceConfig, {
     dataDir: options.dataDir,
     onDamage: (damage) => options.onDamage(id, damage),
-    sweep: logger,
     ...(hooks.onProgress === undefined ? {} : { onProgress: (p) => hooks.onProgress?.(id, p) }),
     ...(hooks.indexStore === undefined ? {} : { indexStore: hooks.indexStore }),
   });

@@ -2,16 +2,23 @@ import type { ServedSource } from '../catalog/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
 import type { Followed } from './followed.ts';
-import type { SourceState, StateFile, SyncState } from './state.ts';
+import type { Membership } from './membership.ts';
+import { liveProcesses } from './processes.ts';
+import type { SourceState, StateFile } from './state.ts';
 import type { SourceRecord } from './step.ts';
 
 const commitsOf = (served: ServedSource | undefined) =>
   new Set(served === undefined ? [] : [served.current, ...served.retained].map((ns) => ns.commit));
 
-/** What state.json remembers of each source's record: the commits it serves and when it synced. */
-export function savedState(records: ReadonlyMap<string, SourceRecord>): SyncState {
+/** What state.json remembers of the records of sources `ids`: the commits each serves and when it synced. */
+export function savedState(
+  records: ReadonlyMap<string, SourceRecord>,
+  ids: readonly string[],
+): Record<string, SourceState> {
   const sources: Record<string, SourceState> = {};
-  for (const [id, r] of records) {
+  for (const id of ids) {
+    const r = records.get(id);
+    if (r === undefined) continue;
     sources[id] = {
       ...(r.served === undefined ? {} : { current: r.served.current.commit }),
       retained: r.served?.retained.map((ns) => ns.commit) ?? [],
@@ -20,27 +27,46 @@ export function savedState(records: ReadonlyMap<string, SourceRecord>): SyncStat
       ...(r.lastError === undefined ? {} : { lastError: r.lastError }),
     };
   }
-  return { version: 1, sources };
+  return sources;
 }
 
 /**
- * Writes state.json from the records, then forgets what fell out of the touched sources' retention: a crash in
- * between restarts with it intact. A failed write is logged and forgets nothing.
+ * Writes the entries of the sources this process leases into state.json (merged with the other processes'
+ * entries), then forgets what fell out of the touched sources' retention, unless another live process still
+ * serves it: a crash in between restarts with it intact. `removed`: sources no longer run here, whose entries
+ * go unless another live process runs them. A failed write is logged and forgets nothing.
  */
 export function statePersister(
   stateFile: StateFile,
   logger: Logger,
   records: () => ReadonlyMap<string, SourceRecord>,
-): (...touched: Followed[]) => Promise<void> {
-  return async (...touched) => {
+  membership: Membership,
+): (touched: readonly Followed[], removed?: readonly string[]) => Promise<void> {
+  return async (touched, removed = []) => {
+    const mine = [...records().keys()].filter((id) => membership.holds(id));
+    const running = new Set(
+      liveProcesses(membership.dataDir)
+        .filter((other) => other.nonce !== membership.holder.nonce)
+        .flatMap((other) => Object.keys(other.sources)),
+    );
     try {
-      await stateFile.write(savedState(records()));
+      await stateFile.merge(
+        membership.holder,
+        savedState(records(), mine),
+        removed.filter((id) => !running.has(id)),
+      );
     } catch (error) {
       logger.error({ err: messageOf(error), file: stateFile.file }, 'could not write state.json');
       return;
     }
     // The records as they are once written: a commit served again since it was dropped is kept.
-    for (const followed of touched)
-      await followed.retention.forgetDropped(commitsOf(records().get(followed.config.id)?.served));
+    for (const followed of touched) {
+      const { id } = followed.config;
+      if (!membership.holds(id)) continue;
+      await followed.retention.forgetDropped(
+        commitsOf(records().get(id)?.served),
+        membership.servedElsewhere(id),
+      );
+    }
   };
 }

@@ -46,8 +46,11 @@ export function rebuilt<T extends { commit: string; commitTime?: string }>(
 /** Commits that fell out of retention, forgotten only once the state that named them is replaced on disk. */
 export interface Retention {
   drop(commits: readonly string[]): void;
-  /** Call after state.json was written: forgets what was dropped, except commits served again since. */
-  forgetDropped(served: ReadonlySet<string>): Promise<void>;
+  /**
+   * Call after state.json was written: forgets what was dropped, except commits served again since; one that
+   * another process still serves (`elsewhere`) stays dropped, forgotten at a later call once none does.
+   */
+  forgetDropped(served: ReadonlySet<string>, elsewhere?: ReadonlySet<string>): Promise<void>;
 }
 
 export function createRetention(
@@ -59,11 +62,11 @@ export function createRetention(
     drop(commits) {
       dropped = new Set([...dropped, ...commits]);
     },
-    async forgetDropped(served) {
+    async forgetDropped(served, elsewhere = new Set()) {
       const now = dropped;
-      dropped = new Set();
+      dropped = new Set([...now].filter((commit) => !served.has(commit) && elsewhere.has(commit)));
       for (const commit of now) {
-        if (served.has(commit)) continue;
+        if (served.has(commit) || elsewhere.has(commit)) continue;
         await forget(commit).catch((error: unknown) => onError(commit, error));
       }
     },

@@ -32,7 +32,6 @@ import {
   type IndexOptions,
   type IndexStore,
 } from '../index/index.ts';
-import type { Logger } from '../shared/log.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { type Damage, guardedReader } from './damage.ts';
 import { checkLocked } from './lockCheck.ts';
@@ -47,11 +46,6 @@ export interface SourceDeps {
   indexStore?: (dir: string) => IndexStore;
   /** Told when a read finds a served commit's objects missing or its index wrong (the worker repairs it). */
   onDamage?: (damage: Damage) => void;
-  /**
-   * The caller holds dataDir's lock: when the store is first opened, what an interrupted transfer left in it
-   * (git's temporary packs, a pack without its index, stale locks) is removed, and logged here.
-   */
-  sweep?: Logger;
 }
 
 /**
@@ -96,6 +90,11 @@ export interface Source {
   held(): Promise<string[]>;
   /** Ends the repository's git processes and closes its files; a later call opens them again. */
   close(): Promise<void>;
+  /**
+   * Removes what an interrupted transfer left in the store (git's temporary packs, a pack without its index,
+   * stale locks) and returns it; only while no other process writes the store (its lease is held).
+   */
+  sweep(): Promise<string[]>;
 }
 
 /** Where a source's bytes come from, for provenance and status: never a credential. */
@@ -162,7 +161,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const indexCache = newIndexCache();
   let trees: TreeCache | undefined;
 
-  const repository = repositoryOnUse(config, storeDir, deps.sweep);
+  const repository = repositoryOnUse(config, storeDir);
   const namespace = (index: CommitIndex, repo: Repository, checkFirst = false) =>
     buildNamespace(
       config.id,
@@ -307,5 +306,6 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       return [...new Set([...indexed, ...pinned])];
     },
     close: () => repository.close(),
+    sweep: () => repository.sweep(),
   };
 }

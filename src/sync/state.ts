@@ -5,6 +5,8 @@ import { latestWins, writeFileAtomic, type WriteFs } from '../shared/fs.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { isSourceReason, type SourceReason } from '../shared/reasons.ts';
 import { messageOf } from '../shared/text.ts';
+import type { Holder } from './holder.ts';
+import { withStateMutex } from './mutex.ts';
 
 /** What skillpin remembers about a source between runs (dataDir/state.json). Never holds a secret. */
 export interface SourceState {
@@ -52,12 +54,17 @@ export type StateRead =
   | { found: 'nothing'; state: SyncState }
   | { found: 'corrupt'; state: SyncState; detail: string };
 
-/** dataDir/state.json, with its one writer. */
+/** dataDir/state.json, shared by the processes on the dataDir: each writes the entries of the sources it leases. */
 export interface StateFile {
   readonly file: string;
   read(): Promise<StateRead>;
   /** Writes `state`; a write asked for during another replaces any still waiting (the latest wins). */
   write(state: SyncState): Promise<void>;
+  /**
+   * Replaces the entries of `sources` (and removes those of `removed`), keeping every other source's entry as it
+   * is on disk: read, change and written (temp and rename) under the state mutex, one merge at a time.
+   */
+  merge(holder: Holder, sources: Record<string, SourceState>, removed?: readonly string[]): Promise<void>;
 }
 
 const EMPTY: SyncState = { version: 1, sources: {} };
@@ -65,7 +72,9 @@ const EMPTY: SyncState = { version: 1, sources: {} };
 export function openStateFile(dataDir: string, fs?: WriteFs): StateFile {
   const file = path.join(dataDir, 'state.json');
   const write = latestWins((text) => writeFileAtomic(file, text, fs));
-  return {
+  const text = (state: SyncState) => `${JSON.stringify(state, null, 2)}\n`;
+  let merging: Promise<unknown> = Promise.resolve();
+  const stateFile: StateFile = {
     file,
     async read() {
       let text: string;
@@ -86,6 +95,18 @@ export function openStateFile(dataDir: string, fs?: WriteFs): StateFile {
         return { found: 'corrupt', state: EMPTY, detail: z.prettifyError(parsed.error).split('\n')[0]! };
       return { found: 'state', state: parsed.data as SyncState };
     },
-    write: (state) => write(`${JSON.stringify(state, null, 2)}\n`),
+    write: (state) => write(text(state)),
+    merge(holder, sources, removed = []) {
+      const merge = () =>
+        withStateMutex(dataDir, holder, async () => {
+          const all = { ...(await stateFile.read()).state.sources, ...sources };
+          for (const id of removed) delete all[id];
+          await writeFileAtomic(file, text({ version: 1, sources: all }), fs);
+        });
+      const done = merging.then(merge, merge);
+      merging = done.catch(() => undefined);
+      return done;
+    },
   };
+  return stateFile;
 }

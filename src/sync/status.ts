@@ -1,6 +1,10 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import type { Namespace, SourceFailure } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
 import type { SkillProblem, SourceReason } from '../shared/reasons.ts';
+import { leaseHolder } from './membership.ts';
+import { liveProcesses } from './processes.ts';
 import { rebuilt } from './retention.ts';
 import { openSource } from './source.ts';
 import { openStateFile } from './state.ts';
@@ -35,6 +39,21 @@ export interface SourceStatus {
   lastError: { reason: SourceReason; detail: string; at: string } | null;
 }
 
+/** A process using the dataDir, as `skillpin status` reads it from its process file. */
+export interface ProcessStatus {
+  pid: number;
+  host: string;
+  command: 'serve' | 'sync';
+  /** How a serve answers: `stdio` or `http`; `null` for a sync. */
+  transport: 'stdio' | 'http' | null;
+  /** When it started using the dataDir, ISO 8601. */
+  since: string;
+  /** Its config file. */
+  config: string;
+  /** The sources whose lease it holds: it syncs them and publishes for the others. */
+  leases: string[];
+}
+
 /** `GET /status` (live) and `skillpin status --json` (from dataDir). Version 2: fields are only ever added. */
 export interface StatusReport {
   version: 2;
@@ -42,6 +61,8 @@ export interface StatusReport {
   sources: SourceStatus[];
   /** The sources whose latest sync failed (what they served before keeps serving). */
   failures: SourceFailure[];
+  /** Every live process using the dataDir, oldest first (`skillpin status` only). */
+  processes?: ProcessStatus[];
 }
 
 export const refOf = (source: SourceConfig): string | null =>
@@ -97,5 +118,33 @@ export async function statusReport(config: Config): Promise<StatusReport> {
       lastError: saved?.lastError ?? null,
     });
   }
-  return reportOf(sources);
+  return { ...reportOf(sources), processes: processesOf(config.dataDir) };
+}
+
+/** The live processes on `dataDir`, each with the source leases it holds. */
+export function processesOf(dataDir: string): ProcessStatus[] {
+  const leases = new Map<string, string[]>();
+  const names = (() => {
+    try {
+      return readdirSync(path.join(dataDir, 'leases')).filter((name) => name.endsWith('.json'));
+    } catch {
+      return [];
+    }
+  })();
+  for (const name of names) {
+    const id = name.slice(0, -'.json'.length);
+    const holder = leaseHolder(dataDir, id);
+    if (holder !== undefined) leases.set(holder.nonce, [...(leases.get(holder.nonce) ?? []), id].sort());
+  }
+  return liveProcesses(dataDir)
+    .sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : a.pid - b.pid))
+    .map((p) => ({
+      pid: p.pid,
+      host: p.host,
+      command: p.command,
+      transport: p.transport,
+      since: p.since,
+      config: p.config,
+      leases: leases.get(p.nonce) ?? [],
+    }));
 }

@@ -3,6 +3,7 @@ import type { Catalog } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
 import type { WriteFs } from '../shared/fs.ts';
 import type { Logger } from '../shared/log.ts';
+import { messageOf } from '../shared/text.ts';
 import { catalogStateOf } from './catalogState.ts';
 import type { Reconfigured } from './changes.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -10,13 +11,17 @@ import { createDamageLedger, type Damage } from './damage.ts';
 import { type Followed, type FollowHooks, followSource, unfollow } from './followed.ts';
 import type { SyncOutcome } from './follower.ts';
 import { liveStatusOf } from './liveStatus.ts';
+import { joinDataDir, leaseHolder, type Membership } from './membership.ts';
 import { statePersister } from './persist.ts';
+import { askSync, watchDataDir } from './publications.ts';
 import { restartChanged, type Running } from './reconfigure.ts';
 import { lastState, restoredRecord } from './restart.ts';
-import { openStateFile } from './state.ts';
+import { openStateFile, type SourceState } from './state.ts';
 import { reportOf, type StatusReport } from './status.ts';
 import { syncSource, type SourceRecord } from './step.ts';
 import { timedStep } from './timed.ts';
+import { adoptPublished } from './adopt.ts';
+import { waitForPublication } from './asked.ts';
 
 export type { Reconfigured } from './changes.ts';
 export type { SyncOutcome } from './follower.ts';
@@ -30,6 +35,13 @@ export interface SyncWorkerOptions extends FollowHooks {
   clock?: Clock;
   /** File operations for state.json (tests make them fail like a full disk). */
   fs?: WriteFs;
+  /**
+   * This process on the dataDir (its process file and source leases), given up when the worker stops; absent:
+   * the worker joins as a `serve`. A `sync` asks the lease holders of sources it does not lease to sync them.
+   */
+  membership?: Membership;
+  /** How long a sync asked of another process's lease waits for its publication (`skillpin sync --wait`). */
+  askedWaitMs?: number;
 }
 
 export interface SyncWorker {
@@ -63,9 +75,10 @@ export interface SyncWorker {
  */
 export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   const { catalog, logger } = options;
-  // dataDir is the one setting a reconfigure cannot change: this process holds its lock.
-  const { dataDir } = options.config;
+  // dataDir is the one setting a reconfigure cannot change: this process's file and leases are there.
   const clock = options.clock ?? systemClock;
+  const membership = options.membership ?? joinDataDir(options.config, { command: 'serve' }, logger);
+  const { dataDir } = membership;
   const at = () => new Date(clock.now()).toISOString();
   const stateFile = openStateFile(dataDir, options.fs);
   const queue = new PQueue({ concurrency: options.config.sync.concurrency });
@@ -77,21 +90,100 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   };
   const damage = createDamageLedger();
 
-  const publish = () => catalog.swap(catalogStateOf(records, damage));
+  const publish = () => {
+    catalog.swap(catalogStateOf(records, damage));
+    const served = [...records].map(([id, r]) => [
+      id,
+      r.served === undefined ? [] : [r.served.current, ...r.served.retained].map((ns) => ns.commit),
+    ]);
+    try {
+      membership.serving(Object.fromEntries(served));
+    } catch (error) {
+      logger.warn({ err: messageOf(error) }, 'could not write this process file in dataDir/processes');
+    }
+  };
 
   /** A read found a served commit damaged: reported at once, and a sync repairs it. */
   const reportDamage = (id: string, found: Damage) => {
     if (!damage.report(id, found, at())) return;
     logger.warn({ source: id, commit: found.commit, kind: found.kind, log: found.log }, found.detail);
     publish();
+    // Repaired under the lease: by this process, or asked of the one that holds it.
+    asked.add(id);
     void running.followed.get(id)?.follower.trigger('store damaged');
   };
 
-  const persist = statePersister(stateFile, logger, () => records);
+  const persist = statePersister(stateFile, logger, () => records, membership);
+  /** Sources a webhook or `skillpin sync` asked for: their holder is asked when it is another process. */
+  const asked = new Set<string>();
+  const entryOf = async (id: string): Promise<SourceState | undefined> =>
+    (await stateFile.read()).state.sources[id];
 
-  /** One sync of a source in its turn: then recorded, served, and written to state.json. */
   let stopped = false;
+
+  /** Serves what another process published of `followed`; one swap when it differs from what is served. */
+  const adopt = async (followed: Followed): Promise<SyncOutcome> => {
+    const { id } = followed.config;
+    const done = await adoptPublished(followed, records.get(id)!, await entryOf(id), logger);
+    record(id, done.record);
+    if (done.changed) publish();
+    return done.outcome;
+  };
+
+  /** The holder asked did not publish in time: what is served stays, and the outcome says so. */
+  const notPublished = async (followed: Followed): Promise<SyncOutcome> => {
+    const outcome = await adopt(followed);
+    const holder = leaseHolder(dataDir, followed.config.id);
+    const detail = `skillpin ${holder?.command ?? 'process'} (pid ${holder?.pid ?? '?'}) holds this source's lease and did not publish a sync in time`;
+    const serving = records.get(followed.config.id)!.served?.current.commit;
+    return outcome.ok || outcome.reason === 'source-pending'
+      ? {
+          id: followed.config.id,
+          ok: false,
+          reason: 'source-pending',
+          detail,
+          ...(serving === undefined ? {} : { serving }),
+        }
+      : outcome;
+  };
+
+  /** Takes `followed`'s lease unless held: a new holder first sweeps what a gone one's transfer left. */
+  const lease = async (followed: Followed): Promise<boolean> => {
+    const { id } = followed.config;
+    if (membership.holds(id)) return true;
+    if (!membership.lease(id).ours) return false;
+    const removed = await followed.source.sweep();
+    if (removed.length > 0)
+      logger.warn({ source: id, removed }, 'removed what an interrupted transfer left in the store');
+    return true;
+  };
+
+  /**
+   * One sync of a source: by this process when it holds (or takes) the source's lease, else what the holder
+   * published is served; asked for (webhook, `skillpin sync`), the holder is asked and its publication awaited.
+   */
   const sync = async (followed: Followed, why: string): Promise<SyncOutcome> => {
+    const { id } = followed.config;
+    const ask = asked.delete(id);
+    if (await lease(followed)) return syncHere(followed, why);
+    if (ask) {
+      const before = (await entryOf(id))?.lastSync;
+      await askSync(dataDir, id, membership.holder, why);
+      const waited = await waitForPublication(
+        () => entryOf(id),
+        before,
+        () => lease(followed),
+        options.askedWaitMs,
+        followed.config,
+      );
+      if (waited === 'taken') return syncHere(followed, why);
+      if (waited === 'timeout') return notPublished(followed);
+    }
+    return adopt(followed);
+  };
+
+  /** One sync of a source in its turn, under its lease: then recorded, served, and written to state.json. */
+  const syncHere = async (followed: Followed, why: string): Promise<SyncOutcome> => {
     const { source, retention } = followed;
     const { id, keep } = followed.config;
     const run = () => syncSource(source, records.get(id)!, { keep, why, at, logger, damaged: damage.of(id) });
@@ -102,7 +194,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     record(id, step.record);
     damage.repaired(id, step.repaired);
     publish();
-    await persist(followed);
+    await persist([followed]);
     return step.outcome;
   };
   const follow = (source: SourceConfig, config: Config) =>
@@ -113,6 +205,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   };
 
   const reconfigure = async (next: Config): Promise<Reconfigured> => {
+    membership.reconfigure(next);
     const restarted = await restartChanged(running, next, follow, (id) => records.get(id)?.served, logger);
     const { changes, starting } = restarted;
     queue.concurrency = next.sync.concurrency;
@@ -120,8 +213,12 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     records = new Map(
       next.sources.map((s) => [s.id, starting.get(s.id) ?? records.get(s.id) ?? { tried: false }]),
     );
+    for (const id of changes.removed) membership.release(id);
     publish();
-    await persist(...changes.changed.map((id) => running.followed.get(id)!));
+    await persist(
+      changes.changed.map((id) => running.followed.get(id)!),
+      changes.removed,
+    );
     void syncAll('reload', (source) => starting.has(source.id));
     return changes;
   };
@@ -129,13 +226,38 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
 
   const syncAll = (why: string, which: (source: SourceConfig) => boolean = () => true) => {
     const { config, followed } = running;
+    // `skillpin sync` asks for a sync of every source; a server's start serves what the holders publish.
+    if (membership.role.command === 'sync')
+      for (const source of config.sources.filter(which)) asked.add(source.id);
     return Promise.all(
       config.sources.filter(which).flatMap((source) => followed.get(source.id)!.follower.trigger(why) ?? []),
     );
   };
 
+  const watching = watchDataDir(dataDir, {
+    published: () => void adoptChanged(),
+    asked(id) {
+      if (membership.holds(id)) void running.followed.get(id)?.follower.trigger('asked by another process');
+    },
+    freed(id) {
+      if (!membership.holds(id)) void running.followed.get(id)?.follower.trigger('lease given up');
+    },
+  });
+  /** The entries of state.json last seen: a publication triggers the sources whose entry changed. */
+  let seen = new Map<string, string>();
+  const adoptChanged = async () => {
+    const { state } = await stateFile.read();
+    const before = seen;
+    seen = new Map(Object.entries(state.sources).map(([id, entry]) => [id, JSON.stringify(entry)]));
+    for (const [id, followed] of running.followed)
+      if (seen.get(id) !== before.get(id) && !membership.holds(id))
+        void followed.follower.trigger('published by another process');
+  };
+
   return {
     async restore() {
+      // Leases first: a source this process will write is swept before its store is read.
+      for (const followed of running.followed.values()) await lease(followed);
       const { sources } = await lastState(stateFile, logger);
       for (const followed of running.followed.values())
         record(followed.source.id, await restoredRecord(followed, sources[followed.source.id], logger));
@@ -143,6 +265,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     },
     syncAll,
     trigger(id, why) {
+      if (running.followed.has(id)) asked.add(id);
       return running.followed.get(id)?.follower.trigger(why);
     },
     reconfigure(next) {
@@ -158,9 +281,11 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       return [...records].flatMap(([id, r]) => (r.tried ? [] : [id]));
     },
     async stop() {
+      watching.close();
       await reconfiguring;
       stopped = true;
       await unfollow([...running.followed.values()], { now: true });
+      membership.leave();
     },
   };
 }

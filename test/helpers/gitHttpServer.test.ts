@@ -336,8 +336,14 @@ describe('startGitHttpServer (no SHA-in-want config)', () => {
     expect(fs.existsSync(path.join(gitdir, 'shallow'))).toBe(false);
     expect(await fs.promises.readdir(path.join(gitdir, 'objects', 'pack'))).toEqual([]);
     expect(srv.requests.slice(-2)).toEqual([
-      { method: 'GET', path: '/skills.git/info/refs', query: 'service=git-upload-pack', status: 200 },
-      { method: 'POST', path: '/skills.git/git-upload-pack', query: '', status: 200 },
+      {
+        method: 'GET',
+        path: '/skills.git/info/refs',
+        query: 'service=git-upload-pack',
+        status: 200,
+        fetch: false,
+      },
+      { method: 'POST', path: '/skills.git/git-upload-pack', query: '', status: 200, fetch: true },
     ]);
 
     // The same request sent by hand, to pin down what upload-pack says.

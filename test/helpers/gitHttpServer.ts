@@ -42,6 +42,8 @@ export interface GitHttpRequestRecord {
   query: string;
   /** HTTP status sent to the client. */
   status: number;
+  /** An upload-pack request that asks for objects (protocol v2 `command=fetch`, or v0/v1 `want` lines). */
+  fetch: boolean;
 }
 
 export interface GitHttpServer {
@@ -116,6 +118,7 @@ export async function startGitHttpServer(opts: GitHttpServerOptions): Promise<Gi
       path: parsed.pathname,
       query: parsed.search.replace(/^\?/, ''),
       status: 0,
+      fetch: false,
     };
     const finish = (status: number): void => {
       record.status = status;
@@ -144,6 +147,11 @@ export async function startGitHttpServer(opts: GitHttpServerOptions): Promise<Gi
         finish(400);
         return;
       }
+    }
+
+    if (method === 'POST' && parsed.pathname.endsWith('/git-upload-pack')) {
+      const text = body.toString('latin1');
+      record.fetch = text.includes('command=fetch') || (!text.includes('command=') && text.includes('want '));
     }
 
     const env: Record<string, string> = {

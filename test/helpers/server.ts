@@ -83,6 +83,7 @@ export async function startHttp(
   configFile: string,
   extraArgs: string[] = [],
   env: Record<string, string> = {},
+  timeoutMs = 30_000,
 ): Promise<HttpServerProcess> {
   const child = spawn(
     process.execPath,
@@ -91,7 +92,7 @@ export async function startHttp(
   );
   let stderr = '';
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${stderr}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${stderr}`)), timeoutMs);
     child.stderr!.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
       const match = /"url":"(http:\/\/[^"]+)"/.exec(stderr);

@@ -1,0 +1,98 @@
+import { readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import type { Config, SourceConfig } from '../config/index.ts';
+import { type Holder, holderAlive, readHolder } from './holder.ts';
+import { originOf } from './source.ts';
+
+/** What makes two processes' sources of one id the same source: they share its lease, store and state. */
+export interface SourceDefinition {
+  repository: string;
+  /** The ref followed, or the commit pinned. */
+  target: string;
+  paths: string[];
+  strictNames: boolean;
+  verify: string | null;
+}
+
+/** A process using a dataDir: `dataDir/processes/<host>.<pid>.json`, written by it, removed when it ends. */
+export interface ProcessRecord extends Holder {
+  command: 'serve' | 'sync';
+  transport: 'stdio' | 'http' | null;
+  /** The config file it was started with. */
+  config: string;
+  sources: Record<string, SourceDefinition>;
+  /** The commits it serves now (listed and retained), per source: retention keeps them. */
+  served: Record<string, string[]>;
+}
+
+export const processesDir = (dataDir: string) => path.join(dataDir, 'processes');
+export const processFile = (dataDir: string, holder: Holder) =>
+  path.join(processesDir(dataDir), `${holder.host}.${holder.pid}.${holder.nonce}.json`);
+
+export function definitionOf(source: SourceConfig): SourceDefinition {
+  const { location, target } = source;
+  return {
+    repository: location.kind === 'remote' ? originOf(source).repository : location.path,
+    target: target.kind === 'ref' ? `ref ${target.ref}` : `commit ${target.commit}`,
+    paths: source.paths,
+    strictNames: source.strictNames,
+    verify: source.verify?.require ?? null,
+  };
+}
+
+export const definitionsOf = (config: Config): Record<string, SourceDefinition> =>
+  Object.fromEntries(config.sources.map((source) => [source.id, definitionOf(source)]));
+
+/** The processes using `dataDir` now; the files of processes that are gone are removed on the way. */
+export function liveProcesses(dataDir: string): ProcessRecord[] {
+  const dir = processesDir(dataDir);
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((name) => name.endsWith('.json'));
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const file = path.join(dir, name);
+    const record = readHolder<ProcessRecord>(file);
+    if (record !== undefined && holderAlive(record, file)) return [record];
+    // A torn file is only ever a temp file: a process file is written whole (temp and rename).
+    if (record !== undefined) rmSync(file, { force: true });
+    return [];
+  });
+}
+
+/** Two processes define one source id differently: they cannot share it. */
+export class DataDirConflictError extends Error {
+  constructor(
+    dataDir: string,
+    id: string,
+    mine: { config: string; def: SourceDefinition },
+    other: ProcessRecord,
+  ) {
+    const theirs = other.sources[id]!;
+    const what = (def: SourceDefinition) =>
+      `${def.repository} (${[def.target, ...def.paths.map((p) => `path ${p}`), def.strictNames ? 'strictNames' : '', def.verify === null ? '' : `verify ${def.verify}`].filter(Boolean).join(', ')})`;
+    super(
+      `dataDir ${dataDir} is shared with skillpin ${other.command} (pid ${other.pid}, config ${other.config}), ` +
+        `whose source "${id}" is ${what(theirs)}; in ${mine.config} it is ${what(mine.def)}. ` +
+        'Processes on one dataDir share a source id only when it names the same repository, ref or commit, paths ' +
+        'and verification: give one of them another id, or another dataDir',
+    );
+    this.name = 'DataDirConflictError';
+  }
+}
+
+/** Throws DataDirConflictError when a live process other than `self` defines one of `config`'s sources otherwise. */
+export function checkShared(dataDir: string, config: Config, self: Holder): void {
+  for (const other of liveProcesses(dataDir)) {
+    if (other.nonce === self.nonce) continue;
+    for (const source of config.sources) {
+      const theirs = other.sources[source.id];
+      const def = definitionOf(source);
+      if (theirs !== undefined && !isDeepStrictEqual(theirs, def))
+        throw new DataDirConflictError(dataDir, source.id, { config: config.file, def }, other);
+    }
+  }
+}

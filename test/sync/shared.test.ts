@@ -1,0 +1,65 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createCatalog, type Catalog } from '../../src/catalog/index.ts';
+import { loadConfig, type Config } from '../../src/config/index.ts';
+import { silentLogger } from '../../src/shared/log.ts';
+import { createSyncWorker } from '../../src/sync/worker.ts';
+import { manualClock } from '../helpers/clock.ts';
+import { git } from '../helpers/git.ts';
+import { makeRepo } from '../helpers/repo.ts';
+import { writeConfig } from '../helpers/server.ts';
+import { until } from '../helpers/until.ts';
+
+const skillMd = (text: string) => `---\nname: alpha\ndescription: ${text}\n---\n${text}\n`;
+const current = (catalog: Catalog) => catalog.state.sources[0]?.current.commit;
+const indexed = (config: Config, commit: string) =>
+  existsSync(path.join(config.dataDir, 'index', 'skills', `${commit}.json`));
+
+/** Two workers on one dataDir, as two processes run them: the first holds the lease, the second follows. */
+function twoWorkers(config: Config) {
+  const make = () => {
+    const catalog = createCatalog();
+    const worker = createSyncWorker({ config, catalog, logger: silentLogger(), clock: manualClock() });
+    return { catalog, worker };
+  };
+  return [make(), make()] as const;
+}
+
+describe('two workers on one dataDir', () => {
+  it("the follower serves what the holder publishes, and a commit it still serves outlives the holder's retention", async () => {
+    const repo = makeRepo({ 'alpha/SKILL.md': skillMd('one') });
+    const commit = (text: string) => {
+      writeFileSync(path.join(repo.dir, 'alpha', 'SKILL.md'), skillMd(text));
+      git(['-C', repo.dir, 'commit', '--quiet', '-am', text]);
+      return git(['-C', repo.dir, 'rev-parse', 'HEAD']);
+    };
+    const config = loadConfig(
+      writeConfig({ sources: [{ id: 'skills', path: repo.dir, ref: 'main', keep: 0 }] }),
+    );
+    const [holder, follower] = twoWorkers(config);
+    await holder.worker.restore();
+    await follower.worker.restore();
+    expect(await holder.worker.syncAll('start')).toEqual([
+      { id: 'skills', ok: true, commit: repo.commit, changed: true },
+    ]);
+    await until('the follower to serve the first commit', () => current(follower.catalog) === repo.commit);
+    // The follower's own sync reads what was published: no sync of its own, the same commit.
+    expect(await follower.worker.syncAll('poll')).toEqual([
+      { id: 'skills', ok: true, commit: repo.commit, changed: false },
+    ]);
+
+    const two = commit('two');
+    await holder.worker.syncAll('poll');
+    // keep: 0 dropped the first commit, but the follower still serves it: its index file stays.
+    expect([current(holder.catalog), indexed(config, repo.commit)]).toEqual([two, true]);
+    await until('the follower to serve the second commit', () => current(follower.catalog) === two);
+    const three = commit('three');
+    await holder.worker.syncAll('poll');
+    // Nobody serves the first commit any more: forgotten now, and the second once the follower moves on.
+    expect([indexed(config, repo.commit), current(holder.catalog)]).toEqual([false, three]);
+    await until('the follower to serve the third commit', () => current(follower.catalog) === three);
+    await follower.worker.stop();
+    await holder.worker.stop();
+  });
+});
