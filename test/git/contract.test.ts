@@ -146,7 +146,7 @@ describe.each(BACKENDS)('the Repository contract, $name backend', ({ settings })
   it('fetches an annotated tag with its commit and keeps it pinned beside it; unpinning drops both refs', async () => {
     const repo = await freshStore();
     const target = await resolveRemoteTarget(repo, remote(), 'v2');
-    expect(target).toEqual({ commit: c2, tag: catalog.refs['refs/tags/v2'] });
+    expect(target).toEqual({ commit: c2, tag: catalog.refs['refs/tags/v2'], ref: 'refs/tags/v2' });
     await fetchCommit(repo, remote(), c2, { tag: target.tag! });
     expect((await repo.readObject(target.tag!))?.type).toBe('tag');
     expect(await pinnedTag(repo, c2)).toBe(target.tag);

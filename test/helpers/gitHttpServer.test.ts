@@ -163,6 +163,7 @@ describe('startGitHttpServer (allowAnySHA1InWant)', () => {
       path: '/skills.git/info/refs',
       query: 'service=git-upload-pack',
       status: 200,
+      fetch: false,
     });
     expect(srv.requests).toContainEqual(
       expect.objectContaining({ method: 'POST', path: '/skills.git/git-upload-pack', status: 200 }),
@@ -419,6 +420,7 @@ describe('startGitHttpServer (basic auth)', () => {
       path: '/skills.git/info/refs',
       query: 'service=git-upload-pack',
       status: 401,
+      fetch: false,
     });
   });
 
