@@ -79,6 +79,8 @@ export interface RunSettings {
   interpreters: Array<'node' | 'python3'>;
   /** Run scripts even when the initial environment block could not be cleared. */
   allowUnscrubbed: boolean;
+  /** The user scripts run as (a name or a numeric uid); absent: the server's, or `nobody` when that is root. */
+  user?: string;
 }
 
 /** A key file named by `verify:`, read when the config is loaded. */
@@ -117,6 +119,7 @@ function runSettingsOf(raw: RawConfig['runs'], secret: (reference: string) => st
     ...(raw.secret === undefined ? {} : { secret: secret(raw.secret) }),
     interpreters: raw.interpreters,
     allowUnscrubbed: raw.allowUnscrubbed,
+    user: raw.user === undefined ? undefined : String(raw.user),
   };
 }
 

@@ -352,6 +352,15 @@ export const configSchema = z.strictObject({
         .min(1)
         .default(['node']),
       allowUnscrubbed: z.boolean().default(false),
+      /** The user scripts run as: a name in /etc/passwd or a numeric uid; as root, `nobody` when absent. */
+      user: z
+        .union([
+          z
+            .string()
+            .regex(/^[a-z_][a-z0-9_.-]{0,31}\$?$|^[0-9]{1,10}$/i, 'must be a user name or a numeric uid'),
+          z.number().int().min(0).max(4294967294),
+        ])
+        .optional(),
     })
     .prefault({}),
   auth: auth.optional(),

@@ -58,6 +58,15 @@ describe('run: and runs:', () => {
     });
   });
 
+  it('reads runs.user as a name or a numeric uid, and refuses anything else', () => {
+    expect(load(`runs:\n  user: nobody\n${source('[]')}`).config?.runs.user).toBe('nobody');
+    expect(load(`runs:\n  user: 1200\n${source('[]')}`).config?.runs.user).toBe('1200');
+    expect(load(`runs:\n  user: "x y"\n${source('[]')}`).error).toBe(
+      '<file>:2:9: runs.user: must be a user name or a numeric uid',
+    );
+    expect(load(`runs:\n  user: -1\n${source('[]')}`).error).toMatch(/^<file>:2:9: runs\.user: /);
+  });
+
   it.each([
     [
       source('everything'),

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +35,7 @@ describe('skill_run end to end over HTTP, with a plain MCP client', () => {
   let client: Client;
   let close: () => Promise<void>;
   let repo: string;
+  const sharedRoots: string[] = [];
   const call = async (name: string, args: Record<string, unknown>) =>
     (await client.callTool({ name, arguments: args })) as ToolResult;
   /** The server's log lines for runs that were cancelled, oldest first. */
@@ -71,6 +73,9 @@ describe('skill_run end to end over HTTP, with a plain MCP client', () => {
   afterAll(async () => {
     await close?.();
     await server?.stop();
+    // A root server's scripts run as nobody from a folder of /tmp it can reach, outside the test's temp dirs.
+    for (const root of sharedRoots)
+      if (root.startsWith('/tmp/skillpin-run-')) rmSync(root, { recursive: true, force: true });
   });
 
   it('lists, previews, confirms and runs; the script gets only what it was granted', async () => {
@@ -106,8 +111,10 @@ describe('skill_run end to end over HTTP, with a plain MCP client', () => {
     expect(Object.keys(printed.env).sort()).toEqual(willRun.envNames);
     expect(printed.env['PROBE_TOKEN']).toBe('granted-value');
     expect(printed.cwd).toBe(willRun.cwd);
-    // The server's initial environment block was cleared at start: its parent's environ holds nothing.
-    expect(printed.parentEnviron).toBe('');
+    // As root the script runs as nobody, who cannot open the server's /proc files at all; as another user the
+    // server's initial environment block was cleared at start: its parent's environ holds nothing.
+    expect(printed.parentEnviron).toBe(process.getuid?.() === 0 ? 'unreadable: EACCES' : '');
+    if (process.getuid?.() === 0) sharedRoots.push(path.resolve(willRun.cwd, '../../..'));
     expect(ran.structuredContent!['stdout']).not.toContain('hunter2');
     expect(server.stderr()).not.toContain('hunter2');
     expect(server.stderr()).not.toContain('granted-value');

@@ -42,6 +42,8 @@ async function runnerOver(gate?: Promise<void>) {
       settings: defaultRunSettings(),
       dir: path.join(tempDir('skillpin-cancel-'), 'run'),
       environ: { state: 'scrubbed' },
+      // Scripts as the server's own user: test/run/runUser.test.ts covers another.
+      identity: { state: 'same' },
     },
     { catalog: createCatalog(stateOf(ns)), read, logger },
   );

@@ -4,6 +4,7 @@ import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotoco
 import { createCatalog, type Catalog, type CatalogState, type Namespace } from '../../src/catalog/index.ts';
 import { defaultRunSettings, type RunGrants, type RunSettings } from '../../src/config/index.ts';
 import type { EnvironStatus } from '../../src/mcp/run/environ.ts';
+import type { RunIdentity } from '../../src/mcp/run/identity.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { type Logger, silentLogger } from '../../src/shared/log.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
@@ -39,6 +40,10 @@ export interface HarnessOptions {
   elicit?: (params: ElicitRequestFormParams) => ElicitResult;
   namespaces?: Namespace[];
   logger?: Logger;
+  /** Who scripts run as; default the server's own user (the tests that switch users say so). */
+  identity?: RunIdentity;
+  /** Where files go for scripts of another user. */
+  sharedDir?: string;
 }
 
 /** A 2025-11-25 client of a server over the scripts fixture at c1, with skill_run configured, in memory. */
@@ -55,6 +60,8 @@ export async function harness(options: HarnessOptions = {}) {
       settings: { ...defaultRunSettings(), ...options.settings },
       dir,
       environ: options.environ ?? { state: 'scrubbed' },
+      identity: options.identity ?? { state: 'same' },
+      sharedDir: options.sharedDir,
       ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.now === undefined ? {} : { now: options.now }),
     },

@@ -10,6 +10,10 @@ import type { ServedSkill } from '../snapshot.ts';
 const FILE_MODE = 0o400;
 const DIR_MODE = 0o500;
 const PRIVATE_DIR = 0o700;
+/** With scripts under another user: every file readable, and the root open to that user's group alone. */
+const SHARED_FILE_MODE = 0o444;
+const SHARED_DIR_MODE = 0o555;
+const GROUP_ROOT_MODE = 0o750;
 /** Files read and written at once while materialising. */
 const WRITE_AHEAD = 16;
 
@@ -49,6 +53,13 @@ async function removeTree(root: string): Promise<void> {
     throw error;
   }
   await fsp.rm(root, { recursive: true, force: true });
+}
+
+/** Makes the folders between `root` and `dir` (source, commit) and traversable by the scripts' user. */
+async function openParents(root: string, dir: string): Promise<void> {
+  await fsp.mkdir(path.dirname(dir), { recursive: true, mode: PRIVATE_DIR });
+  for (let parent = path.dirname(dir); parent !== root; parent = path.dirname(parent))
+    await fsp.chmod(parent, 0o755);
 }
 
 /** True when `file` is a read-only regular file of exactly these bytes (by size and sha256). */
@@ -96,15 +107,22 @@ async function holdsExactly(dir: string, expected: ReadonlyMap<string, { size: n
  * is checked again, byte for byte, after it is written and before every run, since a script runs as the same
  * user and could have changed it.
  */
-export function materialiser(root: string, read: FileReader): Materialiser {
+export function materialiser(root: string, read: FileReader, reader?: { gid: number }): Materialiser {
+  const fileMode = reader === undefined ? FILE_MODE : SHARED_FILE_MODE;
+  const dirMode = reader === undefined ? DIR_MODE : SHARED_DIR_MODE;
   let ready: Promise<void> | undefined;
   const prepare = () =>
     (ready ??= (async () => {
       await removeTree(root);
       await fsp.mkdir(root, { recursive: true, mode: PRIVATE_DIR });
       await fsp.chmod(root, PRIVATE_DIR);
+      // Scripts of another user read the files through the root's group; other users get nothing.
+      if (reader !== undefined) {
+        await fsp.chown(root, process.getuid?.() ?? 0, reader.gid);
+        await fsp.chmod(root, GROUP_ROOT_MODE);
+      }
       // Node reads the nearest package.json above a script: this one, not whatever project holds dataDir.
-      await fsp.writeFile(path.join(root, 'package.json'), '{}\n', { mode: FILE_MODE });
+      await fsp.writeFile(path.join(root, 'package.json'), '{}\n', { mode: fileMode });
     })().catch((error: unknown) => {
       ready = undefined;
       throw error;
@@ -126,11 +144,11 @@ export function materialiser(root: string, read: FileReader): Materialiser {
     const writes = new PQueue({ concurrency: WRITE_AHEAD });
     await Promise.all(
       targets.map(({ file, full }) =>
-        writes.add(async () => fsp.writeFile(full, await read(ns, file), { flag: 'wx', mode: FILE_MODE })),
+        writes.add(async () => fsp.writeFile(full, await read(ns, file), { flag: 'wx', mode: fileMode })),
       ),
     );
     // Deepest first: a folder made read-only takes no new entries.
-    for (const dir of [...folders].sort((a, b) => b.length - a.length)) await fsp.chmod(dir, DIR_MODE);
+    for (const dir of [...folders].sort((a, b) => b.length - a.length)) await fsp.chmod(dir, dirMode);
   };
 
   return {
@@ -151,6 +169,7 @@ export function materialiser(root: string, read: FileReader): Materialiser {
         .catch(() => false);
       await removeTree(dir);
       const temp = `${dir}.${randomBytes(6).toString('hex')}.tmp`;
+      if (reader !== undefined) await openParents(root, dir);
       try {
         await write(served.ns, served, temp);
         if (!(await holdsExactly(temp, expected)))

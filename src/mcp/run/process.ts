@@ -11,6 +11,8 @@ export interface ProcessSpec {
   timeoutMs: number;
   /** Cancels the run: the group is ended as at the timeout. */
   signal?: AbortSignal;
+  /** Another user to run as (the server is root): its uid and primary gid, supplementary groups dropped. */
+  user?: { uid: number; gid: number };
 }
 
 export interface ProcessBounds {
@@ -73,6 +75,24 @@ function wait(ms: number): { done: Promise<void>; cancel(): void } {
   return { done, cancel: () => clearTimeout(timer) };
 }
 
+/** Starts the script; a start refused at once (EPERM for another user) throws as a later one does. */
+function start(spec: ProcessSpec) {
+  try {
+    return spawn(spec.command, [...spec.args], {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      shell: false,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      windowsHide: true,
+      uid: spec.user?.uid,
+      gid: spec.user?.gid,
+    });
+  } catch (error) {
+    throw new SpawnError((error as NodeJS.ErrnoException).code ?? 'error');
+  }
+}
+
 /**
  * Runs one script as an argv (no shell) in a process group of its own, and always returns: at the timeout, or
  * when `signal` is aborted, the group gets SIGTERM, then SIGKILL after a grace; once the script has exited,
@@ -85,14 +105,7 @@ export async function runProcess(
   onSpawn?: () => void,
 ): Promise<ProcessResult> {
   const started = performance.now();
-  const child = spawn(spec.command, [...spec.args], {
-    cwd: spec.cwd,
-    env: spec.env,
-    detached: true,
-    shell: false,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    windowsHide: true,
-  });
+  const child = start(spec);
   const stdout = capture(child.stdout, bounds.maxStreamBytes);
   const stderr = capture(child.stderr, bounds.maxStreamBytes);
   const signalGroup = (signal: NodeJS.Signals) => {

@@ -1,13 +1,17 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fsp, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { CatalogReader, Namespace } from '../../catalog/index.ts';
 import type { RunGrants, RunSettings } from '../../config/index.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { Reason, SkillProblem } from '../../shared/reasons.ts';
-import { messageOf } from '../../shared/text.ts';
+import { compareText, messageOf } from '../../shared/text.ts';
 import type { FileReader } from '../read.ts';
 import type { ServedSkill } from '../snapshot.ts';
 import type { EnvironStatus } from './environ.ts';
 import { scriptEnvironment } from './environment.ts';
+import { type RunIdentity, runIdentity } from './identity.ts';
 import { interpretersOf } from './interpreters.ts';
 import { DEFAULT_TIMEOUT_MS, MAX_ARGS, MAX_ARGS_BYTES, MAX_TIMEOUT_MS } from './limits.ts';
 import { materialiser } from './materialise.ts';
@@ -28,6 +32,7 @@ export interface Refusal {
     | 'RUN_BUSY'
     | 'RUN_FAILED'
     | 'CANCELLED'
+    | 'RUN_USER_UNAVAILABLE'
     | TokenRefusal['code'];
   reason?: Reason;
   detail: string;
@@ -81,12 +86,42 @@ export interface RunnerOptions {
   env?: NodeJS.ProcessEnv;
   now?: () => number;
   bounds?: ProcessBounds;
+  /** Who scripts run as; default from `settings.user` and the server's uid. */
+  identity?: RunIdentity;
+  /** Where files go when scripts run as another user; default `dir` when that user can reach it, else a temp dir. */
+  sharedDir?: string;
 }
 
 export interface RunnerDeps {
   catalog: CatalogReader;
   read: FileReader;
   logger: Logger;
+}
+
+/** True when every folder above `dir` that exists lets other users through. */
+function reachable(dir: string): boolean {
+  for (let parent = path.dirname(dir); ; parent = path.dirname(parent)) {
+    const stat = statSync(parent, { throwIfNoEntry: false });
+    if (stat !== undefined && (stat.mode & 0o001) === 0) return false;
+    if (parent === path.dirname(parent)) return true;
+  }
+}
+
+/**
+ * Where another user's scripts find their files: `dir` when that user can get there (its root is then open to
+ * that user's group alone), else a folder of a temp dir it can reach (a private dataDir or TMPDIR cannot be).
+ */
+function sharedRoot(dir: string): string {
+  const name = `skillpin-run-${randomBytes(12).toString('hex')}`;
+  const candidates = [dir, path.join(os.tmpdir(), name), path.join('/tmp', name)];
+  return candidates.find(reachable) ?? dir;
+}
+
+/** A temp folder owned by `user` alone (mode 0700), for one run. */
+async function ownTempDir(root: string, user: { uid: number; gid: number }): Promise<string> {
+  const dir = await fsp.mkdtemp(path.join(root, '.tmp-'));
+  await fsp.chown(dir, user.uid, user.gid);
+  return dir;
 }
 
 /** What every log line of a run names. */
@@ -121,7 +156,11 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
     options.settings.tokenTtlMs,
     options.now,
   );
-  const files = materialiser(options.dir, deps.read);
+  const identity = options.identity ?? runIdentity(options.settings.user, process.getuid?.());
+  const other = identity.state === 'other' ? identity.user : undefined;
+  const root = other === undefined ? options.dir : (options.sharedDir ?? sharedRoot(options.dir));
+  const files = materialiser(root, deps.read, other === undefined ? undefined : { gid: other.gid });
+  if (identity.state === 'unavailable') deps.logger.warn({}, `${identity.detail}; no script runs`);
   const plans = new WeakMap<Namespace, NamespacePlan>();
   const planOf = (ns: Namespace): NamespacePlan => {
     let plan = plans.get(ns);
@@ -168,6 +207,9 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
   const start = async (prepared: Prepared, calledAt: number, signal?: AbortSignal): Promise<RunResult> => {
     const { served, willRun } = prepared;
     const where = whereOf(willRun);
+    if (identity.state === 'unavailable')
+      return { ok: false, refusal: { code: 'RUN_USER_UNAVAILABLE', detail: identity.detail } };
+    let tmp: string | undefined;
     try {
       await files.prune((source, commit) => deps.catalog.namespace(source, commit) !== undefined);
       const materialised = await files.ensure(served);
@@ -176,6 +218,8 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
       if (signal?.aborted === true) return cancelledBeforeStart(willRun, 'spent');
       let startMs = 0;
       const { env: scriptEnv } = scriptEnvironment(prepared.granted, env);
+      // Another user gets a temp folder of its own, removed after the run.
+      if (other !== undefined) scriptEnv.TMPDIR = tmp = await ownTempDir(root, other);
       deps.logger.info(
         { ...where, digest: willRun.digest, args: willRun.argv.length - 1 },
         'skill_run: starting',
@@ -188,6 +232,7 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
           env: scriptEnv,
           timeoutMs: willRun.timeoutMs,
           ...(signal === undefined ? {} : { signal }),
+          user: other,
         },
         options.bounds,
         () => (startMs = performance.now() - calledAt),
@@ -206,11 +251,17 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
       return { ok: true, outcome: { ...result, materialised, startMs } };
     } catch (error) {
       deps.logger.error({ ...where, err: messageOf(error) }, 'skill_run failed');
+      if (error instanceof SpawnError && error.code === 'EPERM' && other !== undefined) {
+        const detail = `the script could not be started as user ${other.name} (uid ${other.uid}): EPERM`;
+        return { ok: false, refusal: { code: 'RUN_USER_UNAVAILABLE', detail } };
+      }
       const detail =
         error instanceof SpawnError
           ? `the ${willRun.interpreter} process could not be started (${error.code})`
           : 'the skill could not be materialised from the commit (see the server log)';
       return { ok: false, refusal: { code: 'RUN_FAILED', detail } };
+    } finally {
+      if (tmp !== undefined) await fsp.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
     }
   };
 
@@ -242,6 +293,8 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
       if (bad !== undefined) return refuse({ code: 'INVALID_ARGS', detail: bad });
       const file = served.files.get(script)!.file;
       const environment = scriptEnvironment(status.env, env);
+      if (other !== undefined && !environment.names.includes('TMPDIR'))
+        environment.names = [...environment.names, 'TMPDIR'].sort(compareText);
       const egress = skill.declaration?.egress ?? [];
       const willRun: WillRun = {
         source: ns.source,
