@@ -31,6 +31,8 @@ const SERVER_ENV = {
 const leftovers: number[] = [];
 afterAll(() => {
   for (const pid of leftovers) {
+    // A script that printed no pid gives 0 (or NaN): kill(0) would end this whole process group.
+    if (!Number.isInteger(pid) || pid <= 1) continue;
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
