@@ -465,6 +465,24 @@ describe('skillpin check: signatures, short commits, short names', () => {
       stderr:
         'skillpin check: --require-signed needs the keys to verify with: --ssh-allowed-signers or --gpg-key\n',
     });
+    // The refusal of an unsigned commit is one whole line, in text as in GitHub annotations.
+    const unsigned = repo.commit({ 'skills/s/SKILL.md': skill('s', 'unsigned') });
+    const verifying = [
+      'check',
+      repo.dir,
+      '--ssh-allowed-signers',
+      keys.allowedSigners,
+      '--require-signed',
+      'commit',
+    ];
+    expect(await cli(...verifying)).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: `skillpin check: source-unsigned: commit ${unsigned} is not signed\n`,
+    });
+    expect((await cli(...verifying, '--format', 'github')).stdout).toBe(
+      `::error title=skillpin check::commit ${unsigned} is not signed\n`,
+    );
   });
 
   it('takes a short commit id in a local repository and prints the full commit', async () => {
