@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The `skillpin` command: the compiled CLI in dist/, which `npm run build` writes (npm install in a checkout and
-// npm pack run it through `prepare`).
+// The `skillpin` command: the compiled CLI in dist/, which `npm run build` writes (npm pack runs it through
+// `prepack`, npm start when dist/ is older than src/; npm install runs no script).
 import { fileURLToPath } from 'node:url';
 
 const cli = new URL('../dist/cli.js', import.meta.url);

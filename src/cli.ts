@@ -292,8 +292,11 @@ export function program(
       '<repository>',
       'a local repository, an http(s) URL, or github:owner/repo / gitlab:group/project',
     )
-    .argument('<from>', 'a commit (short in a local repository), branch, tag or HEAD')
-    .argument('<to>', 'a commit, branch, tag or HEAD')
+    .argument(
+      '<from>',
+      'a commit, branch, tag or HEAD; in a local repository also a short commit id or any revision git rev-parse accepts (HEAD~1, v1.2^{commit})',
+    )
+    .argument('<to>', 'the same as <from>')
     .option('--paths <dir...>', 'only look for skills under these folders')
     .option('--strict-names', 'refuse skills whose name differs from their folder')
     .option('--token-env <name>', 'environment variable holding a token for a private remote')

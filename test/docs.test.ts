@@ -9,6 +9,26 @@ import { fixture, PROJECT_ROOT } from './helpers/fixtures.ts';
 const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
 
 describe('documentation', () => {
+  it("server.json names package.json's version, twice, and the CHANGELOG has a heading for it", () => {
+    const read = (file: string) => JSON.parse(readFileSync(path.join(PROJECT_ROOT, file), 'utf8'));
+    const pkg = read('package.json') as { version: string; publishConfig: Record<string, unknown> };
+    const server = read('server.json') as { version: string; packages: Array<{ version: string }> };
+    expect([server.version, ...server.packages.map((p) => p.version)]).toEqual([pkg.version, pkg.version]);
+    expect(pkg.publishConfig).toEqual({ access: 'public', provenance: true });
+    const changelog = readFileSync(path.join(PROJECT_ROOT, 'CHANGELOG.md'), 'utf8');
+    expect(changelog).toContain(`\n## ${pkg.version}\n`);
+  });
+
+  it('the package runs no script when installed: dist/ is built before packing', () => {
+    const { scripts } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(
+      ['preinstall', 'install', 'postinstall', 'prepare'].filter((name) => scripts[name] !== undefined),
+    ).toEqual([]);
+    expect(scripts['prepack']).toBe('npm run build');
+  });
+
   it('the README reason table lists exactly the exported reasons, with their severities', () => {
     const rows = readme.split('\n').filter((line) => /^\| `[a-z0-9-]+`/.test(line));
     const documented = new Map<string, string>();

@@ -6,7 +6,9 @@ import {
   GitError,
   keyringOf,
   openLocalRepository,
+  type Repository,
   resolveLocalRef,
+  revParseLocal,
 } from '../git/index.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { originOf } from '../sync/source.ts';
@@ -28,20 +30,31 @@ export interface DiffOptions extends VerifyOptions {
 export const DIFF_EXIT = { ok: 0, failed: 2 } as const;
 
 /**
- * One end of the diff as a source target: a full commit; in a local repository a branch, tag or `HEAD`, else a
- * short commit id; on a remote a ref (a remote cannot expand a short id).
+ * One end of the diff as a source target: a full commit; in a local repository a branch, tag, `HEAD` or short
+ * commit id, else any revision `git rev-parse` resolves (`HEAD~1`, `v1.2^{commit}`); on a remote a ref (a remote
+ * cannot expand a short id).
  */
 async function targetOf(location: SourceConfig['location'], end: string): Promise<SourceConfig['target']> {
   if (COMMIT_PATTERN.test(end)) return { kind: 'commit', commit: end };
-  if (location.kind === 'remote' || !COMMIT_ID.test(end)) return { kind: 'ref', ref: end };
+  if (location.kind === 'remote') return { kind: 'ref', ref: end };
   const repo = await openLocalRepository(location.path);
   try {
-    return { kind: 'commit', commit: await resolveLocalRef(repo, end) };
-  } catch (error) {
-    if (!(error instanceof GitError) || error.code !== 'source-ref-not-found') throw error;
-    return { kind: 'commit', commit: await expandCommit(repo, end) };
+    return { kind: 'commit', commit: await localCommitOf(repo, location.path, end) };
   } finally {
     await repo.close();
+  }
+}
+
+/** A ref first, then a short commit id, then git's revision grammar (when git is installed). */
+async function localCommitOf(repo: Repository, dir: string, end: string): Promise<string> {
+  try {
+    return await resolveLocalRef(repo, end);
+  } catch (error) {
+    if (!(error instanceof GitError) || error.code !== 'source-ref-not-found') throw error;
+    if (COMMIT_ID.test(end)) return await expandCommit(repo, end);
+    const parsed = await revParseLocal(dir, end);
+    if (parsed === undefined) throw error;
+    return parsed;
   }
 }
 

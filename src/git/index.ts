@@ -30,3 +30,4 @@ export { blobAccess, blobsReader, readBlob, type TreeCache, walkCommit } from '.
 export { redactUrl } from './url.ts';
 export { type WorktreeChange, worktreeChanges } from './worktree.ts';
 export { refetchCommit } from './repair.ts';
+export { REVISION_HINT, revParseLocal } from './revParse.ts';

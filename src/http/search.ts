@@ -43,3 +43,12 @@ export async function pageSearch(
     total: hits.length,
   };
 }
+
+/** The names of the skills each source lists, as the caller may see them: the status page shows them per source. */
+export function listedSkillNames(catalog: CatalogReader, visibility: Visibility): Map<string, string[]> {
+  return new Map(
+    visibleCatalog(catalog, visibility)
+      .listed()
+      .map((ns) => [ns.source, ns.skills.map((skill) => skill.name).sort()]),
+  );
+}

@@ -18,7 +18,7 @@ import { type Admitted, type Gate, peerOf, requestListener } from './listener.ts
 import { createMcpEndpoint, MCP_METHODS } from './mcpEndpoint.ts';
 import { METRICS_PATH, type Metrics } from './metrics.ts';
 import type { SessionLimits } from './sessions.ts';
-import { pageSearch, withSearchStats } from './search.ts';
+import { listedSkillNames, pageSearch, withSearchStats } from './search.ts';
 import { renderStatusPage, STATUS_PAGE_HEADERS } from './statusPage.ts';
 import { handleWebhook, refuseUnsigned, WEBHOOK_PATH, type WebhookOutcome } from './webhooks.ts';
 
@@ -220,6 +220,7 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
         now: (options.now ?? Date.now)(),
         metrics: metrics !== undefined,
         search: query === '' ? undefined : await pageSearch(options.catalog, visibility, query),
+        skillNames: listedSkillNames(options.catalog, visibility),
       });
       return new Response(page, { headers: STATUS_PAGE_HEADERS });
     }

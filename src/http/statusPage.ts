@@ -12,7 +12,12 @@ export interface StatusPageContext {
   metrics: boolean;
   /** `GET /?q=`: the query and the best listed skills the caller may see. */
   search?: PageSearch;
+  /** The names of the skills each source lists (its current commit), as the caller may see them. */
+  skillNames?: ReadonlyMap<string, readonly string[]>;
 }
+
+/** Past this many skills, a source's names are folded under a summary. */
+export const UNFOLDED_SKILL_NAMES = 30;
 
 export interface PageSearch {
   query: string;
@@ -64,7 +69,7 @@ const when = (iso: string | null, now: number, none: string) =>
   iso === null ? none : html`<time datetime="${iso}">${iso}</time> (${relative(iso, now)})`;
 
 const commitLine = (status: CommitStatus, now: number) =>
-  html`<code>${short(status.commit)}</code> <code class="sha">${status.commit}</code>${
+  html`<code class="sha" title="${status.commit}">${short(status.commit)}</code>${
     status.commitTime === undefined ? '' : html` · committed ${when(status.commitTime, now, '')}`
   }${status.skills === undefined ? '' : html` · ${plural(status.skills, 'skill')}`}${
     status.search === undefined
@@ -96,7 +101,7 @@ function stateOf(source: SourceStatus): { label: string; className: string } {
   return { label: source.syncing ? 'serving, syncing' : 'serving', className: 'serving' };
 }
 
-function sourceSection(source: SourceStatus, now: number): Html {
+function sourceSection(source: SourceStatus, now: number, names: readonly string[]): Html {
   const state = stateOf(source);
   const problems = source.current?.problems ?? [];
   return html`<section class="source" id="source-${source.id}">
@@ -119,14 +124,35 @@ function sourceSection(source: SourceStatus, now: number): Html {
 ${
   source.lastError === null
     ? ''
-    : html`<p class="error">Last sync failed <time datetime="${source.lastError.at}">${relative(source.lastError.at, now)}</time>: <span class="reason">${source.lastError.reason}</span>: ${source.lastError.detail}${
+    : html`<p class="error">Last sync failed ${when(source.lastError.at, now, '')}: <span class="reason">${source.lastError.reason}</span>: ${source.lastError.detail}${
         source.current === null ? '' : html`<br>The commit above keeps serving.`
       }</p>`
 }
+${
+  source.current === null
+    ? ''
+    : html`<h3>Skills</h3>
+${skillList(names)}
 <h3>Problems in the current commit</h3>
-${problems.length === 0 ? html`<p>None.</p>` : problemList(problems)}
+${problems.length === 0 ? html`<p>None.</p>` : problemList(problems)}`
+}
 </section>`;
 }
+
+/** The names a source lists, folded under a summary past UNFOLDED_SKILL_NAMES. */
+function skillList(names: readonly string[]): Html {
+  if (names.length === 0) return html`<p>None listed.</p>`;
+  const list = html`<p class="names">${names.map((name, index) => html`${index === 0 ? '' : ', '}<code>${name}</code>`)}</p>`;
+  return names.length <= UNFOLDED_SKILL_NAMES
+    ? list
+    : html`<details><summary>${plural(names.length, 'skill')}</summary>${list}</details>`;
+}
+
+/** Failing sources first (the ones to act on), each group in configuration order. */
+const failingFirst = (sources: readonly SourceStatus[]) => [
+  ...sources.filter((source) => source.lastError !== null),
+  ...sources.filter((source) => source.lastError === null),
+];
 
 /** The search box (a plain GET form to this page) and, for a query, its results best first. */
 function searchSection(search: PageSearch | undefined): Html {
@@ -178,7 +204,9 @@ export function renderStatusPage(report: StatusReport, context: StatusPageContex
 <code>/status</code>${context.metrics ? html`; Prometheus metrics: <code>/metrics</code>` : ''}.</p>
 </section>
 ${searchSection(context.search)}
-${report.sources.map((source) => sourceSection(source, now))}
+${failingFirst(report.sources).map((source) =>
+  sourceSection(source, now, context.skillNames?.get(source.id) ?? []),
+)}
 </body>
 </html>
 `.text;

@@ -28,6 +28,8 @@ const LISTED = [
 ];
 /** Where the README's stdio lines name the config: replaced by a real one. */
 const PLACEHOLDER = '/abs/path/skillpin.yaml';
+/** Where the README names the installed command by its absolute path: replaced by the test prefix's. */
+const COMMAND_PLACEHOLDER = '/abs/npm-prefix/bin/skillpin';
 
 /** Lists the skills through `command args…` started over stdio from `cwd`, as a host starts it. */
 async function listThrough(command: string, args: string[], cwd: string, env: Record<string, string>) {
@@ -89,6 +91,13 @@ function readmeSnippets(): Snippet[] {
     }
   }
   return snippets;
+}
+
+/** The lines of the README's MCP Inspector block, as written. */
+function readmeInspectorLines(): string[] {
+  const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+  const block = /\n### MCP Inspector\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)![1]!;
+  return block.trim().split('\n');
 }
 
 describe('the packed package', () => {
@@ -191,16 +200,28 @@ describe('the packed package', () => {
       'Claude Desktop',
       'VS Code',
       'Cursor',
-      'MCP Inspector (npx @modelcontextprotocol/inspector)',
-      'MCP Inspector (npx @modelcontextprotocol/inspector)',
+      'MCP Inspector (npx -y)',
+      'MCP Inspector (npx -y)',
+    ]);
+    expect(readmeInspectorLines()).toEqual([
+      'npx -y @modelcontextprotocol/inspector -- skillpin serve -c /abs/path/skillpin.yaml',
+      'npx -y @modelcontextprotocol/inspector --cli --method resources/list -- skillpin serve -c /abs/path/skillpin.yaml',
+      'npx -y @modelcontextprotocol/inspector --cli http://127.0.0.1:3917/mcp --method tools/list',
     ]);
     const config = writeConfig({
       sources: [{ id: 'catalog', path: catalog.gitdir, commit: c2, paths: ['skills'] }],
     });
+    // A host started from the user's shell finds `skillpin` on PATH, in the global prefix's bin folder.
+    const shell = { ...env, PATH: `${path.join(prefix, 'bin')}${path.delimiter}${env['PATH']}` };
     for (const snippet of snippets) {
-      expect([snippet.command, ...snippet.args].join(' ')).toBe(`npx -y skillpin serve -c ${PLACEHOLDER}`);
+      expect([snippet.command, ...snippet.args].join(' ')).toMatch(
+        new RegExp(`^(skillpin|${COMMAND_PLACEHOLDER}) serve -c ${PLACEHOLDER}$`),
+      );
+      const command =
+        snippet.command === COMMAND_PLACEHOLDER ? path.join(prefix, 'bin', 'skillpin') : snippet.command;
       const args = snippet.args.map((arg) => (arg === PLACEHOLDER ? config : arg));
-      expect({ host: snippet.host, ...(await listThrough(snippet.command, args, tempDir(), env)) }).toEqual({
+      const started = command === 'skillpin' ? shell : env;
+      expect({ host: snippet.host, ...(await listThrough(command, args, tempDir(), started)) }).toEqual({
         host: snippet.host,
         names: LISTED,
         verified: true,

@@ -378,6 +378,20 @@ describe('skillpin diff', () => {
     expect(diff.problems).toEqual({ introduced: [], resolved: [] });
   });
 
+  it('takes what git rev-parse accepts in a local repository (HEAD~1, tag^{commit}), and names what it takes', async () => {
+    const catalog = fixture('catalog');
+    const c2 = catalog.commits['c2']!;
+    const result = await cli('diff', catalog.gitdir, 'main~1', 'v2^{commit}', '--paths', 'skills', '--json');
+    const diff = JSON.parse(result.stdout) as SourceDiff;
+    expect([result.status, diff.from?.commit, diff.to?.commit]).toEqual([0, catalog.commits['c1'], c2]);
+    expect(await cli('diff', catalog.gitdir, 'main~99', 'main')).toEqual({
+      status: 2,
+      stdout: '',
+      stderr:
+        'skillpin diff: source-ref-not-found: the repository has no commit "main~99": give a branch, tag, HEAD, a commit id (short or full), or what `git rev-parse` accepts (HEAD~1, v1.2^{commit})\n',
+    });
+  });
+
   it('names both signers when given the keys, and fails with the reason when an end does not verify', async () => {
     const keys = makeSigningKeys();
     const repo = signingRepo(keys);
@@ -451,6 +465,24 @@ describe('skillpin check: signatures, short commits, short names', () => {
       stderr:
         'skillpin check: --require-signed needs the keys to verify with: --ssh-allowed-signers or --gpg-key\n',
     });
+    // The refusal of an unsigned commit is one whole line, in text as in GitHub annotations.
+    const unsigned = repo.commit({ 'skills/s/SKILL.md': skill('s', 'unsigned') });
+    const verifying = [
+      'check',
+      repo.dir,
+      '--ssh-allowed-signers',
+      keys.allowedSigners,
+      '--require-signed',
+      'commit',
+    ];
+    expect(await cli(...verifying)).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: `skillpin check: source-unsigned: commit ${unsigned} is not signed\n`,
+    });
+    expect((await cli(...verifying, '--format', 'github')).stdout).toBe(
+      `::error title=skillpin check::commit ${unsigned} is not signed\n`,
+    );
   });
 
   it('takes a short commit id in a local repository and prints the full commit', async () => {

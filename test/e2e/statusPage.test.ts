@@ -75,14 +75,19 @@ describe('the status page in a real browser', () => {
     const shown = await page.locator('section.source').evaluateAll((sections) =>
       sections.map((section) => ({
         id: section.id,
-        current: section.querySelector('dd code.sha')?.textContent ?? null,
+        current: section.querySelector('dd code.sha')?.getAttribute('title') ?? null,
       })),
     );
+    // The failing source first, then the others in configuration order.
     expect(shown).toEqual(
-      report.sources.map((source) => ({
-        id: `source-${source.id}`,
-        current: source.current?.commit ?? null,
+      ['broken', 'catalog', 'adv'].map((id) => ({
+        id: `source-${id}`,
+        current: report.sources.find((source) => source.id === id)!.current?.commit ?? null,
       })),
+    );
+    expect(await text('#source-catalog dd code.sha')).toBe(report.sources[0]!.current!.commit.slice(0, 12));
+    expect(await text('#source-catalog p.names')).toBe(
+      'changelog-writer, data-pipeline, git-commit-style, pdf-forms, release-notes, validate-rows, vercel-composition-patterns',
     );
     expect(await text('#source-catalog .state')).toBe('serving');
     expect(await text('#source-catalog dd >> nth=1')).toBe('main');
@@ -92,9 +97,10 @@ describe('the status page in a real browser', () => {
   it("shows a failing source's reason and detail", async () => {
     expect(await text('#source-broken .state')).toBe('failing: source-not-a-repository');
     expect(await text('#source-broken .error')).toMatch(
-      /^Last sync failed \d+ s ago: source-not-a-repository: \/\S+\/nope does not exist \(looked for \/\S+\/nope\)$/,
+      /^Last sync failed \d{4}-\d\d-\d\dT[\d:.]+Z \(\d+ s ago\): source-not-a-repository: \/\S+\/nope does not exist \(looked for \/\S+\/nope\)$/,
     );
     expect(await text('#source-broken dd >> nth=1')).toBe('a pinned commit');
+    expect(await page.locator('#source-broken h3').count()).toBe(0);
   });
 
   it('shows hostile names and paths as text: no markup of theirs runs or renders', async () => {

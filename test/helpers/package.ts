@@ -28,7 +28,7 @@ const npm = (args: string[], cwd: string) =>
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 
-/** `npm pack` of the project into `dir` (its `prepare` builds dist/ first, as for a release). */
+/** `npm pack` of the project into `dir` (its `prepack` builds dist/ first, as for a release). */
 export function packProject(dir: string): Packed {
   const [report] = JSON.parse(npm(['pack', '--json', '--pack-destination', dir], PROJECT_ROOT)) as Array<{
     filename: string;

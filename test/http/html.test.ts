@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { escapeHtml, html } from '../../src/http/html.ts';
 import { relative, renderStatusPage } from '../../src/http/statusPage.ts';
-import type { StatusReport } from '../../src/sync/status.ts';
+import type { SourceStatus, StatusReport } from '../../src/sync/status.ts';
 
 describe('html', () => {
   it('escapes every interpolated value, keeps nested markup, and drops undefined, null and false', () => {
@@ -76,5 +76,76 @@ describe('the status page search box', () => {
       search: { query: 'nothing', results: [], total: 0 },
     });
     expect(page).toContain('<p>No listed skill matches <q>nothing</q>.</p>');
+  });
+});
+
+describe('the status page sources', () => {
+  const now = Date.parse('2024-05-01T12:00:00.000Z');
+  const commit = 'ab'.repeat(20);
+  const source = (id: string, fields: Partial<SourceStatus>): SourceStatus => ({
+    id,
+    repository: `local:/r/${id}`,
+    ref: 'main',
+    current: null,
+    retained: [],
+    syncing: false,
+    lastSync: null,
+    lastSuccess: null,
+    nextSync: null,
+    lastError: null,
+    ...fields,
+  });
+  const failed = {
+    reason: 'source-not-a-repository' as const,
+    detail: '/r/down does not exist',
+    at: '2024-05-01T11:59:15.000Z',
+  };
+  const report: StatusReport = {
+    version: 2,
+    sources: [
+      source('ok', { current: { commit, commitTime: '2024-05-01T09:00:00.000Z', skills: 2, problems: [] } }),
+      source('down', { lastError: failed }),
+    ],
+    failures: [],
+  };
+  const page = (names = new Map([['ok', ['alpha', 'beta']]])) =>
+    renderStatusPage(report, { mcpUrl: 'http://127.0.0.1:1/mcp', now, metrics: false, skillNames: names });
+  const sectionOf = (text: string, id: string) =>
+    text.slice(text.indexOf(`<section class="source" id="source-${id}">`)).split('</section>')[0]!;
+
+  it('lists the failing sources first, then the others in configuration order', () => {
+    expect([...page().matchAll(/<section class="source" id="source-([a-z]+)">/g)].map((m) => m[1])).toEqual([
+      'down',
+      'ok',
+    ]);
+  });
+
+  it('shows a source without a commit with neither skills nor "Problems in the current commit"', () => {
+    const down = sectionOf(page(), 'down');
+    expect([down.includes('Problems in the current commit'), down.includes('<h3>Skills</h3>')]).toEqual([
+      false,
+      false,
+    ]);
+    expect(down).toContain(
+      '<p class="error">Last sync failed <time datetime="2024-05-01T11:59:15.000Z">2024-05-01T11:59:15.000Z</time> (45 s ago): <span class="reason">source-not-a-repository</span>: /r/down does not exist</p>',
+    );
+  });
+
+  it('names each commit once, short, with the full id in its title, and its time absolute and relative', () => {
+    const ok = sectionOf(page(), 'ok');
+    expect(ok.split(commit).length - 1).toBe(1);
+    expect(ok).toContain(
+      `<dt>current commit</dt><dd><code class="sha" title="${commit}">${commit.slice(0, 12)}</code> · committed <time datetime="2024-05-01T09:00:00.000Z">2024-05-01T09:00:00.000Z</time> (3 h ago) · 2 skills</dd>`,
+    );
+  });
+
+  it('names the served skills under each source, folded past 30', () => {
+    expect(sectionOf(page(), 'ok')).toContain(
+      '<h3>Skills</h3>\n<p class="names"><code>alpha</code>, <code>beta</code></p>',
+    );
+    const many = Array.from({ length: 31 }, (_, i) => `s${String(i).padStart(2, '0')}`);
+    expect(sectionOf(page(new Map([['ok', many]])), 'ok')).toContain(
+      `<h3>Skills</h3>\n<details><summary>31 skills</summary><p class="names">${many.map((n) => `<code>${n}</code>`).join(', ')}</p></details>`,
+    );
   });
 });
