@@ -243,6 +243,11 @@ export function program(
       ).choices(['text', 'json', 'github']),
     )
     .option('--problems-only', 'print only the problems, not the skills')
+    .option(
+      '--worktree',
+      'check the work tree as `git add -A` would stage it (a temporary index; yours and HEAD untouched); the default in a work tree with changes',
+    )
+    .option('--no-worktree', 'check HEAD, not the work tree with its changes')
     .option('--strict', 'warnings fail the check too')
     .option('--strict-names', 'refuse skills whose name differs from their folder')
     .option('--id <id>', 'the source id used in printed URIs (default: from the repository name)')

@@ -10,6 +10,7 @@ import {
   repositoryRootOf,
   type WorktreeChange,
   worktreeChanges,
+  worktreeSnapshot,
 } from '../git/index.ts';
 import { isWithin } from '../skills/index.ts';
 import { plural } from '../shared/text.ts';
@@ -36,6 +37,11 @@ export interface CheckOptions extends VerifyOptions {
   id?: string;
   /** Environment variable holding a token for a private remote. */
   tokenEnv?: string;
+  /**
+   * Check the work tree as `git add -A` would stage it (true), or HEAD (false); unset: the work tree when it has
+   * changes and nothing else (a commit, a ref, signature keys) was asked.
+   */
+  worktree?: boolean;
 }
 
 /** `skillpin check --json` output. Version 1: fields are only ever added. */
@@ -67,6 +73,11 @@ export interface CheckReport {
    * the check did not see. Absent for a bare repository, a remote, or another commit.
    */
   uncommitted?: WorktreeChange[];
+  /**
+   * Set when the work tree was checked rather than a commit: `commit` is then the id of the tree `git write-tree`
+   * gives for it, and `default` says it was checked because it had changes (no --worktree given).
+   */
+  worktree?: { tree: string; default: boolean };
   errors: number;
   warnings: number;
   /** No errors (and, under --strict, no warnings). */
@@ -132,6 +143,27 @@ async function inRepository(source: SourceConfig, options: CheckOptions): Promis
   };
 }
 
+/**
+ * Whether the work tree is checked: asked (`--worktree`), or by default when the target is a work tree with
+ * changes under the paths and no commit, ref or signature check was asked (those name commits).
+ */
+async function worktreeWanted(
+  source: SourceConfig,
+  options: CheckOptions,
+): Promise<{ default: boolean } | undefined> {
+  const committed = options.commit !== undefined || options.ref !== undefined || source.verify !== undefined;
+  if (options.worktree === true) {
+    if (committed)
+      throw new UsageError('--worktree checks the work tree: not with --commit, --ref or signature keys');
+    if (source.location.kind !== 'local' || !existsSync(path.join(source.location.path, '.git')))
+      throw new UsageError('--worktree needs a local work tree (not a bare repository or a remote)');
+    return { default: false };
+  }
+  if (options.worktree === false || committed || source.location.kind !== 'local') return undefined;
+  const changes = await worktreeChanges(source.location.path, source.paths);
+  return changes === undefined || changes.length === 0 ? undefined : { default: true };
+}
+
 /** Files of the work tree that differ from HEAD and belong to a skill: what a check of HEAD did not see. */
 async function uncommittedOf(
   source: SourceConfig,
@@ -180,7 +212,9 @@ export function reportOf(ns: Namespace, strict: boolean): CheckReport {
 /** The human report: what was checked, the counts, then the problems, then (unless only problems) the skills. */
 export function renderReport(report: CheckReport, problemsOnly = false): string {
   const lines = [
-    `${report.repository} @ ${report.commit} (${report.commitTime})`,
+    report.worktree === undefined
+      ? `${report.repository} @ ${report.commit} (${report.commitTime})`
+      : `${report.repository} @ work tree, tree ${report.commit} (${report.worktree.default ? 'it has uncommitted changes: ' : ''}checked as \`git add -A\` would stage it${report.worktree.default ? '; --no-worktree checks HEAD' : ''})`,
     `${plural(report.skills.length, 'skill')} served, ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}`,
     ...(report.signer === null
       ? []
@@ -228,9 +262,11 @@ export async function check(
     return CHECK_EXIT.usage;
   };
   let source: SourceConfig;
+  let worktree: { default: boolean } | undefined;
   try {
     source = await inRepository(sourceFor(options), options);
     if (source.verify !== undefined) await keyringOf(source.verify);
+    worktree = await worktreeWanted(source, options);
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
     return fail('usage', error.message);
@@ -243,10 +279,25 @@ export async function check(
         const commit = await fullCommit(source.location, source.target.commit);
         source = { ...source, target: { kind: 'commit', commit } };
       }
+      // The work tree is indexed through a commit object holding its tree; the report names the tree.
+      const snapshot =
+        worktree === undefined || source.location.kind !== 'local'
+          ? undefined
+          : await worktreeSnapshot(source.location.path);
+      if (snapshot !== undefined) source = { ...source, target: { kind: 'commit', commit: snapshot.commit } };
       opened = openSource(source, { dataDir });
       const ns = await opened.load(await resolved(opened, source));
-      const report = reportOf(ns, options.strict ?? false);
-      const uncommitted = await uncommittedOf(source, options, report);
+      const report =
+        snapshot === undefined
+          ? reportOf(ns, options.strict ?? false)
+          : {
+              ...reportOf(
+                { ...ns, commit: snapshot.tree, commitTime: new Date().toISOString() },
+                options.strict ?? false,
+              ),
+              worktree: { tree: snapshot.tree, default: worktree?.default ?? false },
+            };
+      const uncommitted = snapshot === undefined ? await uncommittedOf(source, options, report) : undefined;
       if (uncommitted !== undefined) report.uncommitted = uncommitted;
       if (format === 'json') out(`${JSON.stringify(report, null, 2)}\n`);
       else if (format === 'github')

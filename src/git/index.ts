@@ -28,5 +28,5 @@ export { verifyTarget } from './signature/verify.ts';
 export { blobId } from './objects.ts';
 export { blobAccess, blobsReader, readBlob, type TreeCache, walkCommit } from './tree.ts';
 export { redactUrl } from './url.ts';
-export { type WorktreeChange, worktreeChanges } from './worktree.ts';
+export { type WorktreeChange, type WorktreeSnapshot, worktreeChanges, worktreeSnapshot } from './worktree.ts';
 export { refetchCommit } from './repair.ts';

@@ -1,5 +1,9 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { GitError } from './errors.ts';
 
 /** A file of a work tree that differs from its HEAD commit. */
 export interface WorktreeChange {
@@ -32,4 +36,68 @@ export async function worktreeChanges(
     else if (workdir === 2) changes.push({ path: file, change: stage === 0 ? 'untracked' : 'added' });
   }
   return changes;
+}
+
+/** The work tree of a repository as git would commit it now: its tree, and a commit object holding it. */
+export interface WorktreeSnapshot {
+  /** The root tree `git add -A` then `git write-tree` give (.gitignore honoured). */
+  tree: string;
+  /**
+   * A commit object holding the tree (no parent, fixed author and date, so the same tree gives the same id), written
+   * to the object store so either backend indexes the tree as it indexes a commit; no ref names it.
+   */
+  commit: string;
+}
+
+const SNAPSHOT_IDENTITY = {
+  GIT_AUTHOR_NAME: 'skillpin check',
+  GIT_AUTHOR_EMAIL: 'check@skillpin.invalid',
+  GIT_AUTHOR_DATE: '@0 +0000',
+  GIT_COMMITTER_NAME: 'skillpin check',
+  GIT_COMMITTER_EMAIL: 'check@skillpin.invalid',
+  GIT_COMMITTER_DATE: '@0 +0000',
+};
+
+/** Runs git in `dir` with `env` added; its trimmed stdout, or the error with git's message. */
+function gitIn(dir: string, args: string[], env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      ['-c', 'core.fsmonitor=false', '-C', dir, ...args],
+      { env: { ...process.env, ...env }, maxBuffer: 1024 * 1024, timeout: 120_000 },
+      (error, stdout, stderr) => {
+        if (error === null) return resolve(stdout.trim());
+        const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+        reject(
+          new GitError(
+            missing ? 'source-unsupported' : 'source-fetch-failed',
+            missing
+              ? 'checking the work tree needs git on PATH (none found): commit and check HEAD with --ref HEAD'
+              : `git ${args[0]}: ${stderr.trim() || error.message}`,
+          ),
+        );
+      },
+    );
+  });
+}
+
+/**
+ * Snapshots a work tree without touching the user's index or refs: a temporary index (GIT_INDEX_FILE) read from
+ * HEAD (or empty), `git add -A` into it, `git write-tree`, then `git commit-tree` for a commit object to index.
+ */
+export async function worktreeSnapshot(dir: string): Promise<WorktreeSnapshot> {
+  const scratch = await fsp.mkdtemp(path.join(os.tmpdir(), 'skillpin-worktree-'));
+  try {
+    const env = { GIT_INDEX_FILE: path.join(scratch, 'index'), ...SNAPSHOT_IDENTITY };
+    const head = await gitIn(dir, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], env).catch(
+      () => undefined,
+    );
+    await gitIn(dir, head === undefined ? ['read-tree', '--empty'] : ['read-tree', head], env);
+    await gitIn(dir, ['add', '--all', '--', '.'], env);
+    const tree = await gitIn(dir, ['write-tree'], env);
+    const commit = await gitIn(dir, ['commit-tree', tree, '-m', 'skillpin check: the work tree'], env);
+    return { tree, commit };
+  } finally {
+    await fsp.rm(scratch, { recursive: true, force: true });
+  }
 }
