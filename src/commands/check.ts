@@ -42,6 +42,10 @@ export interface CheckOptions extends VerifyOptions {
    * changes and nothing else (a commit, a ref, signature keys) was asked.
    */
   worktree?: boolean;
+  /** Print a patch fixing the names and descriptions that refuse skills (the work tree's files). */
+  fix?: boolean;
+  /** With `fix`: edit the files in place instead. */
+  write?: boolean;
 }
 
 /** `skillpin check --json` output. Version 1: fields are only ever added. */
@@ -164,6 +168,16 @@ async function worktreeWanted(
   return changes === undefined || changes.length === 0 ? undefined : { default: true };
 }
 
+/** `--fix` edits a local work tree's files and prints a patch (or their names): not with JSON or annotations. */
+function fixUsage(source: SourceConfig, options: CheckOptions): void {
+  if (options.write && !options.fix) throw new UsageError('--write goes with --fix');
+  if (!options.fix) return;
+  if ((options.format ?? (options.json ? 'json' : 'text')) !== 'text')
+    throw new UsageError('--fix prints a patch: not with --json or --format');
+  if (source.location.kind !== 'local' || !existsSync(path.join(source.location.path, '.git')))
+    throw new UsageError('--fix edits the files of a local work tree (not a bare repository or a remote)');
+}
+
 /** Files of the work tree that differ from HEAD and belong to a skill: what a check of HEAD did not see. */
 async function uncommittedOf(
   source: SourceConfig,
@@ -266,6 +280,7 @@ export async function check(
   try {
     source = await inRepository(sourceFor(options), options);
     if (source.verify !== undefined) await keyringOf(source.verify);
+    fixUsage(source, options);
     worktree = await worktreeWanted(source, options);
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
@@ -299,6 +314,11 @@ export async function check(
             };
       const uncommitted = snapshot === undefined ? await uncommittedOf(source, options, report) : undefined;
       if (uncommitted !== undefined) report.uncommitted = uncommitted;
+      if (options.fix && source.location.kind === 'local') {
+        const { applyFixes } = await import('./checkFix.ts');
+        await applyFixes(source.location.path, report, options.write ?? false, io);
+        return report.ok ? CHECK_EXIT.ok : CHECK_EXIT.problems;
+      }
       if (format === 'json') out(`${JSON.stringify(report, null, 2)}\n`);
       else if (format === 'github')
         out(annotations.report(report, githubPrefix(source), options.problemsOnly));
