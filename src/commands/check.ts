@@ -10,7 +10,9 @@ import {
   repositoryRootOf,
   type WorktreeChange,
   worktreeChanges,
-  worktreeSnapshot,
+  treeCommit,
+  type WorktreeTree,
+  worktreeTree,
 } from '../git/index.ts';
 import { isWithin } from '../skills/index.ts';
 import { plural } from '../shared/text.ts';
@@ -148,24 +150,44 @@ async function inRepository(source: SourceConfig, options: CheckOptions): Promis
 }
 
 /**
- * Whether the work tree is checked: asked (`--worktree`), or by default when the target is a work tree with
- * changes under the paths and no commit, ref or signature check was asked (those name commits).
+ * Whether the work tree may be checked: `asked` (`--worktree`), or `default` for a local work tree when no commit,
+ * ref, signature check or `--no-worktree` was asked (it is then checked when it differs from HEAD).
  */
-async function worktreeWanted(
-  source: SourceConfig,
-  options: CheckOptions,
-): Promise<{ default: boolean } | undefined> {
+function worktreeWanted(source: SourceConfig, options: CheckOptions): 'asked' | 'default' | undefined {
   const committed = options.commit !== undefined || options.ref !== undefined || source.verify !== undefined;
+  const workTree = source.location.kind === 'local' && existsSync(path.join(source.location.path, '.git'));
   if (options.worktree === true) {
     if (committed)
       throw new UsageError('--worktree checks the work tree: not with --commit, --ref or signature keys');
-    if (source.location.kind !== 'local' || !existsSync(path.join(source.location.path, '.git')))
+    if (!workTree)
       throw new UsageError('--worktree needs a local work tree (not a bare repository or a remote)');
-    return { default: false };
+    return 'asked';
   }
-  if (options.worktree === false || committed || source.location.kind !== 'local') return undefined;
-  const changes = await worktreeChanges(source.location.path, source.paths);
-  return changes === undefined || changes.length === 0 ? undefined : { default: true };
+  return options.worktree === false || committed || !workTree ? undefined : 'default';
+}
+
+/** The id of git's empty tree (SHA-1). */
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
+/** The work tree's tree and a commit holding it, to index; `clean` when by default and it is HEAD's tree. */
+async function snapshotOf(
+  source: SourceConfig,
+  wanted: 'asked' | 'default' | undefined,
+): Promise<{ tree: string; commit: string; default: boolean } | 'clean' | undefined> {
+  if (wanted === undefined || source.location.kind !== 'local') return undefined;
+  const dir = source.location.path;
+  let snapshot: WorktreeTree;
+  try {
+    snapshot = await worktreeTree(dir);
+  } catch (error) {
+    // Without git on PATH the default stays HEAD (with its list of uncommitted files).
+    if (wanted === 'default' && error instanceof GitError && error.code === 'source-unsupported')
+      return undefined;
+    throw error;
+  }
+  // Before the first commit, an empty work tree is as clean as can be (HEAD then says there is no commit yet).
+  if (wanted === 'default' && snapshot.tree === (snapshot.headTree ?? EMPTY_TREE)) return 'clean';
+  return { tree: snapshot.tree, commit: await treeCommit(dir, snapshot.tree), default: wanted === 'default' };
 }
 
 /** `--fix` edits a local work tree's files and prints a patch (or their names): not with JSON or annotations. */
@@ -276,12 +298,12 @@ export async function check(
     return CHECK_EXIT.usage;
   };
   let source: SourceConfig;
-  let worktree: { default: boolean } | undefined;
+  let worktree: 'asked' | 'default' | undefined;
   try {
     source = await inRepository(sourceFor(options), options);
     if (source.verify !== undefined) await keyringOf(source.verify);
     fixUsage(source, options);
-    worktree = await worktreeWanted(source, options);
+    worktree = worktreeWanted(source, options);
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
     return fail('usage', error.message);
@@ -295,10 +317,8 @@ export async function check(
         source = { ...source, target: { kind: 'commit', commit } };
       }
       // The work tree is indexed through a commit object holding its tree; the report names the tree.
-      const snapshot =
-        worktree === undefined || source.location.kind !== 'local'
-          ? undefined
-          : await worktreeSnapshot(source.location.path);
+      const found = await snapshotOf(source, worktree);
+      const snapshot = found === 'clean' ? undefined : found;
       if (snapshot !== undefined) source = { ...source, target: { kind: 'commit', commit: snapshot.commit } };
       opened = openSource(source, { dataDir });
       const ns = await opened.load(await resolved(opened, source));
@@ -310,9 +330,15 @@ export async function check(
                 { ...ns, commit: snapshot.tree, commitTime: new Date().toISOString() },
                 options.strict ?? false,
               ),
-              worktree: { tree: snapshot.tree, default: worktree?.default ?? false },
+              worktree: { tree: snapshot.tree, default: snapshot.default },
             };
-      const uncommitted = snapshot === undefined ? await uncommittedOf(source, options, report) : undefined;
+      // A work tree whose tree is HEAD's has nothing uncommitted: git said so, no second look is needed.
+      const uncommitted =
+        found === 'clean'
+          ? []
+          : snapshot === undefined
+            ? await uncommittedOf(source, options, report)
+            : undefined;
       if (uncommitted !== undefined) report.uncommitted = uncommitted;
       if (options.fix && source.location.kind === 'local') {
         const { applyFixes } = await import('./checkFix.ts');

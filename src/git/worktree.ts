@@ -38,15 +38,12 @@ export async function worktreeChanges(
   return changes;
 }
 
-/** The work tree of a repository as git would commit it now: its tree, and a commit object holding it. */
-export interface WorktreeSnapshot {
+/** The work tree of a repository as git would commit it now, beside HEAD's tree. */
+export interface WorktreeTree {
   /** The root tree `git add -A` then `git write-tree` give (.gitignore honoured). */
   tree: string;
-  /**
-   * A commit object holding the tree (no parent, fixed author and date, so the same tree gives the same id), written
-   * to the object store so either backend indexes the tree as it indexes a commit; no ref names it.
-   */
-  commit: string;
+  /** HEAD's root tree; `undefined` before the first commit. */
+  headTree: string | undefined;
 }
 
 const SNAPSHOT_IDENTITY = {
@@ -82,22 +79,28 @@ function gitIn(dir: string, args: string[], env: Record<string, string>): Promis
 }
 
 /**
- * Snapshots a work tree without touching the user's index or refs: a temporary index (GIT_INDEX_FILE) read from
- * HEAD (or empty), `git add -A` into it, `git write-tree`, then `git commit-tree` for a commit object to index.
+ * The tree of a work tree, without touching the user's index or refs: a temporary index (GIT_INDEX_FILE) read from
+ * HEAD (or empty), `git add -A` into it, `git write-tree` (which writes the tree objects to the object store).
  */
-export async function worktreeSnapshot(dir: string): Promise<WorktreeSnapshot> {
+export async function worktreeTree(dir: string): Promise<WorktreeTree> {
   const scratch = await fsp.mkdtemp(path.join(os.tmpdir(), 'skillpin-worktree-'));
   try {
-    const env = { GIT_INDEX_FILE: path.join(scratch, 'index'), ...SNAPSHOT_IDENTITY };
-    const head = await gitIn(dir, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], env).catch(
+    const env = { GIT_INDEX_FILE: path.join(scratch, 'index') };
+    const headTree = await gitIn(dir, ['rev-parse', '--verify', '--quiet', 'HEAD^{tree}'], env).catch(
       () => undefined,
     );
-    await gitIn(dir, head === undefined ? ['read-tree', '--empty'] : ['read-tree', head], env);
+    await gitIn(dir, headTree === undefined ? ['read-tree', '--empty'] : ['read-tree', headTree], env);
     await gitIn(dir, ['add', '--all', '--', '.'], env);
-    const tree = await gitIn(dir, ['write-tree'], env);
-    const commit = await gitIn(dir, ['commit-tree', tree, '-m', 'skillpin check: the work tree'], env);
-    return { tree, commit };
+    return { tree: await gitIn(dir, ['write-tree'], env), headTree };
   } finally {
     await fsp.rm(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * A commit object holding `tree` (no parent, fixed author and date: the same tree gives the same id), so either
+ * backend indexes the tree as it indexes a commit; no ref names it.
+ */
+export function treeCommit(dir: string, tree: string): Promise<string> {
+  return gitIn(dir, ['commit-tree', tree, '-m', 'skillpin check: the work tree'], SNAPSHOT_IDENTITY);
 }
