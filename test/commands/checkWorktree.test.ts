@@ -6,6 +6,7 @@ import { cli } from '../helpers/cli.ts';
 import { git } from '../helpers/git.ts';
 import { skillMd } from '../helpers/pushable.ts';
 import { makeRepo } from '../helpers/repo.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 beforeAll(() => void vi.stubEnv('SKILLPIN_LOG_LEVEL', 'silent'));
 
@@ -79,7 +80,7 @@ describe('check --worktree', () => {
       '  error    description-missing     skills/alpha/SKILL.md:1',
     ]);
     expect((await cli('check', repo.dir, '--no-worktree')).status).toBe(0);
-    const bare = `${repo.dir}.git`;
+    const bare = path.join(tempDir('skillpin-bare-'), 'repo.git');
     git(['clone', '--quiet', '--bare', repo.dir, bare]);
     expect(await cli('check', bare, '--worktree')).toEqual({
       status: 2,
