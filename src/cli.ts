@@ -242,6 +242,16 @@ export function program(
       ).choices(['text', 'json', 'github']),
     )
     .option('--problems-only', 'print only the problems, not the skills')
+    .option(
+      '--worktree',
+      'check the work tree as `git add -A` would stage it (a temporary index; yours and HEAD untouched); the default in a work tree with changes',
+    )
+    .option('--no-worktree', 'check HEAD, not the work tree with its changes')
+    .option(
+      '--fix',
+      "print a patch (unified diff, for git apply) of the smallest frontmatter change making each skill refused for its name or description servable: the name its folder implies, a description cut at a sentence; what it makes servable goes to stderr; exit status is the check's",
+    )
+    .option('--write', 'with --fix: edit the SKILL.md files in place and print what it made servable')
     .option('--strict', 'warnings fail the check too')
     .option('--strict-names', 'refuse skills whose name differs from their folder')
     .option('--id <id>', 'the source id used in printed URIs (default: from the repository name)')

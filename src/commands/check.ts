@@ -10,6 +10,9 @@ import {
   repositoryRootOf,
   type WorktreeChange,
   worktreeChanges,
+  treeCommit,
+  type WorktreeTree,
+  worktreeTree,
 } from '../git/index.ts';
 import { isWithin } from '../skills/index.ts';
 import { plural } from '../shared/text.ts';
@@ -36,6 +39,15 @@ export interface CheckOptions extends VerifyOptions {
   id?: string;
   /** Environment variable holding a token for a private remote. */
   tokenEnv?: string;
+  /**
+   * Check the work tree as `git add -A` would stage it (true), or HEAD (false); unset: the work tree when it has
+   * changes and nothing else (a commit, a ref, signature keys) was asked.
+   */
+  worktree?: boolean;
+  /** Print a patch fixing the names and descriptions that refuse skills (the work tree's files). */
+  fix?: boolean;
+  /** With `fix`: edit the files in place instead. */
+  write?: boolean;
 }
 
 /** `skillpin check --json` output. Version 1: fields are only ever added. */
@@ -67,6 +79,11 @@ export interface CheckReport {
    * the check did not see. Absent for a bare repository, a remote, or another commit.
    */
   uncommitted?: WorktreeChange[];
+  /**
+   * Set when the work tree was checked rather than a commit: `commit` is then the id of the tree `git write-tree`
+   * gives for it, and `default` says it was checked because it had changes (no --worktree given).
+   */
+  worktree?: { tree: string; default: boolean };
   errors: number;
   warnings: number;
   /** No errors (and, under --strict, no warnings). */
@@ -132,6 +149,57 @@ async function inRepository(source: SourceConfig, options: CheckOptions): Promis
   };
 }
 
+/**
+ * Whether the work tree may be checked: `asked` (`--worktree`), or `default` for a local work tree when no commit,
+ * ref, signature check or `--no-worktree` was asked (it is then checked when it differs from HEAD).
+ */
+function worktreeWanted(source: SourceConfig, options: CheckOptions): 'asked' | 'default' | undefined {
+  const committed = options.commit !== undefined || options.ref !== undefined || source.verify !== undefined;
+  const workTree = source.location.kind === 'local' && existsSync(path.join(source.location.path, '.git'));
+  if (options.worktree === true) {
+    if (committed)
+      throw new UsageError('--worktree checks the work tree: not with --commit, --ref or signature keys');
+    if (!workTree)
+      throw new UsageError('--worktree needs a local work tree (not a bare repository or a remote)');
+    return 'asked';
+  }
+  return options.worktree === false || committed || !workTree ? undefined : 'default';
+}
+
+/** The id of git's empty tree (SHA-1). */
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
+/** The work tree's tree and a commit holding it, to index; `clean` when by default and it is HEAD's tree. */
+async function snapshotOf(
+  source: SourceConfig,
+  wanted: 'asked' | 'default' | undefined,
+): Promise<{ tree: string; commit: string; default: boolean } | 'clean' | undefined> {
+  if (wanted === undefined || source.location.kind !== 'local') return undefined;
+  const dir = source.location.path;
+  let snapshot: WorktreeTree;
+  try {
+    snapshot = await worktreeTree(dir);
+  } catch (error) {
+    // Without git on PATH the default stays HEAD (with its list of uncommitted files).
+    if (wanted === 'default' && error instanceof GitError && error.code === 'source-unsupported')
+      return undefined;
+    throw error;
+  }
+  // Before the first commit, an empty work tree is as clean as can be (HEAD then says there is no commit yet).
+  if (wanted === 'default' && snapshot.tree === (snapshot.headTree ?? EMPTY_TREE)) return 'clean';
+  return { tree: snapshot.tree, commit: await treeCommit(dir, snapshot.tree), default: wanted === 'default' };
+}
+
+/** `--fix` edits a local work tree's files and prints a patch (or their names): not with JSON or annotations. */
+function fixUsage(source: SourceConfig, options: CheckOptions): void {
+  if (options.write && !options.fix) throw new UsageError('--write goes with --fix');
+  if (!options.fix) return;
+  if ((options.format ?? (options.json ? 'json' : 'text')) !== 'text')
+    throw new UsageError('--fix prints a patch: not with --json or --format');
+  if (source.location.kind !== 'local' || !existsSync(path.join(source.location.path, '.git')))
+    throw new UsageError('--fix edits the files of a local work tree (not a bare repository or a remote)');
+}
+
 /** Files of the work tree that differ from HEAD and belong to a skill: what a check of HEAD did not see. */
 async function uncommittedOf(
   source: SourceConfig,
@@ -180,7 +248,9 @@ export function reportOf(ns: Namespace, strict: boolean): CheckReport {
 /** The human report: what was checked, the counts, then the problems, then (unless only problems) the skills. */
 export function renderReport(report: CheckReport, problemsOnly = false): string {
   const lines = [
-    `${report.repository} @ ${report.commit} (${report.commitTime})`,
+    report.worktree === undefined
+      ? `${report.repository} @ ${report.commit} (${report.commitTime})`
+      : `${report.repository} @ work tree, tree ${report.commit} (${report.worktree.default ? 'it has uncommitted changes: ' : ''}checked as \`git add -A\` would stage it${report.worktree.default ? '; --no-worktree checks HEAD' : ''})`,
     `${plural(report.skills.length, 'skill')} served, ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}`,
     ...(report.signer === null
       ? []
@@ -228,9 +298,12 @@ export async function check(
     return CHECK_EXIT.usage;
   };
   let source: SourceConfig;
+  let worktree: 'asked' | 'default' | undefined;
   try {
     source = await inRepository(sourceFor(options), options);
     if (source.verify !== undefined) await keyringOf(source.verify);
+    fixUsage(source, options);
+    worktree = worktreeWanted(source, options);
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
     return fail('usage', error.message);
@@ -243,11 +316,35 @@ export async function check(
         const commit = await fullCommit(source.location, source.target.commit);
         source = { ...source, target: { kind: 'commit', commit } };
       }
+      // The work tree is indexed through a commit object holding its tree; the report names the tree.
+      const found = await snapshotOf(source, worktree);
+      const snapshot = found === 'clean' ? undefined : found;
+      if (snapshot !== undefined) source = { ...source, target: { kind: 'commit', commit: snapshot.commit } };
       opened = openSource(source, { dataDir });
       const ns = await opened.load(await resolved(opened, source));
-      const report = reportOf(ns, options.strict ?? false);
-      const uncommitted = await uncommittedOf(source, options, report);
+      const report =
+        snapshot === undefined
+          ? reportOf(ns, options.strict ?? false)
+          : {
+              ...reportOf(
+                { ...ns, commit: snapshot.tree, commitTime: new Date().toISOString() },
+                options.strict ?? false,
+              ),
+              worktree: { tree: snapshot.tree, default: snapshot.default },
+            };
+      // A work tree whose tree is HEAD's has nothing uncommitted: git said so, no second look is needed.
+      const uncommitted =
+        found === 'clean'
+          ? []
+          : snapshot === undefined
+            ? await uncommittedOf(source, options, report)
+            : undefined;
       if (uncommitted !== undefined) report.uncommitted = uncommitted;
+      if (options.fix && source.location.kind === 'local') {
+        const { applyFixes } = await import('./checkFix.ts');
+        await applyFixes(source.location.path, report, options.write ?? false, io);
+        return report.ok ? CHECK_EXIT.ok : CHECK_EXIT.problems;
+      }
       if (format === 'json') out(`${JSON.stringify(report, null, 2)}\n`);
       else if (format === 'github')
         out(annotations.report(report, githubPrefix(source), options.problemsOnly));

@@ -7,3 +7,4 @@ export * from './publish.ts';
 export * from '../shared/reasons.ts';
 export * from './validate.ts';
 export * from './lfs.ts';
+export * from './fix.ts';

@@ -230,10 +230,10 @@ describe('skillpin check: a typo never passes', () => {
     });
 
     it('says it checked the commit and lists the uncommitted skill files it did not check', async () => {
-      const result = await cli('check', repo.dir);
+      const result = await cli('check', repo.dir, '--no-worktree');
       expect(result.status).toBe(0);
       expect(result.stdout.split('\n').slice(0, 5)).toEqual([
-        `local:${repo.dir} @ ${repo.commit} (${JSON.parse((await cli('check', repo.dir, '--json')).stdout).commitTime})`,
+        `local:${repo.dir} @ ${repo.commit} (${JSON.parse((await cli('check', repo.dir, '--json', '--no-worktree')).stdout).commitTime})`,
         '1 skill served, 0 errors, 0 warnings',
         `checked commit ${repo.commit.slice(0, 12)} (HEAD); 2 uncommitted skill files were not checked:`,
         '  modified   skills/alpha/guide.md',
@@ -242,7 +242,7 @@ describe('skillpin check: a typo never passes', () => {
     });
 
     it('works from a subfolder: the repository holding it is checked, named from there', async () => {
-      const result = await cli('check', path.join(repo.dir, 'skills', 'alpha'), '--json');
+      const result = await cli('check', path.join(repo.dir, 'skills', 'alpha'), '--json', '--ref', 'HEAD');
       const report = JSON.parse(result.stdout) as CheckReport;
       expect([result.status, report.commit, report.skills.map((s) => s.uri)]).toEqual([
         0,
