@@ -15,7 +15,7 @@ export async function revParseLocal(dir: string, revision: string): Promise<stri
     result = await runGit(
       'git',
       ['-C', dir, 'rev-parse', '--verify', '--quiet', '--end-of-options', `${revision}^{commit}`],
-      { writesFiles: false, deadlineMs: 30_000 },
+      { deadlineMs: 30_000 },
     );
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
