@@ -378,14 +378,15 @@ describe('skillpin verify', () => {
   it('exits 1 when a file cannot be verified, and 2 when it cannot connect', async () => {
     const config = writeConfig({ sources: [pinnedC2] });
     expect((await cli('sync', '--config', config)).status).toBe(0);
-    // Tamper with the persisted index: the digest published for pdf-forms/SKILL.md no longer matches git's bytes.
+    // Tamper with the persisted index: the digest published for pdf-forms/references/FORMS.md no longer matches
+    // git's bytes. (Not SKILL.md: publishing reads every SKILL.md for the search index, finds it and repairs it.)
     const indexFile = path.join(path.dirname(config), 'data', 'index', 'catalog', `${c2}.json`);
     const stored = JSON.parse(readFileSync(indexFile, 'utf8')) as {
       index: { skills: Array<{ name: string; files: Array<{ relPath: string; digest: string }> }> };
     };
     const skillMd = stored.index.skills
       .find((s) => s.name === 'pdf-forms')!
-      .files.find((f) => f.relPath === 'SKILL.md')!;
+      .files.find((f) => f.relPath === 'references/FORMS.md')!;
     skillMd.digest = `sha256:${'0'.repeat(64)}`;
     writeFileSync(indexFile, JSON.stringify(stored));
     const server = await serveInProcess(config);
@@ -393,9 +394,10 @@ describe('skillpin verify', () => {
     await server.stop();
     expect(tampered.status).toBe(1);
     const lines = tampered.stdout.split('\n');
+    const forms = `skill://catalog/${c2}/skills/pdf-forms/references/FORMS.md`;
     expect(lines.filter((line) => !line.startsWith('ok'))).toEqual([
       `FAIL  ${uriOf('pdf-forms')}  (3 files)`,
-      expect.stringMatching(new RegExp(`^ {6}[a-z-]+: ${uriOf('pdf-forms')}: `)),
+      `      read-failed: ${forms}: internal error reading ${forms}: stored bytes do not match the index`,
       '7 skills, 15 files read and verified, 1 failure',
       '',
     ]);

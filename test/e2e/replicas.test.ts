@@ -119,8 +119,13 @@ describe('three replicas of one config behind a round-robin proxy', () => {
     expect(entries.length).toBe(9);
     const skills = new SkillsClient(host);
     for (const entry of entries) {
-      for (const client of direct)
-        expect((await new SkillsClient(client).get(entry.uri)).skill).toEqual(entry);
+      // skills/get carries the namespace's provenance on the entry, which a listing gives once per page.
+      const got = await Promise.all(
+        direct.map(async (client) => (await new SkillsClient(client).get(entry.uri)).skill),
+      );
+      for (const skill of got) expect(skill).toEqual(got[0]);
+      expect({ ...got[0]!, _meta: undefined }).toEqual({ ...entry, _meta: undefined });
+      expect(got[0]!._meta).toMatchObject(entry._meta as Record<string, unknown>);
       // skillpin's manifests list objects (uri, digest, size), never bare URIs.
       for (const file of entry.resources as Array<{ uri: string }>) {
         const relative = file.uri.slice(entry.uri.length - 'SKILL.md'.length);
