@@ -437,6 +437,18 @@ describe('OAuth JWTs', () => {
     }
   });
 
+  /** What the gate says of a request with this token: 'ok', or the refusal's description. */
+  const checkWith = (gate: ReturnType<typeof createAuthGate>) => async (token: string) => {
+    const headers = { authorization: `Bearer ${token}` };
+    const verdict = await gate.authenticate(
+      new Request('http://127.0.0.1/mcp', { method: 'POST', headers }),
+      'test',
+    );
+    return verdict instanceof Response
+      ? ((await verdict.json()) as { error_description: string }).error_description
+      : 'ok';
+  };
+
   it('stops honouring a withdrawn key within a minute with the default key age and memory', async () => {
     expect([JWKS_MAX_AGE_MS, VERIFIED_TOKEN_MS]).toEqual([30_000, 30_000]);
     // jose ages its key set by Date.now(); the gate remembers tokens by its own clock: both move together.
@@ -447,18 +459,7 @@ describe('OAuth JWTs', () => {
         mcpPath: MCP_PATH,
         now: () => Date.now(),
       });
-      const check = async (token: string) => {
-        const verdict = await gate.authenticate(
-          new Request('http://127.0.0.1/mcp', {
-            method: 'POST',
-            headers: { authorization: `Bearer ${token}` },
-          }),
-          'test',
-        );
-        return verdict instanceof Response
-          ? ((await verdict.json()) as { error_description: string }).error_description
-          : 'ok';
-      };
+      const check = checkWith(gate);
       const token = await signToken(keyA, claims({ exp: NOW_S + 3600 }));
       expect(await check(token)).toBe('ok');
       issuer.keys = [keyB];
@@ -485,18 +486,7 @@ describe('OAuth JWTs', () => {
       jwksMaxAgeMs: 0,
       jwksCooldownMs: 0,
     });
-    const check = async (token: string) => {
-      const verdict = await gate.authenticate(
-        new Request('http://127.0.0.1/mcp', {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}` },
-        }),
-        'test',
-      );
-      return verdict instanceof Response
-        ? ((await verdict.json()) as { error_description: string }).error_description
-        : 'ok';
-    };
+    const check = checkWith(gate);
     const long = await signToken(keyA, claims({ exp: NOW_S + 3600 }));
     const short = await signToken(keyA, claims({ exp: NOW_S + 10 }));
     expect([await check(long), await check(short)]).toEqual(['ok', 'ok']);
