@@ -18,13 +18,7 @@ export function renderStatus(report: StatusReport): string {
     ];
   });
   const header = ['SOURCE', 'COMMIT', 'SKILLS', 'ERR/WARN', 'RETAINED', 'LAST SYNC', 'LAST ERROR'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  const out = [line(header), ...rows.map(line)];
+  const out = table(header, rows);
   for (const s of report.sources) {
     for (const p of s.current?.problems ?? [])
       out.push(
@@ -34,6 +28,17 @@ export function renderStatus(report: StatusReport): string {
   }
   out.push(...renderProcesses(report.processes ?? []));
   return `${out.join('\n')}\n`;
+}
+
+/** Columns as wide as their widest cell, two spaces apart: the header line, then one line per row. */
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)];
 }
 
 /** The processes using the dataDir and the leases each holds; a source nobody leases is synced by none now. */
@@ -48,13 +53,7 @@ function renderProcesses(processes: ProcessStatus[]): string[] {
     p.leases.length === 0 ? '-' : p.leases.join(','),
     p.config,
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  return ['', line(header), ...rows.map(line)];
+  return ['', ...table(header, rows)];
 }
 
 /** `skillpin status`: what dataDir records for every source, and the processes using it (no network: it only reads). */

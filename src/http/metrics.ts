@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Catalog } from '../catalog/index.ts';
 import type { RequestOutcome } from '../mcp/observe.ts';
-import { searchStatsOf } from '../mcp/search.ts';
+import { type SearchStats, searchStatsOf } from '../mcp/search.ts';
 import type { SyncOutcome } from '../sync/follower.ts';
 import type { StatusReport } from '../sync/status.ts';
 import type { WebhookOutcome } from './webhooks.ts';
@@ -161,32 +161,31 @@ export function createMetrics(options: MetricsOptions): Metrics {
           this.inc({ source: source.id, reason: problem.reason, severity: problem.severity });
     },
   });
-  new Gauge({
-    name: 'skillpin_search_index_build_seconds',
-    help: "How long building the search index of each source's current commit took (absent until it is built)",
-    labelNames: ['source'] as const,
-    registers,
-    collect() {
-      this.reset();
-      for (const source of options.catalog.state.sources) {
-        const stats = searchStatsOf(source.current);
-        if (stats !== undefined) this.set({ source: source.id }, stats.buildMs / 1000);
-      }
-    },
-  });
-  new Gauge({
-    name: 'skillpin_search_index_terms',
-    help: "Distinct terms in the search index of each source's current commit (absent until it is built)",
-    labelNames: ['source'] as const,
-    registers,
-    collect() {
-      this.reset();
-      for (const source of options.catalog.state.sources) {
-        const stats = searchStatsOf(source.current);
-        if (stats !== undefined) this.set({ source: source.id }, stats.terms);
-      }
-    },
-  });
+  // The search index of each source's current commit, once it is built.
+  const searchGauge = (name: string, help: string, value: (stats: SearchStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['source'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const source of options.catalog.state.sources) {
+          const stats = searchStatsOf(source.current);
+          if (stats !== undefined) this.set({ source: source.id }, value(stats));
+        }
+      },
+    });
+  searchGauge(
+    'skillpin_search_index_build_seconds',
+    "How long building the search index of each source's current commit took (absent until it is built)",
+    (stats) => stats.buildMs / 1000,
+  );
+  searchGauge(
+    'skillpin_search_index_terms',
+    "Distinct terms in the search index of each source's current commit (absent until it is built)",
+    (stats) => stats.terms,
+  );
   const webhooks = new Counter({
     name: 'skillpin_webhook_deliveries_total',
     help: 'Webhook deliveries by outcome (triggered, ignored, ping, replayed, unauthorized, invalid, too_large)',
