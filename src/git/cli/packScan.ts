@@ -1,12 +1,10 @@
 import pako from 'pako';
 import { MAX_OBJECT_BYTES } from '../limits.ts';
+import { entryHeader } from '../packEntry.ts';
 import { OBJECTS_PER_TURN } from '../turns.ts';
 
 /** pako 1's inflater with the two fields its typings leave out (as the isomorphic pack writer uses them). */
 type StreamingInflate = pako.Inflate & { ended: boolean; strm: { avail_in: number } };
-
-const OFS_DELTA = 6;
-const REF_DELTA = 7;
 
 export interface PackScan {
   /**
@@ -29,24 +27,6 @@ export function packScanner(): PackScan {
   let size = 0;
   let inflated = 0;
   let inflater: StreamingInflate | undefined;
-
-  /** The object header in `header`: its size, or `undefined` while more bytes are needed. */
-  const objectHeader = (): number | undefined => {
-    let at = 0;
-    let byte = header[at++]!;
-    const type = (byte >> 4) & 7;
-    let found = byte & 0x0f;
-    for (let shift = 4; byte & 0x80; shift += 7) {
-      if (at >= header.length) return undefined;
-      byte = header[at++]!;
-      found += (byte & 0x7f) * 2 ** shift;
-    }
-    if (type === OFS_DELTA) {
-      do if (at >= header.length) return undefined;
-      while (header[at++]! & 0x80);
-    } else if (type === REF_DELTA && header.length < at + 20) return undefined;
-    return found;
-  };
 
   const startObject = () => {
     inflated = 0;
@@ -73,10 +53,15 @@ export function packScanner(): PackScan {
           header.push(bytes[at++]!);
           // A header longer than any real one: not a pack this scan follows.
           if (header.length > 64) phase = 'done';
-          const found = objectHeader();
+          const found = entryHeader(header);
           if (found === undefined) continue;
-          if (found > MAX_OBJECT_BYTES) return { used: at, oversized: found };
-          size = found;
+          // A size field longer than any real one is git's to refuse.
+          if (found === 'malformed') {
+            phase = 'done';
+            continue;
+          }
+          if (found.size > MAX_OBJECT_BYTES) return { used: at, oversized: found.size };
+          size = found.size;
           header = [];
           startObject();
           phase = 'data';

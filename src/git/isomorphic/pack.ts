@@ -3,13 +3,12 @@ import type { FileHandle } from 'node:fs/promises';
 import { constants, inflateSync } from 'node:zlib';
 import { objectTooLarge } from '../failure.ts';
 import { MAX_OBJECT_BYTES } from '../limits.ts';
+import { OFS_DELTA, REF_DELTA } from '../packEntry.ts';
 import type { GitObject, ObjectType } from '../objects.ts';
 import { applyDelta, deltaResultSize } from './delta.ts';
 import type { PackIndex } from './packIndex.ts';
 
 const TYPES: Record<number, ObjectType> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
-const OFS_DELTA = 6;
-const REF_DELTA = 7;
 /** git's own limit on a delta chain is 4095 (pack.depth); a longer chain is a corrupt or hostile pack. */
 const MAX_CHAIN = 4096;
 /** Entries up to this size are read synchronously. */

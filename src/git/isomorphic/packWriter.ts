@@ -5,6 +5,7 @@ import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import pako from 'pako';
 import { MAX_OBJECT_BYTES } from '../limits.ts';
+import { entryHeader, OFS_DELTA, REF_DELTA } from '../packEntry.ts';
 import type { GitObject } from '../objects.ts';
 import type { FetchProgress } from '../repository.ts';
 import { objectCache } from './odb.ts';
@@ -17,8 +18,6 @@ import { nextTurn, OBJECTS_PER_TURN } from '../turns.ts';
 type StreamingInflate = pako.Inflate & { ended: boolean; strm: { avail_in: number } };
 
 const TYPE_NAMES: Record<number, GitObject['type']> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
-const OFS_DELTA = 6;
-const REF_DELTA = 7;
 /** Bytes of objects kept while deltas are resolved (their bases, above all). */
 const RESOLVE_CACHE_BYTES = 32 * 1024 * 1024;
 
@@ -100,22 +99,12 @@ export function packWriter(options: PackWriterOptions): PackWriter {
 
   /** Reads an object header from `header`; `false` while more bytes are needed. */
   const objectHeader = (offset: number): boolean => {
-    let at = 0;
-    let byte = header[at++]!;
-    const type = (byte >> 4) & 7;
-    let size = byte & 0x0f;
-    for (let shift = 4; byte & 0x80; shift += 7) {
-      if (at >= header.length) return false;
-      if (shift > 49) throw invalid(`bad object header at ${offset}`);
-      byte = header[at++]!;
-      size += (byte & 0x7f) * 2 ** shift;
-    }
-    if (type === OFS_DELTA) {
-      do if (at >= header.length) return false;
-      while (header[at++]! & 0x80);
-    } else if (type === REF_DELTA) {
-      if (header.length < at + 20) return false;
-    } else if (TYPE_NAMES[type] === undefined) throw invalid(`unknown object type ${type} at ${offset}`);
+    const found = entryHeader(header);
+    if (found === undefined) return false;
+    if (found === 'malformed') throw invalid(`bad object header at ${offset}`);
+    const { type, size } = found;
+    if (type !== OFS_DELTA && type !== REF_DELTA && TYPE_NAMES[type] === undefined)
+      throw invalid(`unknown object type ${type} at ${offset}`);
     if (size > MAX_OBJECT_BYTES) throw tooLarge(size);
     const entry: Arrived = { offset, crc: crc32(Buffer.from(header)) };
     const name = TYPE_NAMES[type];
