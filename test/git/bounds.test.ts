@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchCommit, GitError, openStore, resolveRemoteRef } from '../../src/git/index.ts';
+import { fetchCommit, openStore, resolveRemoteRef } from '../../src/git/index.ts';
+import { gitFailure } from '../helpers/gitFailure.ts';
 import { BACKENDS } from '../helpers/backends.ts';
 import { PROJECT_ROOT, TEST_FIXTURES_DIR } from '../helpers/fixtures.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
@@ -13,15 +14,6 @@ import { tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
 
 const MiB = 1024 * 1024;
-
-async function failure(call: Promise<unknown>): Promise<{ code: string; message: string }> {
-  const error = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(GitError);
-  return { code: (error as GitError).code, message: (error as GitError).message };
-}
 
 /** The highest resident set (VmHWM, bytes) of each process whose command line holds one of `parts`, seen so far. */
 function peakWatcher(parts: readonly string[]) {
@@ -53,7 +45,7 @@ describe('git children are bounded under the cli backend', () => {
     const repo = await openStore(gitdir, { backend: 'cli', maxMemoryBytes: 128 * MiB });
     const watcher = peakWatcher([gitdir, remote.url]);
     try {
-      const error = await failure(resolveRemoteRef(repo, { url: remote.url, deadlineMs: 20_000 }, 'main'));
+      const error = await gitFailure(resolveRemoteRef(repo, { url: remote.url, deadlineMs: 20_000 }, 'main'));
       const peaks = watcher.stop();
       expect(error).toEqual({
         code: 'source-too-large',
@@ -76,7 +68,7 @@ describe('git children are bounded under the cli backend', () => {
     const gitdir = path.join(tempDir('skillpin-bounds-'), 'repo.git');
     const repo = await openStore(gitdir, { backend: 'cli' });
     try {
-      const listing = failure(resolveRemoteRef(repo, { url: remote.url, timeoutMs: 60_000 }, 'main'));
+      const listing = gitFailure(resolveRemoteRef(repo, { url: remote.url, timeoutMs: 60_000 }, 'main'));
       await until('git-remote-http to run', () => pidsRunning(remote.url).length > 0);
       expect(pidsRunning(gitdir).length).toBeGreaterThan(0);
       await repo.close();
@@ -132,7 +124,7 @@ describe.each(BACKENDS)('a fetch is bounded in objects, $name backend', ({ name,
   it('a pack of 5,000 tiny objects over sync.maxFetchObjects (1,000) is source-too-large, and nothing stays', async () => {
     const repo = await openStore(path.join(tempDir('skillpin-bounds-'), 'repo.git'), settings);
     const url = server.urlFor('many.git');
-    const error = await failure(fetchCommit(repo, { url, maxFetchObjects: 1000 }, commit));
+    const error = await gitFailure(fetchCommit(repo, { url, maxFetchObjects: 1000 }, commit));
     expect(error).toEqual({
       code: 'source-too-large',
       message: `fetching ${commit} from ${url}: the transfer holds more than 1000 objects (sync.maxFetchObjects)`,
@@ -153,7 +145,7 @@ describe('the isomorphic backend reads a ref listing of at most 16 MiB', () => {
       backend: 'isomorphic',
     });
     try {
-      const error = await failure(resolveRemoteRef(repo, { url: remote.url }, 'main'));
+      const error = await gitFailure(resolveRemoteRef(repo, { url: remote.url }, 'main'));
       expect(error).toEqual({
         code: 'source-too-large',
         message: `listing the refs of ${remote.url}: the remote's ref listing passed ${16 * MiB} bytes`,
@@ -183,7 +175,7 @@ describe.each(BACKENDS)(
       const url = server.urlFor('bomb.git');
       // git would inflate the 1 GiB object to hash it, longer than the deadline given here (35 s on a busy
       // 2-core machine): the object's header says at once that it is too large.
-      const error = await failure(fetchCommit(repo, { url, deadlineMs: 4000 }, bomb.commit));
+      const error = await gitFailure(fetchCommit(repo, { url, deadlineMs: 4000 }, bomb.commit));
       expect(error).toEqual({
         code: 'source-too-large',
         message: `fetching ${bomb.commit} from ${url}: an object of the transfer inflates to more than 67108864 bytes`,

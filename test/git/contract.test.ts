@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CACHE_USES,
   fetchCommit,
-  GitError,
   openLocalRepository,
   openStore,
   pinnedTag,
@@ -21,6 +20,7 @@ import type { GitObject } from '../../src/git/objects.ts';
 import { BACKENDS } from '../helpers/backends.ts';
 import { type Fault, type FaultProxy, startFaultProxy } from '../helpers/faultProxy.ts';
 import { fixture, TEST_FIXTURES_DIR } from '../helpers/fixtures.ts';
+import { gitFailure } from '../helpers/gitFailure.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
 import { tempDir } from '../helpers/temp.ts';
 
@@ -58,15 +58,6 @@ function objectsOf(idx: string): string[] {
 
 const packsOf = (gitdir: string) =>
   readdirSync(path.join(gitdir, 'objects', 'pack')).filter((file) => file.endsWith('.idx'));
-
-async function failure(call: Promise<unknown>): Promise<{ code: string; message: string }> {
-  const error = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(GitError);
-  return { code: (error as GitError).code, message: (error as GitError).message };
-}
 
 /** Each fault of test/sync/worker.test.ts's remote, and the reason a sync reports for it. */
 const FAULTS: Array<[string, Fault, string]> = [
@@ -234,7 +225,7 @@ describe.each(BACKENDS)('the Repository contract, $name backend', ({ settings })
     expect(await repo.missingObjects([c2, blob])).toEqual([c2, blob]);
     await repo.close();
     const reopened = await openStore(repo.gitdir, settings);
-    expect((await failure(readBlob(reopened, blob))).code).toBe('source-incomplete');
+    expect((await gitFailure(readBlob(reopened, blob))).code).toBe('source-incomplete');
     await fetchCommit(reopened, remote(), c2);
     expect((await walkCommit(reopened, c2)).entries.length).toBe(19);
     expect((await readBlob(reopened, blob)).byteLength).toBeGreaterThan(0);
@@ -275,7 +266,7 @@ describe.each(BACKENDS)('the Repository contract, $name backend', ({ settings })
       try {
         const failing =
           step === 'refs' ? resolveRemoteRef(repo, faulty, 'main') : fetchCommit(repo, faulty, c2);
-        expect((await failure(failing)).code).toBe(reason);
+        expect((await gitFailure(failing)).code).toBe(reason);
       } finally {
         proxy.setFault({ kind: 'pass' });
       }
@@ -288,7 +279,7 @@ describe.each(BACKENDS)('the Repository contract, $name backend', ({ settings })
 
   it('reports a remote that cannot be reached in our sentence, never git’s or Node’s', async () => {
     const repo = await freshStore();
-    const error = await failure(resolveRemoteRef(repo, { url: 'http://127.0.0.1:9/none.git' }, 'main'));
+    const error = await gitFailure(resolveRemoteRef(repo, { url: 'http://127.0.0.1:9/none.git' }, 'main'));
     expect(error).toEqual({
       code: 'source-unreachable',
       message:
