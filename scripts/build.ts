@@ -24,6 +24,7 @@ await build({
   target: 'node20.12',
   // Class and function names as written: errors name themselves from them (`this.name = new.target.name`).
   keepNames: true,
+  minify: true,
   sourcemap: true,
   sourcesContent: false,
   // CommonJS bundled into an ES module requires Node's built-ins by name.
