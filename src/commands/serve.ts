@@ -306,9 +306,11 @@ export async function startServing(config: Config, options: ServeOptions): Promi
   const membership = joinAsServer(config, options);
   let core: Core | undefined;
   try {
-    const git = await describeGitBackend(config.git);
-    const backend = `${git.backend}, ${git.reason}`;
+    // `git --version` runs while the core loads and restores (its repositories wait for the same answer).
+    const probed = describeGitBackend(config.git);
     core = await startCore(config, options, membership);
+    const git = await probed;
+    const backend = `${git.backend}, ${git.reason}`;
     // Over HTTP the port opens first (probes answer while local sources sync); a stdio host lists as soon as it
     // connects, so the local sources are in the catalog before the connection opens.
     const endpoint =
