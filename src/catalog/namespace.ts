@@ -1,4 +1,4 @@
-import type { CommitIndex, IndexedSkill } from '../index/index.ts';
+import type { CommitIndex, IndexedFile, IndexedSkill } from '../index/index.ts';
 import type { SkillProblem } from '../shared/reasons.ts';
 import type { Signer } from '../shared/signer.ts';
 
@@ -45,3 +45,24 @@ export function buildNamespace(
     readBlob,
   };
 }
+
+/** One file of a served skill: its URI and what the index knows of it (blob, digest, size, path). */
+export interface CatalogFile {
+  readonly uri: string;
+  readonly file: IndexedFile;
+}
+
+/**
+ * A served skill as the layers above the catalog share it (mcp serves it, run materialises it): its namespace,
+ * its indexed skill, the URI of its SKILL.md, and its files (nested skills' included) by path relative to its
+ * folder.
+ */
+export interface CatalogSkill {
+  readonly ns: Namespace;
+  readonly skill: IndexedSkill;
+  readonly uri: string;
+  readonly files: ReadonlyMap<string, CatalogFile>;
+}
+
+/** Reads a served file, checked against its digest; every read (resources, tools, prompts, skill_run) is one. */
+export type FileReader = (ns: Namespace, file: CatalogFile) => Promise<Uint8Array>;

@@ -190,7 +190,7 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
     cache: liveCachePolicy(reloading.config),
     tools: config.tools,
     prompts: config.prompts,
-    run: grants ? (await import('../mcp/run/setup.ts')).runOptionsFor(config, logger) : undefined,
+    run: grants ? (await import('../run/setup.ts')).runOptionsFor(config, logger) : undefined,
     maxPrompts: config.maxPrompts,
     onRead: metrics && ((source, bytes) => metrics.served(source, bytes)),
   });

@@ -1,7 +1,7 @@
-import type { RunGrants } from '../../config/index.ts';
-import type { IndexedSkill } from '../../index/index.ts';
-import { problem, type SkillProblem } from '../../shared/reasons.ts';
-import { join, type DeclaredScript } from '../../skills/index.ts';
+import type { RunGrants } from '../config/index.ts';
+import type { IndexedSkill } from '../index/index.ts';
+import { problem, type SkillProblem } from '../shared/reasons.ts';
+import { join, type DeclaredScript } from '../skills/index.ts';
 import type { EnvironStatus } from './environ.ts';
 import type { Interpreters } from './interpreters.ts';
 

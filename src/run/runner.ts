@@ -2,13 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { CatalogReader, Namespace } from '../../catalog/index.ts';
-import type { RunGrants, RunSettings } from '../../config/index.ts';
-import type { Logger } from '../../shared/log.ts';
-import type { Reason, SkillProblem } from '../../shared/reasons.ts';
-import { compareText, messageOf } from '../../shared/text.ts';
-import type { FileReader } from '../read.ts';
-import type { ServedSkill } from '../snapshot.ts';
+import type { CatalogReader, CatalogSkill, FileReader, Namespace } from '../catalog/index.ts';
+import type { RunGrants, RunSettings } from '../config/index.ts';
+import type { Logger } from '../shared/log.ts';
+import type { Reason, SkillProblem } from '../shared/reasons.ts';
+import { compareText, messageOf } from '../shared/text.ts';
 import type { EnvironStatus } from './environ.ts';
 import { scriptEnvironment } from './environment.ts';
 import { type RunIdentity, runIdentity } from './identity.ts';
@@ -40,7 +38,7 @@ export interface Refusal {
 
 /** A run that may be confirmed: what the preview shows, and what starts when it is. */
 export interface Prepared {
-  served: ServedSkill;
+  served: CatalogSkill;
   willRun: WillRun;
   /** The variables granted and declared: what the script's environment is built from. */
   granted: readonly string[];
@@ -61,11 +59,11 @@ export interface Runner {
   readonly enabled: boolean;
   readonly settings: RunSettings;
   /** The declared scripts of a served skill and what became of each here; `undefined` when it declares none. */
-  scriptsOf(served: ServedSkill): readonly PlannedScript[] | undefined;
+  scriptsOf(served: CatalogSkill): readonly PlannedScript[] | undefined;
   /** Grant lines of this commit that grant nothing, and a deployment that runs nothing. */
   problemsOf(ns: Namespace): readonly SkillProblem[];
   /** The preview of running `script` of `served` with `args`, or why it cannot run. Starts nothing. */
-  prepare(served: ServedSkill, script: string, args: readonly string[]): Prepare;
+  prepare(served: CatalogSkill, script: string, args: readonly string[]): Prepare;
   /** A confirmation token bound to the preview. */
   issue(prepared: Prepared): { token: string; expiresAt: number };
   /**
