@@ -23,6 +23,22 @@ export function onlySources(ids: Iterable<string>): Visibility {
 
 const filtered = new WeakMap<CatalogState, Map<string, CatalogState>>();
 
+/** Anything that lists sources and failures by source id: a catalog state, a status report. */
+interface BySource {
+  readonly sources: readonly { readonly id: string }[];
+  readonly failures: readonly { readonly id: string }[];
+}
+
+/** The sources of `report` a caller may see, and their failures; the report itself when nothing is hidden. */
+export function visibleSources<T extends BySource>(report: T, visibility: Visibility): T {
+  if (visibility.all) return report;
+  const sources = report.sources.filter((source) => visibility.has(source.id));
+  const failures = report.failures.filter((failure) => visibility.has(failure.id));
+  return sources.length === report.sources.length && failures.length === report.failures.length
+    ? report
+    : { ...report, sources, failures };
+}
+
 /**
  * The part of `state` a caller sees: its sources and their failures. Built once per (state, visibility key), so
  * every request of that caller finds the same object (and the view cached on it); a visibility that hides
@@ -34,12 +50,8 @@ export function visibleState(state: CatalogState, visibility: Visibility): Catal
   if (byKey === undefined) filtered.set(state, (byKey = new Map()));
   let seen = byKey.get(visibility.key);
   if (seen === undefined) {
-    const sources = state.sources.filter((source) => visibility.has(source.id));
-    const failures = state.failures.filter((failure) => visibility.has(failure.id));
-    seen =
-      sources.length === state.sources.length && failures.length === state.failures.length
-        ? state
-        : Object.freeze({ sources, failures });
+    const visible = visibleSources(state, visibility);
+    seen = visible === state ? state : Object.freeze(visible);
     byKey.set(visibility.key, seen);
   }
   return seen;

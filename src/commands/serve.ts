@@ -241,19 +241,25 @@ async function serveHttp(
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     server = await startHttpServer({
-      ...listen,
+      listen: {
+        ...listen,
+        allowedHosts: config.http.allowedHosts,
+        allowedOrigins: config.http.allowedOrigins,
+      },
+      serving: {
+        factory: core.factory,
+        catalog: core.catalog,
+        status: () => core.worker.status(),
+        pending: () => core.worker.pending(),
+        metrics: core.metrics,
+      },
+      webhooks: config.webhook && {
+        ...config.webhook,
+        sources: () => core.reloading.config().sources,
+        worker: core.worker,
+      },
       auth,
-      factory: core.factory,
-      catalog: core.catalog,
       logger,
-      worker: core.worker,
-      webhook: config.webhook,
-      sources: () => core.reloading.config().sources,
-      status: () => core.worker.status(),
-      pending: () => core.worker.pending(),
-      allowedHosts: config.http.allowedHosts,
-      allowedOrigins: config.http.allowedOrigins,
-      metrics: core.metrics,
     });
   } catch (error) {
     if (error instanceof ListenError) throw new CannotServeError(error.message);
