@@ -176,10 +176,21 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
     onSettled: options.onSettled,
     onSynced: metrics && ((outcome, seconds) => metrics.synced(outcome, seconds)),
   });
-  // Each listed namespace's search index is built once, when it is published, not at its first search.
-  const indexing = catalog.onChange(() => {
-    for (const ns of catalog.listed()) void searchIndexOf(ns).catch(() => undefined);
+  // Each listed namespace's search index is built once, when it is published, not at its first search: within
+  // SEARCH_INDEX_DELAY_MS, so that a stdio host's first listing, asked as the server starts, does not wait behind
+  // it. A search before then builds it at once (searchIndexOf keeps one build per namespace).
+  let building: NodeJS.Timeout | undefined;
+  const unsubscribe = catalog.onChange(() => {
+    clearTimeout(building);
+    building = setTimeout(() => {
+      for (const ns of catalog.listed()) void searchIndexOf(ns).catch(() => undefined);
+    }, SEARCH_INDEX_DELAY_MS);
+    building.unref();
   });
+  const indexing = () => {
+    clearTimeout(building);
+    unsubscribe();
+  };
   await worker.restore();
   const reloading = reloader(config, worker, logger, options.reread ?? (async () => config));
   const grants = config.sources.some((source) => source.run !== undefined);
@@ -202,6 +213,9 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
 }
 
 type Core = Awaited<ReturnType<typeof startCore>>;
+
+/** How soon after a namespace is published its search index is built (see startCore). */
+export const SEARCH_INDEX_DELAY_MS = 1000;
 
 /** An open endpoint: where it is, what the start line says of it, and how it closes. */
 interface Endpoint {
