@@ -202,6 +202,52 @@ describe('three replicas coordinated through a real Redis', () => {
     expect((await status(replicas[0]!)).sources[0]!.replicas!.leaseHolder).toBe(holder);
   });
 
+  it('takes a published commit as a hint only: a replayed message changes nothing, a forged commit is not served', async () => {
+    const serving = commits.at(-1)!;
+    const commitKey = leaseKey.replace(':lease:', ':commit:');
+    const holder = await until('a lease holder', async () => (await probe.hGetAll(leaseKey))['replica']);
+    const [followerA, followerB] = await Promise.all(
+      replicas.map(async (replica) => ((await idOf(replica)) === holder ? [] : [replica])),
+    ).then((found) => found.flat());
+    const before = listings('skills.git');
+    // The holder's own message, sent again: the others sync (their last sync moves to the clocks' new time),
+    // find what they serve, and list nothing.
+    for (const replica of replicas) replica.clock.advance(1);
+    await probe.publish('skillpin:events', `commit ${leaseKey.slice('skillpin:lease:'.length)} ${holder}`);
+    for (const replica of [followerA!, followerB!])
+      await until(
+        `${replica.name} to sync on the replayed message`,
+        async () =>
+          (await status(replica)).sources[0]!.lastSync === new Date(replica.clock.now()).toISOString(),
+      );
+    await settle(replicas);
+    expect({ listings: listings('skills.git') - before, serving: replicas.map(live) }).toEqual({
+      listings: 0,
+      serving: [serving, serving, serving],
+    });
+    // A commit the remote does not have, written into Redis and announced by someone who is no replica.
+    const forged = 'f'.repeat(40);
+    await probe.hSet(commitKey, {
+      commit: forged,
+      tag: '',
+      ref: '',
+      at: String(replicas[0]!.clock.now() + 1),
+    });
+    await probe.publish('skillpin:events', `commit ${leaseKey.slice('skillpin:lease:'.length)} forger`);
+    for (const replica of [followerA!, followerB!])
+      await until(`${replica.name} to refuse the forged commit`, () =>
+        replica.server
+          .logs()
+          .includes('"msg":"the commit the polling replica published cannot be served here'),
+      );
+    // The holder, asked too, lists the refs and publishes the real commit over the forged one.
+    await until('the real commit published again', async () =>
+      (await probe.hGet(commitKey, 'commit')) === serving ? true : undefined,
+    );
+    await settle(replicas);
+    expect(replicas.map(live)).toEqual([serving, serving, serving]);
+  });
+
   it('answers every request while Redis is down, each replica following alone, and converges when it is back', async () => {
     const failed: string[] = [];
     const ask = async (what: string, request: () => Promise<Response>) => {
