@@ -68,8 +68,16 @@ function hintOf(fields: readonly (string | null)[]): { target: ResolvedRef; at: 
   return { target: { commit, tag, ref }, at: when };
 }
 
+/** A replica id as this code writes it (`host/pid/nonce`): anything else read from Redis is not shown. */
+const REPLICA_ID = /^[A-Za-z0-9._-]{1,253}\/\d{1,10}\/[0-9A-Za-z]{1,64}$/;
+const replicaOf = (text: string | null | undefined) =>
+  text != null && REPLICA_ID.test(text) ? text : undefined;
+/** Reports read per source at most (a hash that grew past this is not ours to show whole). */
+const MAX_REPORTS = 1000;
+
 /** One replica's report as stored: JSON with a commit (or null), since and at. */
 function reportOf(replica: string, text: string): (ReplicaServing & { at: number }) | undefined {
+  if (replicaOf(replica) === undefined) return undefined;
   try {
     const parsed = JSON.parse(text) as Partial<ReplicaServing> & { at?: unknown };
     const commit =
@@ -78,7 +86,7 @@ function reportOf(replica: string, text: string): (ReplicaServing & { at: number
       return undefined;
     return {
       replica,
-      host: String(parsed.host ?? ''),
+      host: replica.slice(0, replica.indexOf('/')),
       pid: Number(parsed.pid ?? 0),
       commit,
       since: parsed.since,
@@ -205,7 +213,12 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
     );
     if (answer === undefined) return undefined;
     const [ours, holder, expires, token] = answer;
-    return { ours: ours === 1, holder, expiresAt: Number(expires), token };
+    return {
+      ours: ours === 1,
+      holder: replicaOf(holder) ?? 'another replica',
+      expiresAt: Number(expires),
+      token,
+    };
   };
 
   /** The holder renews every third of the lease, so a renewal missed leaves two more before it lapses. */
@@ -237,7 +250,8 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
     stopWatching(source.id);
     watching.set(
       source.id,
-      clock.after(Math.max(0, expiresAt - clock.now()) + 1, () => {
+      // A lease is never longer than this replica's own: a look then at the latest, whatever Redis said.
+      clock.after(Math.min(Math.max(0, expiresAt - clock.now()), source.leaseMs) + 1, () => {
         watching.delete(source.id);
         if (followed.get(source.id) === source) events.triggered(source.id, 'poll lease lapsed');
       }),
@@ -262,7 +276,7 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
       ? fields.flatMap((value, i) => (i % 2 === 0 ? [[value, fields[i + 1]!] as const] : []))
       : Object.entries(fields);
     const now = clock.now();
-    const reports = pairs.flatMap(([who, text]) => {
+    const reports = pairs.slice(0, MAX_REPORTS).flatMap(([who, text]) => {
       const report = reportOf(who, text);
       return report === undefined ? [] : [report];
     });
@@ -290,7 +304,7 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
         // Not ours: no agreement known.
       }
     }
-    views.set(source.id, { leaseHolder: holder ?? null, serving: live, agree, lastAgreed });
+    views.set(source.id, { leaseHolder: replicaOf(holder) ?? null, serving: live, agree, lastAgreed });
   };
 
   /** Writes this replica's report of every followed source, then reads every replica's back. */
