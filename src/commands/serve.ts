@@ -211,7 +211,7 @@ type Core = Awaited<ReturnType<typeof startCore>>;
  */
 async function coordinationOf(config: Config, options: ServeOptions, membership: Membership) {
   if (config.coordination === undefined || options.http === undefined) return undefined;
-  const { connectRedisCoordination } = await import('../sync/redis.ts');
+  const { connectRedisCoordination } = await import('../sync/redisCoordination.ts');
   return connectRedisCoordination({
     config: config.coordination,
     replica: membership.holder,

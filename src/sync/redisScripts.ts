@@ -1,7 +1,25 @@
 /**
- * The Lua scripts the Redis coordination runs: each reads and writes in one step on the server, so two replicas
- * never both see a lease free and both take it. Times are milliseconds since the epoch on the replicas' clocks.
+ * The keys of the Redis coordination, and the Lua scripts it runs: each script reads and writes in one step on the
+ * server, so two replicas never both see a lease free and both take it. Times are milliseconds since the epoch on
+ * the replicas' clocks.
  */
+
+/** How long Redis keeps a published commit or reports nobody refreshes (a cleanup, not a rule). */
+export const KEEP_MS = 7 * 86_400_000;
+
+/** A shared source's keys (`<prefix>lease:<id>:<digest>` and so on). */
+export const keysOf = (prefix: string, key: string) => ({
+  lease: `${prefix}lease:${key}`,
+  fence: `${prefix}fence:${key}`,
+  commit: `${prefix}commit:${key}`,
+  served: `${prefix}served:${key}`,
+  agreed: `${prefix}agreed:${key}`,
+});
+
+/** A replica id as this code writes it (`host/pid/nonce`): anything else read from Redis is not shown. */
+const REPLICA_ID = /^[A-Za-z0-9._-]{1,253}\/\d{1,10}\/[0-9A-Za-z]{1,64}$/;
+export const replicaOf = (text: string | null | undefined) =>
+  text != null && REPLICA_ID.test(text) ? text : undefined;
 
 /**
  * Takes or renews a poll lease. KEYS: lease (a hash: replica, token, expiresAt), fence (a counter). ARGV: replica,

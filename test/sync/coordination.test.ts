@@ -4,7 +4,7 @@ import type { CoordinationConfig, SourceConfig } from '../../src/config/index.ts
 import { createLogger } from '../../src/shared/log.ts';
 import type { Coordination } from '../../src/sync/coordination.ts';
 import { sharedKey } from '../../src/sync/coordination.ts';
-import { connectRedisCoordination } from '../../src/sync/redis.ts';
+import { connectRedisCoordination } from '../../src/sync/redisCoordination.ts';
 import { manualClock, type ManualClock } from '../helpers/clock.ts';
 import { type RedisServer, startRedisServer } from '../helpers/redisServer.ts';
 
