@@ -10,7 +10,7 @@ import { searchIndexOf } from '../mcp/search.ts';
 import { createServerFactory, type ServerFactory } from '../mcp/server.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
-import type { Clock } from '../sync/clock.ts';
+import { type Clock, systemClock } from '../sync/clock.ts';
 import { joinDataDir, type Membership } from '../sync/membership.ts';
 import { DataDirConflictError } from '../sync/processes.ts';
 import { createSyncWorker, type Reconfigured, type SyncOutcome, type SyncWorker } from '../sync/worker.ts';
@@ -73,6 +73,7 @@ export function settingsNeedingRestart(running: Config, next: Config): string[] 
     'webhook',
     'auth',
     'runs',
+    'coordination',
   ] as const;
   const changed: string[] = keys.filter((key) => !isDeepStrictEqual(running[key], next[key]));
   if (running.sync.retryMinMs !== next.sync.retryMinMs || running.sync.retryMaxMs !== next.sync.retryMaxMs)
@@ -172,6 +173,7 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
     catalog,
     logger,
     membership,
+    coordination: await coordinationOf(config, options, membership),
     clock: options.clock,
     onSettled: options.onSettled,
     onSynced: metrics && ((outcome, seconds) => metrics.synced(outcome, seconds)),
@@ -216,6 +218,21 @@ type Core = Awaited<ReturnType<typeof startCore>>;
 
 /** How soon after a namespace is published its search index is built (see startCore). */
 export const SEARCH_INDEX_DELAY_MS = 1000;
+
+/**
+ * Redis coordination of HTTP replicas (`coordination:`), loaded only then: it waits for Redis up to its connect
+ * timeout, and goes on alone (reconnecting behind) when Redis does not answer. A stdio server follows on its own.
+ */
+async function coordinationOf(config: Config, options: ServeOptions, membership: Membership) {
+  if (config.coordination === undefined || options.http === undefined) return undefined;
+  const { connectRedisCoordination } = await import('../sync/redisCoordination.ts');
+  return connectRedisCoordination({
+    config: config.coordination,
+    replica: membership.holder,
+    logger: options.logger,
+    clock: options.clock ?? systemClock,
+  });
+}
 
 /** An open endpoint: where it is, what the start line says of it, and how it closes. */
 interface Endpoint {

@@ -163,7 +163,8 @@ export const REASONS = {
   },
   'source-pending': {
     severity: 'error',
-    summary: 'another skillpin process on this dataDir syncs the source and has not published it yet',
+    summary:
+      'another skillpin process on this dataDir, or the replica polling the source, syncs it and has not published it yet',
   },
   'source-internal': {
     severity: 'error',

@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Namespace, SourceFailure } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
+import type { CoordinationStatus, SourceReplicas } from './coordination.ts';
 import type { SkillProblem, SourceReason } from '../shared/reasons.ts';
 import { leaseHolder } from './membership.ts';
 import { liveProcesses } from './processes.ts';
@@ -37,6 +38,8 @@ export interface SourceStatus {
   nextSync: string | null;
   /** Why the latest sync failed; `null` when it succeeded. */
   lastError: { reason: SourceReason; detail: string; at: string } | null;
+  /** With `coordination:`: the commit each replica serves, who polls, and when they last agreed (live status only). */
+  replicas?: SourceReplicas;
 }
 
 /** A process using the dataDir, as `skillpin status` reads it from its process file. */
@@ -63,6 +66,8 @@ export interface StatusReport {
   failures: SourceFailure[];
   /** Every live process using the dataDir, oldest first (`skillpin status` only). */
   processes?: ProcessStatus[];
+  /** With `coordination:`: whether Redis answers (live status only). */
+  coordination?: CoordinationStatus;
 }
 
 export const refOf = (source: SourceConfig): string | null =>

@@ -160,7 +160,7 @@ describe('a reload that changes what is set up once', () => {
         ...extra,
         sources: [{ id: 'one', url: 'https://example.invalid/one.git', commit: C, ...source }],
       }),
-      { SKILLPIN_TEST_TOKEN: 'test-token-0123456789' },
+      { SKILLPIN_TEST_TOKEN: 'test-token-0123456789', REDIS_URL: 'redis://127.0.0.1:6379' },
     );
 
   it('names skill_run grants and settings and auth as waiting for a restart', () => {
@@ -177,6 +177,8 @@ describe('a reload that changes what is set up once', () => {
     expect(
       waiting(configOf({ auth: { tokens: [{ name: 'ci', token: '${SKILLPIN_TEST_TOKEN}' }] } })),
     ).toEqual(['auth']);
+    // Coordination connects once, at the start.
+    expect(waiting(configOf({ coordination: { redis: '${REDIS_URL}' } }))).toEqual(['coordination']);
   });
 });
 
