@@ -99,15 +99,31 @@ interface Document {
   text: string;
 }
 
-/** SKILL.md's body as headings and text, apart; code fences are text. */
+const FENCE = /^\s*(```|~~~)/;
+const HEADING = /^#{1,6}\s/;
+
+/**
+ * SKILL.md's body as headings and text, apart; code fences are text. A line said MAX_WORD_REPEATS times already in
+ * its field is left out: its words count as often as they may (searchWords), so the field's words are the same and a
+ * body that repeats itself costs no more to read.
+ */
 function splitBody(body: string): { headings: string; text: string } {
   const headings: string[] = [];
   const text: string[] = [];
+  const seen = new Map<string, number>();
+  const push = (field: string[], line: string, key: string) => {
+    const count = seen.get(key) ?? 0;
+    if (count >= MAX_WORD_REPEATS) return;
+    seen.set(key, count + 1);
+    field.push(line);
+  };
   let fenced = false;
   for (const line of body.slice(0, MAX_INDEXED_BODY_CHARS).split('\n')) {
-    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
-    if (!fenced && /^#{1,6}\s/.test(line)) headings.push(line.replace(/^#+\s*/, ''));
-    else text.push(line);
+    if (FENCE.test(line)) fenced = !fenced;
+    if (!fenced && HEADING.test(line)) {
+      const heading = line.replace(/^#+\s*/, '');
+      push(headings, heading, `#${heading}`);
+    } else push(text, line, line);
   }
   return { headings: headings.join('\n'), text: text.join('\n') };
 }
@@ -122,37 +138,50 @@ function bodyText(bytes: Uint8Array): string | undefined {
   return close === null ? undefined : text.slice(4 + close.index + close[0].length);
 }
 
-/** The body of a skill's SKILL.md, or undefined when it cannot be read (the skill is still indexed). */
-async function bodyOf(ns: Namespace, served: ServedSkill): Promise<string | undefined> {
-  const file = served.files.get(SKILL_MD);
-  if (file === undefined) return undefined;
+/** The blob of a skill's SKILL.md. */
+const skillMdBlob = (served: ServedSkill) => served.files.get(SKILL_MD)?.file.blob;
+
+/** The body of a SKILL.md read from its blob, or undefined when it cannot be read (the skill is still indexed). */
+async function readBody(ns: Namespace, blob: string): Promise<string | undefined> {
   try {
-    return bodyText(await ns.readBlob(file.file.blob));
+    return bodyText(await ns.readBlob(blob));
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The body of every skill's SKILL.md: as the indexer read it where the namespace still holds that
+ * (Namespace.skillMdBody), read from its blob (READS_AT_ONCE at a time) where not.
+ */
+async function bodiesOf(ns: Namespace, skills: readonly ServedSkill[]): Promise<Array<string | undefined>> {
+  const blobs = skills.map(skillMdBlob);
+  const bodies = blobs.map((blob) => (blob === undefined ? undefined : ns.skillMdBody?.(blob)));
+  const unread = blobs.flatMap((blob, i) => (blob !== undefined && bodies[i] === undefined ? [i] : []));
+  for (let start = 0; start < unread.length; start += READS_AT_ONCE) {
+    const batch = unread.slice(start, start + READS_AT_ONCE);
+    const read = await Promise.all(batch.map((i) => readBody(ns, blobs[i]!)));
+    for (const [offset, i] of batch.entries()) bodies[i] = read[offset];
+  }
+  return bodies;
 }
 
 async function documentsOf(
   ns: Namespace,
   skills: readonly ServedSkill[],
 ): Promise<{ documents: Document[]; unread: number }> {
-  const documents: Document[] = [];
+  const bodies = await bodiesOf(ns, skills);
   let unread = 0;
-  for (let start = 0; start < skills.length; start += READS_AT_ONCE) {
-    const batch = skills.slice(start, start + READS_AT_ONCE);
-    const bodies = await Promise.all(batch.map((served) => bodyOf(ns, served)));
-    batch.forEach((served, offset) => {
-      const body = bodies[offset];
-      if (body === undefined) unread++;
-      documents.push({
-        id: start + offset,
-        name: served.skill.name,
-        description: served.description,
-        ...(body === undefined ? { headings: '', text: '' } : splitBody(body)),
-      });
-    });
-  }
+  const documents = skills.map((served, id): Document => {
+    const body = bodies[id];
+    if (body === undefined) unread++;
+    return {
+      id,
+      name: served.skill.name,
+      description: served.description,
+      ...(body === undefined ? { headings: '', text: '' } : splitBody(body)),
+    };
+  });
   return { documents, unread };
 }
 
