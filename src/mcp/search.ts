@@ -30,6 +30,7 @@ const STOP_WORDS = new Set(
 export const MAX_WORD_REPEATS = 3;
 
 const CAMEL = /[\p{Ll}\p{N}]\p{Lu}/u;
+const NOT_WORD = /[^\p{L}\p{N}]+/u;
 
 /**
  * Words of a text, each at most MAX_WORD_REPEATS times: `kebab-case` and `snake_case` split, `camelCase` split and
@@ -37,17 +38,20 @@ const CAMEL = /[\p{Ll}\p{N}]\p{Lu}/u;
  */
 export function searchWords(text: string): string[] {
   const counts = new Map<string, number>();
-  for (const word of text.split(/[^\p{L}\p{N}]+/u)) {
+  for (const word of text.split(NOT_WORD)) {
     if (word === '') continue;
-    const count = counts.get(word) ?? 0;
-    if (count < MAX_WORD_REPEATS) counts.set(word, count + 1);
+    const count = counts.get(word);
+    if (count === undefined) counts.set(word, 1);
+    else if (count < MAX_WORD_REPEATS) counts.set(word, count + 1);
   }
   const words: string[] = [];
   for (const [word, count] of counts) {
     const parts = CAMEL.test(word)
       ? [word, ...word.replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2').split(' ')]
-      : [word];
-    for (let n = 0; n < count; n++) words.push(...parts);
+      : undefined;
+    for (let n = 0; n < count; n++)
+      if (parts === undefined) words.push(word);
+      else words.push(...parts);
   }
   return words;
 }
