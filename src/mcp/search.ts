@@ -170,41 +170,33 @@ async function bodiesOf(ns: Namespace, skills: readonly ServedSkill[]): Promise<
   return bodies;
 }
 
-async function documentsOf(
-  ns: Namespace,
-  skills: readonly ServedSkill[],
-): Promise<{ documents: Document[]; unread: number }> {
-  const bodies = await bodiesOf(ns, skills);
-  let unread = 0;
-  const documents = skills.map((served, id): Document => {
-    const body = bodies[id];
-    if (body === undefined) unread++;
-    return {
-      id,
-      name: served.skill.name,
-      description: served.description,
-      ...(body === undefined ? { headings: '', text: '' } : splitBody(body)),
-    };
-  });
-  return { documents, unread };
+/** One skill as indexed (its body undefined when its SKILL.md could not be read: name and description only). */
+function documentOf(id: number, served: ServedSkill, body: string | undefined): Document {
+  return {
+    id,
+    name: served.skill.name,
+    description: served.description,
+    ...(body === undefined ? { headings: '', text: '' } : splitBody(body)),
+  };
 }
 
 /** Builds the index of one namespace's served skills: name, description, SKILL.md headings and text. */
 export async function buildSkillIndex(ns: Namespace, skills: readonly ServedSkill[]): Promise<SkillIndex> {
   const started = performance.now();
-  const { documents, unread } = await documentsOf(ns, skills);
+  const bodies = await bodiesOf(ns, skills);
   const index = new MiniSearch<Document>({
     fields: ['name', 'description', 'headings', 'text'],
     tokenize: searchWords,
     processTerm: searchTerm,
     searchOptions: { boost: BOOST, tokenize: searchWords, processTerm: searchTerm },
   });
-  index.addAll(documents);
+  // One document at a time: each is garbage once added, none outlives the young generation.
+  for (const [id, served] of skills.entries()) index.add(documentOf(id, served, bodies[id]));
   const stats: SearchStats = {
     buildMs: Math.round((performance.now() - started) * 10) / 10,
     skills: skills.length,
     terms: index.termCount,
-    unread,
+    unread: bodies.filter((body) => body === undefined).length,
   };
   return {
     stats,
