@@ -107,27 +107,26 @@ const FENCE = /^\s*(```|~~~)/;
 const HEADING = /^#{1,6}\s/;
 
 /**
- * SKILL.md's body as headings and text, apart; code fences are text. A line said MAX_WORD_REPEATS times already in
- * its field is left out: its words count as often as they may (searchWords), so the field's words are the same and a
- * body that repeats itself costs no more to read.
+ * SKILL.md's body as headings and text, apart; code fences are text. A line that repeats the one before it past
+ * MAX_WORD_REPEATS times in a row (no fence between) is left out: its words count as often as they may already (searchWords), so the
+ * fields' words are the same, and a body that says one line a thousand times costs no more to read.
  */
 function splitBody(body: string): { headings: string; text: string } {
   const headings: string[] = [];
   const text: string[] = [];
-  const seen = new Map<string, number>();
-  const push = (field: string[], line: string, key: string) => {
-    const count = seen.get(key) ?? 0;
-    if (count >= MAX_WORD_REPEATS) return;
-    seen.set(key, count + 1);
-    field.push(line);
-  };
   let fenced = false;
+  let previous: string | undefined;
+  let run = 0;
   for (const line of body.slice(0, MAX_INDEXED_BODY_CHARS).split('\n')) {
-    if (FENCE.test(line)) fenced = !fenced;
-    if (!fenced && HEADING.test(line)) {
-      const heading = line.replace(/^#+\s*/, '');
-      push(headings, heading, `#${heading}`);
-    } else push(text, line, line);
+    if (FENCE.test(line)) {
+      fenced = !fenced;
+      previous = undefined;
+    } else if (line !== previous) {
+      previous = line;
+      run = 1;
+    } else if (++run > MAX_WORD_REPEATS) continue;
+    if (!fenced && HEADING.test(line)) headings.push(line.replace(/^#+\s*/, ''));
+    else text.push(line);
   }
   return { headings: headings.join('\n'), text: text.join('\n') };
 }

@@ -310,6 +310,9 @@ describe('search index build', () => {
       thousand: line.repeat(1000),
       // In a heading the line counts apart: three headings and three lines of text are both kept.
       headed: `${'# Reconcile the ledger balances.\n'.repeat(5)}${line.repeat(5)}`,
+      // A fence ends a run: the heading-like line inside it is text, and counts.
+      fenced: `${'# Reconcile the ledger balances.\n'.repeat(3)}\`\`\`\n# Reconcile the ledger balances.\n\`\`\`\n`,
+      unfenced: '# Reconcile the ledger balances.\n'.repeat(3),
     });
     const scores = new Map(
       (await buildSkillIndex(ns, snapshotOf(ns).ordered))
@@ -321,7 +324,8 @@ describe('search index build', () => {
       scores.get('thrice')! > scores.get('twice')!,
       scores.get('twice')! > scores.get('once')!,
       scores.get('headed')! > scores.get('thrice')!,
-    ]).toEqual([true, true, true]);
+      scores.get('fenced')! > scores.get('unfenced')!,
+    ]).toEqual([true, true, true, true]);
   });
 });
 
