@@ -5,7 +5,8 @@
  *            against two baselines: the every-word filter skill_list had (name and description contain every
  *            word, sorted by URI) and BM25 over name and description alone (MiniSearch on those two fields, the same
  *            words and stemming);
- *   speed    p50 and p99 of one search in-process at 5,000 served skills (the realistic catalog ten times over);
+ *   speed    p50 and p99 of one search in-process at 5,000 served skills (the realistic catalog ten times over): the
+ *            ranking alone, and the skill_search tool called through an MCP client in the same process;
  *   build    building the index of bench/synthetic.ts's 5,000 skills as sync does when it publishes the commit (the
  *            SKILL.md text the indexer read) against indexing that commit (the cli backend, nothing cached, git's
  *            CPU counted), and after a restart (every SKILL.md read through git again);
