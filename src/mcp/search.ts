@@ -72,6 +72,25 @@ export function searchTerm(word: string): string | null {
   return term;
 }
 
+/** Distinct terms of a query searched at most: a long query costs no more than this many words (each word is a
+ * walk over every skill holding it). */
+export const MAX_QUERY_TERMS = 32;
+
+/** The terms a query searches for: its words as indexed, each once (a word said twice does not weigh twice), in
+ * order, the first MAX_QUERY_TERMS. */
+export function queryTerms(query: string): string[] {
+  const terms = new Set<string>();
+  for (const word of searchWords(query)) {
+    const term = searchTerm(word);
+    if (term !== null) terms.add(term);
+    if (terms.size === MAX_QUERY_TERMS) break;
+  }
+  return [...terms];
+}
+
+/** A query given as its terms, space-separated (queryTerms): MiniSearch splits it and takes each term as it is. */
+const TERMS_QUERY = { tokenize: (terms: string) => terms.split(' '), processTerm: (term: string) => term };
+
 /** What an index cost, for status and metrics. */
 export interface SearchStats {
   /** Milliseconds to read the SKILL.md files and build the index. */
@@ -187,7 +206,7 @@ export async function buildSkillIndex(ns: Namespace, skills: readonly ServedSkil
     fields: ['name', 'description', 'headings', 'text'],
     tokenize: searchWords,
     processTerm: searchTerm,
-    searchOptions: { boost: BOOST, tokenize: searchWords, processTerm: searchTerm },
+    searchOptions: { boost: BOOST },
   });
   // One document at a time: each is garbage once added, none outlives the young generation.
   for (const [id, served] of skills.entries()) index.add(documentOf(id, served, bodies[id]));
@@ -202,7 +221,7 @@ export async function buildSkillIndex(ns: Namespace, skills: readonly ServedSkil
     // Ids are positions in `skills`, which are sorted by URI: equal scores keep URI order.
     search: (query) =>
       index
-        .search(query)
+        .search(queryTerms(query).join(' '), TERMS_QUERY)
         .sort((a, b) => b.score - a.score || (a.id as number) - (b.id as number))
         .map((result) => ({ served: skills[result.id as number]!, score: result.score })),
   };

@@ -13,6 +13,8 @@ import { createMetrics } from '../../src/http/metrics.ts';
 import { withSearchStats } from '../../src/http/search.ts';
 import {
   buildSkillIndex,
+  MAX_QUERY_TERMS,
+  queryTerms,
   searchIndexOf,
   searchStatsOf,
   searchTerm,
@@ -87,6 +89,21 @@ describe('search words', () => {
       null,
       null,
     ]);
+  });
+});
+
+describe('query terms', () => {
+  it(`takes each term of a query once, in order, the first ${MAX_QUERY_TERMS}`, () => {
+    expect(queryTerms('Fill the PDF form, form and FORMS')).toEqual(['fill', 'pdf', 'form']);
+    const words = Array.from({ length: MAX_QUERY_TERMS + 5 }, (_, i) => `w${i}x`);
+    expect(queryTerms(words.join(' '))).toEqual(words.slice(0, MAX_QUERY_TERMS));
+  });
+
+  it('ranks a query that says a word twice as one that says it once', async () => {
+    const { ns } = bodiesNamespace({ a: 'Reconcile the ledger.', b: 'Close the ledger and the books.' });
+    const index = await buildSkillIndex(ns, snapshotOf(ns).ordered);
+    const ranked = (query: string) => index.search(query).map((hit) => [hit.served.skill.name, hit.score]);
+    expect(ranked('ledger books books ledger')).toEqual(ranked('ledger books'));
   });
 });
 
