@@ -26,6 +26,12 @@ export interface Namespace {
    * differs throws source-store-damaged); readers above do not hash them again.
    */
   readBlob(blob: string): Promise<Uint8Array>;
+  /**
+   * The text after the frontmatter of a SKILL.md blob, as the indexer read it from the bytes it hashed, while it
+   * is still held (sync keeps what it read of a source's served SKILL.md files); undefined when it is not: read
+   * the blob then. Saves the search index a second read of every SKILL.md when a commit is published.
+   */
+  skillMdBody?(blob: string): string | undefined;
 }
 
 export function buildNamespace(
@@ -33,6 +39,7 @@ export function buildNamespace(
   index: CommitIndex,
   origin: Origin,
   readBlob: (blob: string) => Promise<Uint8Array>,
+  skillMdBody?: (blob: string) => string | undefined,
 ): Namespace {
   return {
     source,
@@ -43,6 +50,7 @@ export function buildNamespace(
     problems: index.problems,
     ...(index.signer === undefined ? {} : { signer: index.signer }),
     readBlob,
+    ...(skillMdBody === undefined ? {} : { skillMdBody }),
   };
 }
 
