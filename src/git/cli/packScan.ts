@@ -1,3 +1,4 @@
+import { constants, inflateSync } from 'node:zlib';
 import pako from 'pako';
 import {
   deltaOversized,
@@ -20,6 +21,31 @@ export interface PackScan {
   push(bytes: Uint8Array): { used: number; oversized?: Oversized };
   /** Every object of the pack was followed (or the scan gave up on it): nothing more to read. */
   done(): boolean;
+}
+
+/** Objects up to this size whose zlib stream is whole in the bytes at hand are inflated by zlib in one call. */
+const WHOLE_INFLATE_MAX = 1024 * 1024;
+
+/**
+ * An object of `size` bytes whose zlib stream begins `bytes`, inflated in one call of the zlib binding (some four
+ * times faster than pako's streaming): its bytes and how many of `bytes` its stream took; `'over'` when it
+ * inflates past `size`; `undefined` when its stream does not end within `bytes` or is not zlib (pako follows it).
+ */
+function inflatedWhole(bytes: Uint8Array, size: number): { used: number; data: Buffer } | 'over' | undefined {
+  try {
+    // With `info`, zlib gives its engine too: `bytesWritten` is the input its stream took.
+    const { buffer, engine } = inflateSync(bytes, {
+      info: true,
+      maxOutputLength: Math.max(size, 1),
+      finishFlush: constants.Z_SYNC_FLUSH,
+    }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+    // Its stream ended before `bytes` did: whole (else its end may be in the bytes to come).
+    return buffer.length === size && engine.bytesWritten < bytes.length
+      ? { used: engine.bytesWritten, data: buffer }
+      : undefined;
+  } catch (error) {
+    return error instanceof RangeError ? 'over' : undefined;
+  }
 }
 
 /**
@@ -86,9 +112,22 @@ export function packScanner(): PackScan {
           size = found.size;
           delta = found.type === OFS_DELTA || found.type === REF_DELTA;
           header = [];
-          startObject();
+          inflater = undefined;
           phase = 'data';
         } else {
+          if (inflater === undefined) {
+            const whole = size <= WHOLE_INFLATE_MAX ? inflatedWhole(bytes.subarray(at), size) : undefined;
+            if (whole === 'over' || (whole !== undefined && delta && deltaOversized(whole.data)))
+              return { used: at, oversized: 'object' };
+            if (whole === undefined) startObject();
+            else {
+              at += whole.used;
+              turnInflated += size;
+              objects++;
+              phase = --left === 0 ? 'done' : 'object-header';
+              continue;
+            }
+          }
           const rest = bytes.subarray(at, at + INFLATE_INPUT_BYTES);
           const before = inflated;
           if (!inflater!.push(rest, false)) {
