@@ -108,7 +108,7 @@ export const REASONS = {
   'source-too-large': {
     severity: 'error',
     summary:
-      "the transfer passed sync.maxFetchBytes or sync.maxFetchObjects, git ran out of git.maxMemory, an object of it inflates past MAX_OBJECT_BYTES, or the commit's tree lists past MAX_TREE_ENTRIES entries",
+      "the transfer passed sync.maxFetchBytes or sync.maxFetchObjects, git ran out of git.maxMemory, a commit, tree, tag or delta of it inflates past MAX_OBJECT_BYTES, its blobs over MAX_OBJECT_BYTES declare more than MAX_LARGE_BLOB_BYTES together, or the commit's tree lists past MAX_TREE_ENTRIES entries",
   },
   'source-insecure-redirect': {
     severity: 'error',
