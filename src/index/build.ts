@@ -18,7 +18,6 @@ import {
   type SkillProblem,
 } from '../skills/index.ts';
 import type { TreeEntry } from '../shared/tree.ts';
-import { checkedBySdk } from './hostCheck.ts';
 import { INDEX_VERSION, type BlobFacts, type CommitIndex, type IndexedSkill } from './types.ts';
 import { compareText } from '../shared/text.ts';
 
@@ -188,7 +187,9 @@ async function readSkills(
     if (!skillMds.has(id) || cache.skillMd.has(id)) return;
     const parsed = parseSkillMd(bytes);
     if (!parsed.ok || parsed.plain === true) return void cache.skillMd.set(id, parsed);
-    const check = checkedBySdk(bytes, parsed).then((checked) => cache.skillMd.set(id, checked));
+    const check = hostCheck()
+      .then(({ checkedBySdk }) => checkedBySdk(bytes, parsed))
+      .then((checked) => cache.skillMd.set(id, checked));
     // Never an unhandled rejection while the reads go on; awaited below.
     check.catch(() => undefined);
     checks.push(check);
@@ -238,6 +239,13 @@ function indexedSkills(
     );
   return skills;
 }
+
+/**
+ * The MCP SDK's entry builder (hostCheck.ts) loads with the first SKILL.md that needs it (one whose frontmatter is
+ * not plain): it brings the SDK's server, which `check`, `lock` and `diff` need for nothing else.
+ */
+let sdkCheck: Promise<typeof import('./hostCheck.ts')> | undefined;
+const hostCheck = () => (sdkCheck ??= import('./hostCheck.ts'));
 
 /** Indexes one commit: finds its skills, hashes every blob they serve, applies the rules. */
 export async function indexCommit(input: IndexInput): Promise<CommitIndex> {

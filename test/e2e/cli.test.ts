@@ -537,6 +537,12 @@ describe('a command loads what it uses', () => {
       'commands/sourceArgs.ts',
     ]);
     expect(HEAVY.filter((name) => checked.loaded.packages.includes(name))).toEqual([]);
+    // The SDK's entry builder (and the SDK's server with it) loads for a SKILL.md whose frontmatter is not plain.
+    expect(checked.loaded.ours).toContain('index/hostCheck.ts');
+    const plain = runCli('check', fixture('root-skill').gitdir, '--json');
+    expect(plain.status).toBe(0);
+    expect(plain.loaded.ours).not.toContain('index/hostCheck.ts');
+    expect(plain.loaded.packages).not.toContain('@modelcontextprotocol/server');
   });
 
   it('serve over stdio, with no signature policy, metrics or run: grants, loads none of what they need', async () => {
