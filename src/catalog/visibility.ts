@@ -1,5 +1,5 @@
 import { compareText } from '../shared/text.ts';
-import type { CatalogReader, CatalogState } from './catalog.ts';
+import { type CatalogReader, type CatalogState, listedOf } from './catalog.ts';
 
 /** The sources one caller may see. Equal sets have equal keys: one view is kept per (catalog state, key). */
 export interface Visibility {
@@ -57,7 +57,7 @@ export function visibleCatalog(catalog: CatalogReader, visibility: Visibility): 
       return state();
     },
     namespace: (source, commit) => (visibility.has(source) ? catalog.namespace(source, commit) : undefined),
-    listed: () => state().sources.map((source) => source.current),
+    listed: () => listedOf(state()),
     onChange: (listener) =>
       catalog.onChange((previous, next) => {
         const before = visibleState(previous, visibility);

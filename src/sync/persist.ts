@@ -25,6 +25,7 @@ export function savedState(
       ...(r.lastSync === undefined ? {} : { lastSync: r.lastSync }),
       ...(r.lastSuccess === undefined ? {} : { lastSuccess: r.lastSuccess }),
       ...(r.lastError === undefined ? {} : { lastError: r.lastError }),
+      ...(r.listing === undefined ? {} : { listing: r.listing }),
     };
   }
   return sources;

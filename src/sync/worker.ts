@@ -22,6 +22,16 @@ import { syncSource, type SourceRecord } from './step.ts';
 import { timedStep } from './timed.ts';
 import { adoptPublished } from './adopt.ts';
 import { waitForPublication } from './asked.ts';
+import { listGroup, resolvedOf } from './groupStep.ts';
+import {
+  arrangedSources,
+  EMPTY_LISTING,
+  expandedSources,
+  type GroupListing,
+  isRefsSource,
+} from './refGroup.ts';
+import { type RepositoryOnUse, repositoryOnUse } from './repository.ts';
+import { storeDirOf } from './source.ts';
 
 export type { Reconfigured } from './changes.ts';
 export type { SyncOutcome } from './follower.ts';
@@ -90,8 +100,14 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   };
   const damage = createDamageLedger();
 
+  /** What each `refs:` source listed last (its refs are sources of their own), and the store they share. */
+  let listings: ReadonlyMap<string, GroupListing> = new Map();
+  const stores = new Map<string, RepositoryOnUse>();
+  const listingOf = (id: string) => records.get(id)?.listing ?? listings.get(id) ?? EMPTY_LISTING;
+
   const publish = () => {
-    catalog.swap(catalogStateOf(records, damage));
+    const state = catalogStateOf(records, damage);
+    catalog.swap({ ...state, sources: arrangedSources(state.sources, running.config.sources, listings) });
     const served = [...records].map(([id, r]) => [
       id,
       r.served === undefined ? [] : [r.served.current, ...r.served.retained].map((ns) => ns.commit),
@@ -164,6 +180,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
    */
   const sync = async (followed: Followed, why: string): Promise<SyncOutcome> => {
     const { id } = followed.config;
+    if (isRefsSource(followed.config)) return syncGroup(followed, why);
     const ask = asked.delete(id);
     if (await lease(followed)) return syncHere(followed, why);
     if (ask) {
@@ -185,10 +202,12 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   /** One sync of a source in its turn, under its lease: then recorded, served, and written to state.json. */
   const syncHere = async (followed: Followed, why: string): Promise<SyncOutcome> => {
     const { source, retention } = followed;
-    const { id, keep } = followed.config;
+    const { id, keep, group } = followed.config;
     const run = () => syncSource(source, records.get(id)!, { keep, why, at, logger, damaged: damage.of(id) });
-    // Timed from its turn in the queue: waiting for it is not counted.
-    const step = (await queue.add(() => timedStep(run, options.onSynced)))!;
+    // Timed from its turn in the queue: waiting for it is not counted. The refs of one `refs:` source fetch
+    // into one store, one at a time.
+    const turn = () => queue.add(() => timedStep(run, options.onSynced));
+    const step = (await (group === undefined ? turn() : inStoreTurn(group.id, turn)))!;
     if (stopped) return step.outcome;
     retention.drop(step.dropped);
     record(id, step.record);
@@ -197,14 +216,115 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     await persist([followed]);
     return step.outcome;
   };
+  /** Runs `step` after every step of the store `id` asked for before it. */
+  const storeTurns = new Map<string, Promise<unknown>>();
+  const inStoreTurn = <T>(id: string, step: () => Promise<T>): Promise<T> => {
+    const done = (storeTurns.get(id) ?? Promise.resolve()).then(step, step);
+    storeTurns.set(
+      id,
+      done.catch(() => undefined),
+    );
+    return done;
+  };
+
+  /**
+   * One sync of a `refs:` source: one listing of its refs (by the holder of its lease; another process serves
+   * what the holder published), the refs' sources started and stopped to match, then each ref synced in turn.
+   */
+  const syncGroup = async (followed: Followed, why: string): Promise<SyncOutcome> => {
+    const { id } = followed.config;
+    asked.delete(id);
+    let outcome: SyncOutcome;
+    if (await lease(followed)) {
+      const taken = new Set(running.config.sources.filter((s) => s.group?.id !== id).map((s) => s.id));
+      const run = async () => {
+        const step = await listGroup(followed.source, followed.config, records.get(id)!, {
+          why,
+          at,
+          logger,
+          taken,
+        });
+        return { ...step, dropped: [], repaired: [] };
+      };
+      const step = (await queue.add(() => timedStep(run, options.onSynced)))!;
+      if (stopped) return step.outcome;
+      record(id, step.record);
+      outcome = step.outcome;
+    } else {
+      const entry = await entryOf(id);
+      const before = records.get(id)!;
+      record(id, {
+        ...before,
+        tried: true,
+        ...(entry?.listing === undefined ? {} : { listing: entry.listing }),
+      });
+      const serving = entry?.listing?.refs[0]?.commit;
+      outcome =
+        entry?.listing === undefined
+          ? {
+              id,
+              ok: false,
+              reason: 'source-pending',
+              detail:
+                'another skillpin process on this dataDir lists this source and has not published it yet',
+            }
+          : { id, ok: true, commit: serving ?? '', changed: false };
+    }
+    await applyListings();
+    await persist([followed]);
+    const refs = [...listingOf(id).refs, ...listingOf(id).gone];
+    for (const ref of refs) await running.followed.get(ref.id)?.follower.trigger(why);
+    return outcome;
+  };
+
   const follow = (source: SourceConfig, config: Config) =>
-    followSource(source, config, { dataDir, logger, clock, sync, onDamage: reportDamage, hooks: options });
+    followSource(source, config, {
+      dataDir,
+      logger,
+      clock,
+      sync,
+      onDamage: reportDamage,
+      hooks: options,
+      shared(sourceConfig) {
+        if (isRefsSource(sourceConfig)) {
+          const repository = repositoryOnUse(sourceConfig, storeDirOf(dataDir, sourceConfig));
+          stores.set(sourceConfig.id, repository);
+          return { repository };
+        }
+        const { group } = sourceConfig;
+        if (group === undefined) return undefined;
+        return {
+          repository: stores.get(group.id)!,
+          listed: (ref: string) => resolvedOf(listingOf(group.id), ref),
+        };
+      },
+    });
   let running: Running = {
     config: options.config,
     followed: new Map(options.config.sources.map((source) => [source.id, follow(source, options.config)])),
   };
 
+  /** The config running: `base` with the sources of each `refs:` source's refs after it. */
+  let base = options.config;
+  const expanded = (): Config => ({ ...base, sources: expandedSources(base.sources, listings) });
+
+  /** Starts and stops the refs' sources to match what each `refs:` source listed last; one catalog swap. */
+  const applyListings = async () => {
+    const next = new Map<string, GroupListing>();
+    for (const source of base.sources.filter(isRefsSource)) next.set(source.id, listingOf(source.id));
+    listings = next;
+    await apply(expanded());
+  };
+
   const reconfigure = async (next: Config): Promise<Reconfigured> => {
+    base = next;
+    listings = new Map(
+      [...listings].filter(([id]) => next.sources.some((s) => s.id === id && isRefsSource(s))),
+    );
+    return apply(expanded());
+  };
+
+  const apply = async (next: Config): Promise<Reconfigured> => {
     membership.reconfigure(next);
     const restarted = await restartChanged(running, next, follow, (id) => records.get(id)?.served, logger);
     const { changes, starting } = restarted;
@@ -226,12 +346,11 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
 
   const syncAll = (why: string, which: (source: SourceConfig) => boolean = () => true) => {
     const { config, followed } = running;
+    // The refs of a `refs:` source are synced by its sync, in turn.
+    const chosen = config.sources.filter((source) => source.group === undefined && which(source));
     // `skillpin sync` asks for a sync of every source; a server's start serves what the holders publish.
-    if (membership.role.command === 'sync')
-      for (const source of config.sources.filter(which)) asked.add(source.id);
-    return Promise.all(
-      config.sources.filter(which).flatMap((source) => followed.get(source.id)!.follower.trigger(why) ?? []),
-    );
+    if (membership.role.command === 'sync') for (const source of chosen) asked.add(source.id);
+    return Promise.all(chosen.flatMap((source) => followed.get(source.id)!.follower.trigger(why) ?? []));
   };
 
   const watching = watchDataDir(dataDir, {
@@ -259,6 +378,18 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       // Leases first: a source this process will write is swept before its store is read.
       for (const followed of running.followed.values()) await lease(followed);
       const { sources } = await lastState(stateFile, logger);
+      // Each `refs:` source's refs as it listed them last: their sources start without the network.
+      listings = new Map(
+        base.sources.filter(isRefsSource).map((s) => [s.id, sources[s.id]?.listing ?? EMPTY_LISTING]),
+      );
+      const next = expanded();
+      running = {
+        config: next,
+        followed: new Map(next.sources.map((s) => [s.id, running.followed.get(s.id) ?? follow(s, next)])),
+      };
+      records = new Map(next.sources.map((s) => [s.id, records.get(s.id) ?? { tried: false }]));
+      membership.reconfigure(next);
+      for (const followed of running.followed.values()) await lease(followed);
       for (const followed of running.followed.values())
         record(followed.source.id, await restoredRecord(followed, sources[followed.source.id], logger));
       publish();

@@ -1,0 +1,301 @@
+import { createHash } from 'node:crypto';
+import { cpSync } from 'node:fs';
+import path from 'node:path';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SourceConfig } from '../../src/config/index.ts';
+import { problem } from '../../src/shared/reasons.ts';
+import { chooseRefs } from '../../src/sync/refGroup.ts';
+import { compareRefs, refMatcher, refSourceId } from '../../src/sync/refNames.ts';
+import { BACKENDS } from '../helpers/backends.ts';
+import { fixture, fixtureFile } from '../helpers/fixtures.ts';
+import { git } from '../helpers/git.ts';
+import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
+import { writeConfig } from '../helpers/server.ts';
+import { connectInProcess, type InProcessServer } from '../helpers/serving.ts';
+import { tempDir } from '../helpers/temp.ts';
+
+const fx = () => fixture('versions');
+const C = (id: 'c1' | 'c2' | 'c3' | 'c4') => fx().commits[id]!;
+
+describe('ref names', () => {
+  it('orders versions newest first by their numbers, then other refs by commit time, newest first', () => {
+    const refs = [
+      { name: 'refs/heads/main', commitTime: '2026-01-01T00:00:00Z' },
+      { name: 'refs/tags/v2.9.0' },
+      { name: 'refs/heads/release/2026-01', commitTime: '2026-02-01T00:00:00Z' },
+      { name: 'refs/tags/v2.10.0' },
+      { name: 'refs/tags/v2.10.0-rc.2' },
+      { name: 'refs/tags/v2.10.0-rc.10' },
+      { name: 'refs/tags/v1' },
+      { name: 'refs/tags/1.0.1' },
+    ];
+    expect([...refs].sort(compareRefs).map((r) => r.name)).toEqual([
+      'refs/tags/v2.10.0',
+      'refs/tags/v2.10.0-rc.10',
+      'refs/tags/v2.10.0-rc.2',
+      'refs/tags/v2.9.0',
+      'refs/tags/1.0.1',
+      'refs/tags/v1',
+      'refs/heads/release/2026-01',
+      'refs/heads/main',
+    ]);
+  });
+
+  it('matches short patterns against branch and tag names, full ones against the full name; * stops at /', () => {
+    const matches = refMatcher(['v*', 'release/*', 'refs/heads/hotfix-*']);
+    expect(
+      [
+        'refs/tags/v1.0.0',
+        'refs/heads/v2',
+        'refs/heads/release/2026-01',
+        'refs/heads/release/2026/01',
+        'refs/heads/hotfix-1',
+        'refs/tags/hotfix-1',
+        'refs/pull/1/head',
+        'refs/tags/x-v1',
+      ].filter(matches),
+    ).toEqual(['refs/tags/v1.0.0', 'refs/heads/v2', 'refs/heads/release/2026-01', 'refs/heads/hotfix-1']);
+  });
+
+  it('serves each ref as <id>.<short name> in URI-safe characters, or refuses one that makes no source id', () => {
+    expect(refSourceId('policies', 'refs/tags/v2.1.0')).toBe('policies.v2.1.0');
+    expect(refSourceId('policies', 'refs/heads/release/2026-01')).toBe('policies.release-2026-01');
+    expect(refSourceId('policies', 'refs/tags/V2_RC+1')).toBe('policies.v2-rc-1');
+    expect(refSourceId('policies', 'refs/tags/v1-')).toBeUndefined();
+    expect(refSourceId('p', `refs/tags/v${'1'.repeat(61)}`)).toBe(`p.v${'1'.repeat(61)}`);
+    expect(refSourceId('p', `refs/tags/v${'1'.repeat(62)}`)).toBeUndefined();
+  });
+});
+
+describe('choosing the refs of a refs: source', () => {
+  const group = (
+    maxRefs = 50,
+  ): SourceConfig & { target: { kind: 'refs'; patterns: string[]; maxRefs: number } } =>
+    ({
+      id: 'policies',
+      location: { kind: 'local', path: '/nowhere' },
+      target: { kind: 'refs', patterns: ['v*'], maxRefs },
+      paths: [],
+      strictNames: false,
+      keep: 2,
+      timeoutMs: 1000,
+    }) as const;
+  const oid = (n: number) => n.toString(16).padStart(40, '0');
+
+  it('refuses both refs that map to one id, and one that takes another source id, naming them', () => {
+    const chosen = chooseRefs(
+      group(),
+      [
+        { name: 'refs/tags/v2.1.0-rc_1', oid: oid(1) },
+        { name: 'refs/tags/v2.1.0-rc-1', oid: oid(2) },
+        { name: 'refs/tags/v3', oid: oid(3) },
+        { name: 'refs/tags/v1', oid: oid(4), peeled: oid(5) },
+        { name: 'refs/heads/main', oid: oid(6) },
+      ],
+      new Set(['policies.v3']),
+    );
+    expect(chosen.refs).toEqual([{ name: 'refs/tags/v1', id: 'policies.v1', commit: oid(5), tag: oid(4) }]);
+    const both =
+      'refs/tags/v2.1.0-rc-1 and refs/tags/v2.1.0-rc_1 would both be served as policies.v2.1.0-rc-1; neither is served (rename one, or narrow refs:)';
+    expect(chosen.problems).toEqual([
+      problem('refs/tags/v2.1.0-rc-1', 'ref-id-collision', both),
+      problem('refs/tags/v2.1.0-rc_1', 'ref-id-collision', both),
+      problem(
+        'refs/tags/v3',
+        'ref-id-collision',
+        'refs/tags/v3 would be served as policies.v3, the id of another configured source; it is not served',
+      ),
+    ]);
+  });
+
+  it('refuses a ref whose id would pass the source-id limit', () => {
+    const name = `refs/tags/v${'1'.repeat(60)}`;
+    const chosen = chooseRefs(group(), [{ name, oid: oid(1) }], new Set());
+    expect(chosen).toEqual({
+      refs: [],
+      problems: [
+        problem(
+          name,
+          'ref-id-invalid',
+          `${name} would be served as a source id of 70 characters, past the limit of 64; it is not served`,
+        ),
+      ],
+    });
+  });
+
+  it('past maxRefs serves the newest and names how many were left out', () => {
+    const names = ['v2.9.0', 'v2.10.0', 'v1.0.0', 'v2.0.0', 'v0.9.0'];
+    const chosen = chooseRefs(
+      group(3),
+      names.map((name, n) => ({ name: `refs/tags/${name}`, oid: oid(n + 1) })),
+      new Set(),
+    );
+    expect(chosen.refs.map((r) => r.id)).toEqual(['policies.v2.10.0', 'policies.v2.9.0', 'policies.v2.0.0']);
+    expect(chosen.problems).toEqual([
+      problem(
+        'refs/tags/v1.0.0',
+        'refs-over-limit',
+        '5 refs match, past maxRefs 3: the 2 oldest are not served (refs/tags/v1.0.0, refs/tags/v0.9.0)',
+      ),
+    ]);
+  });
+});
+
+describe.each(BACKENDS)('a local repository followed by refs: ($name backend)', ({ name }) => {
+  let close: () => Promise<void>;
+  let server: InProcessServer;
+  let skills: SkillsClient;
+
+  beforeAll(async () => {
+    const file = writeConfig({
+      git: { backend: name },
+      sources: [{ id: 'policies', path: fx().gitdir, refs: ['v*', 'release/*'], list: { newest: 2 } }],
+    });
+    const connected = await connectInProcess(file, 'modern');
+    ({ close, server } = connected);
+    skills = new SkillsClient(connected.client);
+  });
+  afterAll(() => close());
+
+  it('serves every matching tag and branch as its own namespace, the two newest versions listed', async () => {
+    const { skills: listed } = await skills.list();
+    expect(listed.map((s) => s.uri)).toEqual([
+      `skill://policies.v1.1.0/${C('c2')}/skills/refunds/SKILL.md`,
+      `skill://policies.v2.0.0/${C('c3')}/skills/refunds/SKILL.md`,
+      `skill://policies.v2.0.0/${C('c3')}/skills/returns/SKILL.md`,
+    ]);
+  });
+
+  it('serves a ref that is not listed by URI, with the bytes of its commit and the ref in its provenance', async () => {
+    for (const [id, commit, tree, ref] of [
+      ['v1.0.0', C('c1'), 'c1', 'refs/tags/v1.0.0'],
+      ['release-2026-01', C('c4'), 'c4', 'refs/heads/release/2026-01'],
+    ] as const) {
+      const { skill } = await skills.get(`skill://policies.${id}/${commit}/skills/refunds/SKILL.md`);
+      expect(skill._meta).toMatchObject({ 'dev.skillpin/commit': commit, 'dev.skillpin/ref': ref });
+      const bytes = fixtureFile('versions', tree, 'skills/refunds/SKILL.md');
+      const resource = (skill.resources as Array<{ uri: string; digest: string }>)[0]!;
+      expect(resource.digest).toBe(`sha256:${createHash('sha256').update(bytes).digest('hex')}`);
+      const read = await skills.read(skill, 'SKILL.md');
+      expect(read.verified).toBe(true);
+      expect(Buffer.from(read.bytes)).toEqual(bytes);
+    }
+  });
+
+  it('keeps the refs in version order, lists only the newest two, and reports nothing but the collision', () => {
+    const state = server.serving.catalog.state;
+    expect(state.failures).toEqual([]);
+    expect(state.sources.map((s) => [s.id, s.current.commit, s.listed ?? true])).toEqual([
+      ['policies.v2.0.0', C('c3'), true],
+      ['policies.v1.1.0', C('c2'), true],
+      ['policies.v1.0.0', C('c1'), false],
+      ['policies.release-2026-01', C('c4'), false],
+    ]);
+    const logged = server
+      .logs()
+      .split('\n')
+      .filter((line) => line.includes('"ref-id-collision"'))
+      .map((line) => JSON.parse(line).ref);
+    expect(logged).toEqual(['refs/tags/v2.1.0-rc-1', 'refs/tags/v2.1.0-rc_1']);
+  });
+});
+
+describe('a remote followed by refs: over loopback', () => {
+  let root: string;
+  let remote: GitHttpServer;
+  let file: string;
+  let server: InProcessServer;
+  let skills: SkillsClient;
+  let close: () => Promise<void>;
+  const bare = () => path.join(root, 'policies.git');
+  const served = () =>
+    server.serving.catalog.state.sources.map((s) => [s.id, s.current.commit, s.listed ?? true]);
+  const uri = (id: string, commit: string) => `skill://policies.${id}/${commit}/skills/refunds/SKILL.md`;
+
+  beforeAll(async () => {
+    root = tempDir('skillpin-refs-remote-');
+    cpSync(fx().gitdir, bare(), { recursive: true });
+    remote = await startGitHttpServer({ root });
+    file = writeConfig({
+      sources: [
+        { id: 'policies', url: remote.urlFor('policies.git'), refs: ['refs/tags/v*'], poll: '1h', keep: 1 },
+      ],
+    });
+    const connected = await connectInProcess(file, 'modern');
+    ({ close, server } = connected);
+    skills = new SkillsClient(connected.client);
+    await server.serving.sync('policies');
+  });
+  afterAll(async () => {
+    await close();
+    await remote.close();
+  });
+
+  it('serves each matching tag from one listing, annotated tags peeled', () => {
+    expect(served()).toEqual([
+      ['policies.v2.0.0', C('c3'), true],
+      ['policies.v1.1.0', C('c2'), true],
+      ['policies.v1.0.0', C('c1'), true],
+    ]);
+  });
+
+  it('serves a new tag at the next sync, v2.10.0 ordered after v2.9.0', async () => {
+    git(['--git-dir', bare(), 'update-ref', 'refs/tags/v2.9.0', C('c3')]);
+    git(['--git-dir', bare(), 'update-ref', 'refs/tags/v2.10.0', C('c4')]);
+    expect(await server.serving.sync('policies')).toEqual({
+      id: 'policies',
+      ok: true,
+      commit: C('c4'),
+      changed: true,
+    });
+    expect(served()).toEqual([
+      ['policies.v2.10.0', C('c4'), true],
+      ['policies.v2.9.0', C('c3'), true],
+      ['policies.v2.0.0', C('c3'), true],
+      ['policies.v1.1.0', C('c2'), true],
+      ['policies.v1.0.0', C('c1'), true],
+    ]);
+    const { skills: listed } = await skills.list();
+    expect(listed.map((s) => s.uri)).toContain(uri('v2.10.0', C('c4')));
+  });
+
+  it('serves a moved tag at its new commit and keeps the old one readable', async () => {
+    git(['--git-dir', bare(), 'update-ref', 'refs/tags/v2.9.0', C('c4')]);
+    await server.serving.sync('policies');
+    const moved = server.serving.catalog.state.sources.find((s) => s.id === 'policies.v2.9.0')!;
+    expect([moved.current.commit, moved.retained.map((ns) => ns.commit)]).toEqual([C('c4'), [C('c3')]]);
+    const { skill } = await skills.get(uri('v2.9.0', C('c3')));
+    expect((await skills.read(skill, 'SKILL.md')).verified).toBe(true);
+  });
+
+  it('takes a deleted tag out of the listing, serves it for keep, then stops', async () => {
+    git(['--git-dir', bare(), 'update-ref', '-d', 'refs/tags/v2.10.0']);
+    await server.serving.sync('policies');
+    expect(served()[0]).toEqual(['policies.v2.10.0', C('c4'), false]);
+    expect((await skills.list()).skills.map((s) => s.uri)).not.toContain(uri('v2.10.0', C('c4')));
+    expect((await skills.get(uri('v2.10.0', C('c4')))).skill.uri).toBe(uri('v2.10.0', C('c4')));
+    // keep: 1 deleted ref stays served: the next deletion replaces it.
+    git(['--git-dir', bare(), 'update-ref', '-d', 'refs/tags/v2.9.0']);
+    await server.serving.sync('policies');
+    expect(served()).toEqual([
+      ['policies.v2.9.0', C('c4'), false],
+      ['policies.v2.0.0', C('c3'), true],
+      ['policies.v1.1.0', C('c2'), true],
+      ['policies.v1.0.0', C('c1'), true],
+    ]);
+    await expect(skills.get(uri('v2.10.0', C('c4')))).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('serves the same refs after a restart, without the network', async () => {
+    const before = served();
+    await close();
+    await remote.close();
+    const connected = await connectInProcess(file, 'modern');
+    ({ close, server } = connected);
+    skills = new SkillsClient(connected.client);
+    expect(served()).toEqual(before);
+    expect((await skills.get(uri('v1.1.0', C('c2')))).skill.uri).toBe(uri('v1.1.0', C('c2')));
+    remote = await startGitHttpServer({ root });
+  });
+});
