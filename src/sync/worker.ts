@@ -18,7 +18,7 @@ import { restartChanged, type Running } from './reconfigure.ts';
 import { lastState, restoredRecord } from './restart.ts';
 import { openStateFile, type SourceState } from './state.ts';
 import { reportOf, type StatusReport } from './status.ts';
-import { syncSource, type SourceRecord } from './step.ts';
+import { type SourceRecord, syncSource } from './step.ts';
 import { timedStep } from './timed.ts';
 import { adoptPublished } from './adopt.ts';
 import { waitForPublication } from './asked.ts';
@@ -129,7 +129,42 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     void running.followed.get(id)?.follower.trigger('store damaged');
   };
 
-  const persist = statePersister(stateFile, logger, () => records, membership);
+  /** Commits the other refs of `id`'s `refs:` source serve: their shared store keeps them pinned. */
+  const siblingsServe = (id: string): Set<string> => {
+    const group = running.config.sources.find((s) => s.id === id)?.group?.id;
+    if (group === undefined) return new Set();
+    return new Set(
+      running.config.sources
+        .filter((s) => s.id !== id && s.group?.id === group)
+        .flatMap((s) => {
+          const served = records.get(s.id)?.served;
+          return served === undefined ? [] : [served.current, ...served.retained].map((ns) => ns.commit);
+        }),
+    );
+  };
+  const persist = statePersister(stateFile, logger, () => records, membership, siblingsServe);
+
+  /**
+   * A ref of a `refs:` source that stopped being served (deleted, past keep) forgets its commits, but for the
+   * ones another ref or another process still serves.
+   */
+  const forgetRemovedRefs = async (removed: Array<[Followed, SourceRecord | undefined]>) => {
+    for (const [followed, record] of removed) {
+      const { id, group } = followed.config;
+      if (group === undefined || record?.served === undefined || !membership.holds(id)) continue;
+      const still = new Set([...siblingsServe(id), ...membership.servedElsewhere(id)]);
+      for (const ns of [record.served.current, ...record.served.retained])
+        if (!still.has(ns.commit))
+          await followed.source
+            .forget(ns.commit)
+            .catch((error: unknown) =>
+              logger.warn(
+                { source: id, commit: ns.commit, err: messageOf(error) },
+                'could not forget a commit',
+              ),
+            );
+    }
+  };
   /** Sources a webhook or `skillpin sync` asked for: their holder is asked when it is another process. */
   const asked = new Set<string>();
   const entryOf = async (id: string): Promise<SourceState | undefined> =>
@@ -326,6 +361,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
 
   const apply = async (next: Config): Promise<Reconfigured> => {
     membership.reconfigure(next);
+    const was = { running, records };
     const restarted = await restartChanged(running, next, follow, (id) => records.get(id)?.served, logger);
     const { changes, starting } = restarted;
     queue.concurrency = next.sync.concurrency;
@@ -333,12 +369,15 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     records = new Map(
       next.sources.map((s) => [s.id, starting.get(s.id) ?? records.get(s.id) ?? { tried: false }]),
     );
-    for (const id of changes.removed) membership.release(id);
     publish();
     await persist(
       changes.changed.map((id) => running.followed.get(id)!),
       changes.removed,
     );
+    await forgetRemovedRefs(
+      changes.removed.map((id) => [was.running.followed.get(id)!, was.records.get(id)]),
+    );
+    for (const id of changes.removed) membership.release(id);
     void syncAll('reload', (source) => starting.has(source.id));
     return changes;
   };

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { cpSync } from 'node:fs';
 import path from 'node:path';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
@@ -7,12 +7,13 @@ import type { SourceConfig } from '../../src/config/index.ts';
 import { problem } from '../../src/shared/reasons.ts';
 import { chooseRefs } from '../../src/sync/refGroup.ts';
 import { compareRefs, refMatcher, refSourceId } from '../../src/sync/refNames.ts';
+import type { StatusReport } from '../../src/sync/status.ts';
 import { BACKENDS } from '../helpers/backends.ts';
 import { fixture, fixtureFile } from '../helpers/fixtures.ts';
 import { git } from '../helpers/git.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
 import { writeConfig } from '../helpers/server.ts';
-import { connectInProcess, type InProcessServer } from '../helpers/serving.ts';
+import { connectInProcess, type InProcessServer, serveInProcess } from '../helpers/serving.ts';
 import { tempDir } from '../helpers/temp.ts';
 
 const fx = () => fixture('versions');
@@ -297,5 +298,73 @@ describe('a remote followed by refs: over loopback', () => {
     expect(served()).toEqual(before);
     expect((await skills.get(uri('v1.1.0', C('c2')))).skill.uri).toBe(uri('v1.1.0', C('c2')));
     remote = await startGitHttpServer({ root });
+  });
+});
+
+describe('a tag pushed to a refs: source reaches the listing through a webhook', () => {
+  const SECRET = 'whsec-refs-7c1d';
+  let root: string;
+  let remote: GitHttpServer;
+  let server: InProcessServer;
+
+  beforeAll(async () => {
+    root = tempDir('skillpin-refs-hook-');
+    cpSync(fx().gitdir, path.join(root, 'policies.git'), { recursive: true });
+    remote = await startGitHttpServer({ root });
+    server = await serveInProcess(
+      writeConfig({
+        webhook: { secret: '${SKILLPIN_WEBHOOK_SECRET}' },
+        sources: [{ id: 'policies', url: remote.urlFor('policies.git'), refs: ['v*'], poll: '1h' }],
+      }),
+      { env: { SKILLPIN_WEBHOOK_SECRET: SECRET } },
+    );
+    await server.serving.sync('policies');
+  });
+  afterAll(async () => {
+    await server.stop();
+    await remote.close();
+  });
+
+  it("serves a tag at once on GitHub's create event, and /status shows each ref with its commit", async () => {
+    git(['--git-dir', path.join(root, 'policies.git'), 'update-ref', 'refs/tags/v3.0.0', C('c4')]);
+    const listed = new Promise<void>((resolve) => {
+      const stop = server.serving.catalog.onChange((_, next) => {
+        if (!next.sources.some((s) => s.id === 'policies.v3.0.0')) return;
+        stop();
+        resolve();
+      });
+    });
+    const body = JSON.stringify({
+      ref: 'v3.0.0',
+      ref_type: 'tag',
+      repository: { clone_url: remote.urlFor('policies.git') },
+    });
+    const response = await fetch(server.url.replace('/mcp', '/hooks/git'), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'create',
+        'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+      },
+      body,
+    });
+    expect([response.status, await response.json()]).toEqual([202, { triggered: ['policies'] }]);
+    await listed;
+    const report = (await (await fetch(server.url.replace('/mcp', '/status'))).json()) as StatusReport;
+    expect(report.sources.map((s) => [s.id, s.ref, s.current?.commit ?? null, s.group ?? null])).toEqual([
+      ['policies', null, null, null],
+      ['policies.v3.0.0', 'refs/tags/v3.0.0', C('c4'), 'policies'],
+      ['policies.v2.0.0', 'refs/tags/v2.0.0', C('c3'), 'policies'],
+      ['policies.v1.1.0', 'refs/tags/v1.1.0', C('c2'), 'policies'],
+      ['policies.v1.0.0', 'refs/tags/v1.0.0', C('c1'), 'policies'],
+    ]);
+    expect(report.sources[0]!.refs).toEqual({
+      patterns: ['v*'],
+      served: ['policies.v3.0.0', 'policies.v2.0.0', 'policies.v1.1.0', 'policies.v1.0.0'],
+      problems: [
+        expect.objectContaining({ path: 'refs/tags/v2.1.0-rc-1', reason: 'ref-id-collision' }),
+        expect.objectContaining({ path: 'refs/tags/v2.1.0-rc_1', reason: 'ref-id-collision' }),
+      ],
+    });
   });
 });
