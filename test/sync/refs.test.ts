@@ -1,9 +1,11 @@
 import { createHash, createHmac } from 'node:crypto';
 import { cpSync } from 'node:fs';
 import path from 'node:path';
+import type { Client } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SourceConfig } from '../../src/config/index.ts';
+import { renderStatus, statusReport } from '../../src/commands/status.ts';
+import { loadConfig, type SourceConfig } from '../../src/config/index.ts';
 import { problem } from '../../src/shared/reasons.ts';
 import { chooseRefs } from '../../src/sync/refGroup.ts';
 import { compareRefs, refMatcher, refSourceId } from '../../src/sync/refNames.ts';
@@ -147,6 +149,7 @@ describe.each(BACKENDS)('a local repository followed by refs: ($name backend)', 
   let close: () => Promise<void>;
   let server: InProcessServer;
   let skills: SkillsClient;
+  let client: Client;
 
   beforeAll(async () => {
     const file = writeConfig({
@@ -154,8 +157,8 @@ describe.each(BACKENDS)('a local repository followed by refs: ($name backend)', 
       sources: [{ id: 'policies', path: fx().gitdir, refs: ['v*', 'release/*'], list: { newest: 2 } }],
     });
     const connected = await connectInProcess(file, 'modern');
-    ({ close, server } = connected);
-    skills = new SkillsClient(connected.client);
+    ({ close, server, client } = connected);
+    skills = new SkillsClient(client);
   });
   afterAll(() => close());
 
@@ -182,6 +185,50 @@ describe.each(BACKENDS)('a local repository followed by refs: ($name backend)', 
       expect(read.verified).toBe(true);
       expect(Buffer.from(read.bytes)).toEqual(bytes);
     }
+  });
+
+  it('skill_list and skill_search show the ref beside the source; skill_load takes a ref source by name', async () => {
+    type Result = {
+      content: Array<{ text: string }>;
+      structuredContent?: Record<string, unknown>;
+      isError?: boolean;
+    };
+    const call = async (name: string, args: Record<string, unknown>) =>
+      (await client.callTool({ name, arguments: args })) as Result;
+    const list = await call('skill_list', { source: 'policies.v2.0.0' });
+    expect(
+      (list.structuredContent!['skills'] as Array<Record<string, unknown>>).map((s) => [
+        s['name'],
+        s['source'],
+        s['ref'],
+      ]),
+    ).toEqual([
+      ['refunds', 'policies.v2.0.0', 'refs/tags/v2.0.0'],
+      ['returns', 'policies.v2.0.0', 'refs/tags/v2.0.0'],
+    ]);
+    expect(list.content[0]!.text.split('\n')[0]).toBe(
+      `policies.v2.0.0 (refs/tags/v2.0.0) @ ${C('c3')} (URIs: skill://policies.v2.0.0/${C('c3')}/<path>/SKILL.md):`,
+    );
+    const search = await call('skill_search', { query: 'refund policy', source: 'policies.v1.0.0' });
+    expect(search.structuredContent!['results']).toEqual([
+      expect.objectContaining({
+        uri: `skill://policies.v1.0.0/${C('c1')}/skills/refunds/SKILL.md`,
+        source: 'policies.v1.0.0',
+        ref: 'refs/tags/v1.0.0',
+        commit: C('c1'),
+      }),
+    ]);
+    expect(search.content[0]!.text).toContain(
+      `1. refunds (policies.v1.0.0, refs/tags/v1.0.0) skill://policies.v1.0.0/${C('c1')}/skills/refunds/SKILL.md`,
+    );
+    // policies.v1.0.0 is served but not listed (list: newest 2): by name and source it still loads.
+    const loaded = await call('skill_load', { name: 'refunds', source: 'policies.v1.0.0' });
+    expect(loaded.isError ?? false).toBe(false);
+    expect(loaded.content[0]!.text.split('\n')[0]).toBe(
+      `From skillpin source "policies.v1.0.0" at commit ${C('c1')}: skill://policies.v1.0.0/${C('c1')}/skills/refunds/SKILL.md`,
+    );
+    const ambiguous = await call('skill_load', { name: 'refunds' });
+    expect(ambiguous.isError).toBe(true);
   });
 
   it('keeps the refs in version order, lists only the newest two, and reports nothing but the collision', () => {
@@ -297,6 +344,18 @@ describe('a remote followed by refs: over loopback', () => {
     skills = new SkillsClient(connected.client);
     expect(served()).toEqual(before);
     expect((await skills.get(uri('v1.1.0', C('c2')))).skill.uri).toBe(uri('v1.1.0', C('c2')));
+    // skillpin status reads the same from dataDir alone.
+    const report = await statusReport(loadConfig(file));
+    expect(report.sources.map((s) => [s.id, s.ref, s.current?.commit ?? null])).toEqual([
+      ['policies', null, null],
+      ['policies.v2.0.0', 'refs/tags/v2.0.0', C('c3')],
+      ['policies.v1.1.0', 'refs/tags/v1.1.0', C('c2')],
+      ['policies.v1.0.0', 'refs/tags/v1.0.0', C('c1')],
+      ['policies.v2.9.0', 'refs/tags/v2.9.0', C('c4')],
+    ]);
+    expect(renderStatus(report).split('\n')).toContain(
+      'policies  refs refs/tags/v*: serving policies.v2.0.0, policies.v1.1.0, policies.v1.0.0, policies.v2.9.0',
+    );
     remote = await startGitHttpServer({ root });
   });
 });
@@ -366,5 +425,13 @@ describe('a tag pushed to a refs: source reaches the listing through a webhook',
         expect.objectContaining({ path: 'refs/tags/v2.1.0-rc_1', reason: 'ref-id-collision' }),
       ],
     });
+    const page = await (await fetch(server.url.replace('/mcp', '/'))).text();
+    expect(page).toContain(
+      '<dt>follows</dt><dd>the branches and tags matching <code>v*</code>, each a source of its own: <a href="#source-policies.v3.0.0">policies.v3.0.0</a>, <a href="#source-policies.v2.0.0">policies.v2.0.0</a>',
+    );
+    expect(page).toContain(
+      '<dt>follows</dt><dd><code>refs/tags/v3.0.0</code> of <a href="#source-policies">policies</a></dd>',
+    );
+    expect(page).toContain('<h3>Refs not served</h3>');
   });
 });
