@@ -249,7 +249,7 @@ describe.each(BACKENDS)('a local repository followed by refs: ($name backend)', 
   });
 });
 
-describe('a remote followed by refs: over loopback', () => {
+describe.each(BACKENDS)('a remote followed by refs: over loopback ($name backend)', ({ name }) => {
   let root: string;
   let remote: GitHttpServer;
   let file: string;
@@ -266,6 +266,7 @@ describe('a remote followed by refs: over loopback', () => {
     cpSync(fx().gitdir, bare(), { recursive: true });
     remote = await startGitHttpServer({ root });
     file = writeConfig({
+      git: { backend: name },
       sources: [
         { id: 'policies', url: remote.urlFor('policies.git'), refs: ['refs/tags/v*'], poll: '1h', keep: 1 },
       ],
