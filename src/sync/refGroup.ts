@@ -159,7 +159,11 @@ export function arrangedSources(
     const group = sources.find((s) => s.id === id);
     const members = pending.get(id) ?? [];
     pending.delete(id);
-    if (group === undefined || !isRefsSource(group)) return;
+    // Refs served from a lockfile, without their `refs:` source: as locked, every one listed.
+    if (group === undefined || !isRefsSource(group)) {
+      out.push(...members);
+      return;
+    }
     const listing = listings.get(id) ?? EMPTY_LISTING;
     const gone = new Set(listing.gone.map((r) => r.id));
     const named = (s: ServedSource) => ({ name: groupOf.get(s.id)!.ref, commitTime: s.current.commitTime });

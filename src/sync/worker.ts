@@ -328,6 +328,9 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
         }
         const { group } = sourceConfig;
         if (group === undefined) return undefined;
+        // Served from a lockfile, the refs run without their `refs:` source: the first opens the store.
+        if (!stores.has(group.id))
+          stores.set(group.id, repositoryOnUse(sourceConfig, storeDirOf(dataDir, sourceConfig)));
         return {
           repository: stores.get(group.id)!,
           listed: (ref: string) => resolvedOf(listingOf(group.id), ref),
@@ -385,8 +388,10 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
 
   const syncAll = (why: string, which: (source: SourceConfig) => boolean = () => true) => {
     const { config, followed } = running;
-    // The refs of a `refs:` source are synced by its sync, in turn.
-    const chosen = config.sources.filter((source) => source.group === undefined && which(source));
+    // The refs of a `refs:` source are synced by its sync, in turn (locked refs run without it).
+    const chosen = config.sources.filter(
+      (source) => (source.group === undefined || !followed.has(source.group.id)) && which(source),
+    );
     // `skillpin sync` asks for a sync of every source; a server's start serves what the holders publish.
     if (membership.role.command === 'sync') for (const source of chosen) asked.add(source.id);
     return Promise.all(chosen.flatMap((source) => followed.get(source.id)!.follower.trigger(why) ?? []));
