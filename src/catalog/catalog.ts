@@ -8,6 +8,8 @@ export interface ServedSource {
   retained: readonly Namespace[];
   /** `false`: its current commit is served but not listed either (a ref of a `refs:` source past `list:`). */
   listed?: false;
+  /** A ref of a `refs:` source: that source's id (a caller who may see it sees its refs). */
+  group?: string;
 }
 
 /** A source that serves nothing, and why (stable reason code). */
@@ -15,6 +17,8 @@ export interface SourceFailure {
   id: string;
   reason: SourceReason;
   detail: string;
+  /** A ref of a `refs:` source: that source's id. */
+  group?: string;
 }
 
 export interface CatalogState {

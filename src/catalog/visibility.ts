@@ -23,6 +23,10 @@ export function onlySources(ids: Iterable<string>): Visibility {
 
 const filtered = new WeakMap<CatalogState, Map<string, CatalogState>>();
 
+/** Whether a caller sees a source: by its id, or, for a ref of a `refs:` source, by that source's id. */
+const sees = (visibility: Visibility, source: { id: string; group?: string }) =>
+  visibility.has(source.id) || (source.group !== undefined && visibility.has(source.group));
+
 /**
  * The part of `state` a caller sees: its sources and their failures. Built once per (state, visibility key), so
  * every request of that caller finds the same object (and the view cached on it); a visibility that hides
@@ -34,8 +38,8 @@ export function visibleState(state: CatalogState, visibility: Visibility): Catal
   if (byKey === undefined) filtered.set(state, (byKey = new Map()));
   let seen = byKey.get(visibility.key);
   if (seen === undefined) {
-    const sources = state.sources.filter((source) => visibility.has(source.id));
-    const failures = state.failures.filter((failure) => visibility.has(failure.id));
+    const sources = state.sources.filter((source) => sees(visibility, source));
+    const failures = state.failures.filter((failure) => sees(visibility, failure));
     seen =
       sources.length === state.sources.length && failures.length === state.failures.length
         ? state
@@ -56,7 +60,10 @@ export function visibleCatalog(catalog: CatalogReader, visibility: Visibility): 
     get state() {
       return state();
     },
-    namespace: (source, commit) => (visibility.has(source) ? catalog.namespace(source, commit) : undefined),
+    namespace: (source, commit) =>
+      visibility.has(source) || state().sources.some((served) => served.id === source)
+        ? catalog.namespace(source, commit)
+        : undefined,
     listed: () => listedOf(state()),
     onChange: (listener) =>
       catalog.onChange((previous, next) => {

@@ -117,10 +117,13 @@ export const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', W
 /** The status report as one caller may see it: its sources and their failures. */
 export function visibleStatus(report: StatusReport, visibility: Visibility): StatusReport {
   if (visibility.all) return report;
+  // A ref of a `refs:` source is seen by whoever sees that source.
+  const groupOf = new Map(report.sources.map((source) => [source.id, source.group]));
+  const sees = (id: string) => visibility.has(id) || visibility.has(groupOf.get(id) ?? id);
   return {
     ...report,
-    sources: report.sources.filter((source) => visibility.has(source.id)),
-    failures: report.failures.filter((failure) => visibility.has(failure.id)),
+    sources: report.sources.filter((source) => sees(source.id)),
+    failures: report.failures.filter((failure) => sees(failure.id)),
   };
 }
 

@@ -161,7 +161,7 @@ export function arrangedSources(
     pending.delete(id);
     // Refs served from a lockfile, without their `refs:` source: as locked, every one listed.
     if (group === undefined || !isRefsSource(group)) {
-      out.push(...members);
+      out.push(...members.map((s) => ({ ...s, group: id })));
       return;
     }
     const listing = listings.get(id) ?? EMPTY_LISTING;
@@ -173,7 +173,7 @@ export function arrangedSources(
     for (const s of ordered) {
       const shown = !gone.has(s.id) && listed < newest;
       if (shown) listed++;
-      out.push(shown ? s : { ...s, listed: false });
+      out.push(shown ? { ...s, group: id } : { ...s, group: id, listed: false });
     }
   };
   let open: string | undefined;

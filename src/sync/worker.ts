@@ -107,7 +107,14 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
 
   const publish = () => {
     const state = catalogStateOf(records, damage);
-    catalog.swap({ ...state, sources: arrangedSources(state.sources, running.config.sources, listings) });
+    const groupOf = new Map(running.config.sources.map((s) => [s.id, s.group?.id]));
+    catalog.swap({
+      sources: arrangedSources(state.sources, running.config.sources, listings),
+      failures: state.failures.map((f) => {
+        const group = groupOf.get(f.id);
+        return group === undefined ? f : { ...f, group };
+      }),
+    });
     const served = [...records].map(([id, r]) => [
       id,
       r.served === undefined ? [] : [r.served.current, ...r.served.retained].map((ns) => ns.commit),
