@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import PQueue from 'p-queue';
 import type { Catalog } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
@@ -358,7 +359,9 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     const next = new Map<string, GroupListing>();
     for (const source of base.sources.filter(isRefsSource)) next.set(source.id, listingOf(source.id));
     listings = next;
-    await apply(expanded());
+    // Refs added, removed or their settings changed: their sources start and stop; else the order may move.
+    if (isDeepStrictEqual(expanded().sources, running.config.sources)) publish();
+    else await apply(expanded());
   };
 
   const reconfigure = async (next: Config): Promise<Reconfigured> => {
