@@ -10,9 +10,10 @@ import { lock } from '../../src/commands/lock.ts';
 import { renderStatus, statusReport } from '../../src/commands/status.ts';
 import { type UpdateReport, update } from '../../src/commands/update.ts';
 import { readLockfile } from '../../src/sync/lockfile.ts';
+import type { Namespace, ServedSource } from '../../src/catalog/index.ts';
 import { loadConfig, type SourceConfig } from '../../src/config/index.ts';
 import { problem } from '../../src/shared/reasons.ts';
-import { chooseRefs } from '../../src/sync/refGroup.ts';
+import { arrangedSources, chooseRefs, refSourceConfig } from '../../src/sync/refGroup.ts';
 import { compareRefs, refMatcher, refSourceId } from '../../src/sync/refNames.ts';
 import type { StatusReport } from '../../src/sync/status.ts';
 import { BACKENDS } from '../helpers/backends.ts';
@@ -146,6 +147,71 @@ describe('choosing the refs of a refs: source', () => {
         'refs-over-limit',
         '5 refs match, past maxRefs 3: the 2 oldest are not served (refs/tags/v1.0.0, refs/tags/v0.9.0)',
       ),
+    ]);
+  });
+});
+
+describe('which refs are listed', () => {
+  const group = (newest?: number): SourceConfig => ({
+    id: 'policies',
+    location: { kind: 'local', path: '/nowhere' },
+    target: { kind: 'refs', patterns: ['*'], maxRefs: 50, ...(newest === undefined ? {} : { newest }) },
+    paths: [],
+    strictNames: false,
+    keep: 2,
+    timeoutMs: 1000,
+  });
+  const refs = [
+    ['refs/heads/main', '2026-03-01T00:00:00.000Z'],
+    ['refs/tags/v2.9.0', '2025-01-01T00:00:00.000Z'],
+    ['refs/heads/release/2026-01', '2026-01-01T00:00:00.000Z'],
+    ['refs/tags/v2.10.0', '2024-01-01T00:00:00.000Z'],
+    ['refs/tags/v1.0.0', '2023-01-01T00:00:00.000Z'],
+  ] as const;
+  const arranged = (newest: number | undefined, gone: readonly string[] = []) => {
+    const g = group(newest) as Parameters<typeof refSourceConfig>[0];
+    const members = refs.map(([name, commitTime], n) => ({
+      config: refSourceConfig(g, { name, id: refSourceId('policies', name)!, commit: String(n).repeat(40) }),
+      commitTime,
+    }));
+    const sources = [g, ...members.map((m) => m.config)];
+    const served: ServedSource[] = members.map(({ config, commitTime }) => ({
+      id: config.id,
+      current: { source: config.id, commit: '0'.repeat(40), commitTime } as Namespace,
+      retained: [],
+    }));
+    const listing = {
+      refs: [],
+      gone: gone.map((name) => ({ name, id: refSourceId('policies', name)!, commit: '0'.repeat(40) })),
+      problems: [],
+    };
+    return arrangedSources(served, sources, new Map([['policies', listing]])).map((s) => [
+      s.id,
+      s.listed ?? true,
+    ]);
+  };
+
+  it('lists versions newest first by their numbers, then other refs by commit time; newest N lists the first N', () => {
+    expect(arranged(undefined)).toEqual([
+      ['policies.v2.10.0', true],
+      ['policies.v2.9.0', true],
+      ['policies.v1.0.0', true],
+      ['policies.main', true],
+      ['policies.release-2026-01', true],
+    ]);
+    expect(arranged(2)).toEqual([
+      ['policies.v2.10.0', true],
+      ['policies.v2.9.0', true],
+      ['policies.v1.0.0', false],
+      ['policies.main', false],
+      ['policies.release-2026-01', false],
+    ]);
+  });
+
+  it('never lists a deleted ref it still serves, and lists the next one in its place', () => {
+    expect(arranged(1, ['refs/tags/v2.10.0']).slice(0, 2)).toEqual([
+      ['policies.v2.10.0', false],
+      ['policies.v2.9.0', true],
     ]);
   });
 });
