@@ -603,3 +603,39 @@ describe('pins of a refs: source', () => {
     expect(refused.err.join('')).toBe('skillpin diff: main is no ref source policies follows (refs: v*)\n');
   });
 });
+
+describe('reloading a refs: source', () => {
+  it('applies a new list: and new patterns on reload; the refs it keeps serve on, neither fetched nor indexed again', async () => {
+    const dir = tempDir('skillpin-refs-reload-');
+    const file = path.join(dir, 'skillpin.yaml');
+    const write = (extra: string) =>
+      writeFileSync(
+        file,
+        `dataDir: ${path.join(dir, 'data')}\nsources:\n  - id: policies\n    path: ${fx().gitdir}\n${extra}`,
+      );
+    write('    refs: ["v1*"]\n    list: newest\n');
+    const server = await serveInProcess(file, { http: false });
+    const served = () =>
+      server.serving.catalog.state.sources.map((s) => [s.id, s.current.commit, s.listed ?? true]);
+    try {
+      expect(served()).toEqual([
+        ['policies.v1.1.0', C('c2'), true],
+        ['policies.v1.0.0', C('c1'), false],
+      ]);
+      const kept = server.serving.catalog.state.sources[0]!.current;
+      write('    refs: ["v1*", "release/*"]\n');
+      const outcome = await server.serving.reload();
+      expect(outcome).toMatchObject({ applied: true, changes: { changed: ['policies'] } });
+      await server.serving.sync('policies');
+      expect(served()).toEqual([
+        ['policies.v1.1.0', C('c2'), true],
+        ['policies.v1.0.0', C('c1'), true],
+        ['policies.release-2026-01', C('c4'), true],
+      ]);
+      // A ref the reload kept was not fetched or indexed again: the same namespace serves.
+      expect(server.serving.catalog.state.sources[0]!.current).toBe(kept);
+    } finally {
+      await server.stop();
+    }
+  });
+});
