@@ -60,7 +60,22 @@ export async function sync(
     await worker.stop();
   }
   if (interactive) err('\r\x1b[K');
+  const after = worker.status().sources;
   for (const outcome of outcomes) {
+    const refs = after.find((s) => s.id === outcome.id)?.refs;
+    if (refs !== undefined) {
+      // A refs: source: each of its refs with its commit, then how the source's sync ended.
+      for (const ref of after.filter((s) => s.group === outcome.id))
+        err(
+          `${ref.id}: ${ref.current === null ? 'serves nothing' : `${ref.current.commit !== before.get(ref.id) ? 'now at' : 'unchanged at'} ${ref.current.commit}`}\n`,
+        );
+      err(
+        outcome.ok
+          ? `${outcome.id}: ${refs.served.length} refs\n`
+          : `${outcome.id}: FAILED ${outcome.reason}: ${outcome.detail}\n`,
+      );
+      continue;
+    }
     err(
       outcome.ok
         ? `${outcome.id}: ${outcome.commit !== before.get(outcome.id) ? 'now at' : 'unchanged at'} ${outcome.commit}\n`

@@ -316,8 +316,20 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     await applyListings();
     await persist([followed]);
     const refs = [...listingOf(id).refs, ...listingOf(id).gone];
-    for (const ref of refs) await running.followed.get(ref.id)?.follower.trigger(why);
-    return outcome;
+    const failed: Array<SyncOutcome & { ok: false }> = [];
+    for (const ref of refs) {
+      const done = await running.followed.get(ref.id)?.follower.trigger(why);
+      if (done !== undefined && !done.ok) failed.push(done);
+    }
+    // A ref that failed fails the source's sync too (its retries follow): never a silent success.
+    if (!outcome.ok || failed.length === 0) return outcome;
+    return {
+      id,
+      ok: false,
+      reason: failed[0]!.reason,
+      detail: `${failed.length} of ${refs.length} refs failed (${failed.map((f) => f.id).join(', ')}); ${failed[0]!.id}: ${failed[0]!.detail}`,
+      ...(outcome.commit === '' ? {} : { serving: outcome.commit }),
+    };
   };
 
   const follow = (source: SourceConfig, config: Config) =>

@@ -8,6 +8,8 @@ import { diff } from '../../src/commands/diff.ts';
 import type { SourceDiff } from '../../src/commands/diffReport.ts';
 import { lock } from '../../src/commands/lock.ts';
 import { renderStatus, statusReport } from '../../src/commands/status.ts';
+import { sync } from '../../src/commands/sync.ts';
+import { silentLogger } from '../../src/shared/log.ts';
 import { type UpdateReport, update } from '../../src/commands/update.ts';
 import { readLockfile } from '../../src/sync/lockfile.ts';
 import type { Namespace, ServedSource } from '../../src/catalog/index.ts';
@@ -637,5 +639,38 @@ describe('reloading a refs: source', () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe('skillpin sync of a refs: source', () => {
+  it('prints each ref with its commit, and fails when one ref fails', async () => {
+    const dir = tempDir('skillpin-refs-sync-');
+    const repo = path.join(dir, 'policies.git');
+    cpSync(fx().gitdir, repo, { recursive: true });
+    // A tag of a tree, not a commit: that ref cannot be served, the others are.
+    const tree = git(['--git-dir', repo, 'rev-parse', `${C('c1')}^{tree}`]);
+    git(['--git-dir', repo, 'update-ref', 'refs/tags/v9.0.0', tree]);
+    const file = path.join(dir, 'skillpin.yaml');
+    writeFileSync(
+      file,
+      `dataDir: ${path.join(dir, 'data')}\nsources:\n  - id: policies\n    path: ${repo}\n    refs: ["v1*", "v9*"]\n`,
+    );
+    const lines: string[] = [];
+    const code = await sync(
+      loadConfig(file),
+      { interactive: false },
+      silentLogger(),
+      (text) => void lines.push(text),
+    );
+    expect(lines.join('').split('\n').filter(Boolean)).toEqual([
+      'policies.v9.0.0: indexing',
+      'policies.v1.1.0: indexing',
+      'policies.v1.0.0: indexing',
+      'policies.v9.0.0: serves nothing',
+      `policies.v1.1.0: now at ${C('c2')}`,
+      `policies.v1.0.0: now at ${C('c1')}`,
+      `policies: FAILED source-commit-not-found: 1 of 3 refs failed (policies.v9.0.0); policies.v9.0.0: commit ${tree} is not in the repository`,
+    ]);
+    expect(code).toBe(1);
   });
 });
