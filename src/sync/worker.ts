@@ -315,21 +315,11 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     }
     await applyListings();
     await persist([followed]);
-    const refs = [...listingOf(id).refs, ...listingOf(id).gone];
-    const failed: Array<SyncOutcome & { ok: false }> = [];
-    for (const ref of refs) {
-      const done = await running.followed.get(ref.id)?.follower.trigger(why);
-      if (done !== undefined && !done.ok) failed.push(done);
-    }
-    // A ref that failed fails the source's sync too (its retries follow): never a silent success.
-    if (!outcome.ok || failed.length === 0) return outcome;
-    return {
-      id,
-      ok: false,
-      reason: failed[0]!.reason,
-      detail: `${failed.length} of ${refs.length} refs failed (${failed.map((f) => f.id).join(', ')}); ${failed[0]!.id}: ${failed[0]!.detail}`,
-      ...(outcome.commit === '' ? {} : { serving: outcome.commit }),
-    };
+    // Each ref syncs in turn; one that fails reports on its own line (status, skillpin sync) and retries with its
+    // source's next listing, which keeps its poll: a broken tag never slows how soon a new one is served.
+    for (const ref of [...listingOf(id).refs, ...listingOf(id).gone])
+      await running.followed.get(ref.id)?.follower.trigger(why);
+    return outcome;
   };
 
   const follow = (source: SourceConfig, config: Config) =>

@@ -666,10 +666,10 @@ describe('skillpin sync of a refs: source', () => {
       'policies.v9.0.0: indexing',
       'policies.v1.1.0: indexing',
       'policies.v1.0.0: indexing',
-      'policies.v9.0.0: serves nothing',
+      `policies.v9.0.0: FAILED source-commit-not-found: commit ${tree} is not in the repository`,
       `policies.v1.1.0: now at ${C('c2')}`,
       `policies.v1.0.0: now at ${C('c1')}`,
-      `policies: FAILED source-commit-not-found: 1 of 3 refs failed (policies.v9.0.0); policies.v9.0.0: commit ${tree} is not in the repository`,
+      'policies: FAILED: 1 of 3 refs failed (policies.v9.0.0)',
     ]);
     expect(code).toBe(1);
   });
