@@ -1,7 +1,13 @@
 #!/usr/bin/env node
 // The `skillpin` command: the compiled CLI in dist/, which `npm run build` writes (npm pack runs it through
 // `prepack`, npm start when dist/ is older than src/; npm install runs no script).
+import module from 'node:module';
 import { fileURLToPath } from 'node:url';
+
+// Node 22.1 and later keep V8's compiled code of dist/ between runs (in the temp folder, or NODE_COMPILE_CACHE):
+// every stdio host starts a process per window, and compiling the bundle is most of a start. Node 20 has no such
+// cache and goes on without it.
+module.enableCompileCache?.();
 
 const cli = new URL('../dist/cli.js', import.meta.url);
 let run;

@@ -8,27 +8,35 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = path.resolve(import.meta.dirname, '..');
-const dist = path.join(root, 'dist');
+/** Where the package's JavaScript goes (`bin/skillpin.js` runs `dist/cli.js`). */
+export const DIST = path.join(root, 'dist');
 
-rmSync(dist, { recursive: true, force: true });
-await build({
-  entryPoints: [path.join(root, 'src', 'cli.ts')],
-  outdir: dist,
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20.12',
-  // Class and function names as written: errors name themselves from them (`this.name = new.target.name`).
-  keepNames: true,
-  sourcemap: true,
-  sourcesContent: false,
-  // CommonJS bundled into an ES module requires Node's built-ins by name.
-  banner: {
-    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-  },
-  logLevel: 'warning',
-});
+/** Bundles src/cli.ts into `outdir` (emptied first). The tests run their child processes from such a bundle. */
+export async function bundle(outdir: string = DIST): Promise<void> {
+  rmSync(outdir, { recursive: true, force: true });
+  await build({
+    entryPoints: [path.join(root, 'src', 'cli.ts')],
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20.12',
+    // Class and function names as written: errors name themselves from them (`this.name = new.target.name`).
+    keepNames: true,
+    minify: true,
+    sourcemap: true,
+    sourcesContent: false,
+    // CommonJS bundled into an ES module requires Node's built-ins by name.
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    },
+    logLevel: 'warning',
+  });
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await bundle();

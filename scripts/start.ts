@@ -38,7 +38,7 @@ const inputs = ['src', 'scripts/build.ts', 'package.json', 'package-lock.json'].
 );
 if (newest([path.join(root, 'dist', 'cli.js')]) <= newest(inputs)) {
   process.stderr.write('skillpin example: building dist/ (a build input is newer than it)\n');
-  await import('./build.ts');
+  await (await import('./build.ts')).bundle();
 }
 // The fixture repositories are deterministic: built again only when their sources changed.
 if (newest([path.join(fixtures, 'fixtures.json')]) <= newest([path.join(root, 'fixtures-repos')]))

@@ -114,31 +114,16 @@ async function keyedConfig(file: string) {
   return checkKeys(await loadConfig(file));
 }
 
-/** The CLI; a command's exit status goes to `exit`, a usage error is thrown as a CommanderError. */
-export function program(
-  io: CliIo = processIo,
-  exit: (code: number) => void = (code) => {
-    process.exitCode = code;
-  },
-): Command {
-  const cli = new Command('skillpin')
-    .description('Serve Agent Skills from git repositories, pinned to exact commits, over MCP')
-    .version(SERVER_VERSION)
-    .showHelpAfterError()
-    .configureOutput({ writeOut: io.out, writeErr: io.err })
-    .exitOverride()
-    .addOption(
-      new Option('--log-level <level>', 'what is logged on stderr (default: info; sync: warn)')
-        .choices(LOG_LEVELS)
-        .env('SKILLPIN_LOG_LEVEL'),
-    )
-    .addOption(
-      new Option('--log-format <format>', 'log lines: pretty (default on a terminal) or json').choices(
-        LOG_FORMATS,
-      ),
-    );
-  const configOption = () => new Option('-c, --config <file>', 'configuration file').default('skillpin.yaml');
+/** What every command's wiring gets: where it writes, and where its exit status goes. */
+interface Wiring {
+  io: CliIo;
+  exit: (code: number) => void;
+}
 
+const configOption = () => new Option('-c, --config <file>', 'configuration file').default('skillpin.yaml');
+
+/** `serve` (the default command): starts serving, then only cli.ts binds the process. */
+function serveCommand(cli: Command, { io, exit }: Wiring): void {
   const serving = cli
     .command('serve', { isDefault: true })
     .description(
@@ -191,7 +176,10 @@ export function program(
       }
     },
   );
+}
 
+/** `sync`: every source once, with progress on stderr. */
+function syncCommand(cli: Command, { io, exit }: Wiring): void {
   cli
     .command('sync')
     .description(
@@ -216,7 +204,10 @@ export function program(
         ),
       );
     });
+}
 
+/** `check`: one commit (or the work tree) indexed exactly as the server would. */
+function checkCommand(cli: Command, { io, exit }: Wiring): void {
   cli
     .command('check')
     .description(
@@ -261,14 +252,18 @@ export function program(
       const { check } = await import('./commands/check.ts');
       exit(await check({ target: repository, ...options }, io));
     });
+}
 
-  const formats = () => [
-    new Option('--json', 'print JSON (documented in the README)').conflicts('markdown'),
-    new Option('--markdown', 'print Markdown, for a pull request'),
-  ];
-  const formatOf = (options: { json?: boolean; markdown?: boolean }): DiffFormat =>
-    options.json ? 'json' : options.markdown ? 'markdown' : 'text';
+/** `--json` or `--markdown`, for `update` and `diff`. */
+const formats = () => [
+  new Option('--json', 'print JSON (documented in the README)').conflicts('markdown'),
+  new Option('--markdown', 'print Markdown, for a pull request'),
+];
+const formatOf = (options: { json?: boolean; markdown?: boolean }): DiffFormat =>
+  options.json ? 'json' : options.markdown ? 'markdown' : 'text';
 
+/** `lock` and `update`: the lockfile written, and refs re-resolved into it. */
+function pinCommands(cli: Command, { io, exit }: Wiring): void {
   cli
     .command('lock')
     .description('resolve every source and write the lockfile (skillpin.lock next to the config, or lock:)')
@@ -292,7 +287,10 @@ export function program(
       exit(await update(await keyedConfig(options.config), names, formatOf(options), io));
     },
   );
+}
 
+/** `diff`: the skills added, removed and changed between two commits. */
+function diffCommand(cli: Command, { io, exit }: Wiring): void {
   const diffing = cli
     .command('diff')
     .description('the skills added, removed and changed between two commits of a repository')
@@ -333,7 +331,10 @@ export function program(
       exit(await diff({ repository, from, to, ...rest, ...config, format: formatOf(options) }, io));
     },
   );
+}
 
+/** `verify`: connect as a host would and check every file's digest. */
+function verifyCommand(cli: Command, { io, exit }: Wiring): void {
   cli
     .command('verify')
     .description(
@@ -361,7 +362,10 @@ export function program(
         exit(await verify({ ...(url === undefined ? {} : { url }), ...options }, cliEntry, io));
       },
     );
+}
 
+/** `init`, `reload` and `status`: a starter config, a running server told to re-read, what dataDir holds. */
+function setupCommands(cli: Command, { io, exit }: Wiring): void {
   cli
     .command('init')
     .description('write a commented starter config that runs as written: a public source and this repository')
@@ -394,6 +398,42 @@ export function program(
       const { status } = await import('./commands/status.ts');
       await status(await loadConfig(options.config), { json: options.json === true }, io.out);
     });
+}
+
+/** The CLI; a command's exit status goes to `exit`, a usage error is thrown as a CommanderError. */
+export function program(
+  io: CliIo = processIo,
+  exit: (code: number) => void = (code) => {
+    process.exitCode = code;
+  },
+): Command {
+  const cli = new Command('skillpin')
+    .description('Serve Agent Skills from git repositories, pinned to exact commits, over MCP')
+    .version(SERVER_VERSION)
+    .showHelpAfterError()
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride()
+    .addOption(
+      new Option('--log-level <level>', 'what is logged on stderr (default: info; sync: warn)')
+        .choices(LOG_LEVELS)
+        .env('SKILLPIN_LOG_LEVEL'),
+    )
+    .addOption(
+      new Option('--log-format <format>', 'log lines: pretty (default on a terminal) or json').choices(
+        LOG_FORMATS,
+      ),
+    );
+  const wiring = { io, exit };
+  for (const add of [
+    serveCommand,
+    syncCommand,
+    checkCommand,
+    pinCommands,
+    diffCommand,
+    verifyCommand,
+    setupCommands,
+  ])
+    add(cli, wiring);
   return cli;
 }
 

@@ -53,6 +53,7 @@ describe('documentation', () => {
         SKILLPIN_WEBHOOK_SECRET: 's',
         SKILLPIN_RUN_SECRET: 'r',
         SKILLPIN_CI_TOKEN: 'ci-token-0123456789abcdef',
+        REDIS_URL: 'redis://:secret@redis.example.com:6379',
       }),
     ).not.toThrow();
     const example = parse(readFileSync(file, 'utf8')) as Record<string, unknown> & {
@@ -67,8 +68,15 @@ describe('documentation', () => {
         ).unwrap().shape,
       );
     expect(Object.keys(example).sort()).toEqual(Object.keys(configSchema.shape).sort());
-    for (const key of ['cache', 'sync', 'webhook', 'http', 'git', 'runs'])
-      expect(Object.keys(example[key] as object).sort()).toEqual(nested(key).sort());
+    // Shown commented out, so that a copy works as any user: runs.user (only root can switch users).
+    const commented: Record<string, string[]> = { runs: ['user'] };
+    for (const key of ['cache', 'sync', 'webhook', 'http', 'git', 'runs', 'coordination'])
+      expect(Object.keys(example[key] as object).sort()).toEqual(
+        nested(key)
+          .filter((name) => !commented[key]?.includes(name))
+          .sort(),
+      );
+    expect(readFileSync(file, 'utf8')).toContain('\n  # user: nobody ');
     const sourceKeys = new Set(example.sources.flatMap((source) => Object.keys(source)));
     expect([...sourceKeys].sort()).toEqual([
       'cacheScope',

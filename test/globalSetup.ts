@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildFixtures } from '../fixtures-repos/build.ts';
-import { TEST_FIXTURES_DIR } from './helpers/fixtures.ts';
+import { bundle } from '../scripts/build.ts';
+import { PROJECT_ROOT, TEST_FIXTURES_DIR } from './helpers/fixtures.ts';
 
 // Each vitest project runs this file; the run does its work once.
 const RUN = Symbol.for('skillpin.test-run');
@@ -15,6 +16,13 @@ export default async function setup(): Promise<() => void> {
   const runDir = mkdtempSync(path.join(tmpdir(), 'skillpin-run-'));
   // Test workers and every process a test starts inherit it, so os.tmpdir(), git and tsx all write there.
   process.env['TMPDIR'] = runDir;
-  await buildFixtures(TEST_FIXTURES_DIR);
-  return () => rmSync(runDir, { recursive: true, force: true, maxRetries: 3 });
+  // The skillpin processes tests start run from a bundle of src/ made now, as the package runs (a process started
+  // through tsx spends most of a second compiling src/ first). It lives under the project, where node_modules is.
+  const cli = path.join(PROJECT_ROOT, '.skillpin', 'test-cli', path.basename(runDir));
+  await Promise.all([buildFixtures(TEST_FIXTURES_DIR), bundle(cli)]);
+  process.env['SKILLPIN_TEST_CLI'] = path.join(cli, 'cli.js');
+  return () => {
+    rmSync(cli, { recursive: true, force: true, maxRetries: 3 });
+    rmSync(runDir, { recursive: true, force: true, maxRetries: 3 });
+  };
 }

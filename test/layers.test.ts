@@ -12,6 +12,7 @@ const LAYERS = [
   'index',
   'catalog',
   'sync',
+  'run',
   'mcp',
   'http',
   'commands',

@@ -1,4 +1,4 @@
-import type { CommitIndex, IndexedSkill } from '../index/index.ts';
+import type { CommitIndex, IndexedFile, IndexedSkill } from '../index/index.ts';
 import type { SkillProblem } from '../shared/reasons.ts';
 import type { Signer } from '../shared/signer.ts';
 
@@ -28,6 +28,12 @@ export interface Namespace {
    * differs throws source-store-damaged); readers above do not hash them again.
    */
   readBlob(blob: string): Promise<Uint8Array>;
+  /**
+   * The text after the frontmatter of a SKILL.md blob, as the indexer read it from the bytes it hashed, while it
+   * is still held (sync keeps what it read of a source's served SKILL.md files); undefined when it is not: read
+   * the blob then. Saves the search index a second read of every SKILL.md when a commit is published.
+   */
+  skillMdBody?(blob: string): string | undefined;
 }
 
 export function buildNamespace(
@@ -35,6 +41,7 @@ export function buildNamespace(
   index: CommitIndex,
   origin: Origin,
   readBlob: (blob: string) => Promise<Uint8Array>,
+  skillMdBody?: (blob: string) => string | undefined,
 ): Namespace {
   return {
     source,
@@ -45,5 +52,27 @@ export function buildNamespace(
     problems: index.problems,
     ...(index.signer === undefined ? {} : { signer: index.signer }),
     readBlob,
+    ...(skillMdBody === undefined ? {} : { skillMdBody }),
   };
 }
+
+/** One file of a served skill: its URI and what the index knows of it (blob, digest, size, path). */
+export interface CatalogFile {
+  readonly uri: string;
+  readonly file: IndexedFile;
+}
+
+/**
+ * A served skill as the layers above the catalog share it (mcp serves it, run materialises it): its namespace,
+ * its indexed skill, the URI of its SKILL.md, and its files (nested skills' included) by path relative to its
+ * folder.
+ */
+export interface CatalogSkill {
+  readonly ns: Namespace;
+  readonly skill: IndexedSkill;
+  readonly uri: string;
+  readonly files: ReadonlyMap<string, CatalogFile>;
+}
+
+/** Reads a served file, checked against its digest; every read (resources, tools, prompts, skill_run) is one. */
+export type FileReader = (ns: Namespace, file: CatalogFile) => Promise<Uint8Array>;

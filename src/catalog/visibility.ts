@@ -24,8 +24,24 @@ export function onlySources(ids: Iterable<string>): Visibility {
 const filtered = new WeakMap<CatalogState, Map<string, CatalogState>>();
 
 /** Whether a caller sees a source: by its id, or, for a ref of a `refs:` source, by that source's id. */
-const sees = (visibility: Visibility, source: { id: string; group?: string }) =>
+const sees = (visibility: Visibility, source: { readonly id: string; readonly group?: string }) =>
   visibility.has(source.id) || (source.group !== undefined && visibility.has(source.group));
+
+/** Anything that lists sources and failures by source id (and a ref by its `refs:` source): a catalog state, a status report. */
+interface BySource {
+  readonly sources: readonly { readonly id: string; readonly group?: string }[];
+  readonly failures: readonly { readonly id: string; readonly group?: string }[];
+}
+
+/** The sources of `report` a caller may see, and their failures; the report itself when nothing is hidden. */
+export function visibleSources<T extends BySource>(report: T, visibility: Visibility): T {
+  if (visibility.all) return report;
+  const sources = report.sources.filter((source) => sees(visibility, source));
+  const failures = report.failures.filter((failure) => sees(visibility, failure));
+  return sources.length === report.sources.length && failures.length === report.failures.length
+    ? report
+    : { ...report, sources, failures };
+}
 
 /**
  * The part of `state` a caller sees: its sources and their failures. Built once per (state, visibility key), so
@@ -38,12 +54,8 @@ export function visibleState(state: CatalogState, visibility: Visibility): Catal
   if (byKey === undefined) filtered.set(state, (byKey = new Map()));
   let seen = byKey.get(visibility.key);
   if (seen === undefined) {
-    const sources = state.sources.filter((source) => sees(visibility, source));
-    const failures = state.failures.filter((failure) => sees(visibility, failure));
-    seen =
-      sources.length === state.sources.length && failures.length === state.failures.length
-        ? state
-        : Object.freeze({ sources, failures });
+    const visible = visibleSources(state, visibility);
+    seen = visible === state ? state : Object.freeze(visible);
     byKey.set(visibility.key, seen);
   }
   return seen;

@@ -10,7 +10,7 @@ import { searchIndexOf } from '../mcp/search.ts';
 import { createServerFactory, type ServerFactory } from '../mcp/server.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
-import type { Clock } from '../sync/clock.ts';
+import { type Clock, systemClock } from '../sync/clock.ts';
 import { joinDataDir, type Membership } from '../sync/membership.ts';
 import { DataDirConflictError } from '../sync/processes.ts';
 import { createSyncWorker, type Reconfigured, type SyncOutcome, type SyncWorker } from '../sync/worker.ts';
@@ -73,6 +73,7 @@ export function settingsNeedingRestart(running: Config, next: Config): string[] 
     'webhook',
     'auth',
     'runs',
+    'coordination',
   ] as const;
   const changed: string[] = keys.filter((key) => !isDeepStrictEqual(running[key], next[key]));
   if (running.sync.retryMinMs !== next.sync.retryMinMs || running.sync.retryMaxMs !== next.sync.retryMaxMs)
@@ -172,14 +173,26 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
     catalog,
     logger,
     membership,
+    coordination: await coordinationOf(config, options, membership),
     clock: options.clock,
     onSettled: options.onSettled,
     onSynced: metrics && ((outcome, seconds) => metrics.synced(outcome, seconds)),
   });
-  // Each listed namespace's search index is built once, when it is published, not at its first search.
-  const indexing = catalog.onChange(() => {
-    for (const ns of catalog.listed()) void searchIndexOf(ns).catch(() => undefined);
+  // Each listed namespace's search index is built once, when it is published, not at its first search: within
+  // SEARCH_INDEX_DELAY_MS, so that a stdio host's first listing, asked as the server starts, does not wait behind
+  // it. A search before then builds it at once (searchIndexOf keeps one build per namespace).
+  let building: NodeJS.Timeout | undefined;
+  const unsubscribe = catalog.onChange(() => {
+    clearTimeout(building);
+    building = setTimeout(() => {
+      for (const ns of catalog.listed()) void searchIndexOf(ns).catch(() => undefined);
+    }, SEARCH_INDEX_DELAY_MS);
+    building.unref();
   });
+  const indexing = () => {
+    clearTimeout(building);
+    unsubscribe();
+  };
   await worker.restore();
   const reloading = reloader(config, worker, logger, options.reread ?? (async () => config));
   const grants = config.sources.some((source) => source.run !== undefined);
@@ -190,7 +203,7 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
     cache: liveCachePolicy(reloading.config),
     tools: config.tools,
     prompts: config.prompts,
-    run: grants ? (await import('../mcp/run/setup.ts')).runOptionsFor(config, logger) : undefined,
+    run: grants ? (await import('../run/setup.ts')).runOptionsFor(config, logger) : undefined,
     maxPrompts: config.maxPrompts,
     onRead: metrics && ((source, bytes) => metrics.served(source, bytes)),
   });
@@ -202,6 +215,24 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
 }
 
 type Core = Awaited<ReturnType<typeof startCore>>;
+
+/** How soon after a namespace is published its search index is built (see startCore). */
+export const SEARCH_INDEX_DELAY_MS = 1000;
+
+/**
+ * Redis coordination of HTTP replicas (`coordination:`), loaded only then: it waits for Redis up to its connect
+ * timeout, and goes on alone (reconnecting behind) when Redis does not answer. A stdio server follows on its own.
+ */
+async function coordinationOf(config: Config, options: ServeOptions, membership: Membership) {
+  if (config.coordination === undefined || options.http === undefined) return undefined;
+  const { connectRedisCoordination } = await import('../sync/redisCoordination.ts');
+  return connectRedisCoordination({
+    config: config.coordination,
+    replica: membership.holder,
+    logger: options.logger,
+    clock: options.clock ?? systemClock,
+  });
+}
 
 /** An open endpoint: where it is, what the start line says of it, and how it closes. */
 interface Endpoint {
@@ -241,19 +272,25 @@ async function serveHttp(
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     server = await startHttpServer({
-      ...listen,
+      listen: {
+        ...listen,
+        allowedHosts: config.http.allowedHosts,
+        allowedOrigins: config.http.allowedOrigins,
+      },
+      serving: {
+        factory: core.factory,
+        catalog: core.catalog,
+        status: () => core.worker.status(),
+        pending: () => core.worker.pending(),
+        metrics: core.metrics,
+      },
+      webhooks: config.webhook && {
+        ...config.webhook,
+        sources: () => core.reloading.config().sources,
+        worker: core.worker,
+      },
       auth,
-      factory: core.factory,
-      catalog: core.catalog,
       logger,
-      worker: core.worker,
-      webhook: config.webhook,
-      sources: () => core.reloading.config().sources,
-      status: () => core.worker.status(),
-      pending: () => core.worker.pending(),
-      allowedHosts: config.http.allowedHosts,
-      allowedOrigins: config.http.allowedOrigins,
-      metrics: core.metrics,
     });
   } catch (error) {
     if (error instanceof ListenError) throw new CannotServeError(error.message);
@@ -306,9 +343,11 @@ export async function startServing(config: Config, options: ServeOptions): Promi
   const membership = joinAsServer(config, options);
   let core: Core | undefined;
   try {
-    const git = await describeGitBackend(config.git);
-    const backend = `${git.backend}, ${git.reason}`;
+    // `git --version` runs while the core loads and restores (its repositories wait for the same answer).
+    const probed = describeGitBackend(config.git);
     core = await startCore(config, options, membership);
+    const git = await probed;
+    const backend = `${git.backend}, ${git.reason}`;
     // Over HTTP the port opens first (probes answer while local sources sync); a stdio host lists as soon as it
     // connects, so the local sources are in the catalog before the connection opens.
     const endpoint =

@@ -186,6 +186,21 @@ export interface AuthConfig {
   oauth?: OAuthConfig;
 }
 
+/** `coordination:` (HTTP replicas): Redis, where replicas share webhooks, the poll of each source and what they serve. */
+export interface CoordinationConfig {
+  /** The Redis URL as resolved from its environment reference: may hold a password, never printed. */
+  redis: string;
+  /** `host:port` of the URL, what logs and status name. */
+  endpoint: string;
+  /** TLS (`rediss://` or `tls:`), and the CA file's text when one is given. */
+  tls?: { ca?: string };
+  keyPrefix: string;
+  connectTimeoutMs: number;
+  commandTimeoutMs: number;
+  /** How long a poll lease lasts unless renewed (at most the source's poll interval). */
+  leaseMs: number;
+}
+
 /** Static tokens shorter than this are refused: they are guessable. */
 export const MIN_TOKEN_LENGTH = 16;
 
@@ -221,6 +236,8 @@ export interface Config {
   runs: RunSettings;
   /** Who may call the HTTP endpoint and what each caller sees; absent: anyone who reaches it sees everything. */
   auth?: AuthConfig;
+  /** Replicas coordinated through Redis; absent: every replica follows on its own. */
+  coordination?: CoordinationConfig;
   sources: SourceConfig[];
 }
 
@@ -422,6 +439,10 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
         };
   const runs = runSettingsOf(raw.runs, (reference) => fromEnv(reference, ['runs', 'secret']));
   const authConfig = raw.auth === undefined ? undefined : resolveAuth(raw.auth, sources, problemAt, fromEnv);
+  const coordination =
+    raw.coordination === undefined
+      ? undefined
+      : resolveCoordination(raw.coordination, fromEnv, problemAt, (name, at) => keyFile(name, at).text);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     file: absolute,
@@ -438,7 +459,53 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     ...(webhook === undefined ? {} : { webhook }),
     runs,
     ...(authConfig === undefined ? {} : { auth: authConfig }),
+    ...(coordination === undefined ? {} : { coordination }),
     sources,
+  };
+}
+
+/**
+ * `coordination:` with its Redis URL read from the environment. A URL that is not redis:// or rediss:// is a
+ * problem whose message never repeats the value (it may hold a password).
+ */
+function resolveCoordination(
+  raw: NonNullable<RawConfig['coordination']>,
+  fromEnv: (reference: string, segments: PropertyKey[]) => string,
+  problemAt: (segments: PropertyKey[], message: string) => void,
+  readFile: (name: string, segments: PropertyKey[]) => string,
+): CoordinationConfig {
+  const url = fromEnv(raw.redis, ['coordination', 'redis']);
+  const name = ENV_REFERENCE.exec(raw.redis)![1]!;
+  let endpoint = '';
+  let secure = false;
+  if (url !== '') {
+    const parsed = URL.canParse(url) ? new URL(url) : undefined;
+    if (parsed === undefined || !['redis:', 'rediss:'].includes(parsed.protocol) || parsed.hostname === '')
+      problemAt(
+        ['coordination', 'redis'],
+        `${name} must hold a redis:// or rediss:// URL with a host (redis://[:password@]host[:port][/db])`,
+      );
+    else {
+      endpoint = `${parsed.hostname}:${parsed.port === '' ? '6379' : parsed.port}`;
+      secure = parsed.protocol === 'rediss:';
+    }
+  }
+  const tls =
+    raw.tls === undefined || raw.tls === false
+      ? secure
+        ? {}
+        : undefined
+      : raw.tls === true
+        ? {}
+        : { ca: readFile(raw.tls.ca, ['coordination', 'tls', 'ca']) };
+  return {
+    redis: url,
+    endpoint,
+    ...(tls === undefined ? {} : { tls }),
+    keyPrefix: raw.keyPrefix,
+    connectTimeoutMs: parseDuration(raw.connectTimeout),
+    commandTimeoutMs: parseDuration(raw.commandTimeout),
+    leaseMs: parseDuration(raw.lease),
   };
 }
 

@@ -405,6 +405,20 @@ export const configSchema = z.strictObject({
         .optional(),
     })
     .prefault({}),
+  coordination: z
+    .strictObject({
+      // The URL may carry a password: only an environment reference is accepted.
+      redis: envReference('REDIS_URL'),
+      tls: z.union([z.boolean(), z.strictObject({ ca: z.string().min(1) })]).optional(),
+      keyPrefix: z
+        .string()
+        .regex(/^[A-Za-z0-9._:-]{1,64}$/, 'must be 1-64 letters, digits, ".", "_", ":" or "-"')
+        .default('skillpin:'),
+      connectTimeout: duration(100, 'connectTimeout').default('5s'),
+      commandTimeout: duration(50, 'commandTimeout').default('2s'),
+      lease: duration(1000, 'lease').default('30s'),
+    })
+    .optional(),
   auth: auth.optional(),
   sources: z.array(source).min(1, 'configure at least one source'),
 });

@@ -1,6 +1,6 @@
 import { errnoReason, type SourceReason } from '../shared/reasons.ts';
 import { GitError, type GitErrorOptions } from './errors.ts';
-import { MAX_OBJECT_BYTES, MAX_REDIRECTS } from './limits.ts';
+import { MAX_LARGE_BLOB_BYTES, MAX_OBJECT_BYTES, MAX_REDIRECTS } from './limits.ts';
 
 /** What a backend learned about a failure that our sentence may name: numbers and settings, never remote text. */
 export interface FailureFacts {
@@ -13,6 +13,8 @@ export interface FailureFacts {
   maxBytes?: number;
   /** The object limit the transfer's pack passed (sync.maxFetchObjects). */
   maxObjects?: number;
+  /** The transfer's blobs over MAX_OBJECT_BYTES declared more than MAX_LARGE_BLOB_BYTES together. */
+  largeBlobs?: boolean;
   /** The address space a git process ran out of (git.maxMemory). */
   memoryBytes?: number;
   /** The byte limit of a ref listing (MAX_REF_LISTING_BYTES) that the remote's passed. */
@@ -35,6 +37,8 @@ function tooLarge(facts: FailureFacts): string {
   if (facts.memoryBytes !== undefined)
     return `git ran out of the ${facts.memoryBytes} bytes of memory it may take (git.maxMemory)`;
   if (facts.listingBytes !== undefined) return `the remote's ref listing passed ${facts.listingBytes} bytes`;
+  if (facts.largeBlobs)
+    return `the blobs over ${MAX_OBJECT_BYTES} bytes of the transfer inflate to more than ${MAX_LARGE_BLOB_BYTES} bytes together`;
   return `an object of the transfer inflates to more than ${MAX_OBJECT_BYTES} bytes`;
 }
 

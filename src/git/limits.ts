@@ -1,5 +1,12 @@
 /** The most one object may inflate to: a served skill is at most 16 MiB, a tree of 100,000 entries some 4 MiB. */
 export const MAX_OBJECT_BYTES = 64 * 1024 * 1024;
+/**
+ * A blob over MAX_OBJECT_BYTES is still kept (never read: the skill holding it is refused, `too-large`, from its
+ * size alone), while the blobs over MAX_OBJECT_BYTES that one transfer brings declare at most this many bytes
+ * together: each is inflated once as it arrives, to hash it, so this bounds that work. Past it the transfer is
+ * `source-too-large`, before the object that passes it is inflated.
+ */
+export const MAX_LARGE_BLOB_BYTES = 256 * 1024 * 1024;
 /** Redirects followed for one request, as git (curl's CURLOPT_MAXREDIRS, set by git's http.c). */
 export const MAX_REDIRECTS = 20;
 /** `sync.maxFetchBytes` when the config does not say: bytes one transfer may bring. */

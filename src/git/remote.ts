@@ -1,7 +1,6 @@
 import { packNames, removePacksSince } from './cleanup.ts';
 import { GitError } from './errors.ts';
 import { transportFailure } from './failure.ts';
-import { MAX_OBJECT_BYTES } from './limits.ts';
 import { pinRef, tagPinRef, type FetchProgress, type Remote, type Repository } from './repository.ts';
 import { listCommit, type TreeCache } from './tree.ts';
 import { redactUrl } from './url.ts';
@@ -30,15 +29,16 @@ async function heldSizes(repo: Repository, ids: readonly string[]): Promise<Arra
 
 /**
  * What the commit still lacks in `repo`: `undefined` when the commit or one of its trees is missing, else the
- * blobs that are served (under `paths`, and every symlink, whose target the walk reads) but not held, and
- * whether one it holds is over MAX_OBJECT_BYTES (read from its header).
+ * blobs that are served (under `paths`, and every symlink, whose target the walk reads) but not held. A blob over
+ * MAX_OBJECT_BYTES may be held (a transfer keeps it within MAX_LARGE_BLOB_BYTES); it is never read, and the skill
+ * holding it is refused from its size.
  */
 async function lacking(
   repo: Repository,
   commit: string,
   paths: readonly string[],
   known?: TreeCache,
-): Promise<{ trees: TreeCache; blobs: string[]; oversized: boolean } | undefined> {
+): Promise<{ trees: TreeCache; blobs: string[] } | undefined> {
   let listed: Awaited<ReturnType<typeof listCommit>>;
   try {
     listed = await listCommit(repo, commit, known);
@@ -56,11 +56,7 @@ async function lacking(
   // A listing made now says which blobs are held and their sizes; else the store is asked as it is now (a reader
   // may still see a pack removed since it opened it), then the sizes of those it holds.
   const sizes = listed.listedNow ? ids.map((id) => listedSizes.get(id)) : await heldSizes(repo, ids);
-  return {
-    trees: listed.trees,
-    blobs: ids.filter((_, i) => sizes[i] === undefined),
-    oversized: sizes.some((size) => size !== undefined && size > MAX_OBJECT_BYTES),
-  };
+  return { trees: listed.trees, blobs: ids.filter((_, i) => sizes[i] === undefined) };
 }
 
 /**
@@ -101,9 +97,6 @@ export async function fetchCommit(
       await repo.fetchBlobs(remote, state.blobs, transfer);
       state = (await lacking(repo, commit, paths, state.trees)) ?? state;
     }
-    // The isomorphic backend refuses such a pack as it arrives; git keeps it compressed on disk. The same sentence.
-    if (state.oversized)
-      throw transportFailure('source-too-large', `fetching ${commit} from ${redactUrl(remote.url)}`);
     if (state.blobs.length > 0)
       throw new GitError(
         'source-incomplete',

@@ -186,6 +186,31 @@ export function createMetrics(options: MetricsOptions): Metrics {
     "Distinct terms in the search index of each source's current commit (absent until it is built)",
     (stats) => stats.terms,
   );
+  // With coordination: whether Redis answers, and the sources whose poll this replica holds.
+  new Gauge({
+    name: 'skillpin_coordination_up',
+    help: 'With coordination: 1 while Redis answers, 0 while this replica follows every source on its own',
+    registers,
+    collect() {
+      this.reset();
+      const coordination = options.status().coordination;
+      if (coordination !== undefined) this.set(coordination.state === 'up' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'skillpin_coordination_lease_held',
+    help: 'With coordination: 1 for each source whose poll lease this replica holds (it lists the refs for all)',
+    labelNames: ['source'] as const,
+    registers,
+    collect() {
+      this.reset();
+      const { coordination, sources } = options.status();
+      if (coordination === undefined) return;
+      for (const source of sources)
+        if (source.replicas !== undefined)
+          this.set({ source: source.id }, source.replicas.leaseHolder === coordination.replica ? 1 : 0);
+    },
+  });
   const webhooks = new Counter({
     name: 'skillpin_webhook_deliveries_total',
     help: 'Webhook deliveries by outcome (triggered, ignored, ping, replayed, unauthorized, invalid, too_large)',

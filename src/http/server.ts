@@ -6,7 +6,7 @@ import {
   localhostAllowedOrigins,
   originValidationResponse,
 } from '@modelcontextprotocol/server';
-import { type Catalog, EVERY_SOURCE, type Visibility } from '../catalog/index.ts';
+import { type Catalog, EVERY_SOURCE, type Visibility, visibleSources } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { ServerFactory } from '../mcp/server.ts';
@@ -27,32 +27,32 @@ export const MCP_PATH = '/mcp';
 export const SESSION_SWEEP_MS = 60_000;
 
 export interface HttpOptions {
-  host: string;
-  port: number;
-  factory: ServerFactory;
-  catalog: Catalog;
-  logger: Logger;
-  allowedHosts?: string[];
-  allowedOrigins?: string[];
-  /** Syncs a source now (webhooks). */
-  worker?: { trigger(id: string, why: string): unknown };
-  webhook?: { secret: string; maxBodyBytes: number };
-  /** The sources webhooks match, or how to get them now (they change when the config is reloaded). */
-  sources?: readonly SourceConfig[] | (() => readonly SourceConfig[]);
-  /** The live status for GET /status (404 without it). */
-  status?: () => StatusReport;
-  /** Sources not tried yet: GET /readyz answers 503 until there are none. */
-  pending?: () => readonly string[];
-  /** Serves GET /metrics (404 without it) and counts what this server does. */
-  metrics?: Metrics;
-  /** Overrides of the limits on request bodies (tests). */
-  bodyLimits?: Partial<BodyLimits>;
-  /** Overrides of the session limits (tests). */
-  sessionLimits?: Partial<SessionLimits>;
-  /** The clock of sessions and webhook deliveries (tests). */
-  now?: () => number;
+  /** Where to listen, and the Host and Origin values allowed besides loopback's (DNS rebinding protection). */
+  listen: { host: string; port: number; allowedHosts?: string[]; allowedOrigins?: string[] };
+  /** What is served: MCP from `factory` over `catalog`; the live status (GET / and /status, 404 without it);
+   * the sources not tried yet (GET /readyz answers 503 until there are none); metrics (GET /metrics, 404 without). */
+  serving: {
+    factory: ServerFactory;
+    catalog: Catalog;
+    status?: () => StatusReport;
+    pending?: () => readonly string[];
+    metrics?: Metrics;
+  };
+  /** Webhooks (POST /hooks/git, 404 without): the secret and body bound, the sources they match now (they change
+   * when the config is reloaded), and what syncs a source now. */
+  webhooks?: {
+    secret: string;
+    maxBodyBytes: number;
+    sources: () => readonly SourceConfig[];
+    worker: { trigger(id: string, why: string): unknown };
+  };
   /** Authentication (`auth:`): every path but /healthz, /readyz, the webhook and the metadata document. */
   auth?: AuthGate;
+  logger: Logger;
+  /** Overrides of the limits on request bodies and sessions (tests). */
+  limits?: { body?: Partial<BodyLimits>; sessions?: Partial<SessionLimits> };
+  /** The clock of sessions and webhook deliveries (tests). */
+  now?: () => number;
 }
 
 /** The port could not be opened (in use, not allowed): one line for the user, no stack. */
@@ -87,16 +87,23 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 export const METRICS_FORBIDDEN =
   'metrics name every source; they are served to a caller allowed every source (a token or scope without sources:)';
 
-/** The methods each path serves. */
-const ROUTES: Record<string, readonly string[]> = {
-  '/': ['GET', 'HEAD'],
-  [MCP_PATH]: MCP_METHODS,
-  '/healthz': ['GET', 'HEAD'],
-  '/readyz': ['GET', 'HEAD'],
-  '/status': ['GET', 'HEAD'],
-  [METRICS_PATH]: ['GET', 'HEAD'],
-  [WEBHOOK_PATH]: ['POST'],
-};
+const READ = ['GET', 'HEAD'] as const;
+
+/** What a request may go on to, once its head is allowed: a caller (with auth), and what it may see. */
+interface Asking {
+  request: Request;
+  caller: Authenticated | undefined;
+  visibility: Visibility;
+}
+
+/**
+ * One path: the methods it serves, and either `serve`, which answers once the body is read (with auth, for the
+ * caller it names, unless the path is one of OPEN_PATHS), or `admit`, which decides from the head alone.
+ */
+type Route = { methods: readonly string[] } & (
+  | { serve: (asking: Asking) => Response | Promise<Response> }
+  | { admit: (head: Request) => Response | Admitted | Promise<Response | Admitted> }
+);
 
 /** A host as a URL and a Host header name it: an IPv6 address in brackets. */
 const bracketed = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
@@ -114,19 +121,6 @@ const clip = (value: string | null) => (value === null ? null : value.slice(0, 2
 /** Paths anyone may call: probes (they name no source when auth is on) and webhooks (their own secrets). */
 export const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', WEBHOOK_PATH]);
 
-/** The status report as one caller may see it: its sources and their failures. */
-export function visibleStatus(report: StatusReport, visibility: Visibility): StatusReport {
-  if (visibility.all) return report;
-  // A ref of a `refs:` source is seen by whoever sees that source.
-  const groupOf = new Map(report.sources.map((source) => [source.id, source.group]));
-  const sees = (id: string) => visibility.has(id) || visibility.has(groupOf.get(id) ?? id);
-  return {
-    ...report,
-    sources: report.sources.filter((source) => sees(source.id)),
-    failures: report.failures.filter((failure) => sees(failure.id)),
-  };
-}
-
 const methodNotAllowed = (method: string, allowed: readonly string[]) =>
   json(
     405,
@@ -134,33 +128,145 @@ const methodNotAllowed = (method: string, allowed: readonly string[]) =>
     { allow: allowed.join(', ') },
   );
 
+/** The status page (`GET /?q=` searches what the caller may see), as a route of the table below. */
+function statusPage(options: HttpOptions, report: () => StatusReport): Route {
+  const { catalog, metrics } = options.serving;
+  return {
+    methods: READ,
+    async serve({ request, visibility }) {
+      const query = new URL(request.url).searchParams.get('q')?.trim() ?? '';
+      const page = renderStatusPage(visibleSources(report(), visibility), {
+        mcpUrl: new URL(MCP_PATH, request.url).href,
+        now: (options.now ?? Date.now)(),
+        metrics: metrics !== undefined,
+        search: query === '' ? undefined : await pageSearch(catalog, visibility, query),
+        skillNames: listedSkillNames(catalog, visibility),
+      });
+      return new Response(page, { headers: STATUS_PAGE_HEADERS });
+    },
+  };
+}
+
+/** GET /healthz: open to anyone, so with auth on it names no source, only how many and why. */
+function healthz(options: HttpOptions): Route {
+  return {
+    methods: READ,
+    serve() {
+      const state = options.serving.catalog.state;
+      return json(200, {
+        status: state.failures.length === 0 ? 'ok' : 'degraded',
+        // Sources with a commit served, and sources whose latest sync failed (some of them still serve one).
+        serving: state.sources.length,
+        failing: state.failures.length,
+        failures: state.failures.map((f) =>
+          options.auth === undefined ? { id: f.id, reason: f.reason } : { reason: f.reason },
+        ),
+      });
+    },
+  };
+}
+
+/** GET /readyz: 503 until every source was tried once, so a replica joins its load balancer with all it serves. */
+function readyz(options: HttpOptions): Route {
+  return {
+    methods: READ,
+    serve() {
+      const pending = options.serving.pending?.() ?? [];
+      return json(pending.length === 0 ? 200 : 503, {
+        ready: pending.length === 0,
+        pending: options.auth === undefined ? pending : pending.length,
+      });
+    },
+  };
+}
+
+/** GET /metrics: they name every source (and when each is read), so only a caller allowed every source reads them. */
+function metricsRoute(metrics: Metrics | undefined): Route {
+  return {
+    methods: READ,
+    async serve({ visibility }) {
+      if (metrics === undefined) return json(404, { error: 'metrics are off; set http.metrics: true' });
+      if (!visibility.all) return json(403, { error: METRICS_FORBIDDEN });
+      return new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } });
+    },
+  };
+}
+
+/** POST /hooks/git: a delivery may send its body when webhooks are on and its head carries a secret or signature. */
+function webhookRoute(options: HttpOptions, deliveries: ReturnType<typeof createDeliveryLog>): Route {
+  const { webhooks, logger } = options;
+  const { metrics } = options.serving;
+  return {
+    methods: ['POST'],
+    admit(head) {
+      if (webhooks === undefined) return json(404, { error: 'webhooks are not configured (webhook.secret)' });
+      const webhookOptions = {
+        secret: webhooks.secret,
+        sources: webhooks.sources(),
+        trigger: (id: string, why: string) => webhooks.worker.trigger(id, why),
+        deliveries,
+        logger,
+        ...(metrics === undefined
+          ? {}
+          : { onOutcome: (outcome: WebhookOutcome) => metrics.delivered(outcome) }),
+      };
+      return (
+        refuseUnsigned(head.headers, webhookOptions) ?? {
+          maxBodyBytes: webhooks.maxBodyBytes,
+          onTooLarge: () => metrics?.delivered('too_large'),
+          serve: (request) => handleWebhook(request, webhookOptions),
+        }
+      );
+    },
+  };
+}
+
 /**
- * Streamable HTTP at /mcp, the status page at /, /healthz, /readyz, /status, /metrics and the webhook. Host and
- * Origin are checked first (DNS rebinding protection), then the method, then (with auth) the caller, all from the
- * request's head: only then is its body read (listener.ts bounds it).
+ * Streamable HTTP at /mcp, the status page at /, /healthz, /readyz, /status, /metrics and the webhook: a table of
+ * routes, one small function each. Host and Origin are checked first (DNS rebinding protection), then the path and
+ * method, then (with auth) the caller, all from the request's head: only then is its body read (listener.ts
+ * bounds it).
  */
 export async function startHttpServer(options: HttpOptions): Promise<RunningHttpServer> {
-  const { auth } = options;
-  const routes: Record<string, readonly string[]> = {
-    ...ROUTES,
-    ...Object.fromEntries((auth?.metadataPaths ?? []).map((path) => [path, ['GET', 'HEAD']])),
-  };
-  const hostname = bracketed(options.host);
+  const { auth, logger, listen } = options;
+  const { catalog, metrics } = options.serving;
+  const hostname = bracketed(listen.host);
   const allowedHosts = [
-    ...new Set([...localhostAllowedHostnames(), hostname, ...(options.allowedHosts ?? [])]),
+    ...new Set([...localhostAllowedHostnames(), hostname, ...(listen.allowedHosts ?? [])]),
   ];
-  const allowedOrigins = [...new Set([...localhostAllowedOrigins(), ...(options.allowedOrigins ?? [])])];
+  const allowedOrigins = [...new Set([...localhostAllowedOrigins(), ...(listen.allowedOrigins ?? [])])];
   const mcp = createMcpEndpoint({
-    factory: options.factory,
-    logger: options.logger,
-    ...(options.sessionLimits === undefined ? {} : { limits: options.sessionLimits }),
+    factory: options.serving.factory,
+    logger,
+    ...(options.limits?.sessions === undefined ? {} : { limits: options.limits.sessions }),
     ...(options.now === undefined ? {} : { now: options.now }),
   });
-  const deliveries = createDeliveryLog(options.now);
-
-  const { logger, metrics } = options;
-  const statusNow = (status: () => StatusReport) => withSearchStats(status(), options.catalog);
   metrics?.countSessions(() => mcp.openSessions());
+  const { status } = options.serving;
+  const report = status && (() => withSearchStats(status(), catalog));
+  const noStatus: Route = { methods: READ, serve: () => json(404, { error: 'no status here' }) };
+  const routes: Record<string, Route> = {
+    '/': report === undefined ? noStatus : statusPage(options, report),
+    [MCP_PATH]: {
+      methods: MCP_METHODS,
+      serve: ({ request, caller }) => mcp.handle(request, peerOf(request), caller?.authInfo),
+    },
+    '/healthz': healthz(options),
+    '/readyz': readyz(options),
+    '/status':
+      report === undefined
+        ? noStatus
+        : { methods: READ, serve: ({ visibility }) => json(200, visibleSources(report(), visibility)) },
+    [METRICS_PATH]: metricsRoute(metrics),
+    [WEBHOOK_PATH]: webhookRoute(options, createDeliveryLog(options.now)),
+    // The protected resource metadata documents (RFC 9728) answer from the head.
+    ...Object.fromEntries(
+      (auth?.metadataPaths ?? []).map((path): [string, Route] => [
+        path,
+        { methods: READ, admit: (head) => auth!.metadata(head) },
+      ]),
+    ),
+  };
 
   /** What a request may do, from its head alone: Host and Origin, path, method, then (with auth) its caller. */
   const gate: Gate = async (head) => {
@@ -174,11 +280,10 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
       );
       return rejected;
     }
-    const allowed = routes[pathname];
-    if (allowed === undefined) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
-    if (!allowed.includes(head.method)) return methodNotAllowed(head.method, allowed);
-    if (auth?.metadataPaths.includes(pathname)) return auth.metadata(head);
-    if (pathname === WEBHOOK_PATH) return webhookGate(head);
+    const route = routes[pathname];
+    if (route === undefined) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
+    if (!route.methods.includes(head.method)) return methodNotAllowed(head.method, route.methods);
+    if ('admit' in route) return route.admit(head);
     // Every path that is not open needs a caller; its answers are what that caller may see.
     let caller: Authenticated | undefined;
     if (auth !== undefined && !OPEN_PATHS.has(pathname)) {
@@ -186,88 +291,19 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
       if (verdict instanceof Response) return verdict;
       caller = verdict;
     }
-    return { maxBodyBytes: MAX_REQUEST_BODY_BYTES, serve: (request) => serve(request, pathname, caller) };
-  };
-
-  /** A webhook delivery may send its body when webhooks are on and its headers carry a secret or a signature. */
-  const webhookGate = (head: Request): Response | Admitted => {
-    const { webhook, worker } = options;
-    if (webhook === undefined || worker === undefined)
-      return json(404, { error: 'webhooks are not configured (webhook.secret)' });
-    const webhookOptions = {
-      secret: webhook.secret,
-      sources: (typeof options.sources === 'function' ? options.sources() : options.sources) ?? [],
-      trigger: (id: string, why: string) => worker.trigger(id, why),
-      deliveries,
-      logger,
-      ...(metrics === undefined
-        ? {}
-        : { onOutcome: (outcome: WebhookOutcome) => metrics.delivered(outcome) }),
-    };
-    return (
-      refuseUnsigned(head.headers, webhookOptions) ?? {
-        maxBodyBytes: webhook.maxBodyBytes,
-        onTooLarge: () => metrics?.delivered('too_large'),
-        serve: (request) => handleWebhook(request, webhookOptions),
-      }
-    );
-  };
-
-  const serve = async (request: Request, pathname: string, caller: Authenticated | undefined) => {
     const visibility = caller?.caller.visibility ?? EVERY_SOURCE;
-    if (pathname === '/') {
-      if (options.status === undefined) return json(404, { error: 'no status here' });
-      const query = new URL(request.url).searchParams.get('q')?.trim() ?? '';
-      const page = renderStatusPage(visibleStatus(statusNow(options.status), visibility), {
-        mcpUrl: new URL(MCP_PATH, request.url).href,
-        now: (options.now ?? Date.now)(),
-        metrics: metrics !== undefined,
-        search: query === '' ? undefined : await pageSearch(options.catalog, visibility, query),
-        skillNames: listedSkillNames(options.catalog, visibility),
-      });
-      return new Response(page, { headers: STATUS_PAGE_HEADERS });
-    }
-    if (pathname === METRICS_PATH) {
-      if (metrics === undefined) return json(404, { error: 'metrics are off; set http.metrics: true' });
-      // Metrics name every source (and when each is read): only a caller allowed every source reads them.
-      if (!visibility.all) return json(403, { error: METRICS_FORBIDDEN });
-      return new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } });
-    }
-    if (pathname === '/healthz') {
-      const state = options.catalog.state;
-      // Open to anyone: with auth on it names no source, only how many and why.
-      return json(200, {
-        status: state.failures.length === 0 ? 'ok' : 'degraded',
-        // Sources with a commit served, and sources whose latest sync failed (some of them still serve one).
-        serving: state.sources.length,
-        failing: state.failures.length,
-        failures: state.failures.map((f) =>
-          auth === undefined ? { id: f.id, reason: f.reason } : { reason: f.reason },
-        ),
-      });
-    }
-    if (pathname === '/readyz') {
-      // 503 until every source was tried once: a replica joins its load balancer with all it can serve.
-      const pending = options.pending?.() ?? [];
-      return json(pending.length === 0 ? 200 : 503, {
-        ready: pending.length === 0,
-        pending: auth === undefined ? pending : pending.length,
-      });
-    }
-    if (pathname === '/status')
-      return options.status === undefined
-        ? json(404, { error: 'no status here' })
-        : json(200, visibleStatus(statusNow(options.status), visibility));
-    return mcp.handle(request, peerOf(request), caller?.authInfo);
+    return {
+      maxBodyBytes: MAX_REQUEST_BODY_BYTES,
+      serve: async (request) => route.serve({ request, caller, visibility }),
+    };
   };
 
-  const unsubscribe = options.catalog.onChange((previous, next) => mcp.listingChanged(previous, next));
-
+  const unsubscribe = catalog.onChange((previous, next) => mcp.listingChanged(previous, next));
   const listener = requestListener({
     gate,
-    methodsOf: (pathname) => routes[pathname],
+    methodsOf: (pathname) => routes[pathname]?.methods,
     methodNotAllowed,
-    limits: { ...DEFAULT_BODY_LIMITS, ...options.bodyLimits },
+    limits: { ...DEFAULT_BODY_LIMITS, ...options.limits?.body },
     // One line per request at debug: the path only (a query may carry a secret).
     onAnswer: (method, pathname, status, ms) =>
       logger.debug({ method, path: clip(pathname), status, ms: Math.round(ms) }, 'http request'),
@@ -279,18 +315,18 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(options.port, options.host, () => resolve());
+      server.listen(listen.port, listen.host, () => resolve());
     });
   } catch (error) {
     unsubscribe();
     await mcp.close();
-    throw new ListenError(options.host, options.port, error);
+    throw new ListenError(listen.host, listen.port, error);
   }
   const sweep = setInterval(() => void mcp.expireSessions(), SESSION_SWEEP_MS);
   sweep.unref();
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${clientHostname(options.host)}:${port}${MCP_PATH}`,
+    url: `http://${clientHostname(listen.host)}:${port}${MCP_PATH}`,
     listening: `${hostname}:${port}`,
     async close() {
       clearInterval(sweep);

@@ -1,5 +1,6 @@
 import type { SkillProblem } from '../shared/reasons.ts';
 import { plural } from '../shared/text.ts';
+import type { CoordinationStatus, SourceReplicas } from '../sync/coordination.ts';
 import type { CommitStatus, SourceStatus, StatusReport } from '../sync/status.ts';
 import { Html, html } from './html.ts';
 
@@ -140,6 +141,7 @@ function sourceSection(source: SourceStatus, now: number, names: readonly string
 <dt>last sync</dt><dd>${when(source.lastSync, now, 'never')}</dd>
 <dt>last success</dt><dd>${when(source.lastSuccess, now, 'never')}</dd>
 <dt>next poll</dt><dd>${when(source.nextSync, now, source.syncing ? 'after the running sync' : 'none scheduled')}</dd>
+${source.replicas === undefined ? '' : replicaRows(source.replicas, now)}
 </dl>
 ${
   source.lastError === null
@@ -163,6 +165,34 @@ ${skillList(names)}
 ${problems.length === 0 ? html`<p>None.</p>` : problemList(problems)}`
 }
 </section>`;
+}
+
+/** With coordination: the commit each replica serves, who polls, and when they last agreed. */
+function replicaRows(replicas: SourceReplicas, now: number): Html {
+  const agreed = replicas.lastAgreed;
+  return html`<dt>replicas</dt><dd>${
+    replicas.serving.length === 0
+      ? 'none reported yet'
+      : replicas.serving.map(
+          (replica, index) =>
+            html`${index === 0 ? '' : html`<br>`}<code>${replica.host}</code> (pid ${replica.pid})${
+              replica.replica === replicas.leaseHolder ? ' polls' : ''
+            }: ${replica.commit === null ? 'nothing yet' : html`<code class="sha" title="${replica.commit}">${short(replica.commit)}</code>`} since ${when(replica.since, now, '')}`,
+        )
+  }</dd>
+<dt>replicas agree</dt><dd>${replicas.agree ? 'yes' : 'no'}${
+    agreed === null
+      ? ''
+      : html`; last on <code class="sha" title="${agreed.commit}">${short(agreed.commit)}</code> ${when(agreed.at, now, '')}`
+  }</dd>`;
+}
+
+/** Whether replicas coordinate through Redis now. */
+function coordinationLine(coordination: CoordinationStatus | undefined, now: number): Html | string {
+  if (coordination === undefined) return '';
+  return coordination.state === 'up'
+    ? html`<p>Coordination: <span class="state serving">up</span> through Redis at <code>${coordination.redis}</code> since ${when(coordination.since, now, '')}.</p>`
+    : html`<p class="error">Coordination: <span class="reason">down</span> since ${when(coordination.since, now, '')} (Redis at <code>${coordination.redis}</code>: ${coordination.error ?? 'no answer'}). This replica follows every source on its own until Redis answers.</p>`;
 }
 
 /** The names a source lists, folded under a summary past UNFOLDED_SKILL_NAMES. */
@@ -221,6 +251,7 @@ export function renderStatusPage(report: StatusReport, context: StatusPageContex
       ? ''
       : html`, <strong>${plural(report.failures.length, 'source')} failing</strong>`
   }. Read <time datetime="${new Date(now).toISOString()}">${new Date(now).toISOString()}</time>.</p>
+${coordinationLine(report.coordination, now)}
 </header>
 <section id="connect">
 <h2>Connect</h2>

@@ -35,6 +35,17 @@ export function newIndexCache(): IndexCache {
   return { blobs: new Map(), skillMd: new Map() };
 }
 
+/**
+ * The text after the frontmatter of a SKILL.md blob that `cache` holds (it was read, hashed and parsed while
+ * indexing), or undefined: what a reader of a commit's SKILL.md text can take instead of reading the blob again.
+ */
+export function skillMdBodies(cache: IndexCache): (blob: string) => string | undefined {
+  return (blob) => {
+    const parsed = cache.skillMd.get(blob);
+    return parsed?.ok === true ? parsed.body : undefined;
+  };
+}
+
 /** Every blob an index serves, once each. */
 export function servedBlobs(index: { skills: readonly IndexedSkill[] }): Set<string> {
   return new Set(index.skills.flatMap((skill) => skill.files.map((file) => file.blob)));

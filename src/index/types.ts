@@ -29,8 +29,11 @@ export interface IndexedSkill {
   declaration?: Declaration;
 }
 
-/** The index file format: 2 added skills' declarations (a version 1 file is rebuilt from git). */
-export const INDEX_VERSION = 2;
+/**
+ * The index file format; a file of another version is rebuilt from git. 2 added skills' declarations; 3 refuses
+ * a skill with a file whose URI passes MAX_URI_BYTES (`uri-too-long`), which a version 2 file may still list.
+ */
+export const INDEX_VERSION = 3;
 
 /** What one commit serves, as persisted: plain JSON. */
 export interface CommitIndex {

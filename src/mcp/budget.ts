@@ -38,15 +38,6 @@ export function allowances(
   return result;
 }
 
-/** The longest prefix of `bytes` of at most `limit` bytes that does not split a UTF-8 sequence. */
-export function utf8Prefix(bytes: Uint8Array, limit: number): Uint8Array {
-  if (bytes.byteLength <= limit) return bytes;
-  let end = limit;
-  // Back up over continuation bytes (10xxxxxx) to the start of a character.
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end);
-}
-
 /** skill_list: skills per page when the caller gives no `limit`, and the most a `limit` may ask. */
 export const DEFAULT_LIST_LIMIT = 30;
 export const MAX_LIST_LIMIT = 200;

@@ -2,7 +2,7 @@ import type { McpServer, Prompt } from '@modelcontextprotocol/server';
 import type { CatalogReader } from '../catalog/index.ts';
 import { parseSkillMd, SKILL_MD } from '../skills/index.ts';
 import { invalidParams } from './errors.ts';
-import type { FileReader } from './read.ts';
+import type { FileReader } from '../catalog/index.ts';
 import { META_PREFIX, type ServedSkill } from './snapshot.ts';
 import { type CatalogView, viewOf } from './view.ts';
 

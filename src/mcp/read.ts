@@ -1,17 +1,13 @@
-import type { Namespace } from '../catalog/index.ts';
+import type { FileReader } from '../catalog/index.ts';
 import { GitError } from '../git/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
 import { internalError } from './errors.ts';
-import type { ServedFile } from './snapshot.ts';
 
 /** Bytes of recently read blobs kept at most, all together. */
 export const READ_CACHE_BYTES = 32 * 1024 * 1024;
 /** A blob larger than this is read from the store every time. */
 export const READ_CACHE_MAX_BLOB = 1024 * 1024;
-
-/** Reads a served file; every read (resources/read, tools, prompts) goes through one of these. */
-export type FileReader = (ns: Namespace, file: ServedFile) => Promise<Uint8Array>;
 
 /**
  * Reads bytes, checked by the namespace against the size and digest the manifest publishes; -32603 when they

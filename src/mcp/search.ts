@@ -30,6 +30,7 @@ const STOP_WORDS = new Set(
 export const MAX_WORD_REPEATS = 3;
 
 const CAMEL = /[\p{Ll}\p{N}]\p{Lu}/u;
+const NOT_WORD = /[^\p{L}\p{N}]+/u;
 
 /**
  * Words of a text, each at most MAX_WORD_REPEATS times: `kebab-case` and `snake_case` split, `camelCase` split and
@@ -37,17 +38,20 @@ const CAMEL = /[\p{Ll}\p{N}]\p{Lu}/u;
  */
 export function searchWords(text: string): string[] {
   const counts = new Map<string, number>();
-  for (const word of text.split(/[^\p{L}\p{N}]+/u)) {
+  for (const word of text.split(NOT_WORD)) {
     if (word === '') continue;
-    const count = counts.get(word) ?? 0;
-    if (count < MAX_WORD_REPEATS) counts.set(word, count + 1);
+    const count = counts.get(word);
+    if (count === undefined) counts.set(word, 1);
+    else if (count < MAX_WORD_REPEATS) counts.set(word, count + 1);
   }
   const words: string[] = [];
   for (const [word, count] of counts) {
     const parts = CAMEL.test(word)
       ? [word, ...word.replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2').split(' ')]
-      : [word];
-    for (let n = 0; n < count; n++) words.push(...parts);
+      : undefined;
+    for (let n = 0; n < count; n++)
+      if (parts === undefined) words.push(word);
+      else words.push(...parts);
   }
   return words;
 }
@@ -67,6 +71,25 @@ export function searchTerm(word: string): string | null {
   stems.set(word, term);
   return term;
 }
+
+/** Distinct terms of a query searched at most: a long query costs no more than this many words (each word is a
+ * walk over every skill holding it). */
+export const MAX_QUERY_TERMS = 32;
+
+/** The terms a query searches for: its words as indexed, each once (a word said twice does not weigh twice), in
+ * order, the first MAX_QUERY_TERMS. */
+export function queryTerms(query: string): string[] {
+  const terms = new Set<string>();
+  for (const word of searchWords(query)) {
+    const term = searchTerm(word);
+    if (term !== null) terms.add(term);
+    if (terms.size === MAX_QUERY_TERMS) break;
+  }
+  return [...terms];
+}
+
+/** A query given as its terms, space-separated (queryTerms): MiniSearch splits it and takes each term as it is. */
+const TERMS_QUERY = { tokenize: (terms: string) => terms.split(' '), processTerm: (term: string) => term };
 
 /** What an index cost, for status and metrics. */
 export interface SearchStats {
@@ -99,14 +122,29 @@ interface Document {
   text: string;
 }
 
-/** SKILL.md's body as headings and text, apart; code fences are text. */
+const FENCE = /^\s*(```|~~~)/;
+const HEADING = /^#{1,6}\s/;
+
+/**
+ * SKILL.md's body as headings and text, apart; code fences are text. A line that repeats the one before it past
+ * MAX_WORD_REPEATS times in a row (no fence between) is left out: its words count as often as they may already (searchWords), so the
+ * fields' words are the same, and a body that says one line a thousand times costs no more to read.
+ */
 function splitBody(body: string): { headings: string; text: string } {
   const headings: string[] = [];
   const text: string[] = [];
   let fenced = false;
+  let previous: string | undefined;
+  let run = 0;
   for (const line of body.slice(0, MAX_INDEXED_BODY_CHARS).split('\n')) {
-    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
-    if (!fenced && /^#{1,6}\s/.test(line)) headings.push(line.replace(/^#+\s*/, ''));
+    if (FENCE.test(line)) {
+      fenced = !fenced;
+      previous = undefined;
+    } else if (line !== previous) {
+      previous = line;
+      run = 1;
+    } else if (++run > MAX_WORD_REPEATS) continue;
+    if (!fenced && HEADING.test(line)) headings.push(line.replace(/^#+\s*/, ''));
     else text.push(line);
   }
   return { headings: headings.join('\n'), text: text.join('\n') };
@@ -122,63 +160,68 @@ function bodyText(bytes: Uint8Array): string | undefined {
   return close === null ? undefined : text.slice(4 + close.index + close[0].length);
 }
 
-/** The body of a skill's SKILL.md, or undefined when it cannot be read (the skill is still indexed). */
-async function bodyOf(ns: Namespace, served: ServedSkill): Promise<string | undefined> {
-  const file = served.files.get(SKILL_MD);
-  if (file === undefined) return undefined;
+/** The blob of a skill's SKILL.md. */
+const skillMdBlob = (served: ServedSkill) => served.files.get(SKILL_MD)?.file.blob;
+
+/** The body of a SKILL.md read from its blob, or undefined when it cannot be read (the skill is still indexed). */
+async function readBody(ns: Namespace, blob: string): Promise<string | undefined> {
   try {
-    return bodyText(await ns.readBlob(file.file.blob));
+    return bodyText(await ns.readBlob(blob));
   } catch {
     return undefined;
   }
 }
 
-async function documentsOf(
-  ns: Namespace,
-  skills: readonly ServedSkill[],
-): Promise<{ documents: Document[]; unread: number }> {
-  const documents: Document[] = [];
-  let unread = 0;
-  for (let start = 0; start < skills.length; start += READS_AT_ONCE) {
-    const batch = skills.slice(start, start + READS_AT_ONCE);
-    const bodies = await Promise.all(batch.map((served) => bodyOf(ns, served)));
-    batch.forEach((served, offset) => {
-      const body = bodies[offset];
-      if (body === undefined) unread++;
-      documents.push({
-        id: start + offset,
-        name: served.skill.name,
-        description: served.description,
-        ...(body === undefined ? { headings: '', text: '' } : splitBody(body)),
-      });
-    });
+/**
+ * The body of every skill's SKILL.md: as the indexer read it where the namespace still holds that
+ * (Namespace.skillMdBody), read from its blob (READS_AT_ONCE at a time) where not.
+ */
+async function bodiesOf(ns: Namespace, skills: readonly ServedSkill[]): Promise<Array<string | undefined>> {
+  const blobs = skills.map(skillMdBlob);
+  const bodies = blobs.map((blob) => (blob === undefined ? undefined : ns.skillMdBody?.(blob)));
+  const unread = blobs.flatMap((blob, i) => (blob !== undefined && bodies[i] === undefined ? [i] : []));
+  for (let start = 0; start < unread.length; start += READS_AT_ONCE) {
+    const batch = unread.slice(start, start + READS_AT_ONCE);
+    const read = await Promise.all(batch.map((i) => readBody(ns, blobs[i]!)));
+    for (const [offset, i] of batch.entries()) bodies[i] = read[offset];
   }
-  return { documents, unread };
+  return bodies;
+}
+
+/** One skill as indexed (its body undefined when its SKILL.md could not be read: name and description only). */
+function documentOf(id: number, served: ServedSkill, body: string | undefined): Document {
+  return {
+    id,
+    name: served.skill.name,
+    description: served.description,
+    ...(body === undefined ? { headings: '', text: '' } : splitBody(body)),
+  };
 }
 
 /** Builds the index of one namespace's served skills: name, description, SKILL.md headings and text. */
 export async function buildSkillIndex(ns: Namespace, skills: readonly ServedSkill[]): Promise<SkillIndex> {
   const started = performance.now();
-  const { documents, unread } = await documentsOf(ns, skills);
+  const bodies = await bodiesOf(ns, skills);
   const index = new MiniSearch<Document>({
     fields: ['name', 'description', 'headings', 'text'],
     tokenize: searchWords,
     processTerm: searchTerm,
-    searchOptions: { boost: BOOST, tokenize: searchWords, processTerm: searchTerm },
+    searchOptions: { boost: BOOST },
   });
-  index.addAll(documents);
+  // One document at a time: each is garbage once added, none outlives the young generation.
+  for (const [id, served] of skills.entries()) index.add(documentOf(id, served, bodies[id]));
   const stats: SearchStats = {
     buildMs: Math.round((performance.now() - started) * 10) / 10,
     skills: skills.length,
     terms: index.termCount,
-    unread,
+    unread: bodies.filter((body) => body === undefined).length,
   };
   return {
     stats,
     // Ids are positions in `skills`, which are sorted by URI: equal scores keep URI order.
     search: (query) =>
       index
-        .search(query)
+        .search(queryTerms(query).join(' '), TERMS_QUERY)
         .sort((a, b) => b.score - a.score || (a.id as number) - (b.id as number))
         .map((result) => ({ served: skills[result.id as number]!, score: result.score })),
   };

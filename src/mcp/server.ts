@@ -1,6 +1,13 @@
 import { McpServer, type McpRequestContext } from '@modelcontextprotocol/server';
 import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
-import { listingChanged, visibleCatalog, type CatalogReader, type Visibility } from '../catalog/index.ts';
+import {
+  type CatalogReader,
+  type FileReader,
+  listingChanged,
+  type Visibility,
+  visibleCatalog,
+} from '../catalog/index.ts';
+import { createRunner, type RunnerOptions } from '../run/runner.ts';
 import { DEFAULT_MAX_PROMPTS, defaultRunSettings } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { SERVER_NAME, SERVER_VERSION } from '../shared/version.ts';
@@ -9,8 +16,7 @@ import { cachePolicy, type CachePolicy } from './cache.ts';
 import { answerFromSnapshots } from './handlers.ts';
 import { type PageSlot, pageSlot } from './pageBytes.ts';
 import { registerPrompts } from './prompts.ts';
-import { type FileReader, verifiedReader } from './read.ts';
-import { createRunner, type RunnerOptions } from './run/runner.ts';
+import { verifiedReader } from './read.ts';
 import { catalogSkillSource, type CatalogSkillSource } from './source.ts';
 import { registerTools } from './tools/index.ts';
 

@@ -1,7 +1,14 @@
 import type { Resource } from '@modelcontextprotocol/server';
 import { DIRECTORY_MIME_TYPE, type Skill } from '@modelcontextprotocol/server/ext/skills';
-import { namespaceUri, skillFileUri, skillMdUri, type Namespace } from '../catalog/index.ts';
-import { type IndexedFile, type IndexedSkill, signerMeta, skillDigest } from '../index/index.ts';
+import {
+  type CatalogFile,
+  type CatalogSkill,
+  namespaceUri,
+  skillFileUri,
+  skillMdUri,
+  type Namespace,
+} from '../catalog/index.ts';
+import { type IndexedSkill, signerMeta, skillDigest } from '../index/index.ts';
 import { basename, dirname, join } from '../skills/index.ts';
 import { compareText } from '../shared/text.ts';
 import { mimeTypeFor } from './mime.ts';
@@ -19,17 +26,11 @@ export interface NamespaceRecord {
   readonly provenance: Meta;
 }
 
-export interface ServedFile {
-  readonly uri: string;
-  readonly file: IndexedFile;
+export interface ServedFile extends CatalogFile {
   readonly mimeType: string;
 }
 
-export interface ServedSkill {
-  readonly ns: Namespace;
-  readonly skill: IndexedSkill;
-  /** The URI of its SKILL.md. */
-  readonly uri: string;
+export interface ServedSkill extends CatalogSkill {
   readonly description: string;
   /** Its namespace's record (one object, shared by every skill of the namespace). */
   readonly namespace: NamespaceRecord;
@@ -43,7 +44,6 @@ export interface ServedSkill {
   readonly listEntry: Skill;
   /** Its SKILL.md as resources/list shows it. */
   readonly listed: Resource;
-  /** Its files (nested skills' included) by path relative to its folder. */
   readonly files: ReadonlyMap<string, ServedFile>;
 }
 

@@ -5,7 +5,7 @@ import { decodeUtf8 } from '../skills/index.ts';
 import { invalidParams } from './errors.ts';
 import { locate } from './locate.ts';
 import { page, pageAt, startOf } from './paging.ts';
-import type { FileReader } from './read.ts';
+import type { FileReader } from '../catalog/index.ts';
 import { NAMESPACES_META, type ServedSkill } from './snapshot.ts';
 import { type CatalogView, viewOf } from './view.ts';
 

@@ -123,7 +123,7 @@ export const REASONS = {
   'source-too-large': {
     severity: 'error',
     summary:
-      "the transfer passed sync.maxFetchBytes or sync.maxFetchObjects, git ran out of git.maxMemory, an object of it inflates past MAX_OBJECT_BYTES, or the commit's tree lists past MAX_TREE_ENTRIES entries",
+      "the transfer passed sync.maxFetchBytes or sync.maxFetchObjects, git ran out of git.maxMemory, a commit, tree, tag or delta of it inflates past MAX_OBJECT_BYTES, its blobs over MAX_OBJECT_BYTES declare more than MAX_LARGE_BLOB_BYTES together, or the commit's tree lists past MAX_TREE_ENTRIES entries",
   },
   'source-insecure-redirect': {
     severity: 'error',
@@ -178,7 +178,8 @@ export const REASONS = {
   },
   'source-pending': {
     severity: 'error',
-    summary: 'another skillpin process on this dataDir syncs the source and has not published it yet',
+    summary:
+      'another skillpin process on this dataDir, or the replica polling the source, syncs it and has not published it yet',
   },
   'source-internal': {
     severity: 'error',

@@ -30,6 +30,7 @@ import {
   indexStore,
   keepServed,
   newIndexCache,
+  skillMdBodies,
   type CommitIndex,
   type IndexOptions,
   type IndexStore,
@@ -175,6 +176,9 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     ...(config.verify === undefined ? {} : { verify: (await keyring()!).fingerprint }),
   });
   const indexCache = newIndexCache();
+  // What the indexer read of the served SKILL.md files (the cache keeps the latest indexed commit's): the search
+  // index of a namespace published from it reads none of them again.
+  const skillMdBody = skillMdBodies(indexCache);
   let trees: TreeCache | undefined;
 
   const repository = deps.shared?.repository ?? repositoryOnUse(config, storeDir);
@@ -189,6 +193,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
         (damage) => deps.onDamage?.(damage),
         checkFirst ? () => checkStore(repo, index) : undefined,
       ),
+      skillMdBody,
     );
 
   /** The index of a commit in store; a locked commit's only once it is what its lock entry lists. */

@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Namespace, SourceFailure } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
+import type { CoordinationStatus, SourceReplicas } from './coordination.ts';
 import type { SkillProblem, SourceReason } from '../shared/reasons.ts';
 import { leaseHolder } from './membership.ts';
 import { liveProcesses } from './processes.ts';
@@ -42,6 +43,8 @@ export interface SourceStatus {
   refs?: { patterns: string[]; served: string[]; problems: SkillProblem[] };
   /** A ref of a `refs:` source: that source's id. */
   group?: string;
+  /** With `coordination:`: the commit each replica serves, who polls, and when they last agreed (live status only). */
+  replicas?: SourceReplicas;
 }
 
 /** A process using the dataDir, as `skillpin status` reads it from its process file. */
@@ -68,6 +71,8 @@ export interface StatusReport {
   failures: SourceFailure[];
   /** Every live process using the dataDir, oldest first (`skillpin status` only). */
   processes?: ProcessStatus[];
+  /** With `coordination:`: whether Redis answers (live status only). */
+  coordination?: CoordinationStatus;
 }
 
 export const refOf = (source: SourceConfig): string | null =>
@@ -101,7 +106,16 @@ export function commitStatusOf(ns: Namespace): CommitStatus {
 
 export function reportOf(sources: SourceStatus[]): StatusReport {
   const failures = sources.flatMap((s) =>
-    s.lastError === null ? [] : [{ id: s.id, reason: s.lastError.reason, detail: s.lastError.detail }],
+    s.lastError === null
+      ? []
+      : [
+          {
+            id: s.id,
+            reason: s.lastError.reason,
+            detail: s.lastError.detail,
+            ...(s.group === undefined ? {} : { group: s.group }),
+          },
+        ],
   );
   return { version: 2, sources, failures };
 }

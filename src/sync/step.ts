@@ -1,5 +1,5 @@
 import type { Namespace, ServedSource, SourceFailure } from '../catalog/index.ts';
-import { GitError } from '../git/index.ts';
+import { GitError, type ResolvedRef } from '../git/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { errnoReason } from '../shared/reasons.ts';
 import { messageOf } from '../shared/text.ts';
@@ -47,7 +47,15 @@ export interface SyncStep {
 export async function syncSource(
   source: Source,
   before: SourceRecord,
-  options: { keep: number; why: string; at: () => string; logger: Logger; damaged?: readonly Damage[] },
+  options: {
+    keep: number;
+    why: string;
+    at: () => string;
+    logger: Logger;
+    damaged?: readonly Damage[];
+    /** Where the target comes from (default: the source resolves it): the commit another replica published. */
+    resolve?: () => Promise<ResolvedRef>;
+  },
 ): Promise<SyncStep> {
   const { id } = source;
   const { logger, why } = options;
@@ -80,7 +88,7 @@ export async function syncSource(
   };
   try {
     for (const damage of options.damaged ?? []) await repair(damage);
-    const target = await source.resolve();
+    const target = await (options.resolve ?? (() => source.resolve()))();
     const { commit } = target;
     if (held?.current.commit === commit) {
       // A store that lost the commit's objects is repaired here, never reported unchanged.

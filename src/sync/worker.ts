@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import PQueue from 'p-queue';
 import type { Catalog } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
+import type { ResolvedRef } from '../git/index.ts';
 import type { WriteFs } from '../shared/fs.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
@@ -22,6 +23,8 @@ import { reportOf, type StatusReport } from './status.ts';
 import { type SourceRecord, syncSource } from './step.ts';
 import { timedStep } from './timed.ts';
 import { adoptPublished } from './adopt.ts';
+import { coordinatedStep } from './coordinated.ts';
+import type { Coordination, CoordinationEvents } from './coordination.ts';
 import { waitForPublication } from './asked.ts';
 import { listGroup, resolvedOf } from './groupStep.ts';
 import {
@@ -53,6 +56,11 @@ export interface SyncWorkerOptions extends FollowHooks {
   membership?: Membership;
   /** How long a sync asked of another process's lease waits for its publication (`skillpin sync --wait`). */
   askedWaitMs?: number;
+  /**
+   * Replicas on other machines (Redis): one polls each source and publishes what it resolves, a webhook at one
+   * reaches all. Closed when the worker stops. Absent: this process follows its sources on its own.
+   */
+  coordination?: Coordination;
 }
 
 export interface SyncWorker {
@@ -85,7 +93,7 @@ export interface SyncWorker {
  * and the last good commit keeps serving.
  */
 export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
-  const { catalog, logger } = options;
+  const { catalog, logger, coordination } = options;
   // dataDir is the one setting a reconfigure cannot change: this process's file and leases are there.
   const clock = options.clock ?? systemClock;
   const membership = options.membership ?? joinDataDir(options.config, { command: 'serve' }, logger);
@@ -125,6 +133,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     } catch (error) {
       logger.warn({ err: messageOf(error) }, 'could not write this process file in dataDir/processes');
     }
+    coordination?.report(Object.fromEntries([...records].map(([id, r]) => [id, r.served?.current.commit])));
   };
 
   /** A read found a served commit damaged: reported at once, and a sync repairs it. */
@@ -242,14 +251,26 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     return adopt(followed);
   };
 
+  /** When each source was last resolved by this replica alone (coordination down): older hints are not taken. */
+  const aloneAt = new Map<string, number>();
+
   /** One sync of a source in its turn, under its lease: then recorded, served, and written to state.json. */
   const syncHere = async (followed: Followed, why: string): Promise<SyncOutcome> => {
     const { source, retention } = followed;
     const { id, keep, group } = followed.config;
-    const run = () => syncSource(source, records.get(id)!, { keep, why, at, logger, damaged: damage.of(id) });
+    const run = (resolve: () => Promise<ResolvedRef>) =>
+      syncSource(source, records.get(id)!, { keep, why, at, logger, damaged: damage.of(id), resolve });
+    const coordinatedRun = () =>
+      coordinatedStep(followed, run, {
+        coordination,
+        logger,
+        serving: records.get(id)!.served?.current.commit,
+        aloneAt: aloneAt.get(id),
+        onAlone: () => aloneAt.set(id, clock.now()),
+      });
     // Timed from its turn in the queue: waiting for it is not counted. The refs of one `refs:` source fetch
     // into one store, one at a time.
-    const turn = () => queue.add(() => timedStep(run, options.onSynced));
+    const turn = () => queue.add(() => timedStep(coordinatedRun, options.onSynced));
     const step = (await (group === undefined ? turn() : inStoreTurn(group.id, turn)))!;
     if (stopped) return step.outcome;
     retention.drop(step.dropped);
@@ -351,6 +372,13 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     config: options.config,
     followed: new Map(options.config.sources.map((source) => [source.id, follow(source, options.config)])),
   };
+  /** What the other replicas ask: the process on this dataDir that holds a source's lease syncs it. */
+  const replicaEvents: CoordinationEvents = {
+    triggered(id, why) {
+      if (membership.holds(id)) void running.followed.get(id)?.follower.trigger(why);
+    },
+  };
+  coordination?.follow(options.config.sources, replicaEvents);
 
   /** The config running: `base` with the sources of each `refs:` source's refs after it. */
   let base = options.config;
@@ -381,6 +409,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     const { changes, starting } = restarted;
     queue.concurrency = next.sync.concurrency;
     running = restarted.running;
+    coordination?.follow(next.sources, replicaEvents);
     records = new Map(
       next.sources.map((s) => [s.id, starting.get(s.id) ?? records.get(s.id) ?? { tried: false }]),
     );
@@ -452,7 +481,10 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     },
     syncAll,
     trigger(id, why) {
-      if (running.followed.has(id)) asked.add(id);
+      if (!running.followed.has(id)) return undefined;
+      asked.add(id);
+      // Asked here (a webhook, `skillpin sync`): asked of every replica.
+      coordination?.announce(id, why);
       return running.followed.get(id)?.follower.trigger(why);
     },
     reconfigure(next) {
@@ -462,7 +494,13 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     },
     status() {
       const of = (followed: Followed) => liveStatusOf(followed, records.get(followed.source.id)!, damage);
-      return reportOf([...running.followed.values()].map(of));
+      const report = reportOf([...running.followed.values()].map(of));
+      if (coordination === undefined) return report;
+      const sources = report.sources.map((source) => {
+        const replicas = coordination.replicas(source.id);
+        return replicas === undefined ? source : { ...source, replicas };
+      });
+      return { ...report, sources, coordination: coordination.status() };
     },
     pending() {
       return [...records].flatMap(([id, r]) => (r.tried ? [] : [id]));
@@ -472,6 +510,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       await reconfiguring;
       stopped = true;
       await unfollow([...running.followed.values()], { now: true });
+      await coordination?.close();
       membership.leave();
     },
   };

@@ -3,7 +3,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { run } from '../../src/cli.ts';
-import { settingsNeedingRestart, unauthenticatedRefusal } from '../../src/commands/serve.ts';
+import {
+  SEARCH_INDEX_DELAY_MS,
+  settingsNeedingRestart,
+  unauthenticatedRefusal,
+} from '../../src/commands/serve.ts';
+import { searchStatsOf } from '../../src/mcp/search.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { connectHttp, modernRequest, writeConfig } from '../helpers/server.ts';
@@ -125,6 +130,28 @@ describe('serving beyond this machine', () => {
   });
 });
 
+describe('the search index of a published namespace', () => {
+  it('is built within SEARCH_INDEX_DELAY_MS of publishing with no search asked, not while the server starts', async () => {
+    const server = await serveInProcess(writeConfig({ sources: SOURCES }), { http: false });
+    try {
+      const listed = server.serving.catalog.listed();
+      expect(listed.map((ns) => ns.source).sort()).toEqual(['catalog', 'root']);
+      // At once, nothing is built: the listing a stdio host asks for as it connects does not wait behind it.
+      expect(listed.map((ns) => searchStatsOf(ns))).toEqual([undefined, undefined]);
+      await vi.waitFor(() => expect(listed.every((ns) => searchStatsOf(ns) !== undefined)).toBe(true), {
+        timeout: 10 * SEARCH_INDEX_DELAY_MS,
+        interval: 50,
+      });
+      expect(listed.map((ns) => [ns.source, searchStatsOf(ns)?.skills, searchStatsOf(ns)?.unread])).toEqual([
+        ['catalog', 7, 0],
+        ['root', 1, 0],
+      ]);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe('a reload that changes what is set up once', () => {
   const C = 'a'.repeat(40);
   const configOf = (extra: Record<string, unknown>, source: Record<string, unknown> = {}) =>
@@ -133,7 +160,7 @@ describe('a reload that changes what is set up once', () => {
         ...extra,
         sources: [{ id: 'one', url: 'https://example.invalid/one.git', commit: C, ...source }],
       }),
-      { SKILLPIN_TEST_TOKEN: 'test-token-0123456789' },
+      { SKILLPIN_TEST_TOKEN: 'test-token-0123456789', REDIS_URL: 'redis://127.0.0.1:6379' },
     );
 
   it('names skill_run grants and settings and auth as waiting for a restart', () => {
@@ -150,6 +177,8 @@ describe('a reload that changes what is set up once', () => {
     expect(
       waiting(configOf({ auth: { tokens: [{ name: 'ci', token: '${SKILLPIN_TEST_TOKEN}' }] } })),
     ).toEqual(['auth']);
+    // Coordination connects once, at the start.
+    expect(waiting(configOf({ coordination: { redis: '${REDIS_URL}' } }))).toEqual(['coordination']);
   });
 });
 

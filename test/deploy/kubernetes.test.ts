@@ -57,6 +57,13 @@ interface Deployment {
   };
 }
 
+const exampleSecret = parseAllDocuments(
+  readFileSync(path.join(DIR, 'secret.example.yaml'), 'utf8'),
+)[0]!.toJS() as {
+  metadata: { name: string };
+  stringData: Record<string, string>;
+};
+
 const deployment = one<Deployment>('Deployment');
 const container = deployment.spec.template.spec.containers[0]!;
 const configMap = one<Manifest & { data: Record<string, string> }>('ConfigMap');
@@ -107,8 +114,9 @@ describe('deploy/kubernetes', () => {
     const referenced = [...text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]!).sort();
     const fromSecret = container.env.filter((e) => e.valueFrom !== undefined);
     expect(fromSecret.map((e) => e.name).sort()).toEqual(referenced);
+    // The example Secret's values: a config they fill in is valid (the Redis URL included).
     const env = Object.fromEntries(
-      container.env.map((e) => [e.name, e.value ?? `secret-value-${e.name}-0123456789`]),
+      container.env.map((e) => [e.name, e.value ?? exampleSecret.stringData[e.valueFrom!.secretKeyRef.key]!]),
     );
     const config = loadConfig(file, env);
     const data = container.volumeMounts.find((m) => m.name === 'data')!;
@@ -120,12 +128,7 @@ describe('deploy/kubernetes', () => {
       expect(readFileSync(path.join(PROJECT_ROOT, where!), 'utf8')).toContain(`'${name}'`);
     }
 
-    const secret = parseAllDocuments(
-      readFileSync(path.join(DIR, 'secret.example.yaml'), 'utf8'),
-    )[0]!.toJS() as {
-      metadata: { name: string };
-      stringData: Record<string, string>;
-    };
+    const secret = exampleSecret;
     for (const { valueFrom } of fromSecret) {
       expect(valueFrom!.secretKeyRef.name).toBe(secret.metadata.name);
       expect(Object.keys(secret.stringData)).toContain(valueFrom!.secretKeyRef.key);
@@ -148,5 +151,62 @@ describe('deploy/kubernetes', () => {
     const files = readdirSync(DIR);
     for (const resource of kustomization.resources) expect(files).toContain(resource);
     expect(kustomization.resources).not.toContain('secret.example.yaml');
+  });
+});
+
+describe('deploy/kubernetes/redis (optional)', () => {
+  const redis = readdirSync(path.join(DIR, 'redis'))
+    .filter((name) => name.endsWith('.yaml'))
+    .map(
+      (name) => parseAllDocuments(readFileSync(path.join(DIR, 'redis', name), 'utf8'))[0]!.toJS() as Manifest,
+    );
+  const of = <T>(kind: string) => redis.find((m) => m.kind === kind) as unknown as T;
+
+  it("is the Redis the example Secret's redis-url names, with the password the Secret gives it", () => {
+    const url = new URL(exampleSecret.stringData['redis-url']!);
+    const service = of<
+      Manifest & { spec: { selector: object; ports: Array<{ port: number; targetPort: string }> } }
+    >('Service');
+    expect([url.protocol, url.hostname, Number(url.port)]).toEqual([
+      'redis:',
+      service.metadata.name,
+      service.spec.ports[0]!.port,
+    ]);
+    expect(decodeURIComponent(url.password)).toBe(exampleSecret.stringData['redis-password']);
+    const server = of<Deployment>('Deployment');
+    expect(service.spec.selector).toEqual(server.spec.selector.matchLabels);
+    const redisContainer = server.spec.template.spec.containers[0]!;
+    expect(redisContainer.ports.map((p) => p.name)).toEqual([service.spec.ports[0]!.targetPort]);
+    const password = redisContainer.env.find((e) => e.name === 'REDIS_PASSWORD')!.valueFrom!.secretKeyRef;
+    expect(password).toEqual({ name: exampleSecret.metadata.name, key: 'redis-password' });
+    expect(redisContainer.args).toContain('$(REDIS_PASSWORD)');
+    const kustomization = of<{ resources: string[] }>('Kustomization');
+    expect(kustomization.resources.sort()).toEqual(['deployment.yaml', 'service.yaml']);
+  });
+});
+
+describe('deploy/compose (three replicas, Redis, nginx)', () => {
+  const compose = path.join(PROJECT_ROOT, 'deploy', 'compose');
+  const file = parseAllDocuments(
+    readFileSync(path.join(compose, 'docker-compose.yaml'), 'utf8'),
+  )[0]!.toJS() as {
+    services: Record<string, { environment?: Record<string, string>; command?: string[] }>;
+  };
+
+  it('runs three replicas of a valid config whose every variable the compose file sets, and Redis with that password', () => {
+    const replicas = Object.entries(file.services).filter(([name]) => name.startsWith('replica-'));
+    expect(replicas.map(([name]) => name)).toEqual(['replica-1', 'replica-2', 'replica-3']);
+    // Compose's ${NAME:-default}: what a plain `docker compose up` gives.
+    const expand = (value: string) => value.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1');
+    const env = Object.fromEntries(
+      Object.entries(replicas[0]![1].environment!).map(([name, value]) => [name, expand(value)]),
+    );
+    const config = loadConfig(path.join(compose, 'skillpin.yaml'), env);
+    expect(config.coordination?.endpoint).toBe('redis:6379');
+    const password =
+      file.services['redis']!.command![file.services['redis']!.command!.indexOf('--requirepass') + 1]!;
+    expect(decodeURIComponent(new URL(env['REDIS_URL']!).password)).toBe(expand(password));
+    const nginx = readFileSync(path.join(compose, 'nginx.conf'), 'utf8');
+    for (const [name] of replicas) expect(nginx).toContain(`server ${name}:3917`);
   });
 });

@@ -488,6 +488,7 @@ describe('a command loads what it uses', () => {
     'openpgp',
     'pino-pretty',
     'prom-client',
+    '@redis/client',
   ];
   /** The environment of a child: the default git backend (auto, so the git binary), whatever this project sets. */
   const childEnv = (record: Record<string, string>) => {

@@ -1,14 +1,29 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { CheckReport } from '../../src/commands/check.ts';
+import type { StatusReport } from '../../src/commands/status.ts';
+import { MAX_LARGE_BLOB_BYTES, MAX_OBJECT_BYTES } from '../../src/git/limits.ts';
+import { BACKENDS, withEnv } from '../helpers/backends.ts';
+import { cli } from '../helpers/cli.ts';
 import { type FaultProxy, startFaultProxy } from '../helpers/faultProxy.ts';
 import { fixture, PROJECT_ROOT, TEST_FIXTURES_DIR } from '../helpers/fixtures.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
-import { type BombRepo, bombRepo } from '../helpers/hostilePacks.ts';
+import {
+  type BombRepo,
+  type BuiltRepo,
+  bombRepo,
+  LARGE_BLOB_FILES,
+  largeBlobRepo,
+  largeBlobsRepo,
+  withoutLargeBlobRepo,
+} from '../helpers/hostilePacks.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { CLI_ARGS, startHttp, writeConfig } from '../helpers/server.ts';
+import { connectInProcess } from '../helpers/serving.ts';
 import { tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
 
@@ -21,6 +36,40 @@ interface Ran {
   stderr: string;
   /** The process's peak resident set size, MiB (getrusage). */
   peakMiB: number;
+  /** The peaks (VmHWM) of every process it started (git, under the cli backend) added up, MiB; tsx's esbuild not. */
+  childrenPeakMiB: number;
+  /** The highest of those peaks, MiB. */
+  childPeakMiB: number;
+}
+
+/**
+ * The highest resident set (VmHWM, KiB) of each process below `pid` seen so far, sampled until the returned
+ * function is called, which gives their sum and the highest, in MiB. A child is counted once it runs its own
+ * program: tsx's esbuild is not, nor a fork not yet exec'd (it still shows node's command line).
+ */
+function childrenPeaks(pid: number) {
+  const peaks = new Map<number, number>();
+  const look = () => {
+    for (const child of descendants(pid)) {
+      try {
+        const command = readFileSync(`/proc/${child}/cmdline`, 'utf8');
+        if (command.includes('esbuild') || command.startsWith(process.execPath)) continue;
+        const kib = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child}/status`, 'utf8'))?.[1] ?? 0);
+        peaks.set(child, Math.max(peaks.get(child) ?? 0, kib));
+      } catch {
+        // It ended meanwhile.
+      }
+    }
+  };
+  const timer = setInterval(look, 25);
+  return () => {
+    clearInterval(timer);
+    const all = [...peaks.values()];
+    return {
+      childrenPeakMiB: Math.round(all.reduce((sum, kib) => sum + kib, 0) / 1024),
+      childPeakMiB: Math.round(Math.max(0, ...all) / 1024),
+    };
+  };
 }
 
 /** `skillpin <args>` in a child process of its own; `fileSizeKiB` runs it under `ulimit -f` (a full disk). */
@@ -32,6 +81,7 @@ function skillpin(args: string[], options: { env?: Record<string, string>; fileS
       : ['bash', '-c', `ulimit -f ${options.fileSizeKiB}; exec "$0" "$@"`, ...node];
   return new Promise<Ran>((resolve, reject) => {
     const child = spawn(command!, rest, { cwd: PROJECT_ROOT, env: { ...process.env, ...options.env } });
+    const children = childrenPeaks(child.pid!);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -39,7 +89,13 @@ function skillpin(args: string[], options: { env?: Record<string, string>; fileS
     child.once('error', reject);
     child.once('close', (status) => {
       const kib = /skillpin-peak-rss-kib (\d+)/.exec(stderr)?.[1];
-      resolve({ status, stdout, stderr, peakMiB: Math.round(Number(kib) / 1024) });
+      resolve({
+        status,
+        stdout,
+        stderr,
+        peakMiB: Math.round(Number(kib) / 1024),
+        ...children(),
+      });
     });
   });
 }
@@ -114,7 +170,7 @@ describe('hostile remotes, end to end (each case a skillpin process of its own)'
       {
         healthy: `now at ${c2}`,
         endless: `FAILED source-too-large: fetching ${c2} from ${proxy.url}/catalog.git: the transfer passed 67108864 bytes (sync.maxFetchBytes)`,
-        bomb: `FAILED source-too-large: fetching ${bomb.commit} from ${bombs.urlFor('bomb.git')}: an object of the transfer inflates to more than 67108864 bytes`,
+        bomb: `FAILED source-too-large: fetching ${bomb.commit} from ${bombs.urlFor('bomb.git')}: the blobs over 67108864 bytes of the transfer inflate to more than 268435456 bytes together`,
       },
     ]);
     // The bound: what the same command takes for the healthy source alone, and 160 MiB (64 MiB came over the
@@ -252,4 +308,114 @@ function killQuietly(pid: number): void {
   } catch {
     // Already gone.
   }
+}
+
+describe.each(BACKENDS)('a skill holding a blob over 64 MiB, $name backend', ({ name }) => {
+  let server: GitHttpServer;
+  let large: BuiltRepo;
+  let larger: BuiltRepo;
+  beforeAll(async () => {
+    large = await largeBlobRepo();
+    larger = await largeBlobsRepo();
+    server = await startGitHttpServer({ root: TEST_FIXTURES_DIR });
+    // status and check run in this process: their logs would only clutter the test output.
+    vi.stubEnv('SKILLPIN_LOG_LEVEL', 'silent');
+  }, 120_000);
+  afterAll(async () => {
+    vi.unstubAllEnvs();
+    await server.close();
+  });
+  const configFor = (id: string, url: string, commit: string) =>
+    writeConfig({ git: { backend: name }, sources: [{ id, url, commit, paths: ['skills'] }] });
+
+  it('is refused alone (too-large): the source serves that commit, and memory stays far under the blob', async () => {
+    const url = server.urlFor('large-blob.git');
+    const config = configFor('large', url, large.commit);
+    const synced = await skillpin(['sync', '--config', config]);
+    expect([synced.status, outcomes(synced.stderr)]).toEqual([0, { large: `now at ${large.commit}` }]);
+    // The same sync without the blob: what the process and its children take for the rest.
+    const small = await withoutLargeBlobRepo();
+    const baseline = await skillpin([
+      'sync',
+      '--config',
+      configFor('small', server.urlFor('without-large-blob.git'), small.commit),
+    ]);
+    expect([baseline.status, outcomes(baseline.stderr)]).toEqual([0, { small: `now at ${small.commit}` }]);
+    // 64 MiB + 1 came through (inflated to be hashed, by this process or by git): neither held it whole.
+    expect(synced.peakMiB).toBeLessThan(baseline.peakMiB + 56);
+    expect(synced.childPeakMiB).toBeLessThan(32);
+    expect(synced.childrenPeakMiB).toBeLessThan(baseline.childrenPeakMiB + 32);
+    const tooLarge = {
+      path: 'skills/large',
+      reason: 'too-large',
+      severity: 'error',
+      detail: `${LARGE_BLOB_FILES['skills/large/SKILL.md'].length + MAX_OBJECT_BYTES + 1} bytes; the limit is 16777216`,
+    };
+
+    const status = JSON.parse((await cli('status', '--config', config, '--json')).stdout) as StatusReport;
+    expect(
+      status.sources.map((s) => [
+        s.id,
+        s.current?.commit,
+        s.current?.skills,
+        s.current?.problems,
+        s.lastError,
+      ]),
+    ).toEqual([['large', large.commit, 1, [tooLarge], null]]);
+
+    const { client, close } = await connectInProcess(config, 'modern');
+    try {
+      const skills = new SkillsClient(client);
+      const entries = (await skills.list()).skills;
+      expect(entries.map((entry) => [entry.uri, entry._meta?.['dev.skillpin/digest']])).toEqual([
+        [`skill://large/${large.commit}/skills/good/SKILL.md`, goodDigest()],
+      ]);
+      for (const file of ['SKILL.md', 'notes.md'])
+        expect((await skills.read(entries[0]!, file)).verified).toBe(true);
+    } finally {
+      await close();
+    }
+
+    const checked = await withEnv({ SKILLPIN_GIT_BACKEND: name }, () =>
+      cli('check', url, '--commit', large.commit, '--paths', 'skills', '--json'),
+    );
+    const report = JSON.parse(checked.stdout) as CheckReport;
+    expect([
+      checked.status,
+      report.commit,
+      report.skills.map((skill) => skill.path),
+      report.problems,
+    ]).toEqual([
+      1,
+      large.commit,
+      ['skills/good'],
+      [{ source: 'large-blob', commit: large.commit, ...tooLarge }],
+    ]);
+  });
+
+  it('past MAX_LARGE_BLOB_BYTES together, the source is source-too-large and keeps nothing of the transfer', async () => {
+    const url = server.urlFor('large-blobs.git');
+    const config = configFor('larger', url, larger.commit);
+    const synced = await skillpin(['sync', '--config', config]);
+    const detail = `fetching ${larger.commit} from ${url}: the blobs over ${MAX_OBJECT_BYTES} bytes of the transfer inflate to more than ${MAX_LARGE_BLOB_BYTES} bytes together`;
+    expect([synced.status, outcomes(synced.stderr)]).toEqual([
+      1,
+      { larger: `FAILED source-too-large: ${detail}` },
+    ]);
+    expect(synced.childPeakMiB).toBeLessThan(32);
+    const status = JSON.parse((await cli('status', '--config', config, '--json')).stdout) as StatusReport;
+    expect(status.failures).toEqual([{ id: 'larger', reason: 'source-too-large', detail }]);
+    expect(loose(packDirOf(config, 'larger'))).toEqual([]);
+  });
+});
+
+/** The aggregate digest of skills/good as the README defines it, from the bytes the repository was built of. */
+function goodDigest(): string {
+  const hash = createHash('sha256');
+  for (const [file, bytes] of [
+    ['SKILL.md', LARGE_BLOB_FILES['skills/good/SKILL.md']],
+    ['notes.md', LARGE_BLOB_FILES['skills/good/notes.md']],
+  ] as const)
+    hash.update(`sha256:${createHash('sha256').update(bytes).digest('hex')} ${bytes.length} ${file}\n`);
+  return `sha256:${hash.digest('hex')}`;
 }

@@ -178,7 +178,7 @@ describe.each(BACKENDS)(
       const error = await gitFailure(fetchCommit(repo, { url, deadlineMs: 4000 }, bomb.commit));
       expect(error).toEqual({
         code: 'source-too-large',
-        message: `fetching ${bomb.commit} from ${url}: an object of the transfer inflates to more than 67108864 bytes`,
+        message: `fetching ${bomb.commit} from ${url}: the blobs over 67108864 bytes of the transfer inflate to more than 268435456 bytes together`,
       });
       expect(readdirSync(path.join(repo.gitdir, 'objects', 'pack'))).toEqual([]);
       await repo.close();

@@ -7,6 +7,7 @@ import {
   GitError,
   openLocalRepository,
   openStore,
+  pinRef,
   readBlob,
   type Remote,
   removeIncomplete,
@@ -15,11 +16,22 @@ import {
 } from '../../src/git/index.ts';
 import { openCliRepository } from '../../src/git/cli/backend.ts';
 import { catFileReader } from '../../src/git/cli/catFile.ts';
+import { MAX_LARGE_BLOB_BYTES, MAX_OBJECT_BYTES } from '../../src/git/limits.ts';
 import { BACKENDS, withEnv } from '../helpers/backends.ts';
 import { type FaultProxy, startFaultProxy } from '../helpers/faultProxy.ts';
 import { fixture, TEST_FIXTURES_DIR } from '../helpers/fixtures.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
-import { BOMB_BYTES, type BombRepo, bombRepo, loopbackCertificate } from '../helpers/hostilePacks.ts';
+import {
+  BOMB_BYTES,
+  type BombRepo,
+  bombRepo,
+  type BuiltRepo,
+  LARGE_BLOB_FILES,
+  largeBlobRepo,
+  largeBlobsRepo,
+  loopbackCertificate,
+  oversizedEntry,
+} from '../helpers/hostilePacks.ts';
 import { tempDir } from '../helpers/temp.ts';
 
 const c2 = fixture('catalog').commits['c2']!;
@@ -227,6 +239,40 @@ describe.each(BACKENDS)('hostile remotes, $name backend', ({ name, settings }) =
       await repo.close();
     });
 
+    it.each(['commit', 'tree', 'tag'] as const)(
+      'a %s over MAX_OBJECT_BYTES is source-too-large once its header arrived, and nothing stays',
+      async (kind) => {
+        proxy.setFault({ kind: 'endless-pack', first: await oversizedEntry(kind) });
+        const repo = await freshStore();
+        const url = `${proxy.url}/catalog.git`;
+        const error = await failure(fetchCommit(repo, { url }, c2));
+        proxy.setFault({ kind: 'pass' });
+        expect({ code: error.code, message: error.message }).toEqual({
+          code: 'source-too-large',
+          message: `fetching ${c2} from ${url}: an object of the transfer inflates to more than ${MAX_OBJECT_BYTES} bytes`,
+        });
+        expect(packFiles(repo.gitdir)).toEqual([]);
+        await repo.close();
+      },
+    );
+
+    it.each(['delta-result', 'delta-base'] as const)(
+      'a delta whose header needs an object over MAX_OBJECT_BYTES (%s) is source-too-large',
+      async (kind) => {
+        proxy.setFault({ kind: 'endless-pack', first: await oversizedEntry(kind) });
+        const repo = await freshStore();
+        const url = `${proxy.url}/catalog.git`;
+        const error = await failure(fetchCommit(repo, { url }, c2));
+        proxy.setFault({ kind: 'pass' });
+        expect({ code: error.code, message: error.message }).toEqual({
+          code: 'source-too-large',
+          message: `fetching ${c2} from ${url}: an object of the transfer inflates to more than ${MAX_OBJECT_BYTES} bytes`,
+        });
+        expect(packFiles(repo.gitdir)).toEqual([]);
+        await repo.close();
+      },
+    );
+
     it('a drip fails at sync.deadline, long before the idle timeout', async () => {
       // One byte every 2 s after the first 100 of the pack answer: the transfer moves, only slower than anything useful.
       proxy.setFault({ kind: 'drip', everyMs: 2000, after: 100, packOnly: true });
@@ -244,6 +290,54 @@ describe.each(BACKENDS)('hostile remotes, $name backend', ({ name, settings }) =
         [],
       );
       proxy.setFault({ kind: 'pass' });
+      await repo.close();
+    });
+  });
+
+  describe('a blob over MAX_OBJECT_BYTES under paths: kept, never read', () => {
+    let server: GitHttpServer;
+    let large: BuiltRepo;
+    let larger: BuiltRepo;
+    beforeAll(async () => {
+      large = await largeBlobRepo();
+      larger = await largeBlobsRepo();
+      server = await startGitHttpServer({ root: TEST_FIXTURES_DIR });
+    }, 120_000);
+    afterAll(async () => server.close());
+
+    it('the commit is fetched and pinned with it; its size comes from its header, and a read of it is refused', async () => {
+      const repo = await freshStore();
+      const url = server.urlFor('large-blob.git');
+      const blob = large.blobs['skills/large/data.bin']!;
+      const peak = peakRss();
+      await fetchCommit(repo, { url }, large.commit, { paths: ['skills'] });
+      // 64 MiB came inflated through this process (the isomorphic backend hashes it, the cli backend's scan
+      // follows it): it was never held whole.
+      expect(peak.grownMiB()).toBeLessThan(48);
+      expect(await repo.readRef(pinRef(large.commit))).toBe(large.commit);
+      expect(await repo.objectSizes([blob, large.blobs['skills/good/notes.md']!])).toEqual([
+        MAX_OBJECT_BYTES + 1,
+        LARGE_BLOB_FILES['skills/good/notes.md'].length,
+      ]);
+      const error = await failure(readBlob(repo, blob));
+      expect({ code: error.code, message: error.message }).toEqual({
+        code: 'source-too-large',
+        message: `object ${blob} inflates to ${MAX_OBJECT_BYTES + 1} bytes, more than the ${MAX_OBJECT_BYTES} one object may`,
+      });
+      await repo.close();
+    });
+
+    it('blobs over MAX_OBJECT_BYTES past MAX_LARGE_BLOB_BYTES together are source-too-large, and nothing stays', async () => {
+      const repo = await freshStore();
+      const url = server.urlFor('large-blobs.git');
+      const error = await failure(fetchCommit(repo, { url }, larger.commit, { paths: ['skills'] }));
+      expect({ code: error.code, message: error.message }).toEqual({
+        code: 'source-too-large',
+        message: `fetching ${larger.commit} from ${url}: the blobs over ${MAX_OBJECT_BYTES} bytes of the transfer inflate to more than ${MAX_LARGE_BLOB_BYTES} bytes together`,
+      });
+      expect(existsSync(path.join(repo.gitdir, 'refs', 'skillpin'))).toBe(false);
+      // The cli backend fetched the commit's trees first (paths: blobs follow): those stay, no blob does.
+      expect(await repo.missingObjects(Object.values(larger.blobs))).toEqual(Object.values(larger.blobs));
       await repo.close();
     });
   });
@@ -266,9 +360,8 @@ describe.each(BACKENDS)('hostile remotes, $name backend', ({ name, settings }) =
       expect(peak.grownMiB()).toBeLessThan(160);
       expect({ code: error.code, message: error.message }).toEqual({
         code: 'source-too-large',
-        message: `fetching ${bomb.commit} from ${url}: an object of the transfer inflates to more than 67108864 bytes`,
+        message: `fetching ${bomb.commit} from ${url}: the blobs over 67108864 bytes of the transfer inflate to more than 268435456 bytes together`,
       });
-      // git took the pack (it keeps large objects compressed on disk); refused, it goes again.
       expect(existsSync(path.join(repo.gitdir, 'refs', 'skillpin'))).toBe(false);
       expect(packFiles(repo.gitdir)).toEqual([]);
       await repo.close();

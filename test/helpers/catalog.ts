@@ -3,6 +3,12 @@ import { blobAccess, openLocalRepository, readBlob, walkCommit } from '../../src
 import { indexCommit } from '../../src/index/index.ts';
 import { guardedReader } from '../../src/sync/damage.ts';
 
+/**
+ * One repository per fixture gitdir for the whole run: namespaces read through it for as long as a test holds
+ * them, and one dropped with its namespace would leave its pack files to garbage collection (DEP0137).
+ */
+const repositories = new Map<string, ReturnType<typeof openLocalRepository>>();
+
 /** A namespace of a local fixture repository at `commit`, indexed in-process. */
 export async function namespaceOf(
   source: string,
@@ -10,7 +16,9 @@ export async function namespaceOf(
   commit: string,
   paths: string[] = [],
 ): Promise<Namespace> {
-  const repo = await openLocalRepository(gitdir);
+  let opened = repositories.get(gitdir);
+  if (opened === undefined) repositories.set(gitdir, (opened = openLocalRepository(gitdir)));
+  const repo = await opened;
   const tree = await walkCommit(repo, commit);
   const index = await indexCommit({ ...tree, ...blobAccess(repo), paths });
   // As sync builds every namespace: reads checked against the index (Namespace.readBlob).

@@ -10,8 +10,11 @@ export type Fault =
   | { kind: 'hang' }
   | { kind: 'empty-pack' }
   | { kind: 'truncate-pack'; bytes: number }
-  /** The real answer up to where its pack starts, then a pack of valid objects that never ends. */
-  | { kind: 'endless-pack' }
+  /**
+   * The real answer up to where its pack starts, then a pack of valid objects that never ends (`first` the first of
+   * them, when given).
+   */
+  | { kind: 'endless-pack'; first?: Buffer }
   /**
    * The real answer, one byte every `everyMs` after its first `after` bytes, or after the first `afterPack` bytes
    * of its pack (side band 1) and all before them, as whole lines; only upload-pack answers with `packOnly`.
@@ -158,14 +161,14 @@ export async function startFaultProxy(
       return;
     }
     const cut = now.kind === 'truncate-pack' && isPack(req) ? now.bytes : undefined;
-    const endless = now.kind === 'endless-pack' && isPack(req);
+    const endless = now.kind === 'endless-pack' && isPack(req) ? now : undefined;
     const drip = now.kind === 'drip' && (!now.packOnly || isPack(req)) ? now : undefined;
-    if (endless || drip !== undefined) stalled.add(res);
+    if (endless !== undefined || drip !== undefined) stalled.add(res);
     const upstream = forward(`${target}${url}`, { method: req.method, headers: req.headers }, (answer) => {
       const headers = { ...answer.headers };
-      if (cut !== undefined || endless || drip !== undefined) delete headers['content-length'];
+      if (cut !== undefined || endless !== undefined || drip !== undefined) delete headers['content-length'];
       res.writeHead(answer.statusCode ?? 502, headers);
-      if (endless) {
+      if (endless !== undefined) {
         // The answer's lines pass until its pack begins (side band 1); from there the pack never ends.
         const feed = pktLines((line, payload) => {
           if (payload[0] !== 1) {
@@ -173,7 +176,7 @@ export async function startFaultProxy(
             return undefined;
           }
           answer.destroy();
-          void pump(res, endlessPack());
+          void pump(res, endlessPack(endless.first));
           return false;
         });
         answer.on('data', feed);

@@ -3,10 +3,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createDeflate, deflateSync } from 'node:zlib';
+import { MAX_LARGE_BLOB_BYTES, MAX_OBJECT_BYTES } from '../../src/git/limits.ts';
 import { TEST_FIXTURES_DIR } from './fixtures.ts';
 import { gitEnv } from './git.ts';
 
-const TYPES = { commit: 1, tree: 2, blob: 3 } as const;
+const TYPES = { commit: 1, tree: 2, blob: 3, tag: 4, 'ref-delta': 7 } as const;
 
 /** A pack entry's header: type in bits 4-6 of the first byte, the size in base-128 after its low four bits. */
 function entryHeader(type: keyof typeof TYPES, size: number): Buffer {
@@ -29,15 +30,16 @@ const objectId = (type: string, content: Buffer) =>
 const ENDLESS_OBJECTS = 1_000_000;
 
 /**
- * A pack that does not end while anyone reads it: a header claiming ENDLESS_OBJECTS objects, then distinct
- * 64 KiB blobs (a counter and fixed bytes, stored without compression).
+ * A pack that does not end while anyone reads it: a header claiming ENDLESS_OBJECTS objects, then `first` (an
+ * entry, when given), then distinct 64 KiB blobs (a counter and fixed bytes, stored without compression).
  */
-export function* endlessPack(): Generator<Buffer> {
+export function* endlessPack(first?: Buffer): Generator<Buffer> {
   const header = Buffer.alloc(12);
   header.write('PACK', 0, 'latin1');
   header.writeUInt32BE(2, 4);
   header.writeUInt32BE(ENDLESS_OBJECTS, 8);
   yield header;
+  if (first !== undefined) yield first;
   const filler = createHash('sha512').update('endless').digest();
   const content = Buffer.alloc(64 * 1024);
   for (let at = 0; at < content.length; at += filler.length) filler.copy(content, at);
@@ -47,74 +49,139 @@ export function* endlessPack(): Generator<Buffer> {
   }
 }
 
+/** A delta's sizes: little-endian base-128. */
+const deltaSize = (size: number) => {
+  const bytes: number[] = [];
+  for (let rest = size; ; rest = Math.floor(rest / 128)) {
+    if (rest < 128) return [...bytes, rest];
+    bytes.push((rest & 0x7f) | 0x80);
+  }
+};
+
+/**
+ * A pack entry `git index-pack` takes, while its header says the object is over MAX_OBJECT_BYTES: a commit, tree
+ * or tag of MAX_OBJECT_BYTES + 1 zeros; or a delta (against an object the pack does not hold) whose header says
+ * it builds an object of that size (`'delta-result'`) or needs a base of that size (`'delta-base'`).
+ */
+export async function oversizedEntry(kind: 'commit' | 'tree' | 'tag' | 'delta-result' | 'delta-base') {
+  const over = MAX_OBJECT_BYTES + 1;
+  if (kind === 'delta-result' || kind === 'delta-base') {
+    // The two sizes, then one instruction: insert one byte.
+    const delta = Buffer.from([
+      ...deltaSize(kind === 'delta-base' ? over : 1),
+      ...deltaSize(kind === 'delta-result' ? over : 1),
+      1,
+      0x78,
+    ]);
+    return Buffer.concat([
+      entryHeader('ref-delta', delta.length),
+      Buffer.alloc(20, 0xab),
+      deflateSync(delta),
+    ]);
+  }
+  return Buffer.concat([entryHeader(kind, over), (await zeros(over)).deflated]);
+}
+
 /** Bytes of zeros in the compression bomb: 1 GiB. */
 export const BOMB_BYTES = 1024 ** 3;
 
-/** A tree object's content: `<mode> <name>\0<id>` entries, in git's order. */
-const tree = (entries: Array<[mode: string, name: string, id: string]>) =>
-  Buffer.concat(
-    entries.map(([mode, name, id]) =>
-      Buffer.concat([Buffer.from(`${mode} ${name}\0`), Buffer.from(id, 'hex')]),
-    ),
-  );
+/** A file of a built repository: its bytes, or a count of zeros (deflated as they are made, never held). */
+export type BuiltFile = Buffer | { readonly zeros: number };
 
-/** The zlib stream of BOMB_BYTES zeros (level 9: about 1 MB), and their blob id, computed in 1 MiB steps. */
-async function zeros(): Promise<{ id: string; deflated: Buffer }> {
-  const hash = createHash('sha1').update(`blob ${BOMB_BYTES}\0`);
+/** The zlib stream of `size` zeros (level 9: about a thousandth of them), and their blob id, in 1 MiB steps. */
+async function zeros(size: number): Promise<{ id: string; deflated: Buffer }> {
+  const hash = createHash('sha1').update(`blob ${size}\0`);
   const deflate = createDeflate({ level: 9 });
   const out: Buffer[] = [];
   deflate.on('data', (chunk: Buffer) => out.push(chunk));
   const ended = new Promise((resolve) => deflate.once('end', resolve));
   const mib = Buffer.alloc(1024 * 1024);
-  for (let i = 0; i < BOMB_BYTES / mib.length; i++) {
-    hash.update(mib);
-    if (!deflate.write(mib)) await new Promise((resolve) => deflate.once('drain', resolve));
+  for (let left = size; left > 0; left -= mib.length) {
+    const part = left < mib.length ? mib.subarray(0, left) : mib;
+    hash.update(part);
+    if (!deflate.write(part)) await new Promise((resolve) => deflate.once('drain', resolve));
   }
   deflate.end();
   await ended;
   return { id: hash.digest('hex'), deflated: Buffer.concat(out) };
 }
 
-export interface BombRepo {
+/** A folder of the tree being built: its files by name, and its folders. */
+interface Folder {
+  files: Map<string, string>;
+  folders: Map<string, Folder>;
+}
+
+/** A tree object's content: `<mode> <name>\0<id>` entries, in git's order (a folder sorts as `<name>/`). */
+const tree = (entries: Array<[mode: string, name: string, id: string]>) =>
+  Buffer.concat(
+    entries
+      .map(([mode, name, id]) => ({ mode, name, id, key: mode === '40000' ? `${name}/` : name }))
+      .sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)))
+      .map(({ mode, name, id }) => Buffer.concat([Buffer.from(`${mode} ${name}\0`), Buffer.from(id, 'hex')])),
+  );
+
+export interface BuiltRepo {
   /** A bare repository whose `main` is `commit`. */
   gitdir: string;
   commit: string;
-  /** The blob of `skills/big/zeros.bin`: BOMB_BYTES zeros. */
-  blob: string;
+  /** The blob id of each file, by its path. */
+  blobs: Record<string, string>;
 }
 
 /**
- * A compression bomb as a repository, built byte for byte (so its commit is the same in every run): one commit
- * whose `skills/big/` holds a valid SKILL.md and `zeros.bin`, 1 GiB of zeros that a pack of about 1 MB carries.
- * Built once into the test fixtures folder; a server that serves it reuses the stored bytes.
+ * A repository built byte for byte (so its commit is the same in every run): one commit (message `message`) of
+ * `files`, in one pack whose objects are stored whole, each deflated once (a blob of zeros at level 9). Built once
+ * into the test fixtures folder as `<name>.git`; a server that serves it reuses the stored bytes.
  */
-export async function bombRepo(): Promise<BombRepo> {
-  const gitdir = path.join(TEST_FIXTURES_DIR, 'bomb.git');
-  const facts = path.join(TEST_FIXTURES_DIR, 'bomb.json');
-  if (existsSync(facts))
-    return { gitdir, ...(JSON.parse(readFileSync(facts, 'utf8')) as Omit<BombRepo, 'gitdir'>) };
-  const big = await zeros();
-  const skillMd = Buffer.from(
-    '---\nname: big\ndescription: A skill holding a gigabyte of zeros.\n---\nDo not read.\n',
-  );
-  const skillMdId = objectId('blob', skillMd);
-  const bigTree = tree([
-    ['100644', 'SKILL.md', skillMdId],
-    ['100644', 'zeros.bin', big.id],
-  ]);
-  const skills = tree([['40000', 'big', objectId('tree', bigTree)]]);
-  const root = tree([['40000', 'skills', objectId('tree', skills)]]);
+export async function builtRepo(
+  name: string,
+  message: string,
+  files: Record<string, BuiltFile>,
+): Promise<BuiltRepo> {
+  const gitdir = path.join(TEST_FIXTURES_DIR, `${name}.git`);
+  const facts = path.join(TEST_FIXTURES_DIR, `${name}.repo.json`);
+  // What it is built of: a repository built before of other files is built again.
+  const key = createHash('sha1').update(message);
+  for (const [file, content] of Object.entries(files))
+    key.update(`${file}\0${'zeros' in content ? `${content.zeros} zeros` : objectId('blob', content)}\0`);
+  const recipe = key.digest('hex');
+  const built = existsSync(facts)
+    ? (JSON.parse(readFileSync(facts, 'utf8')) as Omit<BuiltRepo, 'gitdir'> & { recipe: string })
+    : undefined;
+  if (built?.recipe === recipe) return { gitdir, commit: built.commit, blobs: built.blobs };
+  rmSync(gitdir, { recursive: true, force: true });
+  const entries: Buffer[] = [];
+  const blobs: Record<string, string> = {};
+  const root: Folder = { files: new Map(), folders: new Map() };
+  for (const [file, content] of Object.entries(files)) {
+    const size = 'zeros' in content ? content.zeros : content.length;
+    const made =
+      'zeros' in content
+        ? await zeros(content.zeros)
+        : { id: objectId('blob', content), deflated: deflateSync(content) };
+    entries.push(Buffer.concat([entryHeader('blob', size), made.deflated]));
+    blobs[file] = made.id;
+    const parts = file.split('/');
+    let folder = root;
+    for (const part of parts.slice(0, -1)) {
+      if (!folder.folders.has(part)) folder.folders.set(part, { files: new Map(), folders: new Map() });
+      folder = folder.folders.get(part)!;
+    }
+    folder.files.set(parts.at(-1)!, made.id);
+  }
+  const treeOf = (folder: Folder): string => {
+    const content = tree([
+      ...[...folder.files].map(([file, id]): [string, string, string] => ['100644', file, id]),
+      ...[...folder.folders].map(([sub, inner]): [string, string, string] => ['40000', sub, treeOf(inner)]),
+    ]);
+    entries.push(Buffer.concat([entryHeader('tree', content.length), deflateSync(content)]));
+    return objectId('tree', content);
+  };
   const commit = Buffer.from(
-    `tree ${objectId('tree', root)}\nauthor t <t@t.invalid> 1714521600 +0000\ncommitter t <t@t.invalid> 1714521600 +0000\n\nbomb\n`,
+    `tree ${treeOf(root)}\nauthor t <t@t.invalid> 1714521600 +0000\ncommitter t <t@t.invalid> 1714521600 +0000\n\n${message}\n`,
   );
-  const entries = [
-    Buffer.concat([entryHeader('commit', commit.length), deflateSync(commit)]),
-    Buffer.concat([entryHeader('tree', root.length), deflateSync(root)]),
-    Buffer.concat([entryHeader('tree', skills.length), deflateSync(skills)]),
-    Buffer.concat([entryHeader('tree', bigTree.length), deflateSync(bigTree)]),
-    Buffer.concat([entryHeader('blob', skillMd.length), deflateSync(skillMd)]),
-    Buffer.concat([entryHeader('blob', BOMB_BYTES), big.deflated]),
-  ];
+  entries.push(Buffer.concat([entryHeader('commit', commit.length), deflateSync(commit)]));
   const header = Buffer.alloc(12);
   header.write('PACK', 0, 'latin1');
   header.writeUInt32BE(2, 4);
@@ -131,14 +198,77 @@ export async function bombRepo(): Promise<BombRepo> {
   execFileSync('git', ['--git-dir', building, 'index-pack', pack], { env: gitEnv(), stdio: 'ignore' });
   const commitId = objectId('commit', commit);
   execFileSync('git', ['--git-dir', building, 'update-ref', 'refs/heads/main', commitId], { env: gitEnv() });
-  const made = { commit: commitId, blob: big.id };
+  const made = { commit: commitId, blobs };
   try {
     renameSync(building, gitdir);
-    writeFileSync(facts, JSON.stringify(made));
   } catch {
+    // Another test file built it meanwhile: the same bytes.
     rmSync(building, { recursive: true, force: true });
   }
+  writeFileSync(facts, JSON.stringify({ ...made, recipe }));
   return { gitdir, ...made };
+}
+
+export interface BombRepo {
+  /** A bare repository whose `main` is `commit`. */
+  gitdir: string;
+  commit: string;
+  /** The blob of `skills/big/zeros.bin`: BOMB_BYTES zeros. */
+  blob: string;
+}
+
+/**
+ * A compression bomb as a repository: one commit whose `skills/big/` holds a valid SKILL.md and `zeros.bin`,
+ * 1 GiB of zeros that a pack of about 1 MB carries.
+ */
+export async function bombRepo(): Promise<BombRepo> {
+  const skillMd = Buffer.from(
+    '---\nname: big\ndescription: A skill holding a gigabyte of zeros.\n---\nDo not read.\n',
+  );
+  const built = await builtRepo('bomb', 'bomb', {
+    'skills/big/SKILL.md': skillMd,
+    'skills/big/zeros.bin': { zeros: BOMB_BYTES },
+  });
+  return { gitdir: built.gitdir, commit: built.commit, blob: built.blobs['skills/big/zeros.bin']! };
+}
+
+/** A SKILL.md that passes every check, of a skill named `name`. */
+const validSkillMd = (name: string) =>
+  Buffer.from(`---\nname: ${name}\ndescription: The ${name} skill, for tests.\n---\nUse it with care.\n`);
+
+/**
+ * The files of the large blob repository: a skill that serves (`skills/good`), and one holding a blob one byte
+ * over MAX_OBJECT_BYTES (`skills/large/data.bin`, zeros); a file outside `skills` beside them.
+ */
+export const LARGE_BLOB_FILES = {
+  'README.md': Buffer.from('Two skills, one of them too large.\n'),
+  'skills/good/SKILL.md': validSkillMd('good'),
+  'skills/good/notes.md': Buffer.from('Notes the good skill serves.\n'),
+  'skills/large/SKILL.md': validSkillMd('large'),
+  'skills/large/data.bin': { zeros: MAX_OBJECT_BYTES + 1 },
+} as const;
+
+/** LARGE_BLOB_FILES as a repository: a commit of about 70 KB that holds 64 MiB. */
+export function largeBlobRepo(): Promise<BuiltRepo> {
+  return builtRepo('large-blob', 'a blob over the limit', LARGE_BLOB_FILES);
+}
+
+/** LARGE_BLOB_FILES without the large blob: what the rest of that repository costs to fetch and serve. */
+export function withoutLargeBlobRepo(): Promise<BuiltRepo> {
+  const { 'skills/large/data.bin': _, ...rest } = LARGE_BLOB_FILES;
+  return builtRepo('without-large-blob', 'a blob over the limit', rest);
+}
+
+/**
+ * LARGE_BLOB_FILES and a third skill holding a blob (`skills/larger/data.bin`) that takes the blobs over
+ * MAX_OBJECT_BYTES one byte past MAX_LARGE_BLOB_BYTES together; each alone is under it.
+ */
+export function largeBlobsRepo(): Promise<BuiltRepo> {
+  return builtRepo('large-blobs', 'blobs over the limit, past their bound together', {
+    ...LARGE_BLOB_FILES,
+    'skills/larger/SKILL.md': validSkillMd('larger'),
+    'skills/larger/data.bin': { zeros: MAX_LARGE_BLOB_BYTES - MAX_OBJECT_BYTES },
+  });
 }
 
 /** A self-signed certificate for 127.0.0.1, made with openssl into `dir`: for a loopback https remote. */

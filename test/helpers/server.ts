@@ -45,7 +45,13 @@ export function writeConfig(config: Record<string, unknown>): string {
   return file;
 }
 
-export const CLI_ARGS = ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'cli.ts')];
+/**
+ * How a test starts `skillpin` as a process: the bundle test/globalSetup.ts made of src/ for this run (with its
+ * source maps), or src/cli.ts through tsx outside a test run.
+ */
+const testCli = process.env['SKILLPIN_TEST_CLI'];
+export const CLI_ARGS =
+  testCli === undefined ? ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'cli.ts')] : [testCli];
 
 function newClient(era: Era): Client {
   return new Client(
@@ -112,7 +118,8 @@ export async function startHttp(
     stderr: () => stderr,
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        // Ended already (exited, or killed by a signal): nothing to wait for.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),

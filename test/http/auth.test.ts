@@ -82,14 +82,15 @@ async function startServer(auth: AuthConfig, gate: Partial<AuthGateOptions> = {}
   });
   const { logger, lines, text } = capturingLogger();
   const server = await startHttpServer({
-    host: '127.0.0.1',
-    port: 0,
-    factory: createServerFactory({ catalog, logger, cache: cachePolicy() }),
-    catalog,
+    listen: { host: '127.0.0.1', port: 0 },
+    serving: {
+      factory: createServerFactory({ catalog, logger, cache: cachePolicy() }),
+      catalog,
+      pending: () => ['root'],
+      status: () => STATUS,
+      metrics: createMetrics({ catalog, status: () => STATUS, process: false }),
+    },
     logger,
-    pending: () => ['root'],
-    status: () => STATUS,
-    metrics: createMetrics({ catalog, status: () => STATUS, process: false }),
     auth: createAuthGate(auth, { logger, mcpPath: MCP_PATH, now: () => NOW_S * 1000, ...gate }),
   });
   return { url: server.url, lines, text, server };

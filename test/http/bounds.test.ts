@@ -11,7 +11,12 @@ import {
   MAX_BODY_BYTES_IN_FLIGHT,
   MAX_REQUEST_BODY_BYTES,
 } from '../../src/http/bodyBudget.ts';
-import { MCP_PATH, type RunningHttpServer, startHttpServer } from '../../src/http/server.ts';
+import {
+  type HttpOptions,
+  MCP_PATH,
+  type RunningHttpServer,
+  startHttpServer,
+} from '../../src/http/server.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { until } from '../helpers/until.ts';
 
@@ -33,17 +38,19 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start(options: Partial<Parameters<typeof startHttpServer>[0]> = {}) {
+async function start(options: Pick<HttpOptions, 'auth' | 'limits'> = {}) {
   const catalog = createCatalog();
   const logger = pino({ level: 'silent' });
   server = await startHttpServer({
-    host: '127.0.0.1',
-    port: 0,
-    factory: createServerFactory({ catalog, logger }),
-    catalog,
+    listen: { host: '127.0.0.1', port: 0 },
+    serving: { factory: createServerFactory({ catalog, logger }), catalog },
+    webhooks: {
+      secret: 'bounds-webhook-secret',
+      maxBodyBytes: MiB,
+      sources: () => [],
+      worker: { trigger: () => undefined },
+    },
     logger,
-    worker: { trigger: () => undefined },
-    webhook: { secret: 'bounds-webhook-secret', maxBodyBytes: MiB },
     ...options,
   });
   return Number(new URL(server.url).port);
@@ -85,7 +92,7 @@ describe('request bodies', () => {
   });
 
   it('holds no more than the in-flight bound: past it senders get 503 and their bytes are not kept', async () => {
-    const port = await start({ bodyLimits: { inFlightBytes: 4 * MiB, deadlineMs: 60_000 } });
+    const port = await start({ limits: { body: { inFlightBytes: 4 * MiB, deadlineMs: 60_000 } } });
     const before = heldMemory();
     // 64 bodies of 1 MiB + 1 byte, each sent but for its last byte: 3 fit in 4 MiB.
     const clients = Array.from({ length: 64 }, () => rawClient(port));
@@ -139,7 +146,7 @@ describe('request bodies', () => {
   });
 
   it('gives a body a deadline of its own: one that stops coming is answered 408 within it, and closed', async () => {
-    const port = await start({ bodyLimits: { deadlineMs: 300 } });
+    const port = await start({ limits: { body: { deadlineMs: 300 } } });
     const slow = rawClient(port);
     const started = Date.now();
     await slow.send(head(port, MCP_PATH, 100) + '{"jsonrpc":');

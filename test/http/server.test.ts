@@ -85,15 +85,17 @@ async function startServer(options: { now?: () => number; sessionLimits?: Record
   const triggered: string[] = [];
   const factory = createServerFactory({ catalog, logger });
   const server = await startHttpServer({
-    host: '127.0.0.1',
-    port: 0,
-    factory,
-    catalog,
+    listen: { host: '127.0.0.1', port: 0 },
+    serving: { factory, catalog },
+    webhooks: {
+      secret: SECRET,
+      maxBodyBytes: 8 * MiB,
+      sources: () => [source],
+      worker: { trigger: (id) => triggered.push(id) },
+    },
     logger,
-    worker: { trigger: (id) => triggered.push(id) },
-    webhook: { secret: SECRET, maxBodyBytes: 8 * MiB },
-    sources: [source],
-    ...options,
+    ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.sessionLimits === undefined ? {} : { limits: { sessions: options.sessionLimits } }),
   });
   return { server, lines, triggered };
 }
@@ -249,10 +251,8 @@ describe('a server bound to every interface', () => {
     const catalog = createCatalog();
     const logger = pino({ level: 'silent' });
     const server = await startHttpServer({
-      host: '0.0.0.0',
-      port: 0,
-      factory: createServerFactory({ catalog, logger }),
-      catalog,
+      listen: { host: '0.0.0.0', port: 0 },
+      serving: { factory: createServerFactory({ catalog, logger }), catalog },
       logger,
     });
     try {

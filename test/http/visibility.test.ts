@@ -75,13 +75,14 @@ describe.each<Era>(['modern', 'legacy'])('a caller sees only its sources, everyw
     });
     const logger = silentLogger();
     server = await startHttpServer({
-      host: '127.0.0.1',
-      port: 0,
-      factory: createServerFactory({ catalog, logger, cache }),
-      catalog,
+      listen: { host: '127.0.0.1', port: 0 },
+      serving: {
+        factory: createServerFactory({ catalog, logger, cache }),
+        catalog,
+        status: () => ({ version: 2, sources: [], failures: [] }),
+      },
       logger,
       auth: createAuthGate({ tokens: PRINCIPALS }, { logger, mcpPath: MCP_PATH }),
-      status: () => ({ version: 2, sources: [], failures: [] }),
     });
     for (const [name, token] of Object.entries(TOKENS)) {
       const connected = await connectHttp(server.url, era, token);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { allowances, utf8Prefix } from '../../src/mcp/budget.ts';
+import { allowances } from '../../src/mcp/budget.ts';
+import { utf8Prefix } from '../../src/shared/text.ts';
 
 describe('allowances', () => {
   it('gives each entry its size up to the per-entry cap when the call fits', () => {

@@ -11,7 +11,16 @@ import {
 import { cachePolicy } from '../../src/mcp/cache.ts';
 import { createMetrics } from '../../src/http/metrics.ts';
 import { withSearchStats } from '../../src/http/search.ts';
-import { searchIndexOf, searchStatsOf, searchTerm, searchWords } from '../../src/mcp/search.ts';
+import {
+  buildSkillIndex,
+  MAX_QUERY_TERMS,
+  queryTerms,
+  searchIndexOf,
+  searchStatsOf,
+  searchTerm,
+  searchWords,
+} from '../../src/mcp/search.ts';
+import { snapshotOf } from '../../src/mcp/snapshot.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { silentLogger } from '../../src/shared/log.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
@@ -80,6 +89,21 @@ describe('search words', () => {
       null,
       null,
     ]);
+  });
+});
+
+describe('query terms', () => {
+  it(`takes each term of a query once, in order, the first ${MAX_QUERY_TERMS}`, () => {
+    expect(queryTerms('Fill the PDF form, form and FORMS')).toEqual(['fill', 'pdf', 'form']);
+    const words = Array.from({ length: MAX_QUERY_TERMS + 5 }, (_, i) => `w${i}x`);
+    expect(queryTerms(words.join(' '))).toEqual(words.slice(0, MAX_QUERY_TERMS));
+  });
+
+  it('ranks a query that says a word twice as one that says it once', async () => {
+    const { ns } = bodiesNamespace({ a: 'Reconcile the ledger.', b: 'Close the ledger and the books.' });
+    const index = await buildSkillIndex(ns, snapshotOf(ns).ordered);
+    const ranked = (query: string) => index.search(query).map((hit) => [hit.served.skill.name, hit.score]);
+    expect(ranked('ledger books books ledger')).toEqual(ranked('ledger books'));
   });
 });
 
@@ -225,6 +249,100 @@ describe('skill_search', () => {
     const text = await metrics.render();
     expect(text).toContain(`skillpin_search_index_terms{source="catalog"} ${stats.terms}\n`);
     expect(text).toContain(`skillpin_search_index_build_seconds{source="catalog"} ${stats.buildMs / 1000}\n`);
+  });
+});
+
+/** A namespace of one-file skills (name → SKILL.md body) whose blob reads are counted; `handed` names the skills
+ * whose SKILL.md text the namespace hands on as the indexer's (Namespace.skillMdBody). */
+function bodiesNamespace(bodies: Record<string, string>, handed: readonly string[] = []) {
+  const blobs = new Map<string, { name: string; bytes: Uint8Array }>();
+  const reads: string[] = [];
+  const index: CommitIndex = {
+    version: INDEX_VERSION,
+    commit: 'a'.repeat(40),
+    commitTime: '2024-01-01T00:00:00.000Z',
+    tree: 'b'.repeat(40),
+    problems: [],
+    skills: Object.entries(bodies).map(([name, body], i) => {
+      const blob = String(i).padStart(40, '0');
+      const bytes = Buffer.from(`---\nname: ${name}\ndescription: A skill.\n---\n${body}`);
+      blobs.set(blob, { name, bytes });
+      const file = {
+        path: `${name}/SKILL.md`,
+        relPath: 'SKILL.md',
+        blob,
+        size: bytes.length,
+        digest: 'sha256:d',
+      };
+      return {
+        name,
+        dir: name,
+        servedDir: name,
+        frontmatter: { name, description: 'A skill.' },
+        files: [file],
+        bytes: 1,
+      };
+    }),
+  };
+  const ns = buildNamespace(
+    'bodies',
+    index,
+    { repository: 'local:test' },
+    async (blob) => {
+      reads.push(blobs.get(blob)!.name);
+      return blobs.get(blob)!.bytes;
+    },
+    (blob) => (handed.includes(blobs.get(blob)!.name) ? bodies[blobs.get(blob)!.name] : undefined),
+  );
+  return { ns, reads };
+}
+
+describe('search index build', () => {
+  it('indexes the SKILL.md text the indexer handed on without reading those blobs, and reads the others', async () => {
+    const { ns, reads } = bodiesNamespace(
+      {
+        alpha: 'Rotates the signing keys.',
+        beta: 'Compacts the event journal.',
+        gamma: 'Prunes old snapshots.',
+      },
+      ['alpha', 'gamma'],
+    );
+    const index = await buildSkillIndex(ns, snapshotOf(ns).ordered);
+    expect(reads).toEqual(['beta']);
+    expect(index.stats.unread).toBe(0);
+    const names = (query: string) => index.search(query).map((hit) => hit.served.skill.name);
+    expect([names('signing keys'), names('event journal'), names('snapshots')]).toEqual([
+      ['alpha'],
+      ['beta'],
+      ['gamma'],
+    ]);
+  });
+
+  it('ranks a body that says a line a thousand times as one that says it thrice, above one that says it less', async () => {
+    const line = 'Reconcile the ledger balances.\n';
+    const { ns } = bodiesNamespace({
+      once: line,
+      twice: line.repeat(2),
+      thrice: line.repeat(3),
+      thousand: line.repeat(1000),
+      // In a heading the line counts apart: three headings and three lines of text are both kept.
+      headed: `${'# Reconcile the ledger balances.\n'.repeat(5)}${line.repeat(5)}`,
+      // A fence ends a run: the heading-like line inside it is text, and counts.
+      fenced: `${'# Reconcile the ledger balances.\n'.repeat(3)}\`\`\`\n# Reconcile the ledger balances.\n\`\`\`\n`,
+      unfenced: '# Reconcile the ledger balances.\n'.repeat(3),
+    });
+    const scores = new Map(
+      (await buildSkillIndex(ns, snapshotOf(ns).ordered))
+        .search('ledger')
+        .map((hit) => [hit.served.skill.name, hit.score]),
+    );
+    expect(scores.get('thousand')).toBe(scores.get('thrice'));
+    expect([
+      scores.get('thrice')! > scores.get('twice')!,
+      scores.get('twice')! > scores.get('once')!,
+      scores.get('headed')! > scores.get('thrice')!,
+      scores.get('fenced')! > scores.get('unfenced')!,
+    ]).toEqual([true, true, true, true]);
   });
 });
 

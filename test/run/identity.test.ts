@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePasswd, runIdentity } from '../../src/mcp/run/identity.ts';
+import { parsePasswd, runIdentity } from '../../src/run/identity.ts';
 
 const PASSWD = [
   'root:x:0:0:root:/root:/bin/bash',

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunIdentity } from '../../src/mcp/run/identity.ts';
+import type { RunIdentity } from '../../src/run/identity.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { makeRepo } from '../helpers/repo.ts';
 import { harness, SOURCE } from './harness.ts';

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { createCatalog } from '../../src/catalog/index.ts';
 import { defaultRunSettings } from '../../src/config/index.ts';
-import { DRAIN_MS, KILL_GRACE_MS, MAX_STREAM_BYTES } from '../../src/mcp/run/limits.ts';
+import { DRAIN_MS, KILL_GRACE_MS, MAX_STREAM_BYTES } from '../../src/run/limits.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { tempDir } from '../helpers/temp.ts';

@@ -60,6 +60,21 @@ describe('a source', () => {
     ]);
   });
 
+  it('hands on the SKILL.md text it read while indexing (the search index reads none again); a restored commit has none', async () => {
+    const dataDir = temp('skillpin-data-');
+    const ns = await openSource(local(catalog.gitdir), { dataDir }).load({ commit: c2 });
+    const skillMd = fileOf(ns, 'skills/pdf-forms/SKILL.md');
+    const text = Buffer.from(await ns.readBlob(skillMd.blob)).toString('utf8');
+    // What follows the frontmatter's closing line, its line break left out.
+    const body = text.slice(text.indexOf('\n---\n') + '\n---\n'.length);
+    expect([body.startsWith('\n# PDF forms\n'), ns.skillMdBody?.(skillMd.blob)]).toEqual([true, body]);
+    // Not a SKILL.md: nothing to hand on.
+    expect(ns.skillMdBody?.(fileOf(ns, 'skills/pdf-forms/references/FORMS.md').blob)).toBeUndefined();
+    // A new process restores the commit from its index file: it read no SKILL.md, the search index reads them.
+    const restored = await openSource(local(catalog.gitdir), { dataDir }).restore(c2);
+    expect(restored.skillMdBody?.(skillMd.blob)).toBeUndefined();
+  });
+
   it('reports a commit from its index file alone, and names what dataDir holds; forget removes it', async () => {
     const dataDir = temp('skillpin-data-');
     const source = openSource(local(catalog.gitdir), { dataDir });

@@ -1,9 +1,9 @@
 import { promises as fsp } from 'node:fs';
 import { redact, rememberSecret } from '../../shared/redact.ts';
 import { messageOf } from '../../shared/text.ts';
-import { cleanedUp } from '../cleanup.ts';
+import { cleanedUp, packNames, removePacksSince } from '../cleanup.ts';
 import { GitError } from '../errors.ts';
-import { transportFailure } from '../failure.ts';
+import { type FailureFacts, transportFailure } from '../failure.ts';
 import {
   DEFAULT_DEADLINE_MS,
   DEFAULT_HTTP_TIMEOUT_MS,
@@ -27,7 +27,7 @@ import { catFileReader, HEADER, type ObjectReader } from './catFile.ts';
 import { classifyRun, type RunContext } from './classify.ts';
 import { lsTree } from './lsTree.ts';
 import { parseProgress } from './progress.ts';
-import { watchReceived } from './received.ts';
+import { fetchBounds } from './fetchBounds.ts';
 import { runGit, type RunOptions, type RunResult } from './run.ts';
 
 /** How much longer than curl's own low-speed limit the watchdog waits before it stops a silent HTTP(S) child. */
@@ -191,10 +191,7 @@ export async function openCliRepository(
     more: { input?: string; config?: Array<[string, string]> } = {},
   ) => {
     const { context, ...run } = transport(remote, settings);
-    const limit = remote.maxFetchBytes ?? DEFAULT_MAX_FETCH_BYTES;
-    const maxObjects = remote.maxFetchObjects ?? DEFAULT_MAX_FETCH_OBJECTS;
-    const over = new AbortController();
-    let passed = 'bytes' as 'bytes' | 'objects' | 'object';
+    const where = `${what} from ${redactUrl(remote.url)}`;
     // A partial clone's packs are marked as coming from a promisor remote; the configuration that says so is
     // given to the fetch only, so a reader never tries to fetch a missing object on its own.
     run.config = [
@@ -204,60 +201,50 @@ export async function openCliRepository(
       ['remote.origin.partialclonefilter', 'blob:none'],
       // Every transfer stays one pack (git would explode small ones into loose objects): what came is visible.
       ['transfer.unpackLimit', '1'],
-      // index-pack streams larger objects to disk instead of holding them whole (its default is 512 MiB).
+      // index-pack streams larger objects (the blobs over MAX_OBJECT_BYTES the transfer's size rule keeps) to disk
+      // instead of holding them whole (its default is 512 MiB).
       ['core.bigFileThreshold', String(MAX_OBJECT_BYTES)],
       ...(more.config ?? []),
     ];
-    const where = `${what} from ${redactUrl(remote.url)}`;
-    // git writes what it receives to objects/pack/tmp_pack_*: its size is the bytes received so far, and its
-    // object headers say at once what git would spend minutes inflating.
-    const unwatch = watchReceived(gitdir, {
-      bytes: (bytes) => bytes > limit && over.abort(),
-      oversized() {
-        passed = 'object';
-        over.abort();
-      },
-    });
+    const before = await packNames(gitdir);
+    const bounds = fetchBounds(
+      gitdir,
+      before,
+      remote.maxFetchBytes ?? DEFAULT_MAX_FETCH_BYTES,
+      remote.maxFetchObjects ?? DEFAULT_MAX_FETCH_OBJECTS,
+    );
     let result: RunResult;
+    let passed: FailureFacts | undefined;
     try {
       result = await git(
         ['fetch', '--progress', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', ...args],
         {
           ...run,
-          signal: over.signal,
+          signal: bounds.signal,
           ...(more.input === undefined ? {} : { input: more.input }),
-          // Progress counts the bytes received (refreshed every second): past the limit the child is stopped.
           onStderrLine: (line) => {
             const progress = parseProgress(line);
             if (progress === undefined) return;
-            if ((progress.bytes ?? 0) > limit) over.abort();
-            // index-pack counts what it receives against its pack header's count, shown with the first object.
-            if (progress.phase === 'Receiving objects' && progress.total > maxObjects) {
-              passed = 'objects';
-              over.abort();
-            }
+            bounds.progress(progress);
             options.onProgress?.(progress);
           },
         },
       );
+      passed = await bounds.passed(result);
     } catch (error) {
       throw await cleanedUp(
         gitdir,
         transportFailure('source-fetch-failed', where, {}, { log: messageOf(error) }),
       );
     } finally {
-      unwatch();
+      await bounds.stop();
     }
-    // After a failed transfer: what it left is removed at once, and named in the log.
-    if (result.stopped === 'aborted')
-      throw await cleanedUp(
-        gitdir,
-        transportFailure(
-          'source-too-large',
-          where,
-          passed === 'objects' ? { maxObjects } : passed === 'object' ? {} : { maxBytes: limit },
-        ),
-      );
+    // After a failed transfer: what it left is removed at once, and named in the log. A refused one leaves no pack,
+    // even one git completed before it was stopped.
+    if (passed !== undefined) {
+      await removePacksSince(gitdir, before);
+      throw await cleanedUp(gitdir, transportFailure('source-too-large', where, passed));
+    }
     if (result.code !== 0 || result.stopped !== undefined)
       throw await cleanedUp(gitdir, classifyRun(result, where, context));
   };

@@ -83,25 +83,10 @@ function streamed<T>(
   });
 }
 
-/**
- * One long-lived `git cat-file --batch` per repository: requests are written as they come and answered in
- * order, so concurrent reads are pipelined through one process. With `commands` (git 2.36 or later) it is
- * `--batch-command`, which also answers headers alone (`info`). It is started on first use and again after it
- * ends; while nothing is asked it does not keep Node running.
- */
-export function catFileReader(
-  git: string,
-  gitdir: string,
-  vars?: Record<string, string>,
-  commands = false,
-  maxMemoryBytes?: number,
-): ObjectReader {
-  let child: ChildProcessWithoutNullStreams | undefined;
-  let pending: Request[] = [];
-  let chunks: Buffer[] = [];
+/** What a cat-file process wrote and no answer took yet: chunks as they came, copied only where an answer spans them. */
+function chunkQueue() {
+  const chunks: Buffer[] = [];
   let buffered = 0;
-  let stderr = '';
-  let unsent = '';
 
   /** Joins the front chunks until the first holds `bytes` (at least one more chunk is there): copies those only. */
   const join = (bytes: number) => {
@@ -118,8 +103,7 @@ export function catFileReader(
     chunks.unshift(Buffer.concat(parts, have));
   };
 
-  // Takes `bytes` from the front and drops `after` more; copies only when they span chunks (small answers are
-  // views, not copies).
+  /** Takes `bytes` from the front and drops `after` more; small answers are views, not copies. */
   const take = (bytes: number, after: number): Buffer => {
     const used = bytes + after;
     if (chunks[0]!.length < used) join(used);
@@ -130,12 +114,109 @@ export function catFileReader(
     return first.subarray(0, bytes);
   };
 
+  return {
+    get buffered() {
+      return buffered;
+    },
+    push(chunk: Buffer) {
+      chunks.push(chunk);
+      buffered += chunk.length;
+    },
+    take,
+    /** The next line, without its LF, once all of it came; a header line is short, so the chunks are joined. */
+    line(): string | undefined {
+      while (chunks.length > 1 && chunks[0]!.indexOf(10) === -1) join(chunks[0]!.length + chunks[1]!.length);
+      const newline = chunks[0]?.indexOf(10) ?? -1;
+      return newline === -1 ? undefined : take(newline, 1).toString('latin1');
+    },
+  };
+}
+
+/**
+ * Answers the requests at the front of `pending` (they were asked in order) from what `output` holds, removing each
+ * it answers. Stops when an answer has not all come (`waiting`), when none is left, at a line that is no answer
+ * to its request (an Error: the process cannot be trusted further), or at a content request whose object passes
+ * MAX_OBJECT_BYTES (that request, still first in `pending`).
+ */
+function answer(
+  pending: Request[],
+  output: ReturnType<typeof chunkQueue>,
+): 'waiting' | 'all answered' | Error | Request {
+  while (pending.length > 0) {
+    const request = pending[0]!;
+    if (request.header === undefined) {
+      const line = output.line();
+      if (line === undefined) return 'waiting';
+      if (line === `${request.oid} missing`) {
+        pending.shift();
+        request.resolve(undefined);
+        continue;
+      }
+      const header = HEADER.exec(line);
+      if (header === null || header[1] !== request.oid)
+        return new Error(`git cat-file answered ${JSON.stringify(line.slice(0, 100))} for ${request.oid}`);
+      request.header = { type: header[2] as ObjectType, size: Number(header[3]) };
+      if (request.info) {
+        pending.shift();
+        request.resolve(request.header);
+        continue;
+      }
+      if (request.header.size > MAX_OBJECT_BYTES) return request;
+    }
+    // The content, then one LF.
+    if (output.buffered < request.header.size + 1) return 'waiting';
+    const data = output.take(request.header.size, 1);
+    pending.shift();
+    request.resolve({ type: request.header.type, data } satisfies GitObject);
+  }
+  return 'all answered';
+}
+
+/** Starts `cat-file --batch` (or `--batch-command`): while nothing is asked of it, it does not keep Node running. */
+function spawnCatFile(
+  git: string,
+  gitdir: string,
+  commands: boolean,
+  bounds: { vars: Record<string, string> | undefined; maxMemoryBytes: number | undefined },
+): ChildProcessWithoutNullStreams {
+  const process = spawnGit(git, ['--git-dir', gitdir, 'cat-file', commands ? '--batch-command' : '--batch'], {
+    ...(bounds.vars === undefined ? {} : { vars: bounds.vars }),
+    ...(bounds.maxMemoryBytes === undefined ? {} : { maxMemoryBytes: bounds.maxMemoryBytes }),
+  });
+  process.unref();
+  // The watcher's end keeps Node running no more than the process does.
+  (process.stdio[3] as unknown as { unref(): void }).unref();
+  process.stdin.on('error', () => undefined);
+  (process.stdin as unknown as { unref(): void }).unref();
+  process.stderr.setEncoding('utf8');
+  (process.stderr as unknown as { unref(): void }).unref();
+  return process;
+}
+
+/**
+ * One long-lived `git cat-file --batch` per repository: requests are written as they come and answered in
+ * order, so concurrent reads are pipelined through one process. With `commands` (git 2.36 or later) it is
+ * `--batch-command`, which also answers headers alone (`info`). It is started on first use and again after it
+ * ends; while nothing is asked it does not keep Node running.
+ */
+export function catFileReader(
+  git: string,
+  gitdir: string,
+  vars?: Record<string, string>,
+  commands = false,
+  maxMemoryBytes?: number,
+): ObjectReader {
+  let child: ChildProcessWithoutNullStreams | undefined;
+  let pending: Request[] = [];
+  let output = chunkQueue();
+  let stderr = '';
+  let unsent = '';
+
   /** Forgets the process, what it sent and what was still to be written; returns the requests not answered. */
   const reset = (): Request[] => {
     const unanswered = pending;
     pending = [];
-    chunks = [];
-    buffered = 0;
+    output = chunkQueue();
     unsent = '';
     child = undefined;
     return unanswered;
@@ -146,74 +227,27 @@ export function catFileReader(
   };
 
   const drain = (process: ChildProcessWithoutNullStreams) => {
-    while (pending.length > 0) {
-      const request = pending[0]!;
-      if (request.header === undefined) {
-        // A header line is short: the front chunks are joined until one holds it.
-        while (chunks.length > 1 && chunks[0]!.indexOf(10) === -1)
-          join(chunks[0]!.length + chunks[1]!.length);
-        const newline = chunks[0]?.indexOf(10) ?? -1;
-        if (newline === -1) return;
-        const line = take(newline, 1).toString('latin1');
-        if (line === `${request.oid} missing`) {
-          pending.shift();
-          request.resolve(undefined);
-          continue;
-        }
-        const header = HEADER.exec(line);
-        if (header === null || header[1] !== request.oid) {
-          killGroup(process);
-          fail(new Error(`git cat-file answered ${JSON.stringify(line.slice(0, 100))} for ${request.oid}`));
-          return;
-        }
-        request.header = { type: header[2] as ObjectType, size: Number(header[3]) };
-        if (request.info) {
-          pending.shift();
-          request.resolve(request.header);
-          continue;
-        }
-        if (request.header.size > MAX_OBJECT_BYTES) {
-          // Its content is never read: this process goes (it would stream all of it), the others are asked again.
-          pending.shift();
-          request.reject(objectTooLarge(`object ${request.oid}`, request.header.size));
-          const again = reset();
-          killGroup(process);
-          for (const waiting of again) send(waiting);
-          return;
-        }
-      }
-      // The content, then one LF.
-      if (buffered < request.header.size + 1) return;
-      const data = take(request.header.size, 1);
-      pending.shift();
-      request.resolve({ type: request.header.type, data } satisfies GitObject);
-    }
-    (process.stdout as unknown as { unref(): void }).unref();
+    const stopped = answer(pending, output);
+    if (stopped === 'waiting') return;
+    if (stopped === 'all answered') return (process.stdout as unknown as { unref(): void }).unref();
+    killGroup(process);
+    if (stopped instanceof Error) return fail(stopped);
+    // An object too large: its content is never read. This process goes (it would stream all of it), the other
+    // requests are asked again of a new one.
+    pending.shift();
+    stopped.reject(objectTooLarge(`object ${stopped.oid}`, stopped.header!.size));
+    for (const waiting of reset()) send(waiting);
   };
 
   const start = (): ChildProcessWithoutNullStreams => {
-    const process = spawnGit(
-      git,
-      ['--git-dir', gitdir, 'cat-file', commands ? '--batch-command' : '--batch'],
-      {
-        ...(vars === undefined ? {} : { vars }),
-        ...(maxMemoryBytes === undefined ? {} : { maxMemoryBytes }),
-      },
-    );
-    process.unref();
-    // The watcher's end keeps Node running no more than the process does.
-    (process.stdio[3] as unknown as { unref(): void }).unref();
-    process.stdin.on('error', () => undefined);
-    (process.stdin as unknown as { unref(): void }).unref();
-    process.stderr.setEncoding('utf8');
-    process.stderr.on('data', (text: string) => (stderr = (stderr + text).slice(-4096)));
-    (process.stderr as unknown as { unref(): void }).unref();
+    const process = spawnCatFile(git, gitdir, commands, { vars, maxMemoryBytes });
+    // Only the current process is heard: one that was reset away (killed, replaced) says nothing more.
     process.stdout.on('data', (chunk: Buffer) => {
       if (child !== process) return;
-      chunks.push(chunk);
-      buffered += chunk.length;
+      output.push(chunk);
       drain(process);
     });
+    process.stderr.on('data', (text: string) => (stderr = (stderr + text).slice(-4096)));
     const ended = (why: string) => {
       if (child !== process) return;
       fail(new Error(`git cat-file ${why}${stderr === '' ? '' : `: ${stderr.trim().split('\n').pop()}`}`));

@@ -13,6 +13,8 @@ const TYPES: Record<number, ObjectType> = { 1: 'commit', 2: 'tree', 3: 'blob', 4
 const MAX_CHAIN = 4096;
 /** Entries up to this size are read synchronously. */
 const SYNC_READ_MAX = 64 * 1024;
+/** Bytes that hold an entry's header (type and size: at most 10). */
+const HEADER_BYTES = 16;
 
 /** One entry of a pack as stored: a whole object, or a delta against a base found by offset or by id. */
 type Entry =
@@ -80,6 +82,11 @@ export function openPack(
   };
 
   const readEntry = async (offset: number): Promise<Entry> => {
+    // A long entry's header comes first: an object over the limit is refused before its bytes are read.
+    if (index.endOf(offset) - offset > SYNC_READ_MAX) {
+      const { size } = headerOf(await readBytes(offset, HEADER_BYTES), offset);
+      if (size > MAX_OBJECT_BYTES) throw objectTooLarge(`the object at ${offset} of ${name}`, size);
+    }
     const bytes = await readBytes(offset);
     const header = headerOf(bytes, offset);
     const { type, size } = header;

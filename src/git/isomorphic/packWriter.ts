@@ -4,15 +4,22 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import pako from 'pako';
-import { MAX_OBJECT_BYTES } from '../limits.ts';
-import { entryHeader, OFS_DELTA, REF_DELTA } from '../packEntry.ts';
+import { MAX_LARGE_BLOB_BYTES, MAX_OBJECT_BYTES } from '../limits.ts';
+import {
+  deltaOversized,
+  entryHeader,
+  OFS_DELTA,
+  type Oversized,
+  REF_DELTA,
+  transferSizeRule,
+} from '../packEntry.ts';
 import type { GitObject } from '../objects.ts';
 import type { FetchProgress } from '../repository.ts';
 import { objectCache } from './odb.ts';
 import { openPack } from './pack.ts';
 import { type IndexedObject, type PackIndex, serializePackIndex } from './packIndex.ts';
 import { TransportStop } from './stop.ts';
-import { nextTurn, OBJECTS_PER_TURN } from '../turns.ts';
+import { INFLATE_INPUT_BYTES, INFLATED_PER_TURN, nextTurn, OBJECTS_PER_TURN } from '../turns.ts';
 
 /** pako 1's inflater with the two fields its typings leave out (isomorphic-git's pack reader uses them too). */
 type StreamingInflate = pako.Inflate & { ended: boolean; strm: { avail_in: number } };
@@ -27,18 +34,16 @@ interface Arrived extends Partial<IndexedObject> {
   crc: number;
 }
 
-/** A base-128 little-endian size, as a delta's header holds it; `undefined` when `bytes` end before it does. */
-function deltaSize(bytes: Uint8Array, from: number): [size: number, next: number] | undefined {
-  let size = 0;
-  for (let at = from, shift = 0; at < bytes.length && shift < 64; at++, shift += 7) {
-    size += (bytes[at]! & 0x7f) * 2 ** shift;
-    if ((bytes[at]! & 0x80) === 0) return [size, at + 1];
-  }
-  return undefined;
-}
-
 const tooLarge = (size: number) =>
   new TransportStop('source-too-large', {}, `a pack object inflates to ${size} bytes or more`);
+const refused = (why: Oversized, size: number) =>
+  why === 'object'
+    ? tooLarge(size)
+    : new TransportStop(
+        'source-too-large',
+        { largeBlobs: true },
+        `a blob of ${size} bytes takes the transfer's blobs over ${MAX_OBJECT_BYTES} bytes past ${MAX_LARGE_BLOB_BYTES}`,
+      );
 const invalid = (why: string) => new TransportStop('source-pack-invalid', {}, why);
 const tooMany = (count: number, maxObjects: number) =>
   new TransportStop('source-too-large', { maxObjects }, `the pack holds ${count} objects`);
@@ -63,11 +68,13 @@ export interface PackWriterOptions {
 
 /**
  * Takes a pack as it arrives (gitformat-pack(5)) and writes it to disk, never holding it: each object's header is
- * read and its zlib stream inflated and counted (a whole object hashed on the way), never kept. Stops the transfer
- * (`TransportStop`) for an object whose header, delta header or inflated bytes pass MAX_OBJECT_BYTES, or that
- * inflates past its own header's size (a compression bomb). Then, as `git index-pack` does, checks the trailer,
- * resolves the deltas by reading them back, and writes the `.idx`; the pack is named by its trailer and its index is
- * renamed into place last. Memory is the objects being resolved (bounded cache), whatever the size of the pack.
+ * read and its zlib stream inflated in slices and counted (a whole object hashed on the way), never kept. Stops the
+ * transfer (`TransportStop`) for an entry the transfer's size rule refuses (`transferSizeRule`: over
+ * MAX_OBJECT_BYTES, unless a blob within MAX_LARGE_BLOB_BYTES), a delta that needs an object over MAX_OBJECT_BYTES,
+ * or an object that inflates past its own header's size (a compression bomb). Then, as `git index-pack` does,
+ * checks the trailer, resolves the deltas by reading them back, and writes the `.idx`; the pack is named by its
+ * trailer and its index is renamed into place last. Memory is the objects being resolved (bounded cache), whatever
+ * the size of the pack.
  */
 export function packWriter(options: PackWriterOptions): PackWriter {
   const packDir = path.join(options.gitdir, 'objects', 'pack');
@@ -89,6 +96,7 @@ export function packWriter(options: PackWriterOptions): PackWriter {
     | { entry: Arrived; inflater: StreamingInflate; size: number; inflated: number; hash?: Hash }
     | undefined;
   let lastPercent = -1;
+  const sizeRule = transferSizeRule();
 
   const progress = (phaseName: string, loaded: number) => {
     const percent = Math.floor((loaded * 100) / Math.max(total, 1));
@@ -105,7 +113,8 @@ export function packWriter(options: PackWriterOptions): PackWriter {
     const { type, size } = found;
     if (type !== OFS_DELTA && type !== REF_DELTA && TYPE_NAMES[type] === undefined)
       throw invalid(`unknown object type ${type} at ${offset}`);
-    if (size > MAX_OBJECT_BYTES) throw tooLarge(size);
+    const oversized = sizeRule(type, size);
+    if (oversized !== undefined) throw refused(oversized, size);
     const entry: Arrived = { offset, crc: crc32(Buffer.from(header)) };
     const name = TYPE_NAMES[type];
     const hash = name === undefined ? undefined : createHash('sha1').update(`${name} ${size}\0`);
@@ -114,12 +123,13 @@ export function packWriter(options: PackWriterOptions): PackWriter {
     // Binary input gives binary output: the chunks are bytes.
     inflater.onData = (data) => {
       const chunk = data as Uint8Array;
-      // A delta's header names the size of the object it builds: what resolving it will hold.
-      if (hash === undefined && state.inflated === 0) {
-        const base = deltaSize(chunk, 0);
-        const result = base === undefined ? undefined : deltaSize(chunk, base[1]);
-        if (result !== undefined && result[0] > MAX_OBJECT_BYTES) throw tooLarge(result[0]);
-      }
+      // A delta's header names the sizes of its base and of the object it builds: what resolving it will hold.
+      if (hash === undefined && state.inflated === 0 && deltaOversized(chunk))
+        throw new TransportStop(
+          'source-too-large',
+          {},
+          `the delta at ${offset} needs an object over the limit`,
+        );
       state.inflated += chunk.length;
       if (state.inflated > size) throw tooLarge(state.inflated);
       hash?.update(chunk);
@@ -130,14 +140,16 @@ export function packWriter(options: PackWriterOptions): PackWriter {
   };
 
   /**
-   * Follows `bytes` (which start at `position`) through the pack, up to the end of OBJECTS_PER_TURN objects:
-   * returns how many of them it took (`used`), and where in those the trailer begins.
+   * Follows `bytes` (which start at `position`) through the pack, up to the end of OBJECTS_PER_TURN objects or
+   * INFLATED_PER_TURN inflated bytes: returns how many of them it took (`used`), and where in those the trailer
+   * begins.
    */
   const parse = (bytes: Uint8Array): { used: number; trailerAt: number } => {
     let at = 0;
     let trailerAt = phase === 'trailer' || phase === 'done' ? 0 : undefined;
     let objects = 0;
-    while (at < bytes.length && objects < OBJECTS_PER_TURN) {
+    let inflated = 0;
+    while (at < bytes.length && objects < OBJECTS_PER_TURN && inflated < INFLATED_PER_TURN) {
       if (phase === 'pack-header') {
         header.push(bytes[at++]!);
         if (header.length < 12) continue;
@@ -158,9 +170,11 @@ export function packWriter(options: PackWriterOptions): PackWriter {
         }
       } else if (phase === 'data') {
         const state = current!;
-        const rest = bytes.subarray(at);
+        const rest = bytes.subarray(at, at + INFLATE_INPUT_BYTES);
+        const before = state.inflated;
         // false: not a zlib stream.
         if (!state.inflater.push(rest, false)) throw invalid(`corrupt object data at ${state.entry.offset}`);
+        inflated += state.inflated - before;
         const used = state.inflater.ended ? rest.length - state.inflater.strm.avail_in : rest.length;
         state.entry.crc = crc32(rest.subarray(0, used), state.entry.crc);
         at += used;

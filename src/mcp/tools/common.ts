@@ -1,9 +1,8 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { CatalogReader } from '../../catalog/index.ts';
-import type { FileReader } from '../read.ts';
-import type { Runner } from '../run/runner.ts';
-import type { ServedSkill } from '../snapshot.ts';
+import type { CatalogSkill, FileReader } from '../../catalog/index.ts';
+import type { Runner } from '../../run/runner.ts';
 
 /** What a tool answers from: the live catalog, and the one verified read. */
 export interface ToolDeps {
@@ -25,7 +24,7 @@ export const READ_ONLY: ToolAnnotations = {
 /** Where a result came from: every tool result names its source, commit and URI. */
 export const originSchema = z.object({ source: z.string(), commit: z.string(), uri: z.string() });
 
-export function originOf(served: ServedSkill): z.infer<typeof originSchema> {
+export function originOf(served: CatalogSkill): z.infer<typeof originSchema> {
   return { source: served.ns.source, commit: served.ns.commit, uri: served.uri };
 }
 

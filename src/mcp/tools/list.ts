@@ -11,7 +11,7 @@ import { encodeCursor, itemsAfter, itemsAfterKey } from '../paging.ts';
 import { searchNamespaces } from '../search.ts';
 import type { ServedSkill } from '../snapshot.ts';
 import { viewOf } from '../view.ts';
-import type { PlannedScript } from '../run/plan.ts';
+import type { PlannedScript } from '../../run/plan.ts';
 import { READ_ONLY, type ToolDeps } from './common.ts';
 import { renderList, skillLine } from './render.ts';
 import { renderScripts } from './skillRunRender.ts';

@@ -10,8 +10,9 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { isModernProtocol } from '../protocol.ts';
-import { MAX_ARGS } from '../run/limits.ts';
-import type { Prepared, Refusal, Runner } from '../run/runner.ts';
+import { MAX_ARGS } from '../../run/limits.ts';
+import type { Prepared, Refusal } from '../../run/plan.ts';
+import type { Runner } from '../../run/runner.ts';
 import { originOf, originSchema, type ToolDeps } from './common.ts';
 import { findSkill } from './find.ts';
 import { renderConfirmation, renderOutcome, renderRefusal, renderWillRun } from './skillRunRender.ts';

@@ -1,7 +1,8 @@
-import { MAX_STREAM_BYTES } from '../run/limits.ts';
-import type { PlannedScript } from '../run/plan.ts';
-import type { WillRun } from '../run/preview.ts';
-import type { Refusal, RunOutcome } from '../run/runner.ts';
+import { MAX_STREAM_BYTES } from '../../run/limits.ts';
+import type { PlannedScript } from '../../run/plan.ts';
+import type { WillRun } from '../../run/preview.ts';
+import type { RunOutcome } from '../../run/execute.ts';
+import type { Refusal } from '../../run/plan.ts';
 
 /** The preview, one fact a line: what a person approves. */
 export function renderWillRun(willRun: WillRun): string {

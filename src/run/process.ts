@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { utf8Prefix } from '../budget.ts';
+import { utf8Prefix } from '../shared/text.ts';
 import { DRAIN_MS, KILL_GRACE_MS, MAX_STREAM_BYTES } from './limits.ts';
 
 export interface ProcessSpec {

@@ -1,6 +1,6 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
-import { KNOWN_INTERPRETERS, type Interpreter } from '../../skills/index.ts';
+import { KNOWN_INTERPRETERS, type Interpreter } from '../skills/index.ts';
 
 export type Availability = { ok: true; path: string } | { ok: false; detail: string };
 

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { messageOf } from '../../shared/text.ts';
+import { messageOf } from '../shared/text.ts';
 
 /**
  * Whether this process's initial environment block is cleared. On Linux a process of the same uid (a script)

@@ -4,9 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunGrants } from '../../src/config/index.ts';
 import { openLocalRepository, readBlob, walkCommit } from '../../src/git/index.ts';
 import { type IndexedSkill, indexCommit } from '../../src/index/index.ts';
-import { scriptEnvironment } from '../../src/mcp/run/environment.ts';
-import { interpretersOf } from '../../src/mcp/run/interpreters.ts';
-import { type Deployment, planNamespace } from '../../src/mcp/run/plan.ts';
+import { scriptEnvironment } from '../../src/run/environment.ts';
+import { interpretersOf } from '../../src/run/interpreters.ts';
+import { type Deployment, planNamespace } from '../../src/run/plan.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';
 

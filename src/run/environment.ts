@@ -1,4 +1,4 @@
-import { compareText } from '../../shared/text.ts';
+import { compareText } from '../shared/text.ts';
 
 /** What every script gets from the server's environment, when set (seed 004, "environment allowlist"). */
 export const FIXED_ENV = ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR'] as const;

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { WillRun } from '../../src/mcp/run/preview.ts';
-import { tokenBook } from '../../src/mcp/run/tokens.ts';
+import type { WillRun } from '../../src/run/preview.ts';
+import { tokenBook } from '../../src/run/tokens.ts';
 
 const C1 = 'a'.repeat(40);
 const C2 = 'b'.repeat(40);

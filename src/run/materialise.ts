@@ -2,9 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import PQueue from 'p-queue';
-import type { Namespace } from '../../catalog/index.ts';
-import type { FileReader } from '../read.ts';
-import type { ServedSkill } from '../snapshot.ts';
+import type { CatalogSkill, FileReader, Namespace } from '../catalog/index.ts';
 
 /** Materialised files and folders: nobody writes to them, only their owner reads them. */
 const FILE_MODE = 0o400;
@@ -20,13 +18,13 @@ const WRITE_AHEAD = 16;
 /** Puts a skill's exact files on disk to run them: one read-only folder per (source, commit, skill). */
 export interface Materialiser {
   /** The folder the skill's files are materialised in: fixed by source, commit and skill folder. */
-  dirOf(served: ServedSkill): string;
+  dirOf(served: CatalogSkill): string;
   /**
    * Makes `dirOf(served)` hold exactly the skill's files (no more, no other bytes, read-only), writing them
    * from git blobs checked against the manifest when it does not: `cold` when it wrote them, `replaced` when
    * it found the folder changed since it was written.
    */
-  ensure(served: ServedSkill): Promise<'warm' | 'cold' | 'replaced'>;
+  ensure(served: CatalogSkill): Promise<'warm' | 'cold' | 'replaced'>;
   /** Removes the folders of commits `served` no longer names. */
   prune(served: (source: string, commit: string) => boolean): Promise<void>;
 }
@@ -127,10 +125,10 @@ export function materialiser(root: string, read: FileReader, reader?: { gid: num
       ready = undefined;
       throw error;
     }));
-  const dirOf = (served: ServedSkill) =>
+  const dirOf = (served: CatalogSkill) =>
     path.join(root, served.ns.source, served.ns.commit, keyOf(served.skill.dir));
 
-  const write = async (ns: Namespace, served: ServedSkill, target: string) => {
+  const write = async (ns: Namespace, served: CatalogSkill, target: string) => {
     const targets = [...served.files.values()].map((file) => ({
       file,
       full: path.join(target, ...file.file.relPath.split('/')),

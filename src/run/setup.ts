@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { Config, RunGrants } from '../../config/index.ts';
-import type { Logger } from '../../shared/log.ts';
+import type { Config, RunGrants } from '../config/index.ts';
+import type { Logger } from '../shared/log.ts';
 import { scrubEnviron, type EnvironStatus } from './environ.ts';
 import type { RunnerOptions } from './runner.ts';
 

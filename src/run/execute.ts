@@ -1,0 +1,177 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fsp, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { CatalogReader } from '../catalog/index.ts';
+import type { Logger } from '../shared/log.ts';
+import { messageOf } from '../shared/text.ts';
+import { scriptEnvironment } from './environment.ts';
+import type { RunIdentity, RunUser } from './identity.ts';
+import type { Materialiser } from './materialise.ts';
+import type { Prepared, Refusal } from './plan.ts';
+import type { WillRun } from './preview.ts';
+import { runProcess, SpawnError, type ProcessBounds, type ProcessResult } from './process.ts';
+
+export interface RunOutcome extends ProcessResult {
+  /** Whether the skill's folder was written for this run (`cold`), checked (`warm`) or found changed. */
+  materialised: 'warm' | 'cold' | 'replaced';
+  /** From the confirmed call to the process having started. */
+  startMs: number;
+}
+
+export type RunResult = { ok: true; outcome: RunOutcome } | { ok: false; refusal: Refusal };
+
+/** True when every folder above `dir` that exists lets other users through. */
+function reachable(dir: string): boolean {
+  for (let parent = path.dirname(dir); ; parent = path.dirname(parent)) {
+    const stat = statSync(parent, { throwIfNoEntry: false });
+    if (stat !== undefined && (stat.mode & 0o001) === 0) return false;
+    if (parent === path.dirname(parent)) return true;
+  }
+}
+
+/**
+ * Where another user's scripts find their files: `dir` when that user can get there (its root is then open to
+ * that user's group alone), else a folder of a temp dir it can reach (a private dataDir or TMPDIR cannot be).
+ */
+export function sharedRoot(dir: string): string {
+  const name = `skillpin-run-${randomBytes(12).toString('hex')}`;
+  const candidates = [dir, path.join(os.tmpdir(), name), path.join('/tmp', name)];
+  return candidates.find(reachable) ?? dir;
+}
+
+/** A temp folder owned by `user` alone (mode 0700), for one run. */
+async function ownTempDir(root: string, user: { uid: number; gid: number }): Promise<string> {
+  const dir = await fsp.mkdtemp(path.join(root, '.tmp-'));
+  await fsp.chown(dir, user.uid, user.gid);
+  return dir;
+}
+
+/** What every log line of a run names. */
+const whereOf = (willRun: WillRun) => ({
+  source: willRun.source,
+  commit: willRun.commit,
+  skill: willRun.skill,
+  script: willRun.script,
+});
+
+export interface ExecutorOptions {
+  identity: RunIdentity;
+  /** Scripts run as this user, when not as the server's. */
+  other: RunUser | undefined;
+  /** Where skills are materialised and other users' temp folders go. */
+  root: string;
+  files: Materialiser;
+  env: NodeJS.ProcessEnv;
+  bounds: ProcessBounds | undefined;
+  catalog: CatalogReader;
+  logger: Logger;
+}
+
+export interface Executor {
+  /** A script is running: one at a time. */
+  readonly busy: boolean;
+  /** What a call cancelled before its script started answers (nothing starts; its one log line says so). */
+  cancelledBeforeStart(willRun: WillRun, token: 'still good' | 'spent'): RunResult;
+  /** skill_run's last step: materialise the skill from the commit, then run the confirmed script once. */
+  execute(prepared: Prepared, calledAt: number, signal?: AbortSignal): Promise<RunResult>;
+}
+
+export function createExecutor(options: ExecutorOptions): Executor {
+  const { identity, other, root, files, env } = options;
+  const deps = { catalog: options.catalog, logger: options.logger };
+  // The one run going on, if any: set and cleared in one assignment each.
+  let running: Promise<unknown> | undefined;
+
+  // A run cancelled before its script started: nothing starts, and its one log line says so.
+  const cancelledBeforeStart = (willRun: WillRun, token: 'still good' | 'spent'): RunResult => {
+    deps.logger.info(
+      { ...whereOf(willRun), cancelled: true },
+      'skill_run: cancelled before the script started',
+    );
+    return {
+      ok: false,
+      refusal: {
+        code: 'CANCELLED',
+        detail: `the request was cancelled before the script started; nothing ran (the token is ${token})`,
+      },
+    };
+  };
+
+  const start = async (prepared: Prepared, calledAt: number, signal?: AbortSignal): Promise<RunResult> => {
+    const { served, willRun } = prepared;
+    const where = whereOf(willRun);
+    if (identity.state === 'unavailable')
+      return { ok: false, refusal: { code: 'RUN_USER_UNAVAILABLE', detail: identity.detail } };
+    let tmp: string | undefined;
+    try {
+      await files.prune((source, commit) => deps.catalog.namespace(source, commit) !== undefined);
+      const materialised = await files.ensure(served);
+      if (materialised === 'replaced')
+        deps.logger.warn(where, 'the materialised skill had changed on disk; it was written again from git');
+      if (signal?.aborted === true) return cancelledBeforeStart(willRun, 'spent');
+      let startMs = 0;
+      const { env: scriptEnv } = scriptEnvironment(prepared.granted, env);
+      // Another user gets a temp folder of its own, removed after the run.
+      if (other !== undefined) scriptEnv.TMPDIR = tmp = await ownTempDir(root, other);
+      deps.logger.info(
+        { ...where, digest: willRun.digest, args: willRun.argv.length - 1 },
+        'skill_run: starting',
+      );
+      const result = await runProcess(
+        {
+          command: willRun.interpreterPath,
+          args: [path.join(willRun.cwd, ...willRun.script.split('/')), ...willRun.argv.slice(1)],
+          cwd: willRun.cwd,
+          env: scriptEnv,
+          timeoutMs: willRun.timeoutMs,
+          ...(signal === undefined ? {} : { signal }),
+          user: other,
+        },
+        options.bounds,
+        () => (startMs = performance.now() - calledAt),
+      );
+      deps.logger.info(
+        {
+          ...where,
+          exitCode: result.exitCode,
+          signal: result.signal,
+          timedOut: result.timedOut,
+          cancelled: result.cancelled,
+          ms: result.durationMs,
+        },
+        result.cancelled ? 'skill_run: cancelled' : 'skill_run: finished',
+      );
+      return { ok: true, outcome: { ...result, materialised, startMs } };
+    } catch (error) {
+      deps.logger.error({ ...where, err: messageOf(error) }, 'skill_run failed');
+      if (error instanceof SpawnError && error.code === 'EPERM' && other !== undefined) {
+        const detail = `the script could not be started as user ${other.name} (uid ${other.uid}): EPERM`;
+        return { ok: false, refusal: { code: 'RUN_USER_UNAVAILABLE', detail } };
+      }
+      const detail =
+        error instanceof SpawnError
+          ? `the ${willRun.interpreter} process could not be started (${error.code})`
+          : 'the skill could not be materialised from the commit (see the server log)';
+      return { ok: false, refusal: { code: 'RUN_FAILED', detail } };
+    } finally {
+      if (tmp !== undefined) await fsp.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    }
+  };
+
+  return {
+    get busy() {
+      return running !== undefined;
+    },
+    cancelledBeforeStart,
+    async execute(prepared, calledAt, signal) {
+      const run = start(prepared, calledAt, signal);
+      running = run;
+      try {
+        return await run;
+      } finally {
+        running = undefined;
+      }
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import { GitError, type ResolvedRef } from '../git/index.ts';
+import type { Logger } from '../shared/log.ts';
+import { type Coordination, coordinated } from './coordination.ts';
+import type { Followed } from './followed.ts';
+import type { SyncStep } from './step.ts';
+
+/** One sync of a source, given where its target comes from. */
+type Run = (resolve: () => Promise<ResolvedRef>) => Promise<SyncStep>;
+
+export interface CoordinatedOptions {
+  coordination: Coordination | undefined;
+  logger: Logger;
+  /** The commit this replica lists now, if any. */
+  serving: string | undefined;
+  /** When this replica last resolved the ref itself while alone (ms since the epoch): a hint older than that is not taken. */
+  aloneAt: number | undefined;
+  /** Told when this replica resolved the ref on its own (coordination down). */
+  onAlone: () => void;
+}
+
+/**
+ * One sync of a source as the replicas agreed it: the lease holder lists the remote's refs and publishes the commit
+ * it resolved; another replica fetches exactly that commit (no listing of its own), and lists only when that commit
+ * cannot be served here; without coordination each replica lists on its own.
+ */
+export async function coordinatedStep(
+  followed: Followed,
+  run: Run,
+  options: CoordinatedOptions,
+): Promise<SyncStep> {
+  const { source } = followed;
+  const { id } = followed.config;
+  const { coordination, logger } = options;
+  const own = () => source.resolve();
+  if (coordination === undefined || !coordinated(followed.config)) return run(own);
+  const verdict = await coordination.poll(id);
+  if (verdict.kind === 'alone') {
+    options.onAlone();
+    return run(own);
+  }
+  if (verdict.kind === 'holder') {
+    let resolved: ResolvedRef | undefined;
+    const step = await run(async () => (resolved = await own()));
+    if (step.outcome.ok && resolved !== undefined) await coordination.publish(id, verdict.token, resolved);
+    return step;
+  }
+  const { hint, holder } = verdict;
+  // Nothing published yet, or only before what this replica resolved alone: it keeps what it serves.
+  const stale = hint === undefined || (options.aloneAt !== undefined && hint.at < options.aloneAt);
+  if (stale && options.serving !== undefined) {
+    const serving = options.serving;
+    return run(async () => ({ commit: serving }));
+  }
+  if (hint === undefined)
+    return run(async () => {
+      throw new GitError(
+        'source-pending',
+        `replica ${holder} polls this source for the replicas and has published no commit of it yet`,
+      );
+    });
+  const step = await run(async () => hint.target);
+  if (step.outcome.ok) return step;
+  logger.warn(
+    { source: id, commit: hint.target.commit, holder, reason: step.outcome.reason },
+    'the commit the polling replica published cannot be served here; this replica resolves the ref itself',
+  );
+  return run(own);
+}

@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import type { SourceConfig } from '../config/index.ts';
+import type { ResolvedRef } from '../git/index.ts';
+import { definitionOf } from './processes.ts';
+
+/** What one sync of a source may do, as the replicas agreed it. */
+export type PollVerdict =
+  /** No coordination now (not configured, or Redis unreachable): this replica resolves the ref on its own. */
+  | { kind: 'alone' }
+  /** This replica holds the source's poll lease: it resolves the ref and publishes what it resolves under `token`. */
+  | { kind: 'holder'; token: string }
+  /**
+   * Another replica holds the lease: `hint` is the commit it published last and when it last resolved it (ms since
+   * the epoch); absent: none yet. A hint is never trusted bytes: the commit is fetched from the source's own remote
+   * like any other.
+   */
+  | { kind: 'follower'; holder: string; hint?: { target: ResolvedRef; at: number } };
+
+/** What the replicas tell one another, as this replica hears it. */
+export interface CoordinationEvents {
+  /** Source `id` should sync now: a replica took a webhook for it, published a new commit, or its lease lapsed. */
+  triggered(id: string, why: string): void;
+}
+
+/** One replica and the commit of a source it reported serving. */
+export interface ReplicaServing {
+  replica: string;
+  host: string;
+  pid: number;
+  /** `null`: it serves nothing of the source yet. */
+  commit: string | null;
+  /** When it started serving that commit, ISO 8601. */
+  since: string;
+}
+
+/** What the replicas serve of one source (`/status`). */
+export interface SourceReplicas {
+  /** The replica holding the poll lease, if any. */
+  leaseHolder: string | null;
+  /** Every live replica, this one included, by replica id. */
+  serving: ReplicaServing[];
+  /** Whether every live replica serves the same commit now. */
+  agree: boolean;
+  /** The last time the replicas were seen serving one commit: that commit and when, ISO 8601. */
+  lastAgreed: { commit: string; at: string } | null;
+}
+
+/** How coordination runs (`/status`, `/metrics`). */
+export interface CoordinationStatus {
+  /** `up`: Redis answers; `down`: unreachable, every replica follows on its own until it answers again. */
+  state: 'up' | 'down';
+  /** Redis as `host:port` (never its password). */
+  redis: string;
+  /** This replica's id in reports and leases. */
+  replica: string;
+  /** When the state last changed, ISO 8601. */
+  since: string;
+  /** Why it is down (the client's error, redacted); `null` when up. */
+  error: string | null;
+}
+
+/** The sync layer's view of coordination between replicas; an implementation never throws at its caller. */
+export interface Coordination {
+  /** The sources this replica follows (again after a reload); only remote sources tracking a ref take part. */
+  follow(sources: readonly SourceConfig[], events: CoordinationEvents): void;
+  /** Who resolves source `id` for this sync: this replica (taking or renewing its lease), another, or each alone. */
+  poll(id: string): Promise<PollVerdict>;
+  /** Publishes what the lease holder resolved, fenced by the lease's `token`: a lost lease publishes nothing. */
+  publish(id: string, token: string, target: ResolvedRef): Promise<void>;
+  /** Asks every replica to sync source `id` now (a webhook arrived here). */
+  announce(id: string, why: string): void;
+  /** Reports the commit this replica lists per source (`undefined`: none yet). */
+  report(served: Readonly<Record<string, string | undefined>>): void;
+  status(): CoordinationStatus;
+  /** What the replicas serve of source `id`, as last read; `undefined` when it does not take part. */
+  replicas(id: string): SourceReplicas | undefined;
+  /** Gives up the leases this replica holds and disconnects. */
+  close(): Promise<void>;
+}
+
+/** Whether a source takes part: only a remote ref is polled (a pinned commit never moves, a local path is per machine). */
+export const coordinated = (source: SourceConfig): boolean =>
+  // A ref of a `refs:` source resolves from its source's listing, never from a ref listing of its own.
+  source.location.kind === 'remote' && source.target.kind === 'ref' && source.group === undefined;
+
+/**
+ * The name replicas share a source under: its id and a digest of its definition (repository, ref, paths,
+ * verification), so replicas that define an id otherwise (a rollout changing it) never share its lease or hints.
+ */
+export function sharedKey(source: SourceConfig): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify(definitionOf(source)))
+    .digest('hex');
+  return `${source.id}:${digest.slice(0, 16)}`;
+}

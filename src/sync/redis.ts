@@ -1,0 +1,172 @@
+import { createClient } from '@redis/client';
+import type { CoordinationConfig } from '../config/index.ts';
+import type { Logger } from '../shared/log.ts';
+import { redact, rememberSecret } from '../shared/redact.ts';
+import { messageOf } from '../shared/text.ts';
+import type { Clock } from './clock.ts';
+import type { CoordinationStatus } from './coordination.ts';
+
+/** Published messages longer than this are not ours: ignored. */
+const MAX_MESSAGE_BYTES = 1024;
+/** How long the first start waits for the subscription once connected (it is in place before anyone announces). */
+const SUBSCRIBE_WAIT_MS = 500;
+
+/** The one connection to Redis (and its subscriber): commands that never throw, and whether Redis answers. */
+export interface RedisLink {
+  /** One command; `undefined` when it failed (the link is down then, until Redis answers again). */
+  command<T>(args: string[]): Promise<T | undefined>;
+  /** A Lua script (EVAL) on `keys` with `args`. */
+  script<T>(source: string, keys: string[], args: string[]): Promise<T | undefined>;
+  status(): CoordinationStatus;
+  close(): Promise<void>;
+}
+
+export interface RedisLinkOptions {
+  config: CoordinationConfig;
+  /** This replica's id, for status. */
+  replica: string;
+  logger: Logger;
+  clock: Clock;
+  /** The channel every replica publishes on and listens to. */
+  channel: string;
+  onMessage(message: string): void;
+  /** Redis answers (again): what this replica reports is written now. */
+  onUp(): void;
+}
+
+/**
+ * Connects to Redis (the only module that loads the client): reconnects behind for as long as the replica runs,
+ * and never queues a command while Redis is away (it fails at once, and the replica goes on alone). Resolves once
+ * connected and subscribed, or after the connect timeout (down then). Its password is remembered as a secret: no
+ * log or status shows it.
+ */
+export async function connectRedis(options: RedisLinkOptions): Promise<RedisLink> {
+  const { config, logger, clock } = options;
+  const url = new URL(config.redis);
+  if (url.password !== '') rememberSecret(decodeURIComponent(url.password), decodeURIComponent(url.username));
+  const timeout = config.commandTimeoutMs;
+  const client = createClient({
+    url: config.redis,
+    socket: {
+      connectTimeout: config.connectTimeoutMs,
+      // 100 ms, 200 ms, … at most 5 s apart.
+      reconnectStrategy: (retries: number) => Math.min(100 * 2 ** Math.min(retries, 6), 5_000),
+      ...(config.tls === undefined
+        ? {}
+        : { tls: true as const, ...(config.tls.ca === undefined ? {} : { ca: config.tls.ca }) }),
+    },
+    disableOfflineQueue: true,
+    commandOptions: { timeout },
+  });
+  const subscriber = client.duplicate();
+
+  let state: CoordinationStatus = {
+    state: 'down',
+    redis: config.endpoint,
+    replica: options.replica,
+    since: new Date(clock.now()).toISOString(),
+    error: 'connecting',
+  };
+  let closed = false;
+  let everUp = false;
+  const setState = (up: boolean, error?: unknown) => {
+    if (closed || up === (state.state === 'up')) return;
+    const detail = error === undefined ? null : redact(messageOf(error));
+    state = {
+      ...state,
+      state: up ? 'up' : 'down',
+      since: new Date(clock.now()).toISOString(),
+      error: detail,
+    };
+    if (!up) {
+      logger.warn(
+        { redis: config.endpoint, err: detail },
+        'coordination down: Redis does not answer; every source is followed by this replica on its own until it does',
+      );
+      return;
+    }
+    logger.info(
+      { redis: config.endpoint },
+      everUp ? 'coordination resumed: Redis answers again' : 'coordination up',
+    );
+    everUp = true;
+    options.onUp();
+  };
+  const bothReady = () => client.isReady && subscriber.isReady;
+  for (const emitter of [client, subscriber]) {
+    emitter.on('ready', () => setState(bothReady()));
+    emitter.on('error', (error: unknown) => setState(false, error));
+    emitter.on('end', () => setState(false, new Error('connection closed')));
+  }
+  const command = async <T>(args: string[]): Promise<T | undefined> => {
+    if (closed) return undefined;
+    try {
+      const answer = await client.sendCommand<T>(args, { timeout });
+      // A command that timed out leaves the connection ready: the next answer brings coordination back.
+      if (bothReady()) setState(true);
+      return answer;
+    } catch (error) {
+      setState(false, error);
+      return undefined;
+    }
+  };
+
+  const onMessage = (message: string) => {
+    if (message.length <= MAX_MESSAGE_BYTES) options.onMessage(message);
+  };
+  void client.connect().catch(() => undefined);
+  // node-redis subscribes again after each reconnect.
+  void subscriber
+    .connect()
+    .then(() => subscriber.subscribe(options.channel, onMessage))
+    .catch(() => undefined);
+  await connected(client, subscriber, config.connectTimeoutMs);
+  setState(bothReady());
+
+  return {
+    command,
+    script: (source, keys, args) => command(['EVAL', source, String(keys.length), ...keys, ...args]),
+    status: () => state,
+    async close() {
+      closed = true;
+      for (const connection of [subscriber, client]) {
+        try {
+          if (connection.isReady) await connection.close();
+          else connection.destroy();
+        } catch {
+          connection.destroy();
+        }
+      }
+    },
+  };
+}
+
+/** A connection as `connected` watches it. */
+interface Watched {
+  readonly isReady: boolean;
+  on(event: 'ready', listener: () => void): unknown;
+}
+
+/** Waits for both connections and the subscription, at most `timeoutMs` (the first syncs wait that long). */
+async function connected(
+  client: Watched,
+  subscriber: Watched & { readonly isPubSubActive: boolean },
+  timeoutMs: number,
+): Promise<void> {
+  const ready = () => client.isReady && subscriber.isReady;
+  await new Promise<void>((resolve) => {
+    if (ready()) return resolve();
+    const timer = setTimeout(resolve, timeoutMs);
+    timer.unref();
+    const check = () => {
+      if (!ready()) return;
+      clearTimeout(timer);
+      resolve();
+    };
+    client.on('ready', check);
+    subscriber.on('ready', check);
+  });
+  const until = Date.now() + SUBSCRIBE_WAIT_MS;
+  while (ready() && !subscriber.isPubSubActive && Date.now() < until)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+}

@@ -1,0 +1,147 @@
+import type { CoordinationConfig } from '../config/index.ts';
+import type { Logger } from '../shared/log.ts';
+import type { Clock } from './clock.ts';
+import { type Coordination, type CoordinationEvents, coordinated, sharedKey } from './coordination.ts';
+import { connectRedis } from './redis.ts';
+import { createLeases, type SharedSource } from './redisLeases.ts';
+import { createReports, REPORT_MS } from './redisReports.ts';
+
+/** Status asked for reads what the replicas serve again, at most this often (in the background). */
+const VIEW_REFRESH_MS = 1_000;
+
+/** Who this replica is: what its leases and reports name. */
+export interface ReplicaIdentity {
+  host: string;
+  pid: number;
+  /** Tells two replicas of one host and pid apart (containers, tests in one process). */
+  nonce: string;
+}
+
+export interface RedisCoordinationOptions {
+  config: CoordinationConfig;
+  replica: ReplicaIdentity;
+  logger: Logger;
+  clock: Clock;
+}
+
+/**
+ * Coordination of replicas through Redis: a poll lease per source (redisLeases.ts), the commit its holder resolves
+ * published as a hint, webhooks announced on one channel, and what each replica serves (redisReports.ts). Every
+ * failure makes this replica follow on its own until Redis answers again; nothing here throws at the sync worker.
+ * Resolves once connected, or after the connect timeout (down then, reconnecting behind).
+ */
+export async function connectRedisCoordination(options: RedisCoordinationOptions): Promise<Coordination> {
+  const { config, logger, clock } = options;
+  const replica = `${options.replica.host}/${options.replica.pid}/${options.replica.nonce}`;
+  const channel = `${config.keyPrefix}events`;
+  let events: CoordinationEvents = { triggered: () => undefined };
+  let followed = new Map<string, SharedSource>();
+  let keyed = new Map<string, SharedSource>();
+  let served: Readonly<Record<string, string | undefined>> = {};
+
+  // Follows nothing until follow(): `reports` is set by then.
+  const reportAll = () => {
+    for (const source of followed.values()) reports.report(source, served[source.id] ?? null);
+  };
+  const onMessage = (message: string) => {
+    const [kind, key, from] = message.split(' ');
+    const source = keyed.get(key ?? '');
+    // What this replica announced or published, it has done already.
+    if (source === undefined || from === replica) return;
+    if (kind === 'sync') events.triggered(source.id, 'a webhook at another replica');
+    if (kind === 'commit') events.triggered(source.id, 'a new commit published by the replica polling it');
+  };
+  const link = await connectRedis({
+    config,
+    replica,
+    logger,
+    clock,
+    channel,
+    onMessage,
+    onUp: () => reportAll(),
+  });
+  const leases = createLeases(link, {
+    replica,
+    keyPrefix: config.keyPrefix,
+    channel,
+    clock,
+    logger,
+    lapsed: (source) => {
+      if (followed.get(source.id) === source) events.triggered(source.id, 'poll lease lapsed');
+    },
+  });
+  const reports = createReports(link, {
+    replica,
+    pid: options.replica.pid,
+    keyPrefix: config.keyPrefix,
+    clock,
+  });
+  let stopReporting = () => {};
+  const reportLater = () => {
+    stopReporting = clock.after(REPORT_MS, () => {
+      reportAll();
+      reportLater();
+    });
+  };
+  reportLater();
+  let viewedAt = 0;
+
+  return {
+    follow(sources, next) {
+      events = next;
+      const before = followed;
+      followed = new Map(
+        sources.filter(coordinated).map((source) => {
+          const key = sharedKey(source);
+          const leaseMs = Math.min(config.leaseMs, source.pollMs ?? config.leaseMs);
+          const kept = before.get(source.id);
+          const same = kept?.key === key && kept.leaseMs === leaseMs;
+          return [source.id, same ? kept : { id: source.id, key, leaseMs }];
+        }),
+      );
+      keyed = new Map([...followed.values()].map((source) => [source.key, source]));
+      for (const [id, source] of before)
+        if (followed.get(id) !== source) {
+          void leases.forget(source);
+          void reports.forget(source);
+        }
+    },
+    async poll(id) {
+      const source = followed.get(id);
+      return source === undefined ? { kind: 'alone' } : leases.poll(source);
+    },
+    async publish(id, token, target) {
+      const source = followed.get(id);
+      if (source !== undefined) await leases.publish(source, token, target);
+    },
+    announce(id, why) {
+      const source = followed.get(id);
+      if (source === undefined) return;
+      void link.command<number>(['PUBLISH', channel, `sync ${source.key} ${replica}`]).then((heard) => {
+        if (heard !== undefined)
+          logger.debug({ source: id, why, replicas: heard }, 'asked every replica to sync');
+      });
+    },
+    report(next) {
+      served = next;
+      reportAll();
+    },
+    status: () => link.status(),
+    replicas(id) {
+      const source = followed.get(id);
+      if (source === undefined) return undefined;
+      // Status shows what was last read; reading again happens behind it, never while a request waits.
+      if (Date.now() - viewedAt >= VIEW_REFRESH_MS) {
+        viewedAt = Date.now();
+        for (const each of followed.values()) void reports.refresh(each);
+      }
+      return reports.view(source);
+    },
+    async close() {
+      stopReporting();
+      const sources = [...followed.values()];
+      await Promise.all(sources.flatMap((source) => [leases.forget(source), reports.forget(source)]));
+      await link.close();
+    },
+  };
+}

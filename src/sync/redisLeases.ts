@@ -1,0 +1,168 @@
+import type { ResolvedRef } from '../git/index.ts';
+import type { Logger } from '../shared/log.ts';
+import { COMMIT_PATTERN } from '../shared/patterns.ts';
+import type { Clock } from './clock.ts';
+import type { PollVerdict } from './coordination.ts';
+import type { RedisLink } from './redis.ts';
+import { ACQUIRE, KEEP_MS, keysOf, PUBLISH, RELEASE, replicaOf } from './redisScripts.ts';
+
+/** A source the replicas share: its id here, its key in Redis, how long its lease lasts. */
+export interface SharedSource {
+  id: string;
+  key: string;
+  leaseMs: number;
+}
+
+export interface LeasesOptions {
+  replica: string;
+  keyPrefix: string;
+  channel: string;
+  clock: Clock;
+  logger: Logger;
+  /** Another replica's lease on `source` may have lapsed: a sync of it now takes it if so. */
+  lapsed(source: SharedSource): void;
+}
+
+/** A published commit read back: a hint only when every field is what a commit and tag look like. */
+function hintOf(fields: readonly (string | null)[]): { target: ResolvedRef; at: number } | undefined {
+  const [commit, tag, ref, at] = fields;
+  const when = Number(at);
+  if (commit == null || !COMMIT_PATTERN.test(commit) || !Number.isSafeInteger(when)) return undefined;
+  if (tag == null || tag === '') return { target: { commit }, at: when };
+  if (!COMMIT_PATTERN.test(tag) || ref == null || ref === '' || ref.length > 1024) return undefined;
+  return { target: { commit, tag, ref }, at: when };
+}
+
+/**
+ * The poll leases of this replica: one per shared source, taken or renewed in one script (expiry on the replicas'
+ * clocks, a fencing token drawn when it changes hands), renewed by its holder every third of its length, watched
+ * by the others so the first look after it lapses takes it; and the holder's publication, fenced by its token.
+ */
+export function createLeases(link: RedisLink, options: LeasesOptions) {
+  const { replica, keyPrefix, clock, logger } = options;
+  /** Leases this replica holds: their renewal timers. */
+  const renewing = new Map<SharedSource, () => void>();
+  /** Leases another replica holds: a look when each lapses. */
+  const watching = new Map<SharedSource, () => void>();
+  const stop = (timers: Map<SharedSource, () => void>, source: SharedSource) => {
+    timers.get(source)?.();
+    timers.delete(source);
+  };
+
+  const acquire = async (source: SharedSource) => {
+    const keys = keysOf(keyPrefix, source.key);
+    const now = clock.now();
+    const answer = await link.script<[number, string, string, string]>(
+      ACQUIRE,
+      [keys.lease, keys.fence],
+      [replica, String(now), String(source.leaseMs), String(source.leaseMs * 4)],
+    );
+    if (answer === undefined) return undefined;
+    const [ours, holder, expires, token] = answer;
+    const expiresAt = Number(expires);
+    return {
+      ours: ours === 1,
+      holder: replicaOf(holder) ?? 'another replica',
+      expiresAt: Number.isFinite(expiresAt) ? expiresAt : now + source.leaseMs,
+      token,
+    };
+  };
+
+  /** Renewed every third of the lease: a renewal missed leaves two more before it lapses. */
+  const keepRenewing = (source: SharedSource) => {
+    stop(watching, source);
+    if (renewing.has(source)) return;
+    const renew = () =>
+      renewing.set(
+        source,
+        clock.after(Math.max(1, Math.floor(source.leaseMs / 3)), () => {
+          void acquire(source).then((lease) => {
+            if (!renewing.has(source)) return;
+            if (lease === undefined || lease.ours) return void renew();
+            stop(renewing, source);
+            logger.warn(
+              { source: source.id, holder: lease.holder },
+              'lost the poll lease of this source to another replica',
+            );
+            watchLapse(source, lease.expiresAt);
+          });
+        }),
+      );
+    renew();
+  };
+
+  /** Another replica holds the lease until `expiresAt`: a look then (never later than this replica's own lease). */
+  const watchLapse = (source: SharedSource, expiresAt: number) => {
+    stop(watching, source);
+    const wait = Math.min(Math.max(0, expiresAt - clock.now()), source.leaseMs) + 1;
+    watching.set(
+      source,
+      clock.after(wait, () => {
+        watching.delete(source);
+        options.lapsed(source);
+      }),
+    );
+  };
+
+  const release = (source: SharedSource) =>
+    link.script(RELEASE, [keysOf(keyPrefix, source.key).lease], [replica]);
+
+  return {
+    /** Who resolves `source` now: this replica (lease taken or renewed), another (with its hint), or each alone. */
+    async poll(source: SharedSource): Promise<PollVerdict> {
+      const lease = await acquire(source);
+      if (lease === undefined) return { kind: 'alone' };
+      if (lease.ours) {
+        keepRenewing(source);
+        return { kind: 'holder', token: lease.token };
+      }
+      stop(renewing, source);
+      watchLapse(source, lease.expiresAt);
+      const fields = await link.command<Array<string | null>>([
+        'HMGET',
+        keysOf(keyPrefix, source.key).commit,
+        'commit',
+        'tag',
+        'ref',
+        'at',
+      ]);
+      if (fields === undefined) return { kind: 'alone' };
+      const hint = hintOf(fields);
+      return { kind: 'follower', holder: lease.holder, ...(hint === undefined ? {} : { hint }) };
+    },
+    /** Writes what the holder resolved while `token` holds the lease, announcing a new commit to every replica. */
+    async publish(source: SharedSource, token: string, target: ResolvedRef): Promise<void> {
+      const keys = keysOf(keyPrefix, source.key);
+      const written = await link.script<number>(
+        PUBLISH,
+        [keys.lease, keys.commit],
+        [
+          replica,
+          token,
+          String(clock.now()),
+          target.commit,
+          target.tag ?? '',
+          target.tag === undefined ? '' : (target.ref ?? ''),
+          options.channel,
+          `commit ${source.key} ${replica}`,
+          String(KEEP_MS),
+        ],
+      );
+      if (written === 0) {
+        stop(renewing, source);
+        logger.warn(
+          { source: source.id, commit: target.commit },
+          'did not publish: the poll lease passed to another replica',
+        );
+      } else if (written === 2)
+        logger.info({ source: source.id, commit: target.commit }, 'published a new commit to the replicas');
+    },
+    /** Stops renewing and watching `source`, and gives its lease up if this replica holds it. */
+    async forget(source: SharedSource): Promise<void> {
+      const held = renewing.has(source);
+      stop(renewing, source);
+      stop(watching, source);
+      if (held) await release(source);
+    },
+  };
+}

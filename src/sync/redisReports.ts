@@ -1,0 +1,110 @@
+import { COMMIT_PATTERN } from '../shared/patterns.ts';
+import type { Clock } from './clock.ts';
+import type { ReplicaServing, SourceReplicas } from './coordination.ts';
+import type { RedisLink } from './redis.ts';
+import type { SharedSource } from './redisLeases.ts';
+import { KEEP_MS, keysOf, replicaOf } from './redisScripts.ts';
+
+/** How often a replica reports what it serves; a report older than REPORT_STALE_MS is a replica gone. */
+export const REPORT_MS = 10_000;
+export const REPORT_STALE_MS = 3 * REPORT_MS;
+/** Reports read per source at most (a hash that grew past this is not ours to show whole). */
+const MAX_REPORTS = 1000;
+
+const NOTHING_KNOWN: SourceReplicas = { leaseHolder: null, serving: [], agree: false, lastAgreed: null };
+
+/** One replica's report as stored (JSON: pid, commit or null, since, at); `undefined` when it is not one. */
+function reportOf(replica: string, text: string): (ReplicaServing & { at: number }) | undefined {
+  if (replicaOf(replica) === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(text) as Partial<ReplicaServing> & { at?: unknown };
+    const commit =
+      parsed.commit === null || COMMIT_PATTERN.test(String(parsed.commit)) ? parsed.commit : undefined;
+    if (commit === undefined || typeof parsed.at !== 'number' || typeof parsed.since !== 'string')
+      return undefined;
+    const host = replica.slice(0, replica.indexOf('/'));
+    return { replica, host, pid: Number(parsed.pid ?? 0), commit, since: parsed.since, at: parsed.at };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The last agreement recorded, when it reads as one. */
+function agreementOf(text: string | null | undefined): SourceReplicas['lastAgreed'] {
+  try {
+    const parsed = text == null ? null : (JSON.parse(text) as { commit?: unknown; at?: unknown });
+    return parsed !== null && COMMIT_PATTERN.test(String(parsed.commit)) && typeof parsed.at === 'string'
+      ? { commit: String(parsed.commit), at: parsed.at }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What each replica serves, per shared source: this replica writes its own report (`<prefix>served:<key>`, a hash
+ * by replica id) and reads every live replica's back; when they all serve one commit it records that they agreed.
+ */
+export function createReports(
+  link: RedisLink,
+  options: { replica: string; pid: number; keyPrefix: string; clock: Clock },
+) {
+  const { replica, keyPrefix, clock } = options;
+  const views = new Map<SharedSource, SourceReplicas>();
+  const since = new Map<SharedSource, { commit: string | null; since: string }>();
+
+  /** Reads every replica's report back, drops the stale ones, and notes when they agreed. */
+  const refresh = async (source: SharedSource): Promise<void> => {
+    const keys = keysOf(keyPrefix, source.key);
+    const [fields, holder] = await Promise.all([
+      link.command<Record<string, string> | string[]>(['HGETALL', keys.served]),
+      link.command<string | null>(['HGET', keys.lease, 'replica']),
+    ]);
+    if (fields === undefined) return;
+    const pairs = Array.isArray(fields)
+      ? fields.flatMap((value, i) => (i % 2 === 0 ? [[value, fields[i + 1]!] as const] : []))
+      : Object.entries(fields);
+    const now = clock.now();
+    const reports = pairs.slice(0, MAX_REPORTS).flatMap(([who, text]) => reportOf(who, text) ?? []);
+    const stale = reports
+      .filter((report) => now - report.at > REPORT_STALE_MS)
+      .map((report) => report.replica);
+    if (stale.length > 0) void link.command(['HDEL', keys.served, ...stale]);
+    const live = reports
+      .filter((report) => !stale.includes(report.replica))
+      .sort((a, b) => (a.replica < b.replica ? -1 : 1))
+      .map(({ at: _at, ...report }) => report);
+    const commits = new Set(live.map((report) => report.commit));
+    const agree = live.length > 0 && commits.size === 1 && !commits.has(null);
+    let lastAgreed: SourceReplicas['lastAgreed'];
+    if (agree) {
+      lastAgreed = { commit: live[0]!.commit!, at: new Date(now).toISOString() };
+      void link.command(['SET', keys.agreed, JSON.stringify(lastAgreed), 'PX', String(KEEP_MS)]);
+    } else lastAgreed = agreementOf(await link.command<string | null>(['GET', keys.agreed]));
+    views.set(source, { leaseHolder: replicaOf(holder) ?? null, serving: live, agree, lastAgreed });
+  };
+
+  return {
+    /** Writes this replica's report of `source` (the commit it lists, `null` for none), then reads all back. */
+    report(source: SharedSource, commit: string | null): void {
+      const at = clock.now();
+      if (since.get(source)?.commit !== commit)
+        since.set(source, { commit, since: new Date(at).toISOString() });
+      const report = { pid: options.pid, commit, since: since.get(source)!.since, at };
+      const keys = keysOf(keyPrefix, source.key);
+      void link
+        .command(['HSET', keys.served, replica, JSON.stringify(report)])
+        .then(() => link.command(['PEXPIRE', keys.served, String(KEEP_MS)]))
+        .then(() => refresh(source));
+    },
+    refresh,
+    /** What was last read of `source`. */
+    view: (source: SharedSource): SourceReplicas => views.get(source) ?? NOTHING_KNOWN,
+    /** Removes this replica's report of `source`. */
+    async forget(source: SharedSource): Promise<void> {
+      views.delete(source);
+      since.delete(source);
+      await link.command(['HDEL', keysOf(keyPrefix, source.key).served, replica]);
+    },
+  };
+}

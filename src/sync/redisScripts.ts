@@ -1,0 +1,71 @@
+/**
+ * The keys of the Redis coordination, and the Lua scripts it runs: each script reads and writes in one step on the
+ * server, so two replicas never both see a lease free and both take it. Times are milliseconds since the epoch on
+ * the replicas' clocks.
+ */
+
+/** How long Redis keeps a published commit or reports nobody refreshes (a cleanup, not a rule). */
+export const KEEP_MS = 7 * 86_400_000;
+
+/** A shared source's keys (`<prefix>lease:<id>:<digest>` and so on). */
+export const keysOf = (prefix: string, key: string) => ({
+  lease: `${prefix}lease:${key}`,
+  fence: `${prefix}fence:${key}`,
+  commit: `${prefix}commit:${key}`,
+  served: `${prefix}served:${key}`,
+  agreed: `${prefix}agreed:${key}`,
+});
+
+/** A replica id as this code writes it (`host/pid/nonce`): anything else read from Redis is not shown. */
+const REPLICA_ID = /^[A-Za-z0-9._-]{1,253}\/\d{1,10}\/[0-9A-Za-z]{1,64}$/;
+export const replicaOf = (text: string | null | undefined) =>
+  text != null && REPLICA_ID.test(text) ? text : undefined;
+
+/**
+ * Takes or renews a poll lease. KEYS: lease (a hash: replica, token, expiresAt), fence (a counter). ARGV: replica,
+ * now, lease ms, Redis expiry ms. A lease that lapsed is taken under a new fencing token; the holder's own renewal
+ * keeps its token. Returns {1|0, holder, expiresAt, token}: 1 when this replica holds it now.
+ */
+export const ACQUIRE = `
+local holder = redis.call('HGET', KEYS[1], 'replica')
+local expires = tonumber(redis.call('HGET', KEYS[1], 'expiresAt') or '0') or 0
+local now = tonumber(ARGV[2])
+local token
+if holder and expires > now then
+  if holder ~= ARGV[1] then
+    return {0, holder, tostring(expires), redis.call('HGET', KEYS[1], 'token') or ''}
+  end
+  token = redis.call('HGET', KEYS[1], 'token')
+else
+  token = tostring(redis.call('INCR', KEYS[2]))
+end
+local untilMs = now + tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], 'replica', ARGV[1], 'token', token, 'expiresAt', string.format('%d', untilMs))
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return {1, ARGV[1], string.format('%d', untilMs), token}
+`;
+
+/** Gives a lease up when it is still this replica's. KEYS: lease. ARGV: replica. */
+export const RELEASE = `
+if redis.call('HGET', KEYS[1], 'replica') == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+/**
+ * Publishes the commit the lease holder resolved, fenced: only while the lease names this replica and token.
+ * KEYS: lease, commit (a hash). ARGV: replica, token, at, commit, tag, ref, channel, message, Redis expiry ms.
+ * Returns 0 (not the holder: nothing written), 1 (the same commit again) or 2 (a new commit, announced).
+ */
+export const PUBLISH = `
+if redis.call('HGET', KEYS[1], 'replica') ~= ARGV[1] or redis.call('HGET', KEYS[1], 'token') ~= ARGV[2] then
+  return 0
+end
+local before = redis.call('HGET', KEYS[2], 'commit')
+redis.call('HSET', KEYS[2], 'commit', ARGV[4], 'tag', ARGV[5], 'ref', ARGV[6], 'token', ARGV[2], 'by', ARGV[1], 'at', ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[9])
+if before ~= ARGV[4] then
+  redis.call('PUBLISH', ARGV[7], ARGV[8])
+  return 2
+end
+return 1
+`;

@@ -1,0 +1,311 @@
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { createClient } from '@redis/client';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../src/config/index.ts';
+import { sharedKey } from '../../src/sync/coordination.ts';
+import type { StatusReport } from '../../src/sync/status.ts';
+import { manualClock, type ManualClock } from '../helpers/clock.ts';
+import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
+import { pushableRepo, skillMd } from '../helpers/pushable.ts';
+import { waitReady } from '../helpers/ready.ts';
+import { type RedisServer, startRedisServer } from '../helpers/redisServer.ts';
+import { connectHttp, writeConfig } from '../helpers/server.ts';
+import { type InProcessServer, serveInProcess } from '../helpers/serving.ts';
+import { tempDir } from '../helpers/temp.ts';
+import { until } from '../helpers/until.ts';
+
+const SECRET = 'coordination-webhook-secret';
+const POLL_MS = 60_000;
+const LEASE_MS = 30_000;
+/** The clocks move this much at a time, and the replicas settle between two moves. */
+const STEP_MS = 5_000;
+/** Poll intervals the listings are counted over. */
+const TICKS = 5;
+
+interface Replica {
+  name: string;
+  server: InProcessServer;
+  clock: ManualClock;
+  /** `http://127.0.0.1:<port>`. */
+  base: string;
+}
+
+describe('three replicas coordinated through a real Redis', () => {
+  let redis: RedisServer;
+  let git: GitHttpServer;
+  let repo: ReturnType<typeof pushableRepo>;
+  let soloRepo: ReturnType<typeof pushableRepo>;
+  let probe: ReturnType<typeof createClient>;
+  let leaseKey: string;
+  const replicas: Replica[] = [];
+  /** One replica alone (no coordination) following another repository: what one replica costs the remote. */
+  let alone: Replica;
+  const commits: string[] = [];
+
+  /** Ref listings (protocol v2 ls-refs) the remote answered for a repository. */
+  const listings = (name: string) =>
+    git.requests.filter((r) => r.method === 'POST' && r.path === `/${name}/git-upload-pack` && !r.fetch)
+      .length;
+  const live = (replica: Replica) =>
+    replica.server.serving.catalog.listed().find((ns) => ns.source === 'live')?.commit;
+  const status = async (replica: Replica) =>
+    (await (await fetch(`${replica.base}/status`)).json()) as StatusReport;
+  const idOf = async (replica: Replica) => (await status(replica)).coordination?.replica ?? replica.name;
+  const hook = (replica: Replica) =>
+    fetch(`${replica.base}/hooks/git`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ source: 'live', ref: 'main' }),
+    });
+  const allList = (commit: string, who = replicas) =>
+    until(`${who.map((r) => r.name).join(', ')} to list ${commit.slice(0, 8)}`, () =>
+      who.every((replica) => live(replica) === commit),
+    );
+  /** No sync runs on `who`, and the lease holder's renewal (if it is one of them) has landed. */
+  const settle = async (who: Replica[]) => {
+    await until('the syncs to settle', async () => {
+      for (const replica of who) if ((await status(replica)).sources.some((s) => s.syncing)) return false;
+      return true;
+    });
+    const ids = new Map(await Promise.all(who.map(async (r) => [await idOf(r), r] as const)));
+    await until('the lease renewal to land', async () => {
+      const lease = await probe.hGetAll(leaseKey);
+      const holder = ids.get(lease['replica'] ?? '');
+      return (
+        holder === undefined || Number(lease['expiresAt']) >= holder.clock.now() + LEASE_MS - LEASE_MS / 3
+      );
+    });
+  };
+  /** Moves the clocks of `who` by `ms`, a step at a time, letting the replicas settle after each. */
+  const advance = async (ms: number, who: Replica[]) => {
+    for (let moved = 0; moved < ms; moved += STEP_MS) {
+      for (const replica of who) replica.clock.advance(STEP_MS);
+      await settle(who);
+    }
+  };
+  const start = async (name: string, config: string, env: Record<string, string>): Promise<Replica> => {
+    const clock = manualClock();
+    const server = await serveInProcess(config, { dataDir: tempDir(`skillpin-${name}-`), clock, env });
+    await waitReady(server.url);
+    return { name, server, clock, base: server.url.replace(/\/mcp$/, '') };
+  };
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    probe = createClient({ url: redis.url });
+    // The probe sees Redis go down too: its errors are expected.
+    probe.on('error', () => undefined);
+    await probe.connect();
+    const root = tempDir('skillpin-coordination-');
+    repo = pushableRepo(root, 'skills');
+    soloRepo = pushableRepo(root, 'solo');
+    commits.push(repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v1') }));
+    soloRepo.push({ 'alpha/SKILL.md': skillMd('alpha', 'solo') });
+    git = await startGitHttpServer({ root });
+    const env = { REDIS_URL: redis.url, SKILLPIN_WEBHOOK_SECRET: SECRET };
+    vi.stubEnv('SKILLPIN_WEBHOOK_SECRET', SECRET);
+    const config = writeConfig({
+      webhook: { secret: '${SKILLPIN_WEBHOOK_SECRET}' },
+      http: { metrics: true },
+      coordination: { redis: '${REDIS_URL}', lease: '30s' },
+      sources: [{ id: 'live', url: git.urlFor('skills.git'), ref: 'main', poll: '1m' }],
+    });
+    leaseKey = `skillpin:lease:${sharedKey(loadConfig(config, { ...process.env, ...env }).sources[0]!)}`;
+    // The first to start takes the lease and publishes; the others start from what it published.
+    for (const name of ['replica-0', 'replica-1', 'replica-2']) replicas.push(await start(name, config, env));
+    alone = await start(
+      'alone',
+      writeConfig({ sources: [{ id: 'live', url: git.urlFor('solo.git'), ref: 'main', poll: '1m' }] }),
+      {},
+    );
+  });
+  afterAll(async () => {
+    for (const replica of [...replicas, alone]) await replica?.server.stop();
+    await probe?.close().catch(() => undefined);
+    await redis?.close();
+    await git?.close();
+    vi.unstubAllEnvs();
+  });
+
+  it('starts with one ref listing for three replicas: the first polls, the others fetch what it published', async () => {
+    expect(replicas.map(live)).toEqual([commits[0], commits[0], commits[0]]);
+    expect(listings('skills.git')).toBe(1);
+    const report = await status(replicas[2]!);
+    expect(report.coordination).toMatchObject({
+      state: 'up',
+      redis: redis.url.slice('redis://'.length),
+      error: null,
+    });
+    expect(report.sources[0]!.replicas!.leaseHolder).toBe(await idOf(replicas[0]!));
+  });
+
+  it('takes a webhook at one replica: every replica lists the new commit, and only the lease holder lists refs', async () => {
+    const before = listings('skills.git');
+    const pushed = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v2') });
+    commits.push(pushed);
+    const answer = await hook(replicas[2]!);
+    expect([answer.status, await answer.json()]).toEqual([202, { triggered: ['live'] }]);
+    await allList(pushed);
+    expect(listings('skills.git') - before).toBe(1);
+    // The holder synced because the webhook at replica-2 was announced to it.
+    const updated = replicas[0]!.server
+      .logs()
+      .split('\n')
+      .filter((line) => line.includes('"msg":"source updated"'))
+      .map((line) => (JSON.parse(line) as { why: string }).why);
+    expect(updated).toEqual(['start', 'a webhook at another replica']);
+  });
+
+  it('costs the remote the ref listings of one replica: one per poll interval, from three replicas as from one', async () => {
+    const three = listings('skills.git');
+    const one = listings('solo.git');
+    await advance(TICKS * POLL_MS, [...replicas, alone]);
+    expect({ three: listings('skills.git') - three, one: listings('solo.git') - one }).toEqual({
+      three: TICKS,
+      one: TICKS,
+    });
+  });
+
+  it('shows in /status the commit each replica serves, who polls, and when they agreed', async () => {
+    const ids = await Promise.all(replicas.map(idOf));
+    const report = await until('every replica reported', async () => {
+      const seen = (await status(replicas[1]!)).sources[0]!.replicas!;
+      return seen.serving.length === 3 && seen.agree ? seen : undefined;
+    });
+    expect(report.serving.map((r) => [r.replica, r.commit])).toEqual(
+      [...ids].sort().map((id) => [id, commits[1]]),
+    );
+    expect(report.leaseHolder).toBe(ids[0]);
+    expect(report.lastAgreed?.commit).toBe(commits[1]);
+    const page = await (await fetch(`${replicas[1]!.base}/`)).text();
+    expect(page).toContain('<dt>replicas agree</dt><dd>yes; last on');
+    expect(page).toContain(' polls: <code class="sha"');
+  });
+
+  it('has another replica poll within one interval when the lease holder stops renewing (its clock stops)', async () => {
+    const pushed = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v3') });
+    commits.push(pushed);
+    const others = [replicas[1]!, replicas[2]!];
+    let elapsed = 0;
+    while (!others.some((replica) => live(replica) === pushed)) {
+      expect(elapsed).toBeLessThan(POLL_MS);
+      await advance(STEP_MS, others);
+      elapsed += STEP_MS;
+    }
+    // The lease lapses 30 s after its last renewal; the first look after that takes it and lists the refs.
+    expect(elapsed).toBeLessThanOrEqual(LEASE_MS + STEP_MS);
+    await allList(pushed);
+    const holder = (await status(replicas[1]!)).sources[0]!.replicas!.leaseHolder;
+    expect(await Promise.all(others.map(idOf))).toContain(holder);
+    // The replica whose clock stopped catches up; it no longer holds the lease.
+    await advance(elapsed, [replicas[0]!]);
+    expect((await status(replicas[0]!)).sources[0]!.replicas!.leaseHolder).toBe(holder);
+  });
+
+  it('takes a published commit as a hint only: a replayed message changes nothing, a forged commit is not served', async () => {
+    const serving = commits.at(-1)!;
+    const commitKey = leaseKey.replace(':lease:', ':commit:');
+    const holder = await until('a lease holder', async () => (await probe.hGetAll(leaseKey))['replica']);
+    const [followerA, followerB] = await Promise.all(
+      replicas.map(async (replica) => ((await idOf(replica)) === holder ? [] : [replica])),
+    ).then((found) => found.flat());
+    const before = listings('skills.git');
+    // The holder's own message, sent again: the others sync (their last sync moves to the clocks' new time),
+    // find what they serve, and list nothing.
+    for (const replica of replicas) replica.clock.advance(1);
+    await probe.publish('skillpin:events', `commit ${leaseKey.slice('skillpin:lease:'.length)} ${holder}`);
+    for (const replica of [followerA!, followerB!])
+      await until(
+        `${replica.name} to sync on the replayed message`,
+        async () =>
+          (await status(replica)).sources[0]!.lastSync === new Date(replica.clock.now()).toISOString(),
+      );
+    await settle(replicas);
+    expect({ listings: listings('skills.git') - before, serving: replicas.map(live) }).toEqual({
+      listings: 0,
+      serving: [serving, serving, serving],
+    });
+    // A commit the remote does not have, written into Redis and announced by someone who is no replica.
+    const forged = 'f'.repeat(40);
+    await probe.hSet(commitKey, {
+      commit: forged,
+      tag: '',
+      ref: '',
+      at: String(replicas[0]!.clock.now() + 1),
+    });
+    await probe.publish('skillpin:events', `commit ${leaseKey.slice('skillpin:lease:'.length)} forger`);
+    for (const replica of [followerA!, followerB!])
+      await until(`${replica.name} to refuse the forged commit`, () =>
+        replica.server
+          .logs()
+          .includes('"msg":"the commit the polling replica published cannot be served here'),
+      );
+    // The holder, asked too, lists the refs and publishes the real commit over the forged one.
+    await until('the real commit published again', async () =>
+      (await probe.hGet(commitKey, 'commit')) === serving ? true : undefined,
+    );
+    await settle(replicas);
+    expect(replicas.map(live)).toEqual([serving, serving, serving]);
+  });
+
+  it('answers every request while Redis is down, each replica following alone, and converges when it is back', async () => {
+    const failed: string[] = [];
+    const ask = async (what: string, request: () => Promise<Response>) => {
+      try {
+        const answer = await request();
+        if (!answer.ok) failed.push(`${what}: ${answer.status}`);
+        return answer;
+      } catch (error) {
+        failed.push(`${what}: ${String(error)}`);
+        return undefined;
+      }
+    };
+    const gauge = async (replica: Replica) =>
+      /^skillpin_coordination_up (\d)$/m.exec(
+        (await (await ask('metrics', () => fetch(`${replica.base}/metrics`)))?.text()) ?? '',
+      )?.[1];
+    await redis.kill();
+    for (const replica of replicas)
+      await until(`${replica.name} to see Redis down`, async () =>
+        (await status(replica)).coordination!.state === 'down' ? true : undefined,
+      );
+    const pushed = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v4') });
+    commits.push(pushed);
+    const hooked = await ask('webhook', () => hook(replicas[1]!));
+    expect(hooked?.status).toBe(202);
+    await allList(pushed, [replicas[1]!]);
+    for (const replica of replicas) {
+      expect(await gauge(replica)).toBe('0');
+      for (const path of ['/status', '/healthz', '/readyz', '/'])
+        await ask(`${replica.name} ${path}`, () => fetch(`${replica.base}${path}`));
+      const { client, close } = await connectHttp(replica.server.url, 'modern');
+      try {
+        const listed = await new SkillsClient(client).list();
+        expect(listed.skills.length).toBe(1);
+      } catch (error) {
+        failed.push(`${replica.name} skills/list: ${String(error)}`);
+      } finally {
+        await close();
+      }
+    }
+    const page = await (await fetch(`${replicas[0]!.base}/`)).text();
+    expect(page).toContain('Coordination: <span class="reason">down</span>');
+
+    await redis.start();
+    for (const replica of replicas)
+      await until(
+        `${replica.name} to see Redis back`,
+        async () => ((await status(replica)).coordination!.state === 'up' ? true : undefined),
+        20_000,
+      );
+    // Redis came back empty: the replica the next webhook reaches takes the lease, and the others follow it.
+    const again = await ask('webhook', () => hook(replicas[2]!));
+    expect(again?.status).toBe(202);
+    await allList(pushed);
+    for (const replica of replicas) expect(await gauge(replica)).toBe('1');
+    await until('the replicas to agree again', async () =>
+      (await status(replicas[0]!)).sources[0]!.replicas!.agree ? true : undefined,
+    );
+    expect(failed).toEqual([]);
+  });
+});

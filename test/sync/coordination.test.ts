@@ -1,0 +1,132 @@
+import { createClient } from '@redis/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CoordinationConfig, SourceConfig } from '../../src/config/index.ts';
+import { createLogger } from '../../src/shared/log.ts';
+import type { Coordination } from '../../src/sync/coordination.ts';
+import { sharedKey } from '../../src/sync/coordination.ts';
+import { connectRedisCoordination } from '../../src/sync/redisCoordination.ts';
+import { manualClock, type ManualClock } from '../helpers/clock.ts';
+import { type RedisServer, startRedisServer } from '../helpers/redisServer.ts';
+
+const PASSWORD = 'redis-pass-7f3a9c1e';
+const LEASE_MS = 30_000;
+const A_COMMIT = 'a'.repeat(40);
+const B_COMMIT = 'b'.repeat(40);
+
+const source: SourceConfig = {
+  id: 'live',
+  location: { kind: 'remote', url: 'https://git.example.com/acme/skills.git' },
+  target: { kind: 'ref', ref: 'main' },
+  paths: [],
+  strictNames: false,
+  pollMs: 60_000,
+  keep: 2,
+  timeoutMs: 30_000,
+};
+
+describe('Redis coordination: leases, fencing, hints', () => {
+  let redis: RedisServer;
+  let probe: ReturnType<typeof createClient>;
+  const opened: Coordination[] = [];
+  const logged: string[] = [];
+
+  const config = (url: string): CoordinationConfig => ({
+    redis: url,
+    endpoint: new URL(url).host,
+    keyPrefix: 'test:',
+    connectTimeoutMs: 2000,
+    commandTimeoutMs: 1000,
+    leaseMs: LEASE_MS,
+  });
+  const replica = async (
+    name: string,
+    clock: ManualClock,
+    url = redis.url.replace('//', `//:${PASSWORD}@`),
+  ) => {
+    const logger = createLogger({
+      level: 'debug',
+      format: 'json',
+      destination: { write: (line) => void logged.push(line) },
+    });
+    const coordination = await connectRedisCoordination({
+      config: config(url),
+      replica: { host: name, pid: 1, nonce: name },
+      logger,
+      clock,
+    });
+    opened.push(coordination);
+    coordination.follow([source], { triggered: () => undefined });
+    return coordination;
+  };
+  const key = (what: string) => `test:${what}:${sharedKey(source)}`;
+
+  beforeAll(async () => {
+    redis = await startRedisServer({ password: PASSWORD });
+    probe = createClient({ url: redis.url, password: PASSWORD });
+    probe.on('error', () => undefined);
+    await probe.connect();
+  });
+  afterAll(async () => {
+    for (const coordination of opened) await coordination.close();
+    await probe?.close();
+    await redis?.close();
+  });
+
+  it('gives one replica the lease, fences the publication of a holder that lost it, and hints the others', async () => {
+    const clockA = manualClock();
+    const clockB = manualClock();
+    const a = await replica('a', clockA);
+    const b = await replica('b', clockB);
+    const first = await a.poll('live');
+    expect(first).toEqual({ kind: 'holder', token: '1' });
+    // Renewing keeps the token; the other replica follows, with no hint until one is published.
+    expect(await a.poll('live')).toEqual({ kind: 'holder', token: '1' });
+    expect(await b.poll('live')).toEqual({ kind: 'follower', holder: 'a/1/a' });
+    await a.publish('live', '1', { commit: A_COMMIT });
+    expect(await b.poll('live')).toEqual({
+      kind: 'follower',
+      holder: 'a/1/a',
+      hint: { target: { commit: A_COMMIT }, at: clockA.now() },
+    });
+
+    // a stops renewing (its clock stops): once the lease lapses on b's clock, b takes it under a new token.
+    clockB.advance(LEASE_MS - 1);
+    expect((await b.poll('live')).kind).toBe('follower');
+    clockB.advance(2);
+    expect(await b.poll('live')).toEqual({ kind: 'holder', token: '2' });
+    // a, paused past its lease, resolves and publishes late: refused by the fence, the hint stays b's.
+    await b.publish('live', '2', { commit: B_COMMIT });
+    await a.publish('live', '1', { commit: A_COMMIT });
+    expect(await probe.hGet(key('commit'), 'commit')).toBe(B_COMMIT);
+    expect(logged.join('')).toContain('"msg":"did not publish: the poll lease passed to another replica"');
+  });
+
+  it('takes no hint that is not a commit id, and tells each replica what another asked', async () => {
+    const clock = manualClock();
+    const heard: string[] = [];
+    const c = await replica('c', clock);
+    const d = await replica('d', clock);
+    d.follow([source], { triggered: (id, why) => heard.push(`${id}: ${why}`) });
+    await probe.hSet(key('commit'), { commit: 'not-a-commit', at: String(clock.now()) });
+    expect(await d.poll('live')).toMatchObject({ kind: 'follower' });
+    expect((await d.poll('live')) as object).not.toHaveProperty('hint');
+    c.announce('live', 'webhook (generic)');
+    await expect.poll(() => heard).toEqual(['live: a webhook at another replica']);
+    // A message about a source nobody follows, or too long, is ignored.
+    await probe.publish('test:events', `sync other:0123 x`);
+    await probe.publish('test:events', `sync ${sharedKey(source)} ${'x'.repeat(2000)}`);
+    c.announce('live', 'again');
+    await expect.poll(() => heard.length).toBe(2);
+    expect(heard).toEqual(['live: a webhook at another replica', 'live: a webhook at another replica']);
+  });
+
+  it('with a wrong password stays down, alone, and never shows the password', async () => {
+    const wrong = 'wrong-password-91c2e7';
+    const coordination = await replica('e', manualClock(), redis.url.replace('//', `//:${wrong}@`));
+    expect(coordination.status()).toMatchObject({ state: 'down', redis: new URL(redis.url).host });
+    expect(await coordination.poll('live')).toEqual({ kind: 'alone' });
+    const shown = JSON.stringify(coordination.status()) + logged.join('');
+    expect(shown).not.toContain(wrong);
+    expect(shown).not.toContain(PASSWORD);
+  });
+});
