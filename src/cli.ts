@@ -306,6 +306,10 @@ function diffCommand(cli: Command, { io, exit }: Wiring): void {
     .option('--paths <dir...>', 'only look for skills under these folders')
     .option('--strict-names', 'refuse skills whose name differs from their folder')
     .option('--token-env <name>', 'environment variable holding a token for a private remote')
+    .option(
+      '-c, --config <file>',
+      "<repository> is a source of this config (its settings apply), and <from> and <to> refs of it by name (a refs: source's v1.0.0 v2.0.0)",
+    )
     .addOption(verifyOptions.ssh())
     .addOption(verifyOptions.gpg())
     .addOption(verifyOptions.require());
@@ -315,14 +319,16 @@ function diffCommand(cli: Command, { io, exit }: Wiring): void {
       repository: string,
       from: string,
       to: string,
-      options: Omit<DiffOptions, 'repository' | 'from' | 'to' | 'format'> & {
+      options: Omit<DiffOptions, 'repository' | 'from' | 'to' | 'format' | 'config'> & {
         json?: boolean;
         markdown?: boolean;
+        config?: string;
       },
     ) => {
-      const { json: _json, markdown: _markdown, ...rest } = options;
+      const { json: _json, markdown: _markdown, config: file, ...rest } = options;
       const { diff } = await import('./commands/diff.ts');
-      exit(await diff({ repository, from, to, ...rest, format: formatOf(options) }, io));
+      const config = file === undefined ? {} : { config: await keyedConfig(file) };
+      exit(await diff({ repository, from, to, ...rest, ...config, format: formatOf(options) }, io));
     },
   );
 }

@@ -6,6 +6,10 @@ export interface ServedSource {
   id: string;
   current: Namespace;
   retained: readonly Namespace[];
+  /** `false`: its current commit is served but not listed either (a ref of a `refs:` source past `list:`). */
+  listed?: false;
+  /** A ref of a `refs:` source: that source's id (a caller who may see it sees its refs). */
+  group?: string;
 }
 
 /** A source that serves nothing, and why (stable reason code). */
@@ -13,6 +17,8 @@ export interface SourceFailure {
   id: string;
   reason: SourceReason;
   detail: string;
+  /** A ref of a `refs:` source: that source's id. */
+  group?: string;
 }
 
 export interface CatalogState {
@@ -26,7 +32,7 @@ export interface CatalogReader {
   readonly state: CatalogState;
   /** The namespace of `source` at `commit`, current or retained. */
   namespace(source: string, commit: string): Namespace | undefined;
-  /** Namespaces that are listed: each source's current commit. */
+  /** Namespaces that are listed: each source's current commit, unless the source is not listed. */
   listed(): readonly Namespace[];
   onChange(listener: (previous: CatalogState, next: CatalogState) => void): () => void;
 }
@@ -45,7 +51,7 @@ export function createCatalog(initial: CatalogState = { sources: [], failures: [
       return state;
     },
     namespace: (source, commit) => byKey.get(`${source}@${commit}`),
-    listed: () => state.sources.map((source) => source.current),
+    listed: () => listedOf(state),
     swap(next) {
       const previous = state;
       state = next;
@@ -59,6 +65,11 @@ export function createCatalog(initial: CatalogState = { sources: [], failures: [
   };
 }
 
+/** Each listed source's current commit, in order. */
+export function listedOf(state: CatalogState): Namespace[] {
+  return state.sources.flatMap((source) => (source.listed === false ? [] : [source.current]));
+}
+
 function keyed(state: CatalogState): Map<string, Namespace> {
   const map = new Map<string, Namespace>();
   for (const source of state.sources) {
@@ -70,5 +81,8 @@ function keyed(state: CatalogState): Map<string, Namespace> {
 /** True when what clients list changed between two states: a source's current commit, or the set of sources. */
 export function listingChanged(previous: CatalogState, next: CatalogState): boolean {
   if (previous.sources.length !== next.sources.length) return true;
-  return previous.sources.some((source, index) => source.current !== next.sources[index]!.current);
+  return previous.sources.some(
+    (source, index) =>
+      source.current !== next.sources[index]!.current || source.listed !== next.sources[index]!.listed,
+  );
 }

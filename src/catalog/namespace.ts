@@ -6,6 +6,8 @@ import type { Signer } from '../shared/signer.ts';
 export interface Origin {
   /** Repository URL without credentials, or `local:<name>` for a local repository. */
   repository: string;
+  /** The ref of a `refs:` source this namespace serves (a full name: `refs/tags/v2.1.0`). */
+  ref?: string;
 }
 
 /** One repo@commit as served: what it serves, what it reports, and where its bytes come from. */

@@ -1,5 +1,5 @@
 import { compareText } from '../shared/text.ts';
-import type { CatalogReader, CatalogState } from './catalog.ts';
+import { type CatalogReader, type CatalogState, listedOf } from './catalog.ts';
 
 /** The sources one caller may see. Equal sets have equal keys: one view is kept per (catalog state, key). */
 export interface Visibility {
@@ -23,17 +23,21 @@ export function onlySources(ids: Iterable<string>): Visibility {
 
 const filtered = new WeakMap<CatalogState, Map<string, CatalogState>>();
 
-/** Anything that lists sources and failures by source id: a catalog state, a status report. */
+/** Whether a caller sees a source: by its id, or, for a ref of a `refs:` source, by that source's id. */
+const sees = (visibility: Visibility, source: { readonly id: string; readonly group?: string }) =>
+  visibility.has(source.id) || (source.group !== undefined && visibility.has(source.group));
+
+/** Anything that lists sources and failures by source id (and a ref by its `refs:` source): a catalog state, a status report. */
 interface BySource {
-  readonly sources: readonly { readonly id: string }[];
-  readonly failures: readonly { readonly id: string }[];
+  readonly sources: readonly { readonly id: string; readonly group?: string }[];
+  readonly failures: readonly { readonly id: string; readonly group?: string }[];
 }
 
 /** The sources of `report` a caller may see, and their failures; the report itself when nothing is hidden. */
 export function visibleSources<T extends BySource>(report: T, visibility: Visibility): T {
   if (visibility.all) return report;
-  const sources = report.sources.filter((source) => visibility.has(source.id));
-  const failures = report.failures.filter((failure) => visibility.has(failure.id));
+  const sources = report.sources.filter((source) => sees(visibility, source));
+  const failures = report.failures.filter((failure) => sees(visibility, failure));
   return sources.length === report.sources.length && failures.length === report.failures.length
     ? report
     : { ...report, sources, failures };
@@ -68,8 +72,11 @@ export function visibleCatalog(catalog: CatalogReader, visibility: Visibility): 
     get state() {
       return state();
     },
-    namespace: (source, commit) => (visibility.has(source) ? catalog.namespace(source, commit) : undefined),
-    listed: () => state().sources.map((source) => source.current),
+    namespace: (source, commit) =>
+      visibility.has(source) || state().sources.some((served) => served.id === source)
+        ? catalog.namespace(source, commit)
+        : undefined,
+    listed: () => listedOf(state()),
     onChange: (listener) =>
       catalog.onChange((previous, next) => {
         const before = visibleState(previous, visibility);

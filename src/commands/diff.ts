@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConfigError, normalizePaths, type SourceConfig } from '../config/index.ts';
+import { type Config, ConfigError, normalizePaths, type SourceConfig } from '../config/index.ts';
 import {
   DEFAULT_HTTP_TIMEOUT_MS,
   expandCommit,
@@ -11,6 +11,7 @@ import {
   revParseLocal,
 } from '../git/index.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
+import { refMatcher } from '../sync/refNames.ts';
 import { originOf } from '../sync/source.ts';
 import { renderMarkdown, renderText, sourceDiff } from './diffReport.ts';
 import { loadAt, withScratch } from './pinning.ts';
@@ -18,7 +19,10 @@ import { COMMIT_ID, locationOf, UsageError, type VerifyOptions, verifyOf } from 
 import type { DiffFormat } from './update.ts';
 
 export interface DiffOptions extends VerifyOptions {
+  /** `<repository>`; with `config`, the id of a source of that config (its repository and settings). */
   repository: string;
+  /** `-c <file>`, loaded: `<repository>` names one of its sources, and `<from>`/`<to>` refs of it by name. */
+  config?: Config;
   from: string;
   to: string;
   paths?: string[];
@@ -58,6 +62,32 @@ async function localCommitOf(repo: Repository, dir: string, end: string): Promis
   }
 }
 
+/**
+ * A configured source to diff two commits of, with its own settings (paths, strictNames, verify, credentials).
+ * Of a `refs:` source, each end must be one of its refs (short or full name) or a commit.
+ */
+function configuredSource(config: Config, options: DiffOptions): Omit<SourceConfig, 'target'> {
+  const source = config.sources.find((s) => s.id === options.repository);
+  if (source === undefined)
+    throw new UsageError(`no source ${JSON.stringify(options.repository)} in ${config.file}`);
+  const { target } = source;
+  if (target.kind === 'refs') {
+    const matches = refMatcher(target.patterns);
+    for (const end of [options.from, options.to])
+      if (
+        !COMMIT_PATTERN.test(end) &&
+        !(end.startsWith('refs/')
+          ? matches(end)
+          : matches(`refs/heads/${end}`) || matches(`refs/tags/${end}`))
+      )
+        throw new UsageError(
+          `${end} is no ref source ${source.id} follows (refs: ${target.patterns.join(', ')})`,
+        );
+  }
+  const { target: _target, pollMs: _pollMs, ...settings } = source;
+  return settings;
+}
+
 /** `skillpin diff <repository> <from> <to>`: skills added, removed and changed between two commits. */
 export async function diff(
   options: DiffOptions,
@@ -67,15 +97,18 @@ export async function diff(
   try {
     const verify = verifyOf(options);
     if (verify !== undefined) await keyringOf(verify);
-    source = {
-      id: 'diff',
-      location: locationOf(options.repository, options.tokenEnv),
-      paths: normalizePaths(options.paths ?? []),
-      strictNames: options.strictNames ?? false,
-      keep: 0,
-      timeoutMs: DEFAULT_HTTP_TIMEOUT_MS,
-      ...(verify === undefined ? {} : { verify }),
-    };
+    source =
+      options.config !== undefined
+        ? configuredSource(options.config, options)
+        : {
+            id: 'diff',
+            location: locationOf(options.repository, options.tokenEnv),
+            paths: normalizePaths(options.paths ?? []),
+            strictNames: options.strictNames ?? false,
+            keep: 0,
+            timeoutMs: DEFAULT_HTTP_TIMEOUT_MS,
+            ...(verify === undefined ? {} : { verify }),
+          };
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
     io.err(`skillpin diff: ${error.message}\n`);
@@ -105,7 +138,8 @@ export async function diff(
   }
   const [from, to] = loaded.ends!;
   const { repository } = originOf({ ...source, target: { kind: 'commit', commit: from!.commit } });
-  const result = sourceDiff(path.basename(options.repository), repository, { index: from! }, { index: to! });
+  const name = options.config === undefined ? path.basename(options.repository) : options.repository;
+  const result = sourceDiff(name, repository, { index: from! }, { index: to! });
   if (options.format === 'json') io.out(`${JSON.stringify({ version: 1, ...result }, null, 2)}\n`);
   else io.out(options.format === 'markdown' ? renderMarkdown([result]) : renderText([result]));
   return DIFF_EXIT.ok;

@@ -12,6 +12,12 @@ import {
   readLockfile,
   renderLockfile,
 } from '../sync/lockfile.ts';
+import type { ResolvedRef } from '../git/index.ts';
+import type { SkillProblem } from '../shared/reasons.ts';
+import { resolvedOf } from '../sync/groupStep.ts';
+import { chooseRefs, isRefsSource, refSourceConfig } from '../sync/refGroup.ts';
+import { openSource } from '../sync/source.ts';
+import { failureOf } from '../sync/step.ts';
 import { type SourceDiff, sourceDiff } from './diffReport.ts';
 import { eachSource, loadAt, withScratch } from './pinning.ts';
 
@@ -24,6 +30,59 @@ export interface Relocked {
   /** The sources whose entry changed (moved, added, removed), in config order, removed ones last. */
   diffs: SourceDiff[];
   failures: SourceFailure[];
+  /** Refs of `refs:` sources that matched and are not locked (an id taken twice, past maxRefs), by source. */
+  refused: Array<{ source: string; problem: SkillProblem }>;
+}
+
+/** The sources a lockfile pins: each `refs:` source as the sources of its refs, with what each ref names. */
+interface LockPlan {
+  sources: SourceConfig[];
+  /** What each ref of a listed `refs:` source names, by the ref's source id (listed once for all of them). */
+  targets: Map<string, ResolvedRef>;
+  failures: SourceFailure[];
+  refused: Relocked['refused'];
+}
+
+/**
+ * `config`'s sources with each `refs:` source replaced by its refs: listed now (one listing) when `chosen` or
+ * when the lockfile pins none of them, else the refs the lockfile pins.
+ */
+async function lockPlan(
+  config: Config,
+  chosen: (source: SourceConfig) => boolean,
+  previous: readonly LockedSource[],
+  dataDir: string,
+): Promise<LockPlan> {
+  const plan: LockPlan = { sources: [], targets: new Map(), failures: [], refused: [] };
+  const taken = new Set(config.sources.map((source) => source.id));
+  for (const source of config.sources) {
+    if (!isRefsSource(source)) {
+      plan.sources.push(source);
+      continue;
+    }
+    const locked = previous.filter((entry) => entry.group === source.id);
+    if (!chosen(source) && locked.length > 0) {
+      for (const entry of locked)
+        plan.sources.push(
+          refSourceConfig(source, { name: entry.ref ?? '', id: entry.id, commit: entry.commit }),
+        );
+      continue;
+    }
+    const opened = openSource(source, { dataDir });
+    try {
+      const listing = { ...chooseRefs(source, await opened.listRefs(), taken), gone: [] };
+      for (const problem of listing.problems) plan.refused.push({ source: source.id, problem });
+      for (const ref of listing.refs) {
+        plan.sources.push(refSourceConfig(source, ref));
+        plan.targets.set(ref.id, resolvedOf(listing, ref.name)!);
+      }
+    } catch (error) {
+      plan.failures.push(failureOf(source.id, error));
+    } finally {
+      await opened.close();
+    }
+  }
+  return plan;
 }
 
 function previousLock(file: string): { text?: string; lock: Lockfile } {
@@ -90,32 +149,57 @@ export async function relock(
     ? { lock: { version: 1 as const, sources: [] } }
     : previousLock(file);
   const entries = new Map(previous.lock.sources.map((entry) => [entry.id, entry]));
-  const results = await withScratch((dataDir) =>
-    eachSource(config.sources, config.sync.concurrency, async (source) => {
-      const old = entries.get(source.id);
-      if (!chosen(source) && lockMismatch(source, old) === undefined) return { entry: old! };
-      const now = await loadAt(source, 'resolve', dataDir);
-      if (!now.ok) return { failure: now.failure };
-      const entry = lockedSourceOf(source, now.index);
-      if (old?.repository === entry.repository && old.commit === entry.commit) return { entry };
-      if (old === undefined || old.repository !== entry.repository)
-        return { entry, diff: sourceDiff(source.id, entry.repository, undefined, { index: now.index }) };
-      // The old end is what was locked: loaded as it was, its signer as the lockfile recorded it.
-      const { verify: _keys, ...unverified } = source;
-      const before = await loadAt(unverified, { commit: old.commit }, dataDir);
-      if (!before.ok) return { entry, diff: summaryDiff(old, entry) };
-      const from = { index: before.index, ...(old.signer === undefined ? {} : { signer: old.signer }) };
-      return { entry, diff: sourceDiff(source.id, entry.repository, from, { index: now.index }) };
-    }),
+  // A ref is chosen with its `refs:` source; the refs of one source fetch into one store, one at a time.
+  const isChosen = (source: SourceConfig) =>
+    chosen(source) || (source.group !== undefined && chosen({ ...source, id: source.group.id }));
+  const turns = new Map<string, Promise<unknown>>();
+  const inTurn = <T>(source: SourceConfig, work: () => Promise<T>): Promise<T> => {
+    if (source.group === undefined) return work();
+    const done = (turns.get(source.group.id) ?? Promise.resolve()).then(work, work);
+    turns.set(
+      source.group.id,
+      done.catch(() => undefined),
+    );
+    return done;
+  };
+  const { plan, results } = await withScratch(async (dataDir) => {
+    const plan = await lockPlan(config, chosen, previous.lock.sources, dataDir);
+    const results = await eachSource(plan.sources, config.sync.concurrency, (source) =>
+      inTurn(source, async () => {
+        const old = entries.get(source.id);
+        if (!isChosen(source) && lockMismatch(source, old) === undefined) return { entry: old! };
+        const now = await loadAt(source, plan.targets.get(source.id) ?? 'resolve', dataDir);
+        if (!now.ok) return { failure: now.failure };
+        const entry = lockedSourceOf(source, now.index);
+        if (old?.repository === entry.repository && old.commit === entry.commit) return { entry };
+        if (old === undefined || old.repository !== entry.repository)
+          return { entry, diff: sourceDiff(source.id, entry.repository, undefined, { index: now.index }) };
+        // The old end is what was locked: loaded as it was, its signer as the lockfile recorded it.
+        const { verify: _keys, ...unverified } = source;
+        const before = await loadAt(unverified, { commit: old.commit }, dataDir);
+        if (!before.ok) return { entry, diff: summaryDiff(old, entry) };
+        const from = { index: before.index, ...(old.signer === undefined ? {} : { signer: old.signer }) };
+        return { entry, diff: sourceDiff(source.id, entry.repository, from, { index: now.index }) };
+      }),
+    );
+    return { plan, results };
+  });
+  // A `refs:` source whose listing failed keeps the refs it locked before.
+  const kept = previous.lock.sources.filter((entry) =>
+    plan.failures.some((failure) => failure.id === entry.group),
   );
-  const configured = new Set(config.sources.map((source) => source.id));
+  const configured = new Set([...plan.sources, ...kept].map((source) => source.id));
   const removed = previous.lock.sources.filter((entry) => !configured.has(entry.id)).map(removal);
   return {
     file,
     ...(previous.text === undefined ? {} : { before: previous.text }),
-    lock: { version: 1, sources: results.flatMap((r) => (r.entry === undefined ? [] : [r.entry])) },
+    lock: {
+      version: 1,
+      sources: [...results.flatMap((r) => (r.entry === undefined ? [] : [r.entry])), ...kept],
+    },
     diffs: [...results.flatMap((r) => (r.diff === undefined ? [] : [r.diff])), ...removed],
-    failures: results.flatMap((r) => (r.failure === undefined ? [] : [r.failure])),
+    failures: [...plan.failures, ...results.flatMap((r) => (r.failure === undefined ? [] : [r.failure]))],
+    refused: plan.refused,
   };
 }
 
@@ -123,6 +207,12 @@ export const LOCK_EXIT = { ok: 0, failed: 2 } as const;
 
 export function reportFailures(failures: readonly SourceFailure[], err: (text: string) => void): void {
   for (const failure of failures) err(`${failure.id}: FAILED ${failure.reason}: ${failure.detail}\n`);
+}
+
+/** The refs of `refs:` sources that are not locked, each with why (the others are locked). */
+export function reportRefused(refused: Relocked['refused'], err: (text: string) => void): void {
+  for (const { source, problem } of refused)
+    err(`${source}: ${problem.path} not locked: ${problem.reason}: ${problem.detail}\n`);
 }
 
 /** `skillpin lock`: resolves every source and writes the lockfile; exit 2 (nothing written) when one fails. */
@@ -135,6 +225,7 @@ export async function lock(config: Config, io: { out: (text: string) => void; er
     return LOCK_EXIT.failed;
   }
   await writeFileAtomic(result.file, renderLockfile(result.lock));
+  reportRefused(result.refused, io.err);
   for (const entry of result.lock.sources)
     io.out(`${entry.id}: ${entry.commit} (${plural(entry.skills.length, 'skill')})\n`);
   io.out(`wrote ${result.file}\n`);

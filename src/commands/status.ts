@@ -25,6 +25,12 @@ export function renderStatus(report: StatusReport): string {
         `${s.id}@${s.current!.commit.slice(0, 12)}  ${p.severity.padEnd(7)}  ${p.reason.padEnd(22)}  ${p.path}: ${p.detail}`,
       );
     if (s.lastError !== null) out.push(`${s.id}  last error: ${s.lastError.reason}: ${s.lastError.detail}`);
+    if (s.refs !== undefined) {
+      const served = s.refs.served.length === 0 ? 'none' : s.refs.served.join(', ');
+      out.push(`${s.id}  refs ${s.refs.patterns.join(', ')}: serving ${served}`);
+      for (const p of s.refs.problems)
+        out.push(`${s.id}  ${p.severity.padEnd(7)}  ${p.reason.padEnd(22)}  ${p.path}: ${p.detail}`);
+    }
   }
   out.push(...renderProcesses(report.processes ?? []));
   return `${out.join('\n')}\n`;

@@ -60,7 +60,32 @@ export async function sync(
     await worker.stop();
   }
   if (interactive) err('\r\x1b[K');
+  const after = worker.status().sources;
+  let failedRefs = false;
   for (const outcome of outcomes) {
+    const refs = after.find((s) => s.id === outcome.id)?.refs;
+    if (refs !== undefined) {
+      // A refs: source: each of its refs with its commit (or why it failed), then how the source's sync ended.
+      const failed: string[] = [];
+      for (const ref of after.filter((s) => s.group === outcome.id)) {
+        if (ref.lastError !== null) {
+          failed.push(ref.id);
+          err(`${ref.id}: FAILED ${ref.lastError.reason}: ${ref.lastError.detail}\n`);
+        } else if (ref.current !== null) {
+          const moved = ref.current.commit !== before.get(ref.id);
+          err(`${ref.id}: ${moved ? 'now at' : 'unchanged at'} ${ref.current.commit}\n`);
+        }
+      }
+      failedRefs ||= failed.length > 0;
+      err(
+        !outcome.ok
+          ? `${outcome.id}: FAILED ${outcome.reason}: ${outcome.detail}\n`
+          : failed.length > 0
+            ? `${outcome.id}: FAILED: ${failed.length} of ${refs.served.length} refs failed (${failed.join(', ')})\n`
+            : `${outcome.id}: ${refs.served.length} refs\n`,
+      );
+      continue;
+    }
     err(
       outcome.ok
         ? `${outcome.id}: ${outcome.commit !== before.get(outcome.id) ? 'now at' : 'unchanged at'} ${outcome.commit}\n`
@@ -68,5 +93,5 @@ export async function sync(
     );
   }
   if (outcomes.some((outcome) => !outcome.ok && outcome.reason === 'source-pending')) return SYNC_EXIT.busy;
-  return outcomes.every((outcome) => outcome.ok) ? SYNC_EXIT.ok : SYNC_EXIT.failed;
+  return outcomes.every((outcome) => outcome.ok) && !failedRefs ? SYNC_EXIT.ok : SYNC_EXIT.failed;
 }

@@ -2,7 +2,7 @@ import type { Config } from '../config/index.ts';
 import { writeFileAtomic } from '../shared/fs.ts';
 import { renderLockfile } from '../sync/lockfile.ts';
 import { renderMarkdown, renderText, type SourceDiff } from './diffReport.ts';
-import { relock, reportFailures } from './lock.ts';
+import { relock, reportFailures, reportRefused } from './lock.ts';
 
 /** 0: the lockfile did not change; 1: it changed (CI opens a pull request only then); 2: errors. */
 export const UPDATE_EXIT = { unchanged: 0, changed: 1, failed: 2 } as const;
@@ -41,6 +41,7 @@ export async function update(
     io.err(`skillpin update: ${result.file} not written\n`);
     return UPDATE_EXIT.failed;
   }
+  reportRefused(result.refused, io.err);
   const text = renderLockfile(result.lock);
   const changed = text !== result.before;
   if (changed) await writeFileAtomic(result.file, text);

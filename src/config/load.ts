@@ -4,7 +4,7 @@ import { parseDocument } from 'yaml';
 import { formatProblem, keyPath, LineCounter, plainWords, positionOf } from './messages.ts';
 import { parseDuration } from './duration.ts';
 import { ConfigError } from './error.ts';
-import { configSchema, ENV_REFERENCE, type RawConfig, remoteKind } from './schema.ts';
+import { configSchema, DEFAULT_MAX_REFS, ENV_REFERENCE, type RawConfig, remoteKind } from './schema.ts';
 import { shorthandUrl } from './shorthand.ts';
 
 /** What a lockfile says its commit serves: the root tree, and every skill by path with its totals and digest. */
@@ -30,7 +30,13 @@ export interface SourceConfig {
    */
   target:
     | { kind: 'commit'; commit: string; tag?: string; ref?: string; lock?: LockedIndex }
-    | { kind: 'ref'; ref: string };
+    | { kind: 'ref'; ref: string }
+    | RefsTarget;
+  /**
+   * A ref of a `refs:` source, served as a source of its own (`<id>.<ref>`): the configured source whose
+   * repository store it shares, and the full name of the ref it follows. Made by sync, never by a config file.
+   */
+  group?: { id: string; ref: string };
   paths: string[];
   strictNames: boolean;
   /** Re-resolve the ref this often (ms); absent for pinned commits. */
@@ -55,6 +61,17 @@ export interface SourceConfig {
   run?: RunGrants;
   /** `cacheScope` of this source's results: whether a shared cache may keep them for every caller (absent: private). */
   cacheScope?: 'public' | 'private';
+}
+
+/**
+ * `refs:`: every branch and tag matching one of `patterns` is served as its own namespace. `newest`: only the
+ * newest that many are listed (absent: all); at most `maxRefs` match at all.
+ */
+export interface RefsTarget {
+  kind: 'refs';
+  patterns: string[];
+  newest?: number;
+  maxRefs: number;
 }
 
 /** One grant line: the script of the skill at a folder path ('' for the root), and the variables it may get. */
@@ -369,10 +386,19 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       target:
         source.commit !== undefined
           ? { kind: 'commit', commit: source.commit }
-          : { kind: 'ref', ref: source.ref! },
+          : source.refs !== undefined
+            ? {
+                kind: 'refs',
+                patterns: source.refs,
+                ...(source.list === undefined || source.list === 'all'
+                  ? {}
+                  : { newest: source.list === 'newest' ? 1 : source.list.newest }),
+                maxRefs: source.maxRefs ?? DEFAULT_MAX_REFS,
+              }
+            : { kind: 'ref', ref: source.ref! },
       paths: normalizePaths(source.paths ?? []),
       strictNames: source.strictNames ?? raw.strictNames,
-      ...(source.ref === undefined ? {} : { pollMs: parseDuration(source.poll ?? raw.sync.poll) }),
+      ...(source.commit !== undefined ? {} : { pollMs: parseDuration(source.poll ?? raw.sync.poll) }),
       keep: source.keep ?? raw.sync.keep,
       timeoutMs: sync.timeoutMs,
       deadlineMs: sync.deadlineMs,

@@ -62,6 +62,16 @@ export function repositoryPathProblem(value: string): string | undefined {
     : undefined;
 }
 
+/**
+ * A `refs:` pattern: a short name (`v*`, `release/*`) or a full one (`refs/tags/v*`); `*` is the only wildcard,
+ * and the rest is what git allows in a ref name.
+ */
+const REF_PATTERN = /^(?!.*\.\.)(?!\/)(?!.*\/$)[^\s~^:?[\\]+$/;
+
+/** How many refs a `refs:` source serves at most (`maxRefs`, default DEFAULT_MAX_REFS), and the highest it may say. */
+export const DEFAULT_MAX_REFS = 50;
+export const MAX_REFS_LIMIT = 1000;
+
 /** Prompts beyond a few dozen are noise in a host's prompt menu: the first skills get one, skill_list says so. */
 export const DEFAULT_MAX_PROMPTS = 40;
 
@@ -95,6 +105,30 @@ const source = z
       .optional(),
     commit: z.string().regex(COMMIT, 'must be a full 40-hex commit SHA (lowercase)').optional(),
     ref: z.string().min(1).optional(),
+    refs: z
+      .array(
+        z
+          .string()
+          .regex(
+            REF_PATTERN,
+            'must be a branch or tag name pattern ("v*", "release/*") or a full one ("refs/tags/v*"): no spaces, "..", "~", "^", ":", "?", "[" or "\\"',
+          ),
+      )
+      .min(1, 'give at least one pattern')
+      .optional(),
+    list: z
+      .union(
+        [
+          z.literal('all'),
+          z.literal('newest'),
+          z.strictObject({ newest: z.number().int().min(1).max(1000) }),
+        ],
+        {
+          error: 'must be all, newest, or { newest: N }',
+        },
+      )
+      .optional(),
+    maxRefs: z.number().int().min(1).max(MAX_REFS_LIMIT).optional(),
     paths: z
       .array(
         z
@@ -141,8 +175,15 @@ const source = z
     const locations = [value.url, value.path, value.github, value.gitlab].filter((v) => v !== undefined);
     if (locations.length !== 1)
       ctx.addIssue({ code: 'custom', message: 'give exactly one of github, gitlab, url or path', path: [] });
-    if ((value.commit === undefined) === (value.ref === undefined))
-      ctx.addIssue({ code: 'custom', message: 'give exactly one of commit or ref', path: [] });
+    if ([value.commit, value.ref, value.refs].filter((v) => v !== undefined).length !== 1)
+      ctx.addIssue({ code: 'custom', message: 'give exactly one of commit, ref or refs', path: [] });
+    for (const key of ['list', 'maxRefs'] as const)
+      if (value[key] !== undefined && value.refs === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          message: `${key} only applies to a source that follows refs: [patterns]`,
+          path: [key],
+        });
     const kind =
       value.github !== undefined || value.gitlab !== undefined
         ? 'http'
@@ -163,10 +204,11 @@ const source = z
       });
     if (value.credentialHelper !== undefined && value.token !== undefined)
       ctx.addIssue({ code: 'custom', message: 'give token or credentialHelper, not both', path: [] });
-    if (value.verify?.require === 'tag' && value.ref === undefined)
+    if (value.verify?.require === 'tag' && value.ref === undefined && value.refs === undefined)
       ctx.addIssue({
         code: 'custom',
-        message: 'require: tag verifies the annotated tag that ref names; give ref: <tag>',
+        message:
+          'require: tag verifies the annotated tag that ref names; give ref: <tag> or refs: [patterns]',
         path: ['verify', 'require'],
       });
     if (value.poll !== undefined && value.commit !== undefined)

@@ -9,6 +9,7 @@ export { DEFAULT_HTTP_TIMEOUT_MS, MAX_OBJECT_BYTES } from './limits.ts';
 export { CACHE_USES } from './isomorphic/odb.ts';
 export {
   expandCommit,
+  listRefsBelow,
   type ResolvedRef,
   resolveLocalRef,
   resolveLocalTarget,
@@ -20,6 +21,7 @@ export {
   type FetchProgress,
   pinRef,
   type Remote,
+  type RemoteRef,
   type Repository,
   repositoryRootOf,
 } from './repository.ts';

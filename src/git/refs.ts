@@ -1,6 +1,6 @@
 import { GitError } from './errors.ts';
 import { parseTag } from './objects.ts';
-import type { Remote, Repository } from './repository.ts';
+import type { Remote, RemoteRef, Repository } from './repository.ts';
 import { readObject } from './tree.ts';
 
 /** The full ref names `ref` may mean: itself when it is `HEAD` or `refs/…`, else a branch or a tag of that name. */
@@ -84,6 +84,28 @@ export async function resolveRemoteTarget(
   return entry.peeled === undefined
     ? { commit: entry.oid }
     : { commit: entry.peeled, tag: entry.oid, ref: entry.name };
+}
+
+/**
+ * The refs below `prefixes` (each ending in `/`) that `wanted` keeps: of the remote with one ref listing, or of
+ * a local repository (`remote` absent) in place. Annotated tags come with the commit they peel to.
+ */
+export async function listRefsBelow(
+  repo: Repository,
+  remote: Remote | undefined,
+  prefixes: readonly string[],
+  wanted: (name: string) => boolean,
+): Promise<RemoteRef[]> {
+  if (remote !== undefined)
+    return (await repo.listRemoteRefs(remote, prefixes)).filter((ref) => wanted(ref.name));
+  const found: RemoteRef[] = [];
+  for (const { name, oid } of await repo.listRefs(prefixes)) {
+    if (!wanted(name)) continue;
+    // A tag of something other than a commit is left as it is: its own sync reports it.
+    const commit = await peel(repo, oid).catch(() => oid);
+    found.push(commit === oid ? { name, oid } : { name, oid, peeled: commit });
+  }
+  return found;
 }
 
 /** The one commit a short id (4 to 39 hex digits) names in a local repository. */

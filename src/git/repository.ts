@@ -55,6 +55,11 @@ export interface RemoteRef {
   peeled?: string;
 }
 
+/** Whether `names` (full names, or prefixes ending in `/`) asks for the ref `name`. */
+export function wantedRef(names: readonly string[], name: string): boolean {
+  return names.some((wanted) => (wanted.endsWith('/') ? name.startsWith(wanted) : name === wanted));
+}
+
 /**
  * One repository opened through one backend: the few operations everything else in `git/` is built on. Every
  * object is returned as bytes and parsed by our own code, so both backends serve exactly the same trees.
@@ -95,8 +100,13 @@ export interface Repository {
   readRef(name: string): Promise<string | undefined>;
   writeRef(name: string, oid: string): Promise<void>;
   deleteRef(name: string): Promise<void>;
-  /** The refs of `names` (full names) that the remote has, annotated tags with their peeled commit. */
+  /**
+   * The refs of `names` (full names; one ending in `/` names every ref below it) that the remote has, annotated
+   * tags with their peeled commit.
+   */
   listRemoteRefs(remote: Remote, names: readonly string[]): Promise<RemoteRef[]>;
+  /** Every ref of this repository below one of `prefixes` (each ending in `/`), with what it names (not peeled). */
+  listRefs(prefixes: readonly string[]): Promise<Array<{ name: string; oid: string }>>;
   /** Transfers `commit` at depth 1 into this repository; throws a GitError naming what failed. */
   fetch(remote: Remote, commit: string, options: TransferOptions): Promise<void>;
   /** Transfers blobs by id into a store fetched `blobless`. */

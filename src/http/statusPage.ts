@@ -97,9 +97,29 @@ function problemList(problems: readonly SkillProblem[]): Html {
 function stateOf(source: SourceStatus): { label: string; className: string } {
   if (source.lastError !== null)
     return { label: `failing: ${source.lastError.reason}`, className: 'failing' };
+  if (source.refs !== undefined && source.lastSuccess !== null)
+    return { label: `listing ${source.refs.served.length} refs`, className: 'serving' };
   if (source.current === null)
     return { label: source.syncing ? 'first sync running' : 'not synced yet', className: 'waiting' };
   return { label: source.syncing ? 'serving, syncing' : 'serving', className: 'serving' };
+}
+
+/** What a source follows: a pinned commit, a ref (of a `refs:` source), or the refs matching patterns. */
+function follows(source: SourceStatus): Html | string {
+  if (source.refs !== undefined)
+    return html`the branches and tags matching ${source.refs.patterns.map(
+      (pattern, index) => html`${index === 0 ? '' : ', '}<code>${pattern}</code>`,
+    )}, each a source of its own: ${
+      source.refs.served.length === 0
+        ? 'none served yet'
+        : source.refs.served.map(
+            (id, index) => html`${index === 0 ? '' : ', '}<a href="#source-${id}">${id}</a>`,
+          )
+    }`;
+  if (source.ref === null) return 'a pinned commit';
+  if (source.group !== undefined)
+    return html`<code>${source.ref}</code> of <a href="#source-${source.group}">${source.group}</a>`;
+  return html`<code>${source.ref}</code>`;
 }
 
 function sourceSection(source: SourceStatus, now: number, names: readonly string[]): Html {
@@ -109,7 +129,7 @@ function sourceSection(source: SourceStatus, now: number, names: readonly string
 <h2>${source.id}<span class="state ${state.className}">${state.label}</span></h2>
 <dl>
 <dt>repository</dt><dd><code>${source.repository}</code></dd>
-<dt>follows</dt><dd>${source.ref === null ? 'a pinned commit' : html`<code>${source.ref}</code>`}</dd>
+<dt>follows</dt><dd>${follows(source)}</dd>
 <dt>current commit</dt><dd>${source.current === null ? 'none served yet' : commitLine(source.current, now)}</dd>
 <dt>retained</dt><dd>${
     source.retained.length === 0
@@ -129,6 +149,12 @@ ${
     : html`<p class="error">Last sync failed ${when(source.lastError.at, now, '')}: <span class="reason">${source.lastError.reason}</span>: ${source.lastError.detail}${
         source.current === null ? '' : html`<br>The commit above keeps serving.`
       }</p>`
+}
+${
+  source.refs === undefined || source.refs.problems.length === 0
+    ? ''
+    : html`<h3>Refs not served</h3>
+${problemList(source.refs.problems)}`
 }
 ${
   source.current === null

@@ -14,6 +14,13 @@ const githubPush = z.object({
   repository: z.object({ clone_url: url, html_url: url, url, default_branch: z.string().nullish() }),
 });
 
+/** GitHub's `create` and `delete` events: a short ref name and whether it is a branch or a tag. */
+const githubRefEvent = z.object({
+  ref: z.string(),
+  ref_type: z.enum(['branch', 'tag']),
+  repository: githubPush.shape.repository,
+});
+
 const gitlabPush = z.object({
   ref: z.string(),
   project: z.object({ git_http_url: url, web_url: url, default_branch: z.string().nullish() }).optional(),
@@ -45,6 +52,18 @@ export function parseGithubPush(payload: unknown): Parsed<Push> {
     ref,
     ...(repository.default_branch == null ? {} : { defaultBranch: repository.default_branch }),
   }));
+}
+
+/** A branch or tag created or deleted, as the push of its full ref name. */
+export function parseGithubRefEvent(payload: unknown): Parsed<Push> {
+  return asPush(
+    parsed(githubRefEvent.safeParse(payload), 'a GitHub create or delete event'),
+    ({ ref, ref_type, repository }) => ({
+      repositoryUrls: present([repository.clone_url, repository.html_url, repository.url]),
+      ref: `refs/${ref_type === 'tag' ? 'tags' : 'heads'}/${ref}`,
+      ...(repository.default_branch == null ? {} : { defaultBranch: repository.default_branch }),
+    }),
+  );
 }
 
 export function parseGitlabPush(payload: unknown): Parsed<Push> {

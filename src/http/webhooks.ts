@@ -1,9 +1,11 @@
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
+import { refMatcher } from '../sync/refNames.ts';
 import type { DeliveryLog } from './deliveries.ts';
 import { githubSignature, sameSecret } from './secrets.ts';
 import {
   parseGenericEvent,
+  parseGithubRefEvent,
   parseGithubPush,
   parseGitlabPush,
   payloadOf,
@@ -50,12 +52,21 @@ export function repositoryKey(url: string): string | undefined {
   }
 }
 
-/** Sources a push moves: remote sources of that repository tracking that ref. */
+/** Whether `ref` (a full name, or a short one a generic event gives) is one a `refs:` source follows. */
+function followsRef(source: SourceConfig, ref: string): boolean {
+  if (source.target.kind !== 'refs') return false;
+  const matches = refMatcher(source.target.patterns);
+  return ref.startsWith('refs/') ? matches(ref) : matches(`refs/heads/${ref}`) || matches(`refs/tags/${ref}`);
+}
+
+/** Sources a push moves: remote sources of that repository tracking that ref, or following refs it matches. */
 function matchPush(sources: readonly SourceConfig[], push: Push): SourceConfig[] {
   const keys = new Set(push.repositoryUrls.map(repositoryKey).filter((key) => key !== undefined));
   return sources.filter((source) => {
-    if (source.location.kind !== 'remote' || source.target.kind !== 'ref') return false;
+    if (source.location.kind !== 'remote') return false;
     if (!keys.has(repositoryKey(source.location.url) ?? '')) return false;
+    if (source.target.kind === 'refs') return followsRef(source, push.ref);
+    if (source.target.kind !== 'ref') return false;
     const tracked = source.target.ref;
     if (tracked === 'HEAD')
       return push.defaultBranch !== undefined && push.ref === `refs/heads/${push.defaultBranch}`;
@@ -123,7 +134,12 @@ function deliveryOf(kind: Kind, headers: Headers): string | undefined {
 }
 
 /** The sources a delivery moves, or why its payload is refused. */
-function matched(kind: Kind, payload: unknown, sources: readonly SourceConfig[]): Parsed<SourceConfig[]> {
+function matched(
+  kind: Kind,
+  event: string | null,
+  payload: unknown,
+  sources: readonly SourceConfig[],
+): Parsed<SourceConfig[]> {
   if (kind === 'generic') {
     const parsed = parseGenericEvent(payload);
     if (!parsed.ok) return parsed;
@@ -131,13 +147,23 @@ function matched(kind: Kind, payload: unknown, sources: readonly SourceConfig[])
     const found = sources.filter(
       (source) =>
         source.id === id &&
-        (ref === undefined || (source.target.kind === 'ref' && source.target.ref === ref)),
+        (ref === undefined ||
+          (source.target.kind === 'ref' && source.target.ref === ref) ||
+          followsRef(source, ref)),
     );
     return { ok: true, value: found };
   }
-  const push = kind === 'github' ? parseGithubPush(payload) : parseGitlabPush(payload);
+  const push =
+    kind === 'gitlab'
+      ? parseGitlabPush(payload)
+      : event === 'push'
+        ? parseGithubPush(payload)
+        : parseGithubRefEvent(payload);
   return push.ok ? { ok: true, value: matchPush(sources, push.value) } : push;
 }
+
+/** GitHub events that move refs: a push, and a branch or tag created or deleted (a `refs:` source lists it). */
+const GITHUB_EVENTS = new Set(['push', 'create', 'delete']);
 
 /**
  * POST /hooks/git with the body's raw bytes: a GitHub push (X-Hub-Signature-256, HMAC-SHA256 of the bytes; JSON
@@ -156,10 +182,10 @@ export async function handleWebhook(request: Request, options: WebhookOptions): 
   if (!authentic(kind, headers, body, options.secret)) return unauthorized(kind, options);
   const event = kind === 'github' ? headers.get('x-github-event') : null;
   if (event === 'ping') return answer('ping', 200, { ok: true, triggered: [] });
-  if (kind === 'github' && event !== 'push')
+  if (kind === 'github' && !GITHUB_EVENTS.has(event ?? ''))
     return answer('ignored', 202, { ignored: `event ${event}`, triggered: [] });
   const payload = payloadOf(body, headers.get('content-type'));
-  const found = payload.ok ? matched(kind, payload.value, options.sources) : payload;
+  const found = payload.ok ? matched(kind, event, payload.value, options.sources) : payload;
   if (!found.ok) return answer('invalid', 400, { error: found.problem });
   const delivery = deliveryOf(kind, headers);
   if (delivery !== undefined && options.deliveries.seen(delivery)) {

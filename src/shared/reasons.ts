@@ -68,6 +68,21 @@ export const REASONS = {
     summary:
       "the MCP SDK's frontmatter reader, which hosts verify SKILL.md with, refuses this frontmatter or reads it differently",
   },
+  // A ref of a `refs:` source that is not served (the source serves its other refs).
+  'ref-id-collision': {
+    severity: 'error',
+    summary:
+      'two refs of a refs: source map to one source id (or to the id of another source); neither is served',
+  },
+  'ref-id-invalid': {
+    severity: 'error',
+    summary:
+      'a ref of a refs: source makes no valid source id (past 64 characters, or starting or ending with "-" or ".")',
+  },
+  'refs-over-limit': {
+    severity: 'error',
+    summary: 'more refs match a refs: source than its maxRefs: the oldest are not served',
+  },
   // Source errors: the source serves nothing new (a previously served commit keeps serving).
   'source-not-a-repository': { severity: 'error', summary: 'the configured path is not a git repository' },
   'source-commit-not-found': {
@@ -256,6 +271,10 @@ export type SourceReason = Extract<Reason, `source-${string}`>;
 
 /** Why a request was refused by authentication: the `auth-` reasons. */
 export type AuthReason = Extract<Reason, `auth-${string}`>;
+
+export function isReason(code: string): code is Reason {
+  return Object.hasOwn(REASONS, code);
+}
 
 export function isSourceReason(code: string): code is SourceReason {
   return code.startsWith('source-') && Object.hasOwn(REASONS, code);

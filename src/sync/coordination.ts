@@ -80,7 +80,8 @@ export interface Coordination {
 
 /** Whether a source takes part: only a remote ref is polled (a pinned commit never moves, a local path is per machine). */
 export const coordinated = (source: SourceConfig): boolean =>
-  source.location.kind === 'remote' && source.target.kind === 'ref';
+  // A ref of a `refs:` source resolves from its source's listing, never from a ref listing of its own.
+  source.location.kind === 'remote' && source.target.kind === 'ref' && source.group === undefined;
 
 /**
  * The name replicas share a source under: its id and a digest of its definition (repository, ref, paths,

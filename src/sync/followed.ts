@@ -7,7 +7,7 @@ import type { Clock } from './clock.ts';
 import type { Damage } from './damage.ts';
 import { createFollower, type Follower, type SyncOutcome } from './follower.ts';
 import { createRetention, type Retention } from './retention.ts';
-import { openSource, type Source } from './source.ts';
+import { openSource, type Source, type SourceDeps } from './source.ts';
 
 /** A source as the worker runs it: its config, the source object (how), its follower (when), retention. */
 export interface Followed {
@@ -37,13 +37,17 @@ export interface FollowOptions {
   /** A read found a served commit of source `id` damaged. */
   onDamage: (id: string, damage: Damage) => void;
   hooks: FollowHooks;
+  /** The store a `refs:` source shares with its refs, and what each ref names (absent: a source of its own). */
+  shared?: (source: SourceConfig) => SourceDeps['shared'];
 }
 
 /** Opens `sourceConfig`'s source, its retention and a follower that syncs it through `options.sync`. */
 export function followSource(sourceConfig: SourceConfig, config: Config, options: FollowOptions): Followed {
   const { id } = sourceConfig;
   const { logger, hooks } = options;
+  const shared = options.shared?.(sourceConfig);
   const source = openSource(sourceConfig, {
+    ...(shared === undefined ? {} : { shared }),
     dataDir: options.dataDir,
     onDamage: (damage) => options.onDamage(id, damage),
     ...(hooks.onProgress === undefined ? {} : { onProgress: (p) => hooks.onProgress?.(id, p) }),

@@ -1,6 +1,6 @@
 import type { DamageLedger } from './damage.ts';
 import type { Followed } from './followed.ts';
-import { commitStatusOf, refOf, type SourceStatus } from './status.ts';
+import { commitStatusOf, refOf, refsStatusOf, type SourceStatus } from './status.ts';
 import type { SourceRecord } from './step.ts';
 
 /** A running source's status: what it serves and when it syncs; damage found shows before its last error. */
@@ -21,5 +21,6 @@ export function liveStatusOf(
     lastSuccess: record.lastSuccess ?? null,
     nextSync: next === undefined ? null : new Date(next).toISOString(),
     lastError: damage.error(source.id) ?? record.lastError ?? null,
+    ...refsStatusOf(config, record.listing),
   };
 }

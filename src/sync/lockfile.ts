@@ -7,6 +7,7 @@ import { type CommitIndex, type SkillSummary, summaryOf } from '../index/index.t
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import type { Signer } from '../shared/signer.ts';
 import { compareText } from '../shared/text.ts';
+import { isRefsSource, refSourceConfig } from './refGroup.ts';
 import { originOf } from './source.ts';
 
 /** The lockfile's name next to the config, unless `lock:` names another. */
@@ -19,6 +20,8 @@ export interface LockedSource {
   repository: string;
   /** The ref the commit was resolved from; absent for a source that pins a commit. */
   ref?: string;
+  /** A ref of a `refs:` source: that source's id (the entry's `id` is the ref's, `<group>.<ref>`). */
+  group?: string;
   commit: string;
   commitTime: string;
   /** The commit's root tree id. */
@@ -47,6 +50,7 @@ const lockfileSchema = z.object({
       id: z.string().min(1),
       repository: z.string().min(1),
       ref: z.string().min(1).optional(),
+      group: z.string().min(1).optional(),
       commit: hex40,
       commitTime: z.string(),
       tree: hex40,
@@ -84,6 +88,7 @@ export function lockedSourceOf(source: SourceConfig, index: CommitIndex): Locked
     id: source.id,
     repository: originOf(source).repository,
     ...(source.target.kind === 'ref' ? { ref: source.target.ref } : {}),
+    ...(source.group === undefined ? {} : { group: source.group.id }),
     commit: index.commit,
     commitTime: index.commitTime,
     tree: index.tree,
@@ -154,12 +159,27 @@ export function lockMismatch(source: SourceConfig, entry: LockedSource | undefin
 export function lockedConfig(config: Config, lock: Lockfile, file: string): Config {
   const entries = new Map(lock.sources.map((entry) => [entry.id, entry]));
   const configured = new Set(config.sources.map((source) => source.id));
-  const extra = lock.sources.find((entry) => !configured.has(entry.id));
+  const groups = new Set(config.sources.filter(isRefsSource).map((source) => source.id));
+  const extra = lock.sources.find((entry) =>
+    entry.group === undefined ? !configured.has(entry.id) : !groups.has(entry.group),
+  );
   if (extra !== undefined)
     throw new ConfigError(
       `${file}: pins source "${extra.id}", which the config does not have; run skillpin lock`,
     );
-  const sources = config.sources.map((source): SourceConfig => {
+  // A `refs:` source serves exactly the refs locked for it, each pinned like a source of its own.
+  const expanded = config.sources.flatMap((source) => {
+    if (!isRefsSource(source)) return [source];
+    const refs = lock.sources.filter((entry) => entry.group === source.id);
+    if (refs.length === 0)
+      throw new ConfigError(
+        `${file}: source "${source.id}": the lockfile pins none of its refs; run skillpin update ${source.id}`,
+      );
+    return refs.map((entry) =>
+      refSourceConfig(source, { name: entry.ref ?? '', id: entry.id, commit: entry.commit }),
+    );
+  });
+  const sources = expanded.map((source): SourceConfig => {
     const entry = entries.get(source.id);
     const mismatch = lockMismatch(source, entry);
     if (mismatch !== undefined)

@@ -25,6 +25,7 @@ export function savedState(
       ...(r.lastSync === undefined ? {} : { lastSync: r.lastSync }),
       ...(r.lastSuccess === undefined ? {} : { lastSuccess: r.lastSuccess }),
       ...(r.lastError === undefined ? {} : { lastError: r.lastError }),
+      ...(r.listing === undefined ? {} : { listing: r.listing }),
     };
   }
   return sources;
@@ -41,6 +42,8 @@ export function statePersister(
   logger: Logger,
   records: () => ReadonlyMap<string, SourceRecord>,
   membership: Membership,
+  /** Commits other sources of this process serve from the same store (the refs of one `refs:` source). */
+  alsoServed: (id: string) => ReadonlySet<string> = () => new Set(),
 ): (touched: readonly Followed[], removed?: readonly string[]) => Promise<void> {
   return async (touched, removed = []) => {
     const mine = [...records().keys()].filter((id) => membership.holds(id));
@@ -65,7 +68,7 @@ export function statePersister(
       if (!membership.holds(id)) continue;
       await followed.retention.forgetDropped(
         commitsOf(records().get(id)?.served),
-        membership.servedElsewhere(id),
+        new Set([...membership.servedElsewhere(id), ...alsoServed(id)]),
       );
     }
   };

@@ -34,7 +34,12 @@ export function definitionOf(source: SourceConfig): SourceDefinition {
   const { location, target } = source;
   return {
     repository: location.kind === 'remote' ? originOf(source).repository : location.path,
-    target: target.kind === 'ref' ? `ref ${target.ref}` : `commit ${target.commit}`,
+    target:
+      target.kind === 'ref'
+        ? `ref ${target.ref}`
+        : target.kind === 'refs'
+          ? `refs ${target.patterns.join(', ')}`
+          : `commit ${target.commit}`,
     paths: source.paths,
     strictNames: source.strictNames,
     verify: source.verify?.require ?? null,

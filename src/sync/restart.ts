@@ -32,6 +32,7 @@ export async function restoredRecord(
     ...(last?.lastSync === undefined ? {} : { lastSync: last.lastSync }),
     ...(last?.lastSuccess === undefined ? {} : { lastSuccess: last.lastSuccess }),
     ...(last?.lastError === undefined ? {} : { lastError: last.lastError }),
+    ...(last?.listing === undefined ? {} : { listing: last.listing }),
   };
 }
 

@@ -18,7 +18,9 @@ import {
   verifyTarget,
   walkCommit,
   type FetchProgress,
+  listRefsBelow,
   type Remote,
+  type RemoteRef,
   type Repository,
   type ResolvedRef,
   type TreeCache,
@@ -36,7 +38,8 @@ import {
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { type Damage, guardedReader } from './damage.ts';
 import { checkLocked } from './lockCheck.ts';
-import { repositoryOnUse } from './repository.ts';
+import { REF_PREFIXES, refMatcher } from './refNames.ts';
+import { type RepositoryOnUse, repositoryOnUse } from './repository.ts';
 import type { CommitStatus } from './status.ts';
 import { checkReads, checkStore } from './storeCheck.ts';
 
@@ -47,6 +50,11 @@ export interface SourceDeps {
   indexStore?: (dir: string) => IndexStore;
   /** Told when a read finds a served commit's objects missing or its index wrong (the worker repairs it). */
   onDamage?: (damage: Damage) => void;
+  /**
+   * A ref of a `refs:` source: the repository it shares with the source's other refs, and what its ref names at
+   * the source's last listing (so each poll lists the remote once, not once per ref).
+   */
+  shared?: { repository: RepositoryOnUse; listed?(ref: string): ResolvedRef | undefined };
 }
 
 /**
@@ -62,6 +70,8 @@ export interface Source {
    * the annotated tag the ref names.
    */
   resolve(): Promise<ResolvedRef>;
+  /** A `refs:` source's branches and tags that match its patterns: one ref listing of the remote, or local refs. */
+  listRefs(): Promise<RemoteRef[]>;
   /**
    * Fetches the commit (remote; `have` names a commit the store holds), verifies its signature when the source
    * requires one, and indexes it; or loads its index file, verified under the same keys.
@@ -105,6 +115,7 @@ export function originOf(source: SourceConfig): Origin {
       source.location.kind === 'remote'
         ? redactUrl(source.location.url)
         : `local:${source.location.given ?? path.basename(source.location.path)}`,
+    ...(source.group === undefined ? {} : { ref: source.group.ref }),
   };
 }
 
@@ -147,10 +158,15 @@ async function pinnedCommits(gitdir: string): Promise<string[]> {
   return [...loose, ...inPacked];
 }
 
+/** A source's bare repository in dataDir. The refs of a `refs:` source share its store: one copy of each object. */
+export function storeDirOf(dataDir: string, config: SourceConfig): string {
+  return path.join(dataDir, 'repos', `${config.group?.id ?? config.id}.git`);
+}
+
 export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const origin = originOf(config);
   const remote = remoteOf(config);
-  const storeDir = path.join(deps.dataDir, 'repos', `${config.id}.git`);
+  const storeDir = storeDirOf(deps.dataDir, config);
   const indexes = (deps.indexStore ?? indexStore)(path.join(deps.dataDir, 'index', config.id));
   // Parsed on first use (and once per config): a bad key file fails what needs it, never an idle promise.
   const keyring = () => (config.verify === undefined ? undefined : keyringOf(config.verify));
@@ -165,7 +181,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const skillMdBody = skillMdBodies(indexCache);
   let trees: TreeCache | undefined;
 
-  const repository = repositoryOnUse(config, storeDir);
+  const repository = deps.shared?.repository ?? repositoryOnUse(config, storeDir);
   const namespace = (index: CommitIndex, repo: Repository, checkFirst = false) =>
     buildNamespace(
       config.id,
@@ -246,7 +262,8 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
         : target.kind === 'commit' && target.commit === commit
           ? target.tag
           : undefined;
-    return { commit, ...(tag === undefined ? {} : { tag, ref: target.ref }) };
+    const ref = target.kind === 'refs' ? undefined : target.ref;
+    return { commit, ...(tag === undefined ? {} : { tag, ref }) };
   };
 
   return {
@@ -259,9 +276,25 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
           commit: target.commit,
           ...(target.tag === undefined ? {} : { tag: target.tag, ref: target.ref }),
         };
+      if (target.kind === 'refs')
+        throw new GitError(
+          'source-ref-not-found',
+          'a refs: source is listed, not resolved (each ref is a source)',
+        );
+      if (deps.shared?.listed !== undefined) {
+        const listed = deps.shared.listed(target.ref);
+        if (listed === undefined)
+          throw new GitError('source-ref-not-found', `${target.ref} is no longer on the remote`);
+        return listed;
+      }
       return remote === undefined
         ? resolveLocalTarget(await repository.get(), target.ref)
         : resolveRemoteTarget(await repository.get(), remote, target.ref);
+    },
+    async listRefs() {
+      const { target } = config;
+      if (target.kind !== 'refs') throw new Error(`source ${config.id} follows no refs: patterns`);
+      return listRefsBelow(await repository.get(), remote, REF_PREFIXES, refMatcher(target.patterns));
     },
     async load(target, have) {
       return namespace(await fetchAndIndex(target, have), await repository.get());
@@ -306,11 +339,15 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       return { commit, commitTime: index.commitTime, skills: index.skills.length, problems: index.problems };
     },
     async held() {
+      // A `refs:` source serves nothing of its own: its refs do.
+      if (config.target.kind === 'refs') return [];
       const indexed = await commitsIn(path.join(deps.dataDir, 'index', config.id), '.json');
-      const pinned = remote === undefined ? [] : await pinnedCommits(storeDir);
+      // A shared store's pins are every ref's: only a source's own index files say what it served.
+      const pinned = remote === undefined || config.group !== undefined ? [] : await pinnedCommits(storeDir);
       return [...new Set([...indexed, ...pinned])];
     },
     close: () => repository.close(),
-    sweep: () => repository.sweep(),
+    // A shared store is swept by its `refs:` source, never by one of its refs while another one fetches.
+    sweep: () => (config.group === undefined ? repository.sweep() : Promise.resolve([])),
   };
 }

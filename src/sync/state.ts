@@ -3,7 +3,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { latestWins, writeFileAtomic, type WriteFs } from '../shared/fs.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
-import { isSourceReason, type SourceReason } from '../shared/reasons.ts';
+import { isReason, isSourceReason, type SourceReason } from '../shared/reasons.ts';
+import type { GroupListing } from './refGroup.ts';
 import { messageOf } from '../shared/text.ts';
 import type { Holder } from './holder.ts';
 import { withStateMutex } from './mutex.ts';
@@ -20,6 +21,8 @@ export interface SourceState {
   lastSuccess?: string;
   /** Why the last sync failed; absent when it succeeded. */
   lastError?: { reason: SourceReason; detail: string; at: string };
+  /** A `refs:` source: the refs it served at its last listing, and the deleted ones it still serves. */
+  listing?: GroupListing;
 }
 
 export interface SyncState {
@@ -28,6 +31,12 @@ export interface SyncState {
 }
 
 const commit = z.string().regex(COMMIT_PATTERN);
+const groupRef = z.object({
+  name: z.string(),
+  id: z.string(),
+  commit,
+  tag: z.string().regex(COMMIT_PATTERN).optional(),
+});
 const stateSchema = z.object({
   version: z.literal(1),
   sources: z.record(
@@ -42,6 +51,20 @@ const stateSchema = z.object({
           reason: z.string().refine(isSourceReason, 'not a source reason'),
           detail: z.string(),
           at: z.string(),
+        })
+        .optional(),
+      listing: z
+        .object({
+          refs: z.array(groupRef),
+          gone: z.array(groupRef),
+          problems: z.array(
+            z.object({
+              path: z.string(),
+              reason: z.string().refine(isReason, 'not a reason'),
+              severity: z.enum(['error', 'warning']),
+              detail: z.string(),
+            }),
+          ),
         })
         .optional(),
     }),

@@ -8,6 +8,7 @@ import { leaseHolder } from './membership.ts';
 import { liveProcesses } from './processes.ts';
 import { rebuilt } from './retention.ts';
 import { openSource } from './source.ts';
+import { EMPTY_LISTING, expandedSources, type GroupListing, isRefsSource } from './refGroup.ts';
 import { openStateFile } from './state.ts';
 
 /** One commit as reported: what its index says (only `commit` when its index file is gone). */
@@ -38,6 +39,10 @@ export interface SourceStatus {
   nextSync: string | null;
   /** Why the latest sync failed; `null` when it succeeded. */
   lastError: { reason: SourceReason; detail: string; at: string } | null;
+  /** A `refs:` source: its patterns, the ids of the refs it serves (deleted ones kept included), and the refs it refuses. */
+  refs?: { patterns: string[]; served: string[]; problems: SkillProblem[] };
+  /** A ref of a `refs:` source: that source's id. */
+  group?: string;
   /** With `coordination:`: the commit each replica serves, who polls, and when they last agreed (live status only). */
   replicas?: SourceReplicas;
 }
@@ -73,6 +78,23 @@ export interface StatusReport {
 export const refOf = (source: SourceConfig): string | null =>
   source.target.kind === 'ref' ? source.target.ref : null;
 
+/** What a status line adds for a `refs:` source (its listing) or one of its refs (the source it belongs to). */
+export function refsStatusOf(
+  source: SourceConfig,
+  listing: GroupListing | undefined,
+): Pick<SourceStatus, 'refs' | 'group'> {
+  if (source.group !== undefined) return { group: source.group.id };
+  if (source.target.kind !== 'refs') return {};
+  const { refs, gone, problems } = listing ?? EMPTY_LISTING;
+  return {
+    refs: {
+      patterns: source.target.patterns,
+      served: [...refs, ...gone].map((r) => r.id),
+      problems,
+    },
+  };
+}
+
 export function commitStatusOf(ns: Namespace): CommitStatus {
   return {
     commit: ns.commit,
@@ -84,7 +106,16 @@ export function commitStatusOf(ns: Namespace): CommitStatus {
 
 export function reportOf(sources: SourceStatus[]): StatusReport {
   const failures = sources.flatMap((s) =>
-    s.lastError === null ? [] : [{ id: s.id, reason: s.lastError.reason, detail: s.lastError.detail }],
+    s.lastError === null
+      ? []
+      : [
+          {
+            id: s.id,
+            reason: s.lastError.reason,
+            detail: s.lastError.detail,
+            ...(s.group === undefined ? {} : { group: s.group }),
+          },
+        ],
   );
   return { version: 2, sources, failures };
 }
@@ -96,7 +127,10 @@ export function reportOf(sources: SourceStatus[]): StatusReport {
 export async function statusReport(config: Config): Promise<StatusReport> {
   const { state } = await openStateFile(config.dataDir).read();
   const sources: SourceStatus[] = [];
-  for (const sourceConfig of config.sources) {
+  const listings = new Map(
+    config.sources.filter(isRefsSource).map((s) => [s.id, state.sources[s.id]?.listing ?? EMPTY_LISTING]),
+  );
+  for (const sourceConfig of expandedSources(config.sources, listings)) {
     const source = openSource(sourceConfig, { dataDir: config.dataDir });
     const saved = state.sources[source.id];
     let current: CommitStatus | undefined;
@@ -121,6 +155,7 @@ export async function statusReport(config: Config): Promise<StatusReport> {
       lastSuccess: saved?.lastSuccess ?? null,
       nextSync: null,
       lastError: saved?.lastError ?? null,
+      ...refsStatusOf(sourceConfig, listings.get(sourceConfig.id)),
     });
   }
   return { ...reportOf(sources), processes: processesOf(config.dataDir) };

@@ -7,6 +7,7 @@ import type { SyncOutcome } from './follower.ts';
 import type { Damage } from './damage.ts';
 import { advance, replaced } from './retention.ts';
 import type { Source } from './source.ts';
+import type { GroupListing } from './refGroup.ts';
 import type { SourceState } from './state.ts';
 
 /** What the worker knows of one source. Replaced whole, never edited. */
@@ -19,6 +20,8 @@ export interface SourceRecord {
   lastSync?: string;
   lastSuccess?: string;
   lastError?: SourceState['lastError'];
+  /** A `refs:` source: what its last listing found. */
+  listing?: GroupListing;
 }
 
 export function failureOf(id: string, error: unknown): SourceFailure {

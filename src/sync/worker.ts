@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import PQueue from 'p-queue';
 import type { Catalog } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
@@ -19,12 +20,22 @@ import { restartChanged, type Running } from './reconfigure.ts';
 import { lastState, restoredRecord } from './restart.ts';
 import { openStateFile, type SourceState } from './state.ts';
 import { reportOf, type StatusReport } from './status.ts';
-import { syncSource, type SourceRecord } from './step.ts';
+import { type SourceRecord, syncSource } from './step.ts';
 import { timedStep } from './timed.ts';
 import { adoptPublished } from './adopt.ts';
 import { coordinatedStep } from './coordinated.ts';
 import type { Coordination, CoordinationEvents } from './coordination.ts';
 import { waitForPublication } from './asked.ts';
+import { listGroup, resolvedOf } from './groupStep.ts';
+import {
+  arrangedSources,
+  EMPTY_LISTING,
+  expandedSources,
+  type GroupListing,
+  isRefsSource,
+} from './refGroup.ts';
+import { type RepositoryOnUse, repositoryOnUse } from './repository.ts';
+import { storeDirOf } from './source.ts';
 
 export type { Reconfigured } from './changes.ts';
 export type { SyncOutcome } from './follower.ts';
@@ -98,8 +109,21 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   };
   const damage = createDamageLedger();
 
+  /** What each `refs:` source listed last (its refs are sources of their own), and the store they share. */
+  let listings: ReadonlyMap<string, GroupListing> = new Map();
+  const stores = new Map<string, RepositoryOnUse>();
+  const listingOf = (id: string) => records.get(id)?.listing ?? listings.get(id) ?? EMPTY_LISTING;
+
   const publish = () => {
-    catalog.swap(catalogStateOf(records, damage));
+    const state = catalogStateOf(records, damage);
+    const groupOf = new Map(running.config.sources.map((s) => [s.id, s.group?.id]));
+    catalog.swap({
+      sources: arrangedSources(state.sources, running.config.sources, listings),
+      failures: state.failures.map((f) => {
+        const group = groupOf.get(f.id);
+        return group === undefined ? f : { ...f, group };
+      }),
+    });
     const served = [...records].map(([id, r]) => [
       id,
       r.served === undefined ? [] : [r.served.current, ...r.served.retained].map((ns) => ns.commit),
@@ -122,7 +146,42 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     void running.followed.get(id)?.follower.trigger('store damaged');
   };
 
-  const persist = statePersister(stateFile, logger, () => records, membership);
+  /** Commits the other refs of `id`'s `refs:` source serve: their shared store keeps them pinned. */
+  const siblingsServe = (id: string): Set<string> => {
+    const group = running.config.sources.find((s) => s.id === id)?.group?.id;
+    if (group === undefined) return new Set();
+    return new Set(
+      running.config.sources
+        .filter((s) => s.id !== id && s.group?.id === group)
+        .flatMap((s) => {
+          const served = records.get(s.id)?.served;
+          return served === undefined ? [] : [served.current, ...served.retained].map((ns) => ns.commit);
+        }),
+    );
+  };
+  const persist = statePersister(stateFile, logger, () => records, membership, siblingsServe);
+
+  /**
+   * A ref of a `refs:` source that stopped being served (deleted, past keep) forgets its commits, but for the
+   * ones another ref or another process still serves.
+   */
+  const forgetRemovedRefs = async (removed: Array<[Followed, SourceRecord | undefined]>) => {
+    for (const [followed, record] of removed) {
+      const { id, group } = followed.config;
+      if (group === undefined || record?.served === undefined || !membership.holds(id)) continue;
+      const still = new Set([...siblingsServe(id), ...membership.servedElsewhere(id)]);
+      for (const ns of [record.served.current, ...record.served.retained])
+        if (!still.has(ns.commit))
+          await followed.source
+            .forget(ns.commit)
+            .catch((error: unknown) =>
+              logger.warn(
+                { source: id, commit: ns.commit, err: messageOf(error) },
+                'could not forget a commit',
+              ),
+            );
+    }
+  };
   /** Sources a webhook or `skillpin sync` asked for: their holder is asked when it is another process. */
   const asked = new Set<string>();
   const entryOf = async (id: string): Promise<SourceState | undefined> =>
@@ -173,6 +232,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
    */
   const sync = async (followed: Followed, why: string): Promise<SyncOutcome> => {
     const { id } = followed.config;
+    if (isRefsSource(followed.config)) return syncGroup(followed, why);
     const ask = asked.delete(id);
     if (await lease(followed)) return syncHere(followed, why);
     if (ask) {
@@ -197,7 +257,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   /** One sync of a source in its turn, under its lease: then recorded, served, and written to state.json. */
   const syncHere = async (followed: Followed, why: string): Promise<SyncOutcome> => {
     const { source, retention } = followed;
-    const { id, keep } = followed.config;
+    const { id, keep, group } = followed.config;
     const run = (resolve: () => Promise<ResolvedRef>) =>
       syncSource(source, records.get(id)!, { keep, why, at, logger, damaged: damage.of(id), resolve });
     const coordinatedRun = () =>
@@ -208,8 +268,10 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
         aloneAt: aloneAt.get(id),
         onAlone: () => aloneAt.set(id, clock.now()),
       });
-    // Timed from its turn in the queue: waiting for it is not counted.
-    const step = (await queue.add(() => timedStep(coordinatedRun, options.onSynced)))!;
+    // Timed from its turn in the queue: waiting for it is not counted. The refs of one `refs:` source fetch
+    // into one store, one at a time.
+    const turn = () => queue.add(() => timedStep(coordinatedRun, options.onSynced));
+    const step = (await (group === undefined ? turn() : inStoreTurn(group.id, turn)))!;
     if (stopped) return step.outcome;
     retention.drop(step.dropped);
     record(id, step.record);
@@ -218,8 +280,94 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     await persist([followed]);
     return step.outcome;
   };
+  /** Runs `step` after every step of the store `id` asked for before it. */
+  const storeTurns = new Map<string, Promise<unknown>>();
+  const inStoreTurn = <T>(id: string, step: () => Promise<T>): Promise<T> => {
+    const done = (storeTurns.get(id) ?? Promise.resolve()).then(step, step);
+    storeTurns.set(
+      id,
+      done.catch(() => undefined),
+    );
+    return done;
+  };
+
+  /**
+   * One sync of a `refs:` source: one listing of its refs (by the holder of its lease; another process serves
+   * what the holder published), the refs' sources started and stopped to match, then each ref synced in turn.
+   */
+  const syncGroup = async (followed: Followed, why: string): Promise<SyncOutcome> => {
+    const { id } = followed.config;
+    asked.delete(id);
+    let outcome: SyncOutcome;
+    if (await lease(followed)) {
+      const taken = new Set(running.config.sources.filter((s) => s.group?.id !== id).map((s) => s.id));
+      const run = async () => {
+        const step = await listGroup(followed.source, followed.config, records.get(id)!, {
+          why,
+          at,
+          logger,
+          taken,
+        });
+        return { ...step, dropped: [], repaired: [] };
+      };
+      const step = (await queue.add(() => timedStep(run, options.onSynced)))!;
+      if (stopped) return step.outcome;
+      record(id, step.record);
+      outcome = step.outcome;
+    } else {
+      const entry = await entryOf(id);
+      const before = records.get(id)!;
+      record(id, {
+        ...before,
+        tried: true,
+        ...(entry?.listing === undefined ? {} : { listing: entry.listing }),
+      });
+      const serving = entry?.listing?.refs[0]?.commit;
+      outcome =
+        entry?.listing === undefined
+          ? {
+              id,
+              ok: false,
+              reason: 'source-pending',
+              detail:
+                'another skillpin process on this dataDir lists this source and has not published it yet',
+            }
+          : { id, ok: true, commit: serving ?? '', changed: false };
+    }
+    await applyListings();
+    await persist([followed]);
+    // Each ref syncs in turn; one that fails reports on its own line (status, skillpin sync) and retries with its
+    // source's next listing, which keeps its poll: a broken tag never slows how soon a new one is served.
+    for (const ref of [...listingOf(id).refs, ...listingOf(id).gone])
+      await running.followed.get(ref.id)?.follower.trigger(why);
+    return outcome;
+  };
+
   const follow = (source: SourceConfig, config: Config) =>
-    followSource(source, config, { dataDir, logger, clock, sync, onDamage: reportDamage, hooks: options });
+    followSource(source, config, {
+      dataDir,
+      logger,
+      clock,
+      sync,
+      onDamage: reportDamage,
+      hooks: options,
+      shared(sourceConfig) {
+        if (isRefsSource(sourceConfig)) {
+          const repository = repositoryOnUse(sourceConfig, storeDirOf(dataDir, sourceConfig));
+          stores.set(sourceConfig.id, repository);
+          return { repository };
+        }
+        const { group } = sourceConfig;
+        if (group === undefined) return undefined;
+        // Served from a lockfile, the refs run without their `refs:` source: the first opens the store.
+        if (!stores.has(group.id))
+          stores.set(group.id, repositoryOnUse(sourceConfig, storeDirOf(dataDir, sourceConfig)));
+        return {
+          repository: stores.get(group.id)!,
+          listed: (ref: string) => resolvedOf(listingOf(group.id), ref),
+        };
+      },
+    });
   let running: Running = {
     config: options.config,
     followed: new Map(options.config.sources.map((source) => [source.id, follow(source, options.config)])),
@@ -232,8 +380,31 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   };
   coordination?.follow(options.config.sources, replicaEvents);
 
+  /** The config running: `base` with the sources of each `refs:` source's refs after it. */
+  let base = options.config;
+  const expanded = (): Config => ({ ...base, sources: expandedSources(base.sources, listings) });
+
+  /** Starts and stops the refs' sources to match what each `refs:` source listed last; one catalog swap. */
+  const applyListings = async () => {
+    const next = new Map<string, GroupListing>();
+    for (const source of base.sources.filter(isRefsSource)) next.set(source.id, listingOf(source.id));
+    listings = next;
+    // Refs added, removed or their settings changed: their sources start and stop; else the order may move.
+    if (isDeepStrictEqual(expanded().sources, running.config.sources)) publish();
+    else await apply(expanded());
+  };
+
   const reconfigure = async (next: Config): Promise<Reconfigured> => {
+    base = next;
+    listings = new Map(
+      [...listings].filter(([id]) => next.sources.some((s) => s.id === id && isRefsSource(s))),
+    );
+    return apply(expanded());
+  };
+
+  const apply = async (next: Config): Promise<Reconfigured> => {
     membership.reconfigure(next);
+    const was = { running, records };
     const restarted = await restartChanged(running, next, follow, (id) => records.get(id)?.served, logger);
     const { changes, starting } = restarted;
     queue.concurrency = next.sync.concurrency;
@@ -242,12 +413,15 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     records = new Map(
       next.sources.map((s) => [s.id, starting.get(s.id) ?? records.get(s.id) ?? { tried: false }]),
     );
-    for (const id of changes.removed) membership.release(id);
     publish();
     await persist(
       changes.changed.map((id) => running.followed.get(id)!),
       changes.removed,
     );
+    await forgetRemovedRefs(
+      changes.removed.map((id) => [was.running.followed.get(id)!, was.records.get(id)]),
+    );
+    for (const id of changes.removed) membership.release(id);
     void syncAll('reload', (source) => starting.has(source.id));
     return changes;
   };
@@ -255,12 +429,13 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
 
   const syncAll = (why: string, which: (source: SourceConfig) => boolean = () => true) => {
     const { config, followed } = running;
-    // `skillpin sync` asks for a sync of every source; a server's start serves what the holders publish.
-    if (membership.role.command === 'sync')
-      for (const source of config.sources.filter(which)) asked.add(source.id);
-    return Promise.all(
-      config.sources.filter(which).flatMap((source) => followed.get(source.id)!.follower.trigger(why) ?? []),
+    // The refs of a `refs:` source are synced by its sync, in turn (locked refs run without it).
+    const chosen = config.sources.filter(
+      (source) => (source.group === undefined || !followed.has(source.group.id)) && which(source),
     );
+    // `skillpin sync` asks for a sync of every source; a server's start serves what the holders publish.
+    if (membership.role.command === 'sync') for (const source of chosen) asked.add(source.id);
+    return Promise.all(chosen.flatMap((source) => followed.get(source.id)!.follower.trigger(why) ?? []));
   };
 
   const watching = watchDataDir(dataDir, {
@@ -288,6 +463,18 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       // Leases first: a source this process will write is swept before its store is read.
       for (const followed of running.followed.values()) await lease(followed);
       const { sources } = await lastState(stateFile, logger);
+      // Each `refs:` source's refs as it listed them last: their sources start without the network.
+      listings = new Map(
+        base.sources.filter(isRefsSource).map((s) => [s.id, sources[s.id]?.listing ?? EMPTY_LISTING]),
+      );
+      const next = expanded();
+      running = {
+        config: next,
+        followed: new Map(next.sources.map((s) => [s.id, running.followed.get(s.id) ?? follow(s, next)])),
+      };
+      records = new Map(next.sources.map((s) => [s.id, records.get(s.id) ?? { tried: false }]));
+      membership.reconfigure(next);
+      for (const followed of running.followed.values()) await lease(followed);
       for (const followed of running.followed.values())
         record(followed.source.id, await restoredRecord(followed, sources[followed.source.id], logger));
       publish();

@@ -67,4 +67,27 @@ describe('what a caller sees of the catalog', () => {
     expect(viewOf(seen)).not.toBe(view);
     expect(changes).toEqual([[[c1], [c2]]]);
   });
+
+  it('shows the refs of a refs: source to a caller who sees that source, and to no other', async () => {
+    const v1 = await namespaceOf('policies.v1', catalogRepo.gitdir, c1, ['skills']);
+    const other = await namespaceOf('policies-eu', catalogRepo.gitdir, c2, ['skills']);
+    const state: CatalogState = {
+      sources: [
+        { id: 'policies.v1', group: 'policies', current: v1, retained: [], listed: false },
+        { id: 'policies-eu', current: other, retained: [] },
+      ],
+      failures: [{ id: 'policies.v2', group: 'policies', reason: 'source-timeout', detail: 'v2 timed out' }],
+    };
+    const seen = visibleState(state, onlySources(['policies']));
+    expect([seen.sources.map((s) => s.id), seen.failures.map((f) => f.id)]).toEqual([
+      ['policies.v1'],
+      ['policies.v2'],
+    ]);
+    const catalog = createCatalog(state);
+    expect(visibleCatalog(catalog, onlySources(['policies'])).namespace('policies.v1', c1)).toBe(v1);
+    expect(visibleCatalog(catalog, onlySources(['policies'])).listed()).toEqual([]);
+    expect(
+      visibleCatalog(catalog, onlySources(['policies-eu'])).namespace('policies.v1', c1),
+    ).toBeUndefined();
+  });
 });

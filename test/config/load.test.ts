@@ -122,7 +122,7 @@ describe('loadConfig', () => {
       'sources:\n  - id: Bad_Id\n    path: x\n    ref: HEAD\n',
       '<file>:2:9: sources[0].id: must be lowercase letters, digits, "-" and "." (an RFC 3986 reg-name), at most 64 characters',
     ],
-    ['sources:\n  - id: a\n    path: x\n', '<file>:2:5: sources[0]: give exactly one of commit or ref'],
+    ['sources:\n  - id: a\n    path: x\n', '<file>:2:5: sources[0]: give exactly one of commit, ref or refs'],
     [
       'sources:\n  - id: a\n    path: x\n    url: https://h/r.git\n    ref: main\n',
       '<file>:2:5: sources[0]: give exactly one of github, gitlab, url or path',
@@ -199,7 +199,7 @@ describe('loadConfig', () => {
     expect(errorOf(text).split('\n')).toEqual([
       '<file>:1:1: unknown key "datadir"; did you mean "dataDir"?',
       '<file>:2:1: unknown key "source"; did you mean "sources"?',
-      '<file>:4:5: sources[0]: give exactly one of commit or ref',
+      '<file>:4:5: sources[0]: give exactly one of commit, ref or refs',
       '<file>:6:5: sources[0]: unknown key "branch"; did you mean "ref"?',
       '<file>:10:11: sources[1].poll: must be a duration like 30s, 5m, 1m30s, 1h or 2d',
       '<file>:11:11: sources[1].keep: must be a number, not "many"',
@@ -376,7 +376,7 @@ describe('short source names, signatures and the lockfile', () => {
         `sources:\n  - id: a\n    path: x\n    commit: ${C}\n    verify: {gpgKeys: [k], require: tag}\n`,
       ),
     ).toBe(
-      '<file>:5:37: sources[0].verify.require: require: tag verifies the annotated tag that ref names; give ref: <tag>',
+      '<file>:5:37: sources[0].verify.require: require: tag verifies the annotated tag that ref names; give ref: <tag> or refs: [patterns]',
     );
   });
 
@@ -402,5 +402,55 @@ describe('short source names, signatures and the lockfile', () => {
         { label: `${file}: sources[0].verify.gpgKeys[1] (k2.asc)`, text: 'key two' },
       ],
     });
+  });
+
+  it('reads refs: with its list and maxRefs: one source following every matching branch and tag', () => {
+    const file = configFile(
+      'sources:\n  - id: policies\n    path: ./repo\n    refs: ["v*", "refs/heads/release/*"]\n    list: { newest: 2 }\n    maxRefs: 10\n  - id: all\n    path: ./repo\n    refs: ["v*"]\n  - id: one\n    path: ./repo\n    refs: ["v*"]\n    list: newest\n',
+    );
+    const sources = loadConfig(file).sources;
+    expect(sources.map((s) => s.target)).toEqual([
+      { kind: 'refs', patterns: ['v*', 'refs/heads/release/*'], newest: 2, maxRefs: 10 },
+      { kind: 'refs', patterns: ['v*'], maxRefs: 50 },
+      { kind: 'refs', patterns: ['v*'], newest: 1, maxRefs: 50 },
+    ]);
+    // A refs: source is followed: it polls like a ref.
+    expect(sources[1]!.pollMs).toBe(300_000);
+  });
+
+  it.each([
+    [
+      'sources:\n  - id: a\n    path: x\n    ref: main\n    refs: ["v*"]\n',
+      '<file>:2:5: sources[0]: give exactly one of commit, ref or refs',
+    ],
+    [
+      'sources:\n  - id: a\n    path: x\n    refs: []\n',
+      '<file>:4:11: sources[0].refs: give at least one pattern',
+    ],
+    [
+      'sources:\n  - id: a\n    path: x\n    refs: ["v 1", "a..b", "x:y"]\n',
+      [12, 19, 27].map(
+        (column, index) =>
+          `<file>:4:${column}: sources[0].refs[${index}]: must be a branch or tag name pattern ("v*", "release/*") or a full one ("refs/tags/v*"): no spaces, "..", "~", "^", ":", "?", "[" or "\\"`,
+      ),
+    ],
+    [
+      'sources:\n  - id: a\n    path: x\n    ref: main\n    list: newest\n',
+      '<file>:5:11: sources[0].list: list only applies to a source that follows refs: [patterns]',
+    ],
+    [
+      'sources:\n  - id: a\n    path: x\n    refs: ["v*"]\n    list: latest\n',
+      '<file>:5:11: sources[0].list: must be all, newest, or { newest: N }',
+    ],
+    [
+      'sources:\n  - id: a\n    path: x\n    commit: ' + C + '\n    maxRefs: 5\n',
+      '<file>:5:14: sources[0].maxRefs: maxRefs only applies to a source that follows refs: [patterns]',
+    ],
+    [
+      'sources:\n  - id: a\n    path: x\n    refs: ["v*"]\n    maxRefs: 0\n',
+      '<file>:5:14: sources[0].maxRefs: must be at least 1',
+    ],
+  ])('refuses a bad refs: source %j with a named error', (text, expected) => {
+    expect(errorOf(text)).toBe([expected].flat().join('\n'));
   });
 });

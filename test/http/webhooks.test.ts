@@ -21,12 +21,12 @@ const remote = (id: string, ref: string): SourceConfig => ({
 const sources = [remote('main', 'main'), remote('head', 'HEAD'), remote('release', 'v2')];
 
 /** A webhook handler with a recording trigger and a clock the test moves. */
-function hook() {
+function hook(configured: readonly SourceConfig[] = sources) {
   const triggered: string[] = [];
   let now = 1_000_000;
   const options = {
     secret: SECRET,
-    sources,
+    sources: configured,
     trigger: (id: string) => triggered.push(id),
     deliveries: createDeliveryLog(() => now),
     logger: silentLogger(),
@@ -168,5 +168,40 @@ describe('webhook deliveries', () => {
     expect(sameSecret('', SECRET)).toBe(false);
     expect(sameSecret(`${SECRET}${'x'.repeat(1000)}`, SECRET)).toBe(false);
     expect(sameSecret('é', 'e\u0301')).toBe(false);
+  });
+
+  it('syncs a refs: source when a push, a created or deleted tag or branch, or a generic event names a ref it follows', async () => {
+    const policies: SourceConfig = {
+      ...remote('policies', 'unused'),
+      target: { kind: 'refs', patterns: ['v*', 'refs/heads/release/*'], maxRefs: 50 },
+    };
+    const { send, triggered } = hook([...sources, policies]);
+    const push = bytes(githubPush('refs/tags/v3.0.0'));
+    expect(await send(push, github(push))).toEqual({ status: 202, body: { triggered: ['policies'] } });
+    const other = bytes(githubPush('refs/tags/x3'));
+    expect(await send(other, github(other))).toEqual({ status: 202, body: { triggered: [] } });
+    const refEvent = (ref: string, type: string) =>
+      bytes(JSON.stringify({ ref, ref_type: type, repository: { clone_url: URL_OF_REPO } }));
+    for (const [event, ref, type, expected] of [
+      ['create', 'v3.1.0', 'tag', ['policies']],
+      ['delete', 'v3.1.0', 'tag', ['policies']],
+      ['create', 'release/2026-02', 'branch', ['policies']],
+      ['create', 'release/2026-02', 'tag', []],
+    ] as const) {
+      const body = refEvent(ref, type);
+      expect(await send(body, github(body, { 'x-github-event': event }))).toEqual({
+        status: 202,
+        body: { triggered: expected },
+      });
+    }
+    const generic = (ref: string) => bytes(JSON.stringify({ source: 'policies', ref }));
+    const bearer = { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' };
+    expect(await send(generic('v3.0.0'), bearer)).toEqual({ status: 202, body: { triggered: ['policies'] } });
+    expect(await send(generic('main'), bearer)).toEqual({ status: 202, body: { triggered: [] } });
+    expect(triggered).toEqual(['policies', 'policies', 'policies', 'policies', 'policies']);
+    const bad = bytes(
+      JSON.stringify({ ref: 'v1', ref_type: 'note', repository: { clone_url: URL_OF_REPO } }),
+    );
+    expect((await send(bad, github(bad, { 'x-github-event': 'create' }))).status).toBe(400);
   });
 });

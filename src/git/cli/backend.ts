@@ -20,6 +20,7 @@ import {
   type RemoteRef,
   type Repository,
   type TransferOptions,
+  wantedRef,
 } from '../repository.ts';
 import { originOf, protocolOf, redactUrl } from '../url.ts';
 import { catFileReader, HEADER, type ObjectReader } from './catFile.ts';
@@ -283,6 +284,17 @@ export async function openCliRepository(
         .find((entry) => entry.slice(41) === name);
       return line?.slice(0, 40);
     },
+    async listRefs(prefixes) {
+      const result = await git(['for-each-ref', '--format=%(objectname) %(refname)', '--', ...prefixes]);
+      if (result.code !== 0) throw classifyRun(result, 'listing the refs', local);
+      return result.stdout
+        .toString('utf8')
+        .split('\n')
+        .flatMap((line) =>
+          OID.test(line.slice(0, 40)) ? [{ name: line.slice(41), oid: line.slice(0, 40) }] : [],
+        )
+        .filter((ref) => wantedRef(prefixes, ref.name));
+    },
     async writeRef(name, oid) {
       const result = await git(['update-ref', '--no-deref', name, oid]);
       if (result.code !== 0) throw classifyRun(result, `writing ${name}`, local);
@@ -294,7 +306,8 @@ export async function openCliRepository(
     async listRemoteRefs(remote, names) {
       const { context, ...run } = transport(remote, settings);
       // ls-remote matches its patterns against peeled entries too (`refs/tags/v1^{}`): ask for those as well.
-      const patterns = names.flatMap((name) => [name, `${name}^{}`]);
+      // A name ending in "/" is every ref below it: a glob, which matches the peeled entries as well.
+      const patterns = names.flatMap((name) => (name.endsWith('/') ? [`${name}*`] : [name, `${name}^{}`]));
       const result = await git(['ls-remote', 'origin', ...patterns], run);
       if (result.code !== 0)
         throw classifyRun(result, `listing the refs of ${redactUrl(remote.url)}`, context);
@@ -308,8 +321,7 @@ export async function openCliRepository(
         else entry.peeled = oid;
         refs.set(name, entry);
       }
-      const wanted = new Set(names);
-      return [...refs.values()].filter((ref) => wanted.has(ref.name));
+      return [...refs.values()].filter((ref) => wantedRef(names, ref.name));
     },
     async fetch(remote, commit, options) {
       // Every pin is sent as a have, so only what the store lacks comes over.

@@ -12,7 +12,14 @@ import {
   DEFAULT_MAX_FETCH_OBJECTS,
 } from '../limits.ts';
 import { parseCommit } from '../objects.ts';
-import { isRepository, pinRef, type Remote, type RemoteRef, type Repository } from '../repository.ts';
+import {
+  isRepository,
+  pinRef,
+  type Remote,
+  type RemoteRef,
+  type Repository,
+  wantedRef,
+} from '../repository.ts';
 import { originOf, redactUrl } from '../url.ts';
 import { classify } from './classify.ts';
 import { type GuardedHttpClient, httpClient, type HttpObservations } from './http.ts';
@@ -123,6 +130,17 @@ export async function openIsomorphicRepository(
         return undefined;
       }
     },
+    async listRefs(prefixes) {
+      const found: Array<{ name: string; oid: string }> = [];
+      for (const prefix of prefixes) {
+        const below = await git.listRefs({ fs, gitdir, filepath: prefix.slice(0, -1) }).catch(() => []);
+        for (const rest of below) {
+          const oid = await git.resolveRef({ fs, gitdir, ref: `${prefix}${rest}` }).catch(() => undefined);
+          if (oid !== undefined) found.push({ name: `${prefix}${rest}`, oid });
+        }
+      }
+      return found;
+    },
     async writeRef(name, oid) {
       try {
         await git.writeRef({ fs, gitdir, ref: name, value: oid, force: true });
@@ -161,9 +179,8 @@ export async function openIsomorphicRepository(
       const stopped = http.stopped();
       if (stopped !== undefined)
         throw classify(stopped, `listing the refs of ${redactUrl(remote.url)}`, stopped, remote.timeoutMs);
-      const wanted = new Set(names);
       return refs
-        .filter((ref) => wanted.has(ref.ref))
+        .filter((ref) => wantedRef(names, ref.ref))
         .map(
           (ref): RemoteRef => ({
             name: ref.ref,

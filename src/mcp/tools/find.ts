@@ -12,8 +12,9 @@ export interface SkillReference {
 export type Lookup = { ok: true; served: ServedSkill } | { ok: false; message: string };
 
 /**
- * A skill by the URI of its SKILL.md (any served commit) or by name among listed skills. A name that matches
- * several skills is an error listing every candidate: never a silent pick.
+ * A skill by the URI of its SKILL.md (any served commit) or by name among listed skills (with `source`, among that
+ * source's current commit, listed or not). A name that matches several skills is an error listing every
+ * candidate: never a silent pick.
  */
 export function findSkill(catalog: CatalogReader, reference: SkillReference): Lookup {
   if (reference.uri !== undefined) {
@@ -26,9 +27,15 @@ export function findSkill(catalog: CatalogReader, reference: SkillReference): Lo
       : { ok: true, served };
   }
   const name = reference.name ?? '';
-  const matches = (viewOf(catalog).named.get(name) ?? []).filter(
-    (served) => reference.source === undefined || served.ns.source === reference.source,
-  );
+  const current = catalog.state.sources.find((served) => served.id === reference.source)?.current;
+  const matches =
+    reference.source === undefined
+      ? (viewOf(catalog).named.get(name) ?? [])
+      : current === undefined
+        ? []
+        : [...(snapshotAt(catalog, current.source, current.commit)?.skills.values() ?? [])].filter(
+            (served) => served.skill.name === name,
+          );
   if (matches.length === 1) return { ok: true, served: matches[0]! };
   const where = reference.source === undefined ? '' : ` in source "${reference.source}"`;
   if (matches.length === 0)

@@ -61,6 +61,8 @@ const skillSchema = z.object({
   description: z.string(),
   uri: z.string(),
   source: z.string(),
+  /** The ref of a `refs:` source the skill's source serves (`refs/tags/v2.1.0`). */
+  ref: z.string().optional(),
   commit: z.string(),
   files: z.number(),
   bytes: z.number(),
@@ -110,6 +112,7 @@ const entryOf = (served: ServedSkill, scripts?: readonly PlannedScript[]): Liste
   description: served.description,
   uri: served.uri,
   source: served.ns.source,
+  ...(served.ns.origin.ref === undefined ? {} : { ref: served.ns.origin.ref }),
   commit: served.ns.commit,
   files: served.skill.files.length,
   bytes: served.skill.bytes,

@@ -49,8 +49,9 @@ export function renderList(list: ListPage): string {
   for (const served of list.page) {
     if (served.ns !== header) {
       header = served.ns;
+      const ref = header.origin.ref === undefined ? '' : ` (${header.origin.ref})`;
       lines.push(
-        `${header.source} @ ${header.commit} (URIs: ${namespaceUri(header.source, header.commit)}/<path>/${SKILL_MD}):`,
+        `${header.source}${ref} @ ${header.commit} (URIs: ${namespaceUri(header.source, header.commit)}/<path>/${SKILL_MD}):`,
       );
     }
     lines.push(skillLine(served));

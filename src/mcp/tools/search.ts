@@ -27,7 +27,9 @@ const inputSchema = z.object({
   source: z
     .string()
     .optional()
-    .describe('only this source id (its listed commit), or "<source id>@<commit>" for one served commit'),
+    .describe(
+      'only this source id (its current commit, listed or not), or "<source id>@<commit>" for one served commit',
+    ),
 });
 
 const resultSchema = z.object({
@@ -35,6 +37,8 @@ const resultSchema = z.object({
   name: z.string(),
   description: z.string(),
   source: z.string(),
+  /** The ref of a `refs:` source the skill's source serves (`refs/tags/v2.1.0`). */
+  ref: z.string().optional(),
   commit: z.string(),
   score: z.number(),
 });
@@ -58,13 +62,16 @@ const config = {
 
 type Result = z.infer<typeof resultSchema>;
 
-/** The namespaces searched: every listed one, or the one `source` names (`id` listed, `id@commit` served). */
+/**
+ * The namespaces searched: every listed one, or the one `source` names (`id`: its current commit, listed or
+ * not, as a ref of a `refs:` source past `list:`; `id@commit`: one served commit).
+ */
 function namespacesOf(catalog: CatalogReader, source: string | undefined): Namespace[] | undefined {
   if (source === undefined) return [...catalog.listed()];
   const at = source.indexOf('@');
   const ns =
     at === -1
-      ? catalog.listed().find((listed) => listed.source === source)
+      ? catalog.state.sources.find((served) => served.id === source)?.current
       : catalog.namespace(source.slice(0, at), source.slice(at + 1));
   return ns === undefined ? undefined : [ns];
 }
@@ -74,15 +81,16 @@ const resultOf = ({ served, score }: SearchHit): Result => ({
   name: served.skill.name,
   description: served.description,
   source: served.ns.source,
+  ...(served.ns.origin.ref === undefined ? {} : { ref: served.ns.origin.ref }),
   commit: served.ns.commit,
   score: Math.round(score * 1000) / 1000,
 });
 
 const clip = (text: string, chars: number) => (text.length <= chars ? text : `${text.slice(0, chars - 1)}…`);
 
-/** One result of the text: rank, name, source, URI, the description cut short. */
+/** One result of the text: rank, name, source (and ref), URI, the description cut short. */
 const resultLine = (result: Result, rank: number) =>
-  `${rank}. ${result.name} (${result.source}) ${result.uri}: ${clip(result.description.replace(/\s+/g, ' '), SEARCH_LINE_DESCRIPTION_CHARS)}`;
+  `${rank}. ${result.name} (${result.source}${result.ref === undefined ? '' : `, ${result.ref}`}) ${result.uri}: ${clip(result.description.replace(/\s+/g, ' '), SEARCH_LINE_DESCRIPTION_CHARS)}`;
 
 /** The best `limit` hits, ending before the one that would take text and structure past LIST_PAGE_CHARS. */
 function bestOf(hits: readonly SearchHit[], limit: number): { results: Result[]; lines: string[] } {

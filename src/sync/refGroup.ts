@@ -1,0 +1,194 @@
+import type { ServedSource } from '../catalog/index.ts';
+import type { RefsTarget, SourceConfig } from '../config/index.ts';
+import type { RemoteRef } from '../git/index.ts';
+import { MAX_SOURCE_ID_LENGTH } from '../shared/patterns.ts';
+import { problem, type SkillProblem } from '../shared/reasons.ts';
+import { compareRefs, refMatcher, refSourceId } from './refNames.ts';
+
+/** One ref a `refs:` source serves: its full name, the source id it is served under, and what it names. */
+export interface GroupRef {
+  name: string;
+  id: string;
+  commit: string;
+  /** The annotated tag the ref names, when it names one. */
+  tag?: string;
+}
+
+/**
+ * What a `refs:` source follows, as state.json remembers it (so a restart serves it without the network): the
+ * refs that matched at the last listing, and the refs deleted since that stay served (not listed), newest first,
+ * up to `keep`.
+ */
+export interface GroupListing {
+  refs: GroupRef[];
+  gone: GroupRef[];
+  /** Refs that matched and are not served (an id taken twice or invalid, past maxRefs), each with why. */
+  problems: SkillProblem[];
+}
+
+export const EMPTY_LISTING: GroupListing = { refs: [], gone: [], problems: [] };
+
+type RefsSource = SourceConfig & { target: RefsTarget };
+
+export function isRefsSource(source: SourceConfig): source is RefsSource {
+  return source.target.kind === 'refs';
+}
+
+/**
+ * The refs of `listed` that `group` serves: those matching its patterns, annotated tags peeled (`peeled`), each
+ * under its own source id. Two refs with one id are both refused, and so is an id that is no source id or one
+ * `taken` by another configured source; past `maxRefs` the oldest (in listing order) are left out. Nothing is
+ * dropped without a problem naming it.
+ */
+export function chooseRefs(
+  group: RefsSource,
+  listed: readonly RemoteRef[],
+  taken: ReadonlySet<string>,
+): { refs: GroupRef[]; problems: SkillProblem[] } {
+  const matches = refMatcher(group.target.patterns);
+  const problems: SkillProblem[] = [];
+  const byId = new Map<string, RemoteRef[]>();
+  for (const ref of listed.filter((r) => matches(r.name))) {
+    const id = refSourceId(group.id, ref.name);
+    if (id === undefined) {
+      const long = `${group.id}.`.length + ref.name.replace(/^refs\/(heads|tags)\//, '').length;
+      problems.push(
+        problem(
+          ref.name,
+          'ref-id-invalid',
+          long > MAX_SOURCE_ID_LENGTH
+            ? `${ref.name} would be served as a source id of ${long} characters, past the limit of ${MAX_SOURCE_ID_LENGTH}; it is not served`
+            : `${ref.name} makes no valid source id (it would start or end with "-" or "."); it is not served`,
+        ),
+      );
+      continue;
+    }
+    byId.set(id, [...(byId.get(id) ?? []), ref]);
+  }
+  const chosen: GroupRef[] = [];
+  for (const [id, refs] of byId) {
+    if (refs.length > 1) {
+      const names = refs.map((r) => r.name).sort();
+      for (const name of names)
+        problems.push(
+          problem(
+            name,
+            'ref-id-collision',
+            `${names.join(' and ')} would both be served as ${id}; neither is served (rename one, or narrow refs:)`,
+          ),
+        );
+      continue;
+    }
+    if (taken.has(id)) {
+      problems.push(
+        problem(
+          refs[0]!.name,
+          'ref-id-collision',
+          `${refs[0]!.name} would be served as ${id}, the id of another configured source; it is not served`,
+        ),
+      );
+      continue;
+    }
+    const ref = refs[0]!;
+    const commit = ref.peeled ?? ref.oid;
+    chosen.push({ name: ref.name, id, commit, ...(ref.peeled === undefined ? {} : { tag: ref.oid }) });
+  }
+  chosen.sort(compareRefs);
+  const { maxRefs } = group.target;
+  if (chosen.length > maxRefs) {
+    const left = chosen.slice(maxRefs);
+    problems.push(
+      problem(
+        left[0]!.name,
+        'refs-over-limit',
+        `${chosen.length} refs match, past maxRefs ${maxRefs}: the ${left.length} oldest are not served (${left.map((r) => r.name).join(', ')})`,
+      ),
+    );
+  }
+  return { refs: chosen.slice(0, maxRefs), problems };
+}
+
+/** The next listing: `refs` as chosen now; a ref gone since `before` stays served (not listed), up to `keep`. */
+export function nextListing(
+  before: GroupListing,
+  chosen: { refs: GroupRef[]; problems: SkillProblem[] },
+  keep: number,
+): GroupListing {
+  const now = new Set(chosen.refs.map((r) => r.id));
+  const deleted = before.refs.filter((r) => !now.has(r.id));
+  const gone = [...deleted, ...before.gone.filter((r) => !now.has(r.id))].slice(0, keep);
+  return { refs: chosen.refs, gone, problems: chosen.problems };
+}
+
+/** The source a ref of `group` is served as: the group's settings, its own id, following that one ref. */
+export function refSourceConfig(group: RefsSource, ref: GroupRef): SourceConfig {
+  const { pollMs: _pollMs, ...settings } = group;
+  return {
+    ...settings,
+    id: ref.id,
+    target: { kind: 'ref', ref: ref.name },
+    group: { id: group.id, ref: ref.name },
+  };
+}
+
+/** `sources` with each `refs:` source followed by the sources of the refs it serves (listed ones, then gone ones). */
+export function expandedSources(
+  sources: readonly SourceConfig[],
+  listings: ReadonlyMap<string, GroupListing>,
+): SourceConfig[] {
+  return sources.flatMap((source) => {
+    if (!isRefsSource(source)) return [source];
+    const listing = listings.get(source.id) ?? EMPTY_LISTING;
+    return [source, ...[...listing.refs, ...listing.gone].map((ref) => refSourceConfig(source, ref))];
+  });
+}
+
+/**
+ * The catalog's sources with each group's refs in listing order (versions newest first, then others by commit
+ * time), and only those listed that `list:` asks for: the newest N of the refs that still exist.
+ */
+export function arrangedSources(
+  served: readonly ServedSource[],
+  sources: readonly SourceConfig[],
+  listings: ReadonlyMap<string, GroupListing>,
+): ServedSource[] {
+  const groupOf = new Map(sources.flatMap((s) => (s.group === undefined ? [] : [[s.id, s.group] as const])));
+  const out: ServedSource[] = [];
+  const pending = new Map<string, ServedSource[]>();
+  const flush = (id: string) => {
+    const group = sources.find((s) => s.id === id);
+    const members = pending.get(id) ?? [];
+    pending.delete(id);
+    // Refs served from a lockfile, without their `refs:` source: as locked, every one listed.
+    if (group === undefined || !isRefsSource(group)) {
+      out.push(...members.map((s) => ({ ...s, group: id })));
+      return;
+    }
+    const listing = listings.get(id) ?? EMPTY_LISTING;
+    const gone = new Set(listing.gone.map((r) => r.id));
+    const named = (s: ServedSource) => ({ name: groupOf.get(s.id)!.ref, commitTime: s.current.commitTime });
+    const ordered = [...members].sort((a, b) => compareRefs(named(a), named(b)));
+    const newest = group.target.newest ?? Number.POSITIVE_INFINITY;
+    let listed = 0;
+    for (const s of ordered) {
+      const shown = !gone.has(s.id) && listed < newest;
+      if (shown) listed++;
+      out.push(shown ? { ...s, group: id } : { ...s, group: id, listed: false });
+    }
+  };
+  let open: string | undefined;
+  for (const s of served) {
+    const group = groupOf.get(s.id)?.id;
+    if (open !== undefined && group !== open) {
+      flush(open);
+      open = undefined;
+    }
+    if (group === undefined) out.push(s);
+    else {
+      open = group;
+      pending.set(group, [...(pending.get(group) ?? []), s]);
+    }
+  }
+  if (open !== undefined) flush(open);
+  return out;
+}
