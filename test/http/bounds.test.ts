@@ -93,10 +93,12 @@ describe('request bodies', () => {
 
   it('holds no more than the in-flight bound: past it senders get 503 and their bytes are not kept', async () => {
     const port = await start({ limits: { body: { inFlightBytes: 4 * MiB, deadlineMs: 60_000 } } });
+    // 64 bodies of 1 MiB + 1 byte, each sent but for its last byte: 3 fit in 4 MiB. The senders share one buffer,
+    // so that what this process holds beyond `before` is the server's.
+    const payload = Buffer.from(head(port, MCP_PATH, MiB + 1) + 'x'.repeat(MiB));
     const before = heldMemory();
-    // 64 bodies of 1 MiB + 1 byte, each sent but for its last byte: 3 fit in 4 MiB.
     const clients = Array.from({ length: 64 }, () => rawClient(port));
-    await Promise.all(clients.map((client) => client.send(head(port, MCP_PATH, MiB + 1) + 'x'.repeat(MiB))));
+    await Promise.all(clients.map((client) => client.send(payload)));
     const answered = () => clients.filter((client) => client.status() !== undefined);
     let polls = 0;
     await until(
