@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Logger, LoggerOptions } from 'pino';
 import { redact } from './redact.ts';
@@ -26,6 +27,40 @@ export interface LogOptions {
   destination?: { write(line: string): void };
 }
 
+/** How long one log line may wait for a full stderr pipe to take it, in all, before it is dropped. */
+export const STDERR_WAIT_MS = 1000;
+
+/**
+ * stderr, written synchronously (each line whole, in order, as `pino.destination(2)` writes it), given up once
+ * nobody reads it. sonic-boom, behind `pino.destination`, retries a failed write for ever when the process exits:
+ * a server whose host had gone (EPIPE) then never exited. Here a full pipe (EAGAIN) is waited for up to
+ * STDERR_WAIT_MS a line; any other failure (EPIPE, EBADF) drops this line and every later one.
+ */
+export function stderrDestination(fd = 2): { write(line: string): void } {
+  let gone = false;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  return {
+    write(line) {
+      if (gone) return;
+      let bytes = Buffer.from(line);
+      let waited = 0;
+      while (bytes.length > 0) {
+        try {
+          bytes = bytes.subarray(writeSync(fd, bytes));
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') {
+            gone = true;
+            return;
+          }
+          if (waited >= STDERR_WAIT_MS) return;
+          Atomics.wait(pause, 0, 0, 10);
+          waited += 10;
+        }
+      }
+    },
+  };
+}
+
 /** Logs go to stderr: stdout belongs to the MCP stdio transport. Every line is cleaned of credentials. */
 export function createLogger(options: LogOptions = {}): Logger {
   const pino = pinoLibrary();
@@ -51,7 +86,7 @@ export function createLogger(options: LogOptions = {}): Logger {
   // Level names, not pino's numbers: a reader (or a log query) sees "warn", not 40.
   return pino(
     { ...settings, formatters: { level: (label) => ({ level: label }) } },
-    options.destination ?? pino.destination(2),
+    options.destination ?? stderrDestination(),
   );
 }
 

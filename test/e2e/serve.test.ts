@@ -1,10 +1,12 @@
 import { ProtocolError, type Client } from '@modelcontextprotocol/client';
 import { SkillsClient, SkillVerificationError, type Skill } from '@modelcontextprotocol/client/ext/skills';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { digestOf } from '../../src/index/build.ts';
 import { fixture } from '../helpers/fixtures.ts';
-import { connectHttp, connectStdio, writeConfig, type Era } from '../helpers/server.ts';
+import { CLI_ARGS, connectHttp, connectStdio, writeConfig, type Era } from '../helpers/server.ts';
 import { connectInProcess, type InProcessServer, serveInProcess } from '../helpers/serving.ts';
 
 const catalog = fixture('catalog');
@@ -302,6 +304,30 @@ describe.each(['modern', 'legacy'] as const)('stdio, a real process, %s era', (e
       );
     } finally {
       await close();
+    }
+  });
+});
+
+describe('stdio, a real process whose host is gone', () => {
+  it('exits when stdin ends though nobody reads its stderr any more (EPIPE): no log write holds it', async () => {
+    const child = spawn(process.execPath, [...CLI_ARGS, 'serve', '--config', config], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let started = '';
+    await new Promise<void>((resolve) =>
+      child.stderr.on('data', (chunk: Buffer) => {
+        started += chunk.toString('utf8');
+        if (started.includes('"msg":"serving MCP over stdio')) resolve();
+      }),
+    );
+    try {
+      // The host goes: its end of stderr first, then stdin. Every line logged from now on meets EPIPE.
+      child.stderr.destroy();
+      child.stdin.end();
+      const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
+      expect([code, signal]).toEqual([0, null]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   });
 });
