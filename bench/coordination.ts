@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
-import type { StatusReport } from '../src/sync/status.ts';
+import type { StatusReport } from '../src/shared/status.ts';
 import { startGitHttpServer } from '../test/helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../test/helpers/pushable.ts';
 import { waitReady } from '../test/helpers/ready.ts';

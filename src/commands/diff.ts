@@ -11,7 +11,7 @@ import {
   revParseLocal,
 } from '../git/index.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
-import { refMatcher } from '../sync/refNames.ts';
+import { refMatcher } from '../shared/refNames.ts';
 import { originOf } from '../sync/source.ts';
 import { renderMarkdown, renderText, sourceDiff } from './diffReport.ts';
 import { loadAt, withScratch } from './pinning.ts';

@@ -13,7 +13,8 @@ import { messageOf } from '../shared/text.ts';
 import { type Clock, systemClock } from '../sync/clock.ts';
 import { joinDataDir, type Membership } from '../sync/membership.ts';
 import { DataDirConflictError } from '../sync/processes.ts';
-import { createSyncWorker, type Reconfigured, type SyncOutcome, type SyncWorker } from '../sync/worker.ts';
+import type { SyncOutcome } from '../shared/status.ts';
+import { createSyncWorker, type Reconfigured, type SyncWorker } from '../sync/worker.ts';
 
 /** Where and how `startServing` serves MCP, and the collaborators it is given. */
 export interface ServeOptions {

@@ -1,7 +1,16 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import type { Config } from '../config/index.ts';
-import { type ProcessStatus, statusReport, type StatusReport } from '../sync/status.ts';
+import type { CommitStatus, ProcessStatus, SourceStatus, StatusReport } from '../shared/status.ts';
+import { leaseHolder } from '../sync/membership.ts';
+import { liveProcesses } from '../sync/processes.ts';
+import { EMPTY_LISTING, expandedSources, isRefsSource } from '../sync/refGroup.ts';
+import { rebuilt } from '../sync/retention.ts';
+import { openSource } from '../sync/source.ts';
+import { openStateFile } from '../sync/state.ts';
+import { refOf, refsStatusOf, reportOf } from '../sync/status.ts';
 
-export { statusReport, type StatusReport } from '../sync/status.ts';
+export type { StatusReport } from '../shared/status.ts';
 
 export function renderStatus(report: StatusReport): string {
   const rows = report.sources.map((s) => {
@@ -66,4 +75,73 @@ function renderProcesses(processes: ProcessStatus[]): string[] {
 export async function status(config: Config, options: { json: boolean }, out: (text: string) => void) {
   const report = await statusReport(config);
   out(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
+}
+
+/**
+ * What the last run recorded in dataDir, read without opening a repository or touching the network. A source
+ * state.json does not name (it is missing or corrupt) is shown as a restart would rebuild it.
+ */
+export async function statusReport(config: Config): Promise<StatusReport> {
+  const { state } = await openStateFile(config.dataDir).read();
+  const sources: SourceStatus[] = [];
+  const listings = new Map(
+    config.sources.filter(isRefsSource).map((s) => [s.id, state.sources[s.id]?.listing ?? EMPTY_LISTING]),
+  );
+  for (const sourceConfig of expandedSources(config.sources, listings)) {
+    const source = openSource(sourceConfig, { dataDir: config.dataDir });
+    const saved = state.sources[source.id];
+    let current: CommitStatus | undefined;
+    let retained: CommitStatus[];
+    if (saved === undefined) {
+      // Each held commit's index file is read once: its status is what ordering it needed.
+      const held = await Promise.all((await source.held()).map((commit) => source.status(commit)));
+      const pinned = sourceConfig.target.kind === 'commit' ? sourceConfig.target.commit : undefined;
+      ({ current, retained } = rebuilt(held, pinned, sourceConfig.keep));
+    } else {
+      current = saved.current === undefined ? undefined : await source.status(saved.current);
+      retained = await Promise.all(saved.retained.map((commit) => source.status(commit)));
+    }
+    sources.push({
+      id: source.id,
+      repository: source.origin.repository,
+      ref: refOf(sourceConfig),
+      current: current ?? null,
+      retained,
+      syncing: false,
+      lastSync: saved?.lastSync ?? null,
+      lastSuccess: saved?.lastSuccess ?? null,
+      nextSync: null,
+      lastError: saved?.lastError ?? null,
+      ...refsStatusOf(sourceConfig, listings.get(sourceConfig.id)),
+    });
+  }
+  return { ...reportOf(sources), processes: processesOf(config.dataDir) };
+}
+
+/** The live processes on `dataDir`, each with the source leases it holds. */
+export function processesOf(dataDir: string): ProcessStatus[] {
+  const leases = new Map<string, string[]>();
+  const names = (() => {
+    try {
+      return readdirSync(path.join(dataDir, 'leases')).filter((name) => name.endsWith('.json'));
+    } catch {
+      return [];
+    }
+  })();
+  for (const name of names) {
+    const id = name.slice(0, -'.json'.length);
+    const holder = leaseHolder(dataDir, id);
+    if (holder !== undefined) leases.set(holder.nonce, [...(leases.get(holder.nonce) ?? []), id].sort());
+  }
+  return liveProcesses(dataDir)
+    .sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : a.pid - b.pid))
+    .map((p) => ({
+      pid: p.pid,
+      host: p.host,
+      command: p.command,
+      transport: p.transport,
+      since: p.since,
+      config: p.config,
+      leases: leases.get(p.nonce) ?? [],
+    }));
 }

@@ -4,7 +4,8 @@ import type { FetchProgress } from '../git/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { joinDataDir, type Membership } from '../sync/membership.ts';
 import { DataDirConflictError } from '../sync/processes.ts';
-import { createSyncWorker, type SyncOutcome } from '../sync/worker.ts';
+import type { SyncOutcome } from '../shared/status.ts';
+import { createSyncWorker } from '../sync/worker.ts';
 
 export const SYNC_EXIT = { ok: 0, failed: 1, busy: 2 } as const;
 

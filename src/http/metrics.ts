@@ -2,8 +2,8 @@ import { createRequire } from 'node:module';
 import type { Catalog } from '../catalog/index.ts';
 import type { RequestOutcome } from '../mcp/observe.ts';
 import { type SearchStats, searchStatsOf } from '../mcp/search.ts';
-import type { SyncOutcome } from '../sync/follower.ts';
-import type { StatusReport } from '../sync/status.ts';
+import type { SyncOutcome } from '../shared/status.ts';
+import type { StatusReport } from '../shared/status.ts';
 import type { WebhookOutcome } from './webhooks.ts';
 
 export const METRICS_PATH = '/metrics';

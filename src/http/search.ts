@@ -1,7 +1,7 @@
 import { type CatalogReader, visibleCatalog, type Visibility } from '../catalog/index.ts';
 import { MAX_SEARCH_QUERY_CHARS } from '../mcp/budget.ts';
 import { searchNamespaces, searchStatsOf } from '../mcp/search.ts';
-import type { CommitStatus, StatusReport } from '../sync/status.ts';
+import type { CommitStatus, StatusReport } from '../shared/status.ts';
 import type { PageSearch } from './statusPage.ts';
 
 /** Results the status page shows for a query. */

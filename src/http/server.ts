@@ -10,7 +10,7 @@ import { type Catalog, EVERY_SOURCE, type Visibility, visibleSources } from '../
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { ServerFactory } from '../mcp/server.ts';
-import type { StatusReport } from '../sync/status.ts';
+import type { StatusReport } from '../shared/status.ts';
 import type { AuthGate, Authenticated } from './auth/gate.ts';
 import { createDeliveryLog } from './deliveries.ts';
 import { type BodyLimits, DEFAULT_BODY_LIMITS, MAX_REQUEST_BODY_BYTES } from './bodyBudget.ts';

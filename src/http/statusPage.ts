@@ -1,7 +1,7 @@
 import type { SkillProblem } from '../shared/reasons.ts';
 import { plural } from '../shared/text.ts';
-import type { CoordinationStatus, SourceReplicas } from '../sync/coordination.ts';
-import type { CommitStatus, SourceStatus, StatusReport } from '../sync/status.ts';
+import type { CoordinationStatus, SourceReplicas } from '../shared/status.ts';
+import type { CommitStatus, SourceStatus, StatusReport } from '../shared/status.ts';
 import { Html, html } from './html.ts';
 
 export interface StatusPageContext {

@@ -1,6 +1,6 @@
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
-import { refMatcher } from '../sync/refNames.ts';
+import { refMatcher } from '../shared/refNames.ts';
 import type { DeliveryLog } from './deliveries.ts';
 import { githubSignature, sameSecret } from './secrets.ts';
 import {

@@ -1,7 +1,7 @@
 import type { Namespace } from '../catalog/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Followed } from './followed.ts';
-import type { SyncOutcome } from './follower.ts';
+import type { SyncOutcome } from '../shared/status.ts';
 import type { SourceState } from './state.ts';
 import { failureOf, type SourceRecord } from './step.ts';
 

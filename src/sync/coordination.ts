@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { SourceConfig } from '../config/index.ts';
 import type { ResolvedRef } from '../git/index.ts';
 import { definitionOf } from './processes.ts';
+import type { CoordinationStatus, SourceReplicas } from '../shared/status.ts';
 
 /** What one sync of a source may do, as the replicas agreed it. */
 export type PollVerdict =
@@ -20,43 +21,6 @@ export type PollVerdict =
 export interface CoordinationEvents {
   /** Source `id` should sync now: a replica took a webhook for it, published a new commit, or its lease lapsed. */
   triggered(id: string, why: string): void;
-}
-
-/** One replica and the commit of a source it reported serving. */
-export interface ReplicaServing {
-  replica: string;
-  host: string;
-  pid: number;
-  /** `null`: it serves nothing of the source yet. */
-  commit: string | null;
-  /** When it started serving that commit, ISO 8601. */
-  since: string;
-}
-
-/** What the replicas serve of one source (`/status`). */
-export interface SourceReplicas {
-  /** The replica holding the poll lease, if any. */
-  leaseHolder: string | null;
-  /** Every live replica, this one included, by replica id. */
-  serving: ReplicaServing[];
-  /** Whether every live replica serves the same commit now. */
-  agree: boolean;
-  /** The last time the replicas were seen serving one commit: that commit and when, ISO 8601. */
-  lastAgreed: { commit: string; at: string } | null;
-}
-
-/** How coordination runs (`/status`, `/metrics`). */
-export interface CoordinationStatus {
-  /** `up`: Redis answers; `down`: unreachable, every replica follows on its own until it answers again. */
-  state: 'up' | 'down';
-  /** Redis as `host:port` (never its password). */
-  redis: string;
-  /** This replica's id in reports and leases. */
-  replica: string;
-  /** When the state last changed, ISO 8601. */
-  since: string;
-  /** Why it is down (the client's error, redacted); `null` when up. */
-  error: string | null;
 }
 
 /** The sync layer's view of coordination between replicas; an implementation never throws at its caller. */

@@ -5,7 +5,8 @@ import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
 import type { Clock } from './clock.ts';
 import type { Damage } from './damage.ts';
-import { createFollower, type Follower, type SyncOutcome } from './follower.ts';
+import type { SyncOutcome } from '../shared/status.ts';
+import { createFollower, type Follower } from './follower.ts';
 import { createRetention, type Retention } from './retention.ts';
 import { openSource, type Source, type SourceDeps } from './source.ts';
 

@@ -1,11 +1,5 @@
-import type { SourceReason } from '../shared/reasons.ts';
 import type { Clock } from './clock.ts';
-
-/** What one sync of one source did. */
-export type SyncOutcome =
-  /** `repaired`: damaged commits (objects fetched again, or an index rebuilt) this sync repaired. */
-  | { id: string; ok: true; commit: string; changed: boolean; repaired?: string[] }
-  | { id: string; ok: false; reason: SourceReason; detail: string; serving?: string };
+import type { SyncOutcome } from '../shared/status.ts';
 
 export interface FollowerOptions {
   /** One sync of the source, settled (catalog and state updated). Never rejects. */

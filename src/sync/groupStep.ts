@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from '../shared/log.ts';
-import type { SyncOutcome } from './follower.ts';
+import type { SyncOutcome } from '../shared/status.ts';
 import { chooseRefs, EMPTY_LISTING, type GroupListing, isRefsSource, nextListing } from './refGroup.ts';
 import type { Source } from './source.ts';
 import { failureOf, type SourceRecord } from './step.ts';

@@ -1,6 +1,7 @@
 import type { DamageLedger } from './damage.ts';
 import type { Followed } from './followed.ts';
-import { commitStatusOf, refOf, refsStatusOf, type SourceStatus } from './status.ts';
+import type { SourceStatus } from '../shared/status.ts';
+import { commitStatusOf, refOf, refsStatusOf } from './status.ts';
 import type { SourceRecord } from './step.ts';
 
 /** A running source's status: what it serves and when it syncs; damage found shows before its last error. */

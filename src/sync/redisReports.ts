@@ -1,6 +1,6 @@
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import type { Clock } from './clock.ts';
-import type { ReplicaServing, SourceReplicas } from './coordination.ts';
+import type { ReplicaServing, SourceReplicas } from '../shared/status.ts';
 import type { RedisLink } from './redis.ts';
 import type { SharedSource } from './redisLeases.ts';
 import { KEEP_MS, keysOf, replicaOf } from './redisScripts.ts';

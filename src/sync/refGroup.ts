@@ -3,7 +3,7 @@ import type { RefsTarget, SourceConfig } from '../config/index.ts';
 import type { RemoteRef } from '../git/index.ts';
 import { MAX_SOURCE_ID_LENGTH } from '../shared/patterns.ts';
 import { problem, type SkillProblem } from '../shared/reasons.ts';
-import { compareRefs, refMatcher, refSourceId } from './refNames.ts';
+import { compareRefs, refMatcher, refSourceId } from '../shared/refNames.ts';
 
 /** One ref a `refs:` source serves: its full name, the source id it is served under, and what it names. */
 export interface GroupRef {

@@ -38,9 +38,9 @@ import {
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { type Damage, guardedReader } from './damage.ts';
 import { checkLocked } from './lockCheck.ts';
-import { REF_PREFIXES, refMatcher } from './refNames.ts';
+import { REF_PREFIXES, refMatcher } from '../shared/refNames.ts';
 import { type RepositoryOnUse, repositoryOnUse } from './repository.ts';
-import type { CommitStatus } from './status.ts';
+import type { CommitStatus } from '../shared/status.ts';
 import { checkReads, checkStore } from './storeCheck.ts';
 
 export interface SourceDeps {

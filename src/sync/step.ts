@@ -3,7 +3,7 @@ import { GitError, type ResolvedRef } from '../git/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { errnoReason } from '../shared/reasons.ts';
 import { messageOf } from '../shared/text.ts';
-import type { SyncOutcome } from './follower.ts';
+import type { SyncOutcome } from '../shared/status.ts';
 import type { Damage } from './damage.ts';
 import { advance, replaced } from './retention.ts';
 import type { Source } from './source.ts';

@@ -1,4 +1,4 @@
-import type { SyncOutcome } from './follower.ts';
+import type { SyncOutcome } from '../shared/status.ts';
 import type { SyncStep } from './step.ts';
 
 /** Runs one sync step and tells `onSynced` how long it ran, in seconds (metrics). */

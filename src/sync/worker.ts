@@ -11,7 +11,7 @@ import type { Reconfigured } from './changes.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createDamageLedger, type Damage } from './damage.ts';
 import { type Followed, type FollowHooks, followSource, unfollow } from './followed.ts';
-import type { SyncOutcome } from './follower.ts';
+import type { SyncOutcome } from '../shared/status.ts';
 import { liveStatusOf } from './liveStatus.ts';
 import { joinDataDir, leaseHolder, type Membership } from './membership.ts';
 import { statePersister } from './persist.ts';
@@ -19,7 +19,8 @@ import { askSync, watchDataDir } from './publications.ts';
 import { restartChanged, type Running } from './reconfigure.ts';
 import { lastState, restoredRecord } from './restart.ts';
 import { openStateFile, type SourceState } from './state.ts';
-import { reportOf, type StatusReport } from './status.ts';
+import type { StatusReport } from '../shared/status.ts';
+import { reportOf } from './status.ts';
 import { type SourceRecord, syncSource } from './step.ts';
 import { timedStep } from './timed.ts';
 import { adoptPublished } from './adopt.ts';
@@ -38,7 +39,6 @@ import { type RepositoryOnUse, repositoryOnUse } from './repository.ts';
 import { storeDirOf } from './source.ts';
 
 export type { Reconfigured } from './changes.ts';
-export type { SyncOutcome } from './follower.ts';
 
 export interface SyncWorkerOptions extends FollowHooks {
   config: Config;

@@ -3,7 +3,7 @@ import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
 import { sharedKey } from '../../src/sync/coordination.ts';
-import type { StatusReport } from '../../src/sync/status.ts';
+import type { StatusReport } from '../../src/shared/status.ts';
 import { manualClock, type ManualClock } from '../helpers/clock.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';

@@ -8,7 +8,7 @@ import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { waitReady } from '../helpers/ready.ts';
 import { connectHttp, writeConfig } from '../helpers/server.ts';
 import { type InProcessServer, serveInProcess } from '../helpers/serving.ts';
-import type { StatusReport } from '../../src/sync/status.ts';
+import type { StatusReport } from '../../src/shared/status.ts';
 import { until } from '../helpers/until.ts';
 
 const SECRET = 'whsec-test-5b1e0c';

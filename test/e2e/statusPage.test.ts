@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StatusReport } from '../../src/sync/status.ts';
+import type { StatusReport } from '../../src/shared/status.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { writeConfig } from '../helpers/server.ts';
 import { type InProcessServer, serveInProcess } from '../helpers/serving.ts';

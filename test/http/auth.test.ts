@@ -12,7 +12,7 @@ import {
   startHttpServer,
 } from '../../src/http/server.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import type { StatusReport } from '../../src/sync/status.ts';
+import type { StatusReport } from '../../src/shared/status.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import {

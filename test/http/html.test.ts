@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { escapeHtml, html } from '../../src/http/html.ts';
 import { relative, renderStatusPage } from '../../src/http/statusPage.ts';
-import type { SourceStatus, StatusReport } from '../../src/sync/status.ts';
+import type { SourceStatus, StatusReport } from '../../src/shared/status.ts';
 
 describe('html', () => {
   it('escapes every interpolated value, keeps nested markup, and drops undefined, null and false', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createFollower, retryDelay, type SyncOutcome } from '../../src/sync/follower.ts';
+import type { SyncOutcome } from '../../src/shared/status.ts';
+import { createFollower, retryDelay } from '../../src/sync/follower.ts';
 import { manualClock } from '../helpers/clock.ts';
 
 const ok = (commit: string): SyncOutcome => ({ id: 's', ok: true, commit, changed: true });

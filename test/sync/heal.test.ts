@@ -14,7 +14,7 @@ import { createCatalog } from '../../src/catalog/index.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
 import { digestOf } from '../../src/index/index.ts';
 import { type Logger, silentLogger } from '../../src/shared/log.ts';
-import type { SyncOutcome } from '../../src/sync/follower.ts';
+import type { SyncOutcome } from '../../src/shared/status.ts';
 import type { Namespace } from '../../src/catalog/index.ts';
 import { damageOf } from '../../src/sync/damage.ts';
 import type { Source } from '../../src/sync/source.ts';

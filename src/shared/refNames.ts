@@ -1,4 +1,4 @@
-import { SOURCE_ID_PATTERN } from '../shared/patterns.ts';
+import { SOURCE_ID_PATTERN } from './patterns.ts';
 
 /** The refs a `refs:` pattern is matched against: branches and tags. */
 export const REF_PREFIXES = ['refs/heads/', 'refs/tags/'] as const;
