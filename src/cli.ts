@@ -223,7 +223,7 @@ function checkCommand(cli: Command, { io, exit }: Wiring): void {
     )
     .option('--ref <ref>', 'a branch, tag or HEAD to resolve (default HEAD)')
     .option('--paths <dir...>', 'only look for skills under these folders')
-    .option('--json', 'print the report as JSON (documented in the README); the same as --format json')
+    .option('--json', 'print the report as JSON (documented in docs/checking.md); the same as --format json')
     .addOption(
       new Option(
         '--format <format>',
@@ -256,7 +256,7 @@ function checkCommand(cli: Command, { io, exit }: Wiring): void {
 
 /** `--json` or `--markdown`, for `update` and `diff`. */
 const formats = () => [
-  new Option('--json', 'print JSON (documented in the README)').conflicts('markdown'),
+  new Option('--json', 'print JSON (documented in docs/following-and-pins.md)').conflicts('markdown'),
   new Option('--markdown', 'print Markdown, for a pull request'),
 ];
 const formatOf = (options: { json?: boolean; markdown?: boolean }): DiffFormat =>

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -6,7 +6,7 @@ import { configSchema, loadConfig } from '../src/config/index.ts';
 import { REASONS } from '../src/shared/reasons.ts';
 import { fixture, PROJECT_ROOT } from './helpers/fixtures.ts';
 
-const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+const reasons = readFileSync(path.join(PROJECT_ROOT, 'docs', 'reasons.md'), 'utf8');
 
 describe('documentation', () => {
   it("server.json names package.json's version, twice, and the CHANGELOG has a heading for it", () => {
@@ -29,8 +29,41 @@ describe('documentation', () => {
     expect(scripts['prepack']).toBe('npm run build');
   });
 
-  it('the README reason table lists exactly the exported reasons, with their severities', () => {
-    const rows = readme.split('\n').filter((line) => /^\| `[a-z0-9-]+`/.test(line));
+  it('every link of the README and docs/ between files of the repository finds its file and its heading', () => {
+    const pages = [
+      'README.md',
+      ...readdirSync(path.join(PROJECT_ROOT, 'docs')).map((name) => `docs/${name}`),
+    ];
+    // GitHub's heading anchors: lowercase, what is not a letter, digit, `_`, `-` or space dropped, spaces as hyphens.
+    const slug = (heading: string) =>
+      heading
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, '')
+        .replaceAll(' ', '-');
+    const headings = (page: string) =>
+      readFileSync(path.join(PROJECT_ROOT, page), 'utf8')
+        .split('\n')
+        .filter((line) => /^#{1,6} /.test(line))
+        .map((line) => slug(line.replace(/^#+ /, '')));
+    const broken: string[] = [];
+    for (const page of pages) {
+      const text = readFileSync(path.join(PROJECT_ROOT, page), 'utf8');
+      for (const [, target = ''] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue;
+        const [file = '', anchor] = target.split('#');
+        const resolved =
+          file === '' ? page : path.posix.normalize(path.posix.join(path.posix.dirname(page), file));
+        if (!existsSync(path.join(PROJECT_ROOT, resolved))) broken.push(`${page}: ${target} (no file)`);
+        else if (anchor !== undefined && resolved.endsWith('.md') && !headings(resolved).includes(anchor))
+          broken.push(`${page}: ${target} (no heading)`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('the reason table of docs/reasons.md lists exactly the exported reasons, with their severities', () => {
+    const rows = reasons.split('\n').filter((line) => /^\| `[a-z0-9-]+`/.test(line));
     const documented = new Map<string, string>();
     for (const row of rows) {
       const [codes = '', severity = ''] = row

@@ -1,5 +1,6 @@
 /**
- * skill://<source-id>/<commit-40-hex>/<served path>: one namespace per repo@commit (DESIGN.md §URIs).
+ * skill://<source-id>/<commit-40-hex>/<served path>: one namespace per repo@commit; the commit is always the full
+ * 40-hex id, so a URI names exact bytes for ever, and the rest is the path in the repository.
  * Parsing is strict and done on the raw string: no dot segments (written or percent-encoded), no
  * backslash, NUL, query or fragment, and every segment is percent-decoded exactly once.
  */

@@ -31,7 +31,7 @@ export function starterConfig(repository: string | undefined): string {
     '#   skillpin serve --config skillpin.yaml                        # stdio, for an MCP host to start',
     '#   skillpin serve --config skillpin.yaml --http 127.0.0.1:3917  # Streamable HTTP at /mcp',
     "#   skillpin check                                               # are this repository's skills served?",
-    '# Every key: config.example.yaml and the README of skillpin.',
+    '# Every key: config.example.yaml and docs/configuration.md of skillpin.',
     '',
     'dataDir: .skillpin                   # fetched repositories, one index file per commit, state.json',
     '',

@@ -91,7 +91,7 @@ export function unauthenticatedRefusal(host: string, port: number): string {
   return (
     `refusing to serve ${host}:${port} without authentication: ${host} is reachable from other machines, and ` +
     'anyone who reaches it could list and read every source, private ones included (Host and Origin checks ' +
-    'stop browsers, not other clients). Configure auth: (static tokens or an OAuth issuer; see the README), ' +
+    'stop browsers, not other clients). Configure auth: (static tokens or an OAuth issuer; see docs/http-and-auth.md), ' +
     'bind a loopback address such as 127.0.0.1, or pass --allow-unauthenticated when something in front of ' +
     'skillpin (a proxy, a private network) decides who may call it.'
   );

@@ -19,7 +19,8 @@ export interface IndexedSkill {
   name: string;
   /** The skill's folder in the repository ('' for the root). */
   dir: string;
-  /** The path it is served under: `dir` with its last segment replaced by `name` (see DESIGN.md). */
+  /** The path it is served under: `dir` with its last segment replaced by `name` (they differ in real
+   * repositories; the URI's last segment must be the name), its real path kept in provenance. */
   servedDir: string;
   frontmatter: Frontmatter;
   /** Every file, nested skills' included, sorted by `relPath`. */

@@ -29,7 +29,7 @@ function environBounds(stat: string): { start: number; end: number } | undefined
 }
 
 /**
- * Clears the initial environment block in place (seed 004, "environment allowlist"): every variable is set
+ * Clears the initial environment block in place (scripts get an allowlisted environment only): every variable is set
  * again first, so the C environment points at copies and `process.env` keeps every value; then the block is
  * overwritten with NULs through `/proc/self/mem` and read back. Run once at start, before any script.
  */

@@ -1,6 +1,6 @@
 import { compareText } from '../shared/text.ts';
 
-/** What every script gets from the server's environment, when set (seed 004, "environment allowlist"). */
+/** What every script gets from the server's environment, when set: an allowlist; nothing else passes. */
 export const FIXED_ENV = ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR'] as const;
 export interface ScriptEnvironment {
   /** Exactly what the script's process gets. */

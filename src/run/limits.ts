@@ -1,6 +1,6 @@
-/** A script runs this long unless its declaration says otherwise (seed 004: 60 s). */
+/** A script runs this long unless its declaration says otherwise: 60 s. */
 export const DEFAULT_TIMEOUT_MS = 60_000;
-/** No declaration makes a script run longer (seed 004: 300 s). */
+/** No declaration makes a script run longer: 300 s. */
 export const MAX_TIMEOUT_MS = 300_000;
 /** Bytes kept of each of stdout and stderr; the rest is read and dropped, and the result says truncated. */
 export const MAX_STREAM_BYTES = 1024 * 1024;

@@ -3,7 +3,7 @@ import type { Frontmatter } from './frontmatter.ts';
 import { SKILL_MD, unusableName } from './discover.ts';
 import { join } from './paths.ts';
 
-/** The frontmatter key of the declaration block (seed 004: "mcp-host: declaration block"). */
+/** The frontmatter key of the block where a skill declares what a host may run of it (its scripts). */
 export const DECLARATION_KEY = 'mcp-host';
 /** The one major version of the block this server reads; another major is refused whole. */
 export const DECLARATION_VERSION = 1;

@@ -39,7 +39,7 @@ export const JWT_ALGORITHMS = [
 export const JWKS_COOLDOWN_MS = 30_000;
 /**
  * The JWKS is fetched again when it is older than this: a key the issuer withdrew stops verifying. With
- * VERIFIED_TOKEN_MS, a withdrawn key is honoured at most a minute (the README's promise; a test holds them to it).
+ * VERIFIED_TOKEN_MS, a withdrawn key is honoured at most a minute (docs/http-and-auth.md's promise; a test holds them to it).
  */
 export const JWKS_MAX_AGE_MS = 30_000;
 /** After discovery of the issuer's JWKS URL failed, it is tried again this much later, not on every request. */

@@ -69,7 +69,7 @@ const outputSchema = z.object({
   detail: z.string().optional(),
 });
 
-// Whatever a declared script does is unknown here: it is treated as changing things (seed 004).
+// Whatever a declared script does is unknown here: it is treated as changing things (not read-only, not idempotent).
 const RUNS_CODE: ToolAnnotations = {
   readOnlyHint: false,
   destructiveHint: true,
