@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { skillMdUri, type Namespace } from '../catalog/index.ts';
 import { SOURCE_ID_PATTERN } from '../shared/patterns.ts';
-import { ConfigError, normalizePaths, repositoryPathProblem, type SourceConfig } from '../config/index.ts';
+import { ConfigError } from '../config/error.ts';
+import { normalizePaths, repositoryPathProblem } from '../config/rules.ts';
+import type { SourceConfig } from '../config/types.ts';
 import {
   DEFAULT_HTTP_TIMEOUT_MS,
   GitError,
@@ -19,7 +21,7 @@ import { plural } from '../shared/text.ts';
 import { annotations } from './annotations.ts';
 import type { Signer } from '../shared/signer.ts';
 import { openSource, type Source } from '../sync/source.ts';
-import { withScratch } from './pinning.ts';
+import { withScratch } from './scratch.ts';
 import { COMMIT_ID, fullCommit, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
 
 export { UsageError } from './sourceArgs.ts';

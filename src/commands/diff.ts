@@ -1,5 +1,7 @@
 import path from 'node:path';
-import { type Config, ConfigError, normalizePaths, type SourceConfig } from '../config/index.ts';
+import { ConfigError } from '../config/error.ts';
+import { normalizePaths } from '../config/rules.ts';
+import type { Config, SourceConfig } from '../config/types.ts';
 import {
   DEFAULT_HTTP_TIMEOUT_MS,
   expandCommit,
@@ -14,7 +16,8 @@ import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { refMatcher } from '../shared/refNames.ts';
 import { originOf } from '../sync/source.ts';
 import { renderMarkdown, renderText, sourceDiff } from './diffReport.ts';
-import { loadAt, withScratch } from './pinning.ts';
+import { loadAt } from './pinning.ts';
+import { withScratch } from './scratch.ts';
 import { COMMIT_ID, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
 import type { DiffFormat } from './update.ts';
 

@@ -19,7 +19,8 @@ import { chooseRefs, isRefsSource, refSourceConfig } from '../sync/refGroup.ts';
 import { openSource } from '../sync/source.ts';
 import { failureOf } from '../sync/step.ts';
 import { type SourceDiff, sourceDiff } from './diffReport.ts';
-import { eachSource, loadAt, withScratch } from './pinning.ts';
+import { eachSource, loadAt } from './pinning.ts';
+import { withScratch } from './scratch.ts';
 
 /** What re-resolving the lock found. */
 export interface Relocked {

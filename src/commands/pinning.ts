@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import PQueue from 'p-queue';
 import type { SourceFailure } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
@@ -29,19 +26,6 @@ export async function servedConfig(config: Config, locked: boolean): Promise<Con
 
 /** What loading one source at one commit gave: its index, or why it failed. */
 export type Loaded = { ok: true; index: CommitIndex } | { ok: false; failure: SourceFailure };
-
-/**
- * Runs `work` with a private dataDir in the temp folder, removed afterwards: `lock`, `update`, `diff` and `check`
- * never touch the config's dataDir, so they run beside a serving process.
- */
-export async function withScratch<T>(work: (dataDir: string) => Promise<T>): Promise<T> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'skillpin-pin-'));
-  try {
-    return await work(dataDir);
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-}
 
 /** Loads `source` at `target` (its own ref or pin resolved, with `resolve`) in `dataDir`; a failure is a result. */
 export async function loadAt(

@@ -1,13 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  type KeyFile,
-  parseShorthand,
-  shorthandUrl,
-  type SourceConfig,
-  type VerifyConfig,
-  webFolder,
-} from '../config/index.ts';
+import { parseShorthand, shorthandUrl, webFolder } from '../config/shorthand.ts';
+import type { KeyFile, SourceConfig, VerifyConfig } from '../config/types.ts';
 import { expandCommit, openLocalRepository } from '../git/index.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 

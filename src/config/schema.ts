@@ -2,6 +2,13 @@ import { z } from 'zod';
 import { COMMIT_PATTERN as COMMIT, SOURCE_ID_PATTERN as SOURCE_ID } from '../shared/patterns.ts';
 import { DURATION, DURATION_ADVICE, parseDuration } from './duration.ts';
 import { GITHUB_NAME, GITLAB_NAME, webFolderAdvice } from './shorthand.ts';
+import {
+  DEFAULT_MAX_PROMPTS,
+  isSecureUrl,
+  MAX_REFS_LIMIT,
+  remoteKind,
+  repositoryPathProblem,
+} from './rules.ts';
 
 const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
@@ -15,17 +22,6 @@ const duration = (min: number, what: string) =>
     );
 
 /** `user@host:path`: git's scp-like SSH syntax (no `://`, a colon before any slash; no host starting with `-`). */
-const SCP_LIKE =
-  /^(?:[A-Za-z0-9._~][A-Za-z0-9._~-]*@)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(?!\/\/)[^\s]+$/;
-
-/** What kind of remote a `url:` names, or `undefined` when it is none skillpin fetches from. */
-export function remoteKind(url: string): 'http' | 'ssh' | 'scp' | 'file' | undefined {
-  if (/^https?:\/\//i.test(url)) return 'http';
-  if (/^ssh:\/\/[^-]/i.test(url)) return 'ssh';
-  if (/^file:\/\//i.test(url)) return 'file';
-  if (!url.includes('://') && SCP_LIKE.test(url)) return 'scp';
-  return undefined;
-}
 
 /** A folder or file path inside the repository, as a grant names it: relative, plain segments. */
 const repositoryPath = (what: string) =>
@@ -54,26 +50,11 @@ const grant = z.strictObject({
     .optional(),
 });
 
-/** Why a `paths:` entry cannot name a folder of a repository (absolute, or climbing with ".."); else `undefined`. */
-export function repositoryPathProblem(value: string): string | undefined {
-  if (value === '') return 'must not be empty';
-  return value.startsWith('/') || value.split('/').includes('..')
-    ? 'must be a folder inside the repository (relative, no "..")'
-    : undefined;
-}
-
 /**
  * A `refs:` pattern: a short name (`v*`, `release/*`) or a full one (`refs/tags/v*`); `*` is the only wildcard,
  * and the rest is what git allows in a ref name.
  */
 const REF_PATTERN = /^(?!.*\.\.)(?!\/)(?!.*\/$)[^\s~^:?[\\]+$/;
-
-/** How many refs a `refs:` source serves at most (`maxRefs`, default DEFAULT_MAX_REFS), and the highest it may say. */
-export const DEFAULT_MAX_REFS = 50;
-export const MAX_REFS_LIMIT = 1000;
-
-/** Prompts beyond a few dozen are noise in a host's prompt menu: the first skills get one, skill_list says so. */
-export const DEFAULT_MAX_PROMPTS = 40;
 
 const source = z
   .strictObject({
@@ -226,24 +207,6 @@ const envReference = (example: string) =>
       ENV_REFERENCE,
       `must be an environment reference like \${${example}}; secrets are never written in the config`,
     );
-
-/** True for a host name or address that only this machine reaches. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  return (
-    bare === 'localhost' ||
-    bare === '::1' ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) ||
-    /^::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.test(bare)
-  );
-}
-
-/** An https URL, or http to this machine (a local identity provider, tests): keys and tokens travel over it. */
-export function isSecureUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
-  return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname));
-}
 
 const secureUrl = z
   .string()

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { defaultGitSettings, type GitSettings } from '../config/index.ts';
+import { defaultGitSettings } from '../config/rules.ts';
+import type { GitSettings } from '../config/types.ts';
 import { openCliRepository } from './cli/backend.ts';
 import { GitError } from './errors.ts';
 import { type BackendName, gitdirOf, type Repository } from './repository.ts';

@@ -533,7 +533,7 @@ describe('a command loads what it uses', () => {
     expect(commands).toEqual([
       'commands/annotations.ts',
       'commands/check.ts',
-      'commands/pinning.ts',
+      'commands/scratch.ts',
       'commands/sourceArgs.ts',
     ]);
     expect(HEAVY.filter((name) => checked.loaded.packages.includes(name))).toEqual([]);
@@ -543,6 +543,14 @@ describe('a command loads what it uses', () => {
     expect(plain.status).toBe(0);
     expect(plain.loaded.ours).not.toContain('index/hostCheck.ts');
     expect(plain.loaded.packages).not.toContain('@modelcontextprotocol/server');
+    // Nor the config's schema: a repository checked by its path needs no config.
+    expect(plain.loaded.packages).not.toContain('zod');
+    expect(plain.loaded.ours.filter((file) => file.startsWith('config/'))).toEqual([
+      'config/duration.ts',
+      'config/error.ts',
+      'config/rules.ts',
+      'config/shorthand.ts',
+    ]);
   });
 
   it('serve over stdio, with no signature policy, metrics or run: grants, loads none of what they need', async () => {

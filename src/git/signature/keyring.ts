@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { PublicKey } from 'openpgp';
-import { ConfigError, type VerifyConfig } from '../../config/index.ts';
+import { ConfigError } from '../../config/error.ts';
+import type { VerifyConfig } from '../../config/types.ts';
 import { messageOf } from '../../shared/text.ts';
 import { type AllowedSigner, AllowedSignersError, parseAllowedSigners } from './allowedSigners.ts';
 import { readPublicKeys } from './openpgp.ts';

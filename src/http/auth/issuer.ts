@@ -1,4 +1,4 @@
-import { isSecureUrl } from '../../config/index.ts';
+import { isSecureUrl } from '../../config/rules.ts';
 import { messageOf } from '../../shared/text.ts';
 
 /** The issuer's metadata and JWKS are read up to this size: they are remote bytes like any other. */
