@@ -222,7 +222,7 @@ async function uncommittedOf(
   return changes.filter((change) => skillDirs.some((dir) => isWithin(dir, change.path)));
 }
 
-export function reportOf(ns: Namespace, strict: boolean): CheckReport {
+export function checkReportOf(ns: Namespace, strict: boolean): CheckReport {
   const problems = ns.problems.map((p) => ({ source: ns.source, commit: ns.commit, ...p }));
   const errors = problems.filter((p) => p.severity === 'error').length;
   const warnings = problems.length - errors;
@@ -326,9 +326,9 @@ export async function check(
       const ns = await opened.load(await resolved(opened, source));
       const report =
         snapshot === undefined
-          ? reportOf(ns, options.strict ?? false)
+          ? checkReportOf(ns, options.strict ?? false)
           : {
-              ...reportOf(
+              ...checkReportOf(
                 { ...ns, commit: snapshot.tree, commitTime: new Date().toISOString() },
                 options.strict ?? false,
               ),

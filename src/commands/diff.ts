@@ -14,7 +14,7 @@ import {
 } from '../git/index.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { refMatcher } from '../shared/refNames.ts';
-import { originOf } from '../sync/source.ts';
+import { sourceOrigin } from '../sync/source.ts';
 import { renderMarkdown, renderText, sourceDiff } from './diffReport.ts';
 import { loadAt } from './pinning.ts';
 import { withScratch } from './scratch.ts';
@@ -140,7 +140,7 @@ export async function diff(
     return DIFF_EXIT.failed;
   }
   const [from, to] = loaded.ends!;
-  const { repository } = originOf({ ...source, target: { kind: 'commit', commit: from!.commit } });
+  const { repository } = sourceOrigin({ ...source, target: { kind: 'commit', commit: from!.commit } });
   const name = options.config === undefined ? path.basename(options.repository) : options.repository;
   const result = sourceDiff(name, repository, { index: from! }, { index: to! });
   if (options.format === 'json') io.out(`${JSON.stringify({ version: 1, ...result }, null, 2)}\n`);

@@ -8,7 +8,7 @@ import { EMPTY_LISTING, expandedSources, isRefsSource } from '../sync/refGroup.t
 import { rebuilt } from '../sync/retention.ts';
 import { openSource } from '../sync/source.ts';
 import { openStateFile } from '../sync/state.ts';
-import { refOf, refsStatusOf, reportOf } from '../sync/status.ts';
+import { refOf, refsStatusOf, statusReportOf } from '../sync/status.ts';
 
 export type { StatusReport } from '../shared/status.ts';
 
@@ -115,7 +115,7 @@ export async function statusReport(config: Config): Promise<StatusReport> {
       ...refsStatusOf(sourceConfig, listings.get(sourceConfig.id)),
     });
   }
-  return { ...reportOf(sources), processes: processesOf(config.dataDir) };
+  return { ...statusReportOf(sources), processes: processesOf(config.dataDir) };
 }
 
 /** The live processes on `dataDir`, each with the source leases it holds. */

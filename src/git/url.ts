@@ -11,7 +11,7 @@ export function protocolOf(url: string): 'https' | 'http' | 'ssh' | 'file' | und
 }
 
 /** `scheme://host[:port]` of an HTTP(S) URL: what credentials are scoped to. */
-export function originOf(url: string): string | undefined {
+export function urlOrigin(url: string): string | undefined {
   return URL.canParse(url) ? new URL(url).origin : undefined;
 }
 

@@ -40,7 +40,7 @@ export interface Session {
 }
 
 /** Why a new session is refused: the HTTP status, when to retry, and a sentence. */
-export interface Refusal {
+export interface SessionRefusal {
   status: 429 | 503;
   retryAfterSeconds: number;
   message: string;
@@ -55,7 +55,7 @@ export interface SessionStore {
    * protected session is never closed. `undefined` grants it; call `settle` with the same address once its first
    * exchange is over, whether or not it became a session.
    */
-  admit(address: string): Promise<Refusal | undefined>;
+  admit(address: string): Promise<SessionRefusal | undefined>;
   settle(address: string): void;
   add(id: string, session: Session): void;
   remove(id: string): void;
@@ -108,7 +108,7 @@ export function createSessionStore(limits: SessionLimits, now: () => number = Da
     return false;
   };
 
-  const refusal = (status: 429 | 503, retryAfterSeconds: number, message: string): Refusal => ({
+  const refusal = (status: 429 | 503, retryAfterSeconds: number, message: string): SessionRefusal => ({
     status,
     retryAfterSeconds,
     message,

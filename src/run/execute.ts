@@ -8,7 +8,7 @@ import { messageOf } from '../shared/text.ts';
 import { scriptEnvironment } from './environment.ts';
 import type { RunIdentity, RunUser } from './identity.ts';
 import type { Materialiser } from './materialise.ts';
-import type { Prepared, Refusal } from './plan.ts';
+import type { Prepared, RunRefusal } from './plan.ts';
 import type { WillRun } from './preview.ts';
 import { runProcess, SpawnError, type ProcessBounds, type ProcessResult } from './process.ts';
 
@@ -19,7 +19,7 @@ export interface RunOutcome extends ProcessResult {
   startMs: number;
 }
 
-export type RunResult = { ok: true; outcome: RunOutcome } | { ok: false; refusal: Refusal };
+export type ScriptRunResult = { ok: true; outcome: RunOutcome } | { ok: false; refusal: RunRefusal };
 
 /** True when every folder above `dir` that exists lets other users through. */
 function reachable(dir: string): boolean {
@@ -72,9 +72,9 @@ export interface Executor {
   /** A script is running: one at a time. */
   readonly busy: boolean;
   /** What a call cancelled before its script started answers (nothing starts; its one log line says so). */
-  cancelledBeforeStart(willRun: WillRun, token: 'still good' | 'spent'): RunResult;
+  cancelledBeforeStart(willRun: WillRun, token: 'still good' | 'spent'): ScriptRunResult;
   /** skill_run's last step: materialise the skill from the commit, then run the confirmed script once. */
-  execute(prepared: Prepared, calledAt: number, signal?: AbortSignal): Promise<RunResult>;
+  execute(prepared: Prepared, calledAt: number, signal?: AbortSignal): Promise<ScriptRunResult>;
 }
 
 export function createExecutor(options: ExecutorOptions): Executor {
@@ -84,7 +84,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
   let running: Promise<unknown> | undefined;
 
   // A run cancelled before its script started: nothing starts, and its one log line says so.
-  const cancelledBeforeStart = (willRun: WillRun, token: 'still good' | 'spent'): RunResult => {
+  const cancelledBeforeStart = (willRun: WillRun, token: 'still good' | 'spent'): ScriptRunResult => {
     deps.logger.info(
       { ...whereOf(willRun), cancelled: true },
       'skill_run: cancelled before the script started',
@@ -98,7 +98,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
     };
   };
 
-  const start = async (prepared: Prepared, calledAt: number, signal?: AbortSignal): Promise<RunResult> => {
+  const start = async (
+    prepared: Prepared,
+    calledAt: number,
+    signal?: AbortSignal,
+  ): Promise<ScriptRunResult> => {
     const { served, willRun } = prepared;
     const where = whereOf(willRun);
     if (identity.state === 'unavailable')

@@ -5,7 +5,7 @@ import type { Logger } from '../shared/log.ts';
 import { problem, type Reason, type SkillProblem } from '../shared/reasons.ts';
 import { compareText } from '../shared/text.ts';
 import { join, type DeclaredScript } from '../skills/index.ts';
-import type { EnvironStatus } from './environ.ts';
+import type { EnvironStatus } from './scrub.ts';
 import { scriptEnvironment } from './environment.ts';
 import type { Interpreters } from './interpreters.ts';
 import { DEFAULT_TIMEOUT_MS, MAX_ARGS, MAX_ARGS_BYTES, MAX_TIMEOUT_MS } from './limits.ts';
@@ -150,7 +150,7 @@ export function planNamespace(
 }
 
 /** Why skill_run did not run a script: a stable code, the reason code when one applies, and a sentence. */
-export interface Refusal {
+export interface RunRefusal {
   code:
     | 'SKILL_NOT_FOUND'
     | 'NOT_DECLARED'
@@ -175,7 +175,7 @@ export interface Prepared {
   granted: readonly string[];
 }
 
-export type Prepare = { ok: true; prepared: Prepared } | { ok: false; refusal: Refusal };
+export type Prepare = { ok: true; prepared: Prepared } | { ok: false; refusal: RunRefusal };
 
 /** Why these arguments cannot be passed as they are, or `undefined`. */
 function badArgs(args: readonly string[]): string | undefined {
@@ -239,7 +239,7 @@ export function createPlanner(options: PlannerOptions): Planner {
   }
 
   const prepare = (served: CatalogSkill, script: string, args: readonly string[]): Prepare => {
-    const refuse = (refusal: Refusal): Prepare => ({ ok: false, refusal });
+    const refuse = (refusal: RunRefusal): Prepare => ({ ok: false, refusal });
     const { ns, skill } = served;
     const scripts = planOf(ns).skills.get(skill.dir) ?? [];
     const planned = scripts.find((p) => p.declared.script === script);

@@ -2,8 +2,8 @@ import type { CatalogReader, CatalogSkill, FileReader, Namespace } from '../cata
 import type { RunGrants, RunSettings } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { SkillProblem } from '../shared/reasons.ts';
-import type { EnvironStatus } from './environ.ts';
-import { createExecutor, type RunResult, sharedRoot } from './execute.ts';
+import type { EnvironStatus } from './scrub.ts';
+import { createExecutor, type ScriptRunResult, sharedRoot } from './execute.ts';
 import { type RunIdentity, runIdentity } from './identity.ts';
 import { interpretersOf } from './interpreters.ts';
 import { materialiser } from './materialise.ts';
@@ -27,7 +27,7 @@ export interface Runner {
    * Runs the prepared script once, if `token` confirms exactly this preview and no other run is going on.
    * Aborting `signal` ends the script as its timeout does; aborted before the script starts, nothing starts.
    */
-  run(prepared: Prepared, token: string, signal?: AbortSignal): Promise<RunResult>;
+  run(prepared: Prepared, token: string, signal?: AbortSignal): Promise<ScriptRunResult>;
 }
 
 export interface RunnerOptions {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Config, RunGrants } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
-import { scrubEnviron, type EnvironStatus } from './environ.ts';
+import { scrubEnviron, type EnvironStatus } from './scrub.ts';
 import type { RunnerOptions } from './runner.ts';
 
 /**

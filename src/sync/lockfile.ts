@@ -9,7 +9,7 @@ import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import type { Signer } from '../shared/signer.ts';
 import { compareText } from '../shared/text.ts';
 import { isRefsSource, refSourceConfig } from './refGroup.ts';
-import { originOf } from './source.ts';
+import { sourceOrigin } from './source.ts';
 
 /** The lockfile's name next to the config, unless `lock:` names another. */
 export const LOCKFILE_NAME = 'skillpin.lock';
@@ -87,7 +87,7 @@ export function lockedSourceOf(source: SourceConfig, index: CommitIndex): Locked
   const signer = index.signer;
   return {
     id: source.id,
-    repository: originOf(source).repository,
+    repository: sourceOrigin(source).repository,
     ...(source.target.kind === 'ref' ? { ref: source.target.ref } : {}),
     ...(source.group === undefined ? {} : { group: source.group.id }),
     commit: index.commit,
@@ -139,7 +139,7 @@ export function readLockfile(file: string): Lockfile {
 /** Why a lock entry no longer describes a configured source (then it is resolved again), or `undefined`. */
 export function lockMismatch(source: SourceConfig, entry: LockedSource | undefined): string | undefined {
   if (entry === undefined) return 'has no entry for it';
-  const repository = originOf(source).repository;
+  const repository = sourceOrigin(source).repository;
   if (entry.repository !== repository)
     return `pins it at ${entry.repository}, and the config names ${repository}`;
   const { target } = source;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Config, SourceConfig } from '../config/index.ts';
 import { type Holder, holderAlive, readHolder } from './holder.ts';
-import { originOf } from './source.ts';
+import { sourceOrigin } from './source.ts';
 
 /** What makes two processes' sources of one id the same source: they share its lease, store and state. */
 export interface SourceDefinition {
@@ -33,7 +33,7 @@ export const processFile = (dataDir: string, holder: Holder) =>
 export function definitionOf(source: SourceConfig): SourceDefinition {
   const { location, target } = source;
   return {
-    repository: location.kind === 'remote' ? originOf(source).repository : location.path,
+    repository: location.kind === 'remote' ? sourceOrigin(source).repository : location.path,
     target:
       target.kind === 'ref'
         ? `ref ${target.ref}`

@@ -14,7 +14,7 @@ const MAX_REPORTS = 1000;
 const NOTHING_KNOWN: SourceReplicas = { leaseHolder: null, serving: [], agree: false, lastAgreed: null };
 
 /** One replica's report as stored (JSON: pid, commit or null, since, at); `undefined` when it is not one. */
-function reportOf(replica: string, text: string): (ReplicaServing & { at: number }) | undefined {
+function parsedReport(replica: string, text: string): (ReplicaServing & { at: number }) | undefined {
   if (replicaOf(replica) === undefined) return undefined;
   try {
     const parsed = JSON.parse(text) as Partial<ReplicaServing> & { at?: unknown };
@@ -65,7 +65,7 @@ export function createReports(
       ? fields.flatMap((value, i) => (i % 2 === 0 ? [[value, fields[i + 1]!] as const] : []))
       : Object.entries(fields);
     const now = clock.now();
-    const reports = pairs.slice(0, MAX_REPORTS).flatMap(([who, text]) => reportOf(who, text) ?? []);
+    const reports = pairs.slice(0, MAX_REPORTS).flatMap(([who, text]) => parsedReport(who, text) ?? []);
     const stale = reports
       .filter((report) => now - report.at > REPORT_STALE_MS)
       .map((report) => report.replica);

@@ -109,7 +109,7 @@ export interface Source {
 }
 
 /** Where a source's bytes come from, for provenance and status: never a credential. */
-export function originOf(source: SourceConfig): Origin {
+export function sourceOrigin(source: SourceConfig): Origin {
   return {
     repository:
       source.location.kind === 'remote'
@@ -164,7 +164,7 @@ export function storeDirOf(dataDir: string, config: SourceConfig): string {
 }
 
 export function openSource(config: SourceConfig, deps: SourceDeps): Source {
-  const origin = originOf(config);
+  const origin = sourceOrigin(config);
   const remote = remoteOf(config);
   const storeDir = storeDirOf(deps.dataDir, config);
   const indexes = (deps.indexStore ?? indexStore)(path.join(deps.dataDir, 'index', config.id));

@@ -32,7 +32,7 @@ export function commitStatusOf(ns: Namespace): CommitStatus {
   };
 }
 
-export function reportOf(sources: SourceStatus[]): StatusReport {
+export function statusReportOf(sources: SourceStatus[]): StatusReport {
   const failures = sources.flatMap((s) =>
     s.lastError === null
       ? []

@@ -20,7 +20,7 @@ import { restartChanged, type Running } from './reconfigure.ts';
 import { lastState, restoredRecord } from './restart.ts';
 import { openStateFile, type SourceState } from './state.ts';
 import type { StatusReport } from '../shared/status.ts';
-import { reportOf } from './status.ts';
+import { statusReportOf } from './status.ts';
 import { type SourceRecord, syncSource } from './step.ts';
 import { timedStep } from './timed.ts';
 import { adoptPublished } from './adopt.ts';
@@ -494,7 +494,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     },
     status() {
       const of = (followed: Followed) => liveStatusOf(followed, records.get(followed.source.id)!, damage);
-      const report = reportOf([...running.followed.values()].map(of));
+      const report = statusReportOf([...running.followed.values()].map(of));
       if (coordination === undefined) return report;
       const sources = report.sources.map((source) => {
         const replicas = coordination.replicas(source.id);

@@ -22,13 +22,13 @@ import {
   type TransferOptions,
   wantedRef,
 } from '../repository.ts';
-import { originOf, protocolOf, redactUrl } from '../url.ts';
+import { urlOrigin, protocolOf, redactUrl } from '../url.ts';
 import { catFileReader, HEADER, type ObjectReader } from './catFile.ts';
 import { classifyRun, type RunContext } from './classify.ts';
 import { lsTree } from './lsTree.ts';
 import { parseProgress } from './progress.ts';
 import { fetchBounds } from './fetchBounds.ts';
-import { runGit, type RunOptions, type RunResult } from './run.ts';
+import { runGit, type RunOptions, type GitRunResult } from './run.ts';
 
 /** How much longer than curl's own low-speed limit the watchdog waits before it stops a silent HTTP(S) child. */
 const WATCHDOG_MARGIN_MS = 10_000;
@@ -78,7 +78,7 @@ function transport(remote: Remote, settings: CliSettings): RunOptions & { contex
       secrets.push(settings.proxy);
       rememberSecret(settings.proxy);
     }
-    const origin = originOf(remote.url)!;
+    const origin = urlOrigin(remote.url)!;
     if (remote.token !== undefined) {
       // The token reaches git as an environment variable read by a helper scoped to the source's own origin.
       vars['SKILLPIN_GIT_TOKEN'] = remote.token;
@@ -110,7 +110,7 @@ function transport(remote: Remote, settings: CliSettings): RunOptions & { contex
   };
 }
 
-type Git = (args: string[], options?: RunOptions) => Promise<RunResult>;
+type Git = (args: string[], options?: RunOptions) => Promise<GitRunResult>;
 
 /** Objects' sizes from their headers, their content never inflated. */
 function sizeReaders(git: Git, reader: () => ObjectReader) {
@@ -151,7 +151,7 @@ export async function openCliRepository(
 ): Promise<Repository> {
   const memory = settings.maxMemoryBytes === undefined ? {} : { maxMemoryBytes: settings.maxMemoryBytes };
   // Every child still running, and the signal that kills them all when the repository is closed.
-  const running = new Set<Promise<RunResult>>();
+  const running = new Set<Promise<GitRunResult>>();
   let closing = new AbortController();
   const git = (args: string[], options: RunOptions = {}) => {
     const run = runGit(settings.git, ['--git-dir', gitdir, ...args], {
@@ -213,7 +213,7 @@ export async function openCliRepository(
       remote.maxFetchBytes ?? DEFAULT_MAX_FETCH_BYTES,
       remote.maxFetchObjects ?? DEFAULT_MAX_FETCH_OBJECTS,
     );
-    let result: RunResult;
+    let result: GitRunResult;
     let passed: FailureFacts | undefined;
     try {
       result = await git(

@@ -3,7 +3,7 @@ import type { SourceReason } from '../../shared/reasons.ts';
 import type { GitError } from '../errors.ts';
 import { type FailureFacts, transportFailure } from '../failure.ts';
 import { DEFAULT_GIT_MEMORY_BYTES } from '../limits.ts';
-import type { RunResult } from './run.ts';
+import type { GitRunResult } from './run.ts';
 
 /** git's messages (LC_ALL=C) by the source reason they mean, first match wins. */
 const RULES: Array<[SourceReason, RegExp]> = [
@@ -82,7 +82,7 @@ export interface RunContext {
 }
 
 /** Maps a failed git command to a stable source reason and our sentence; git's words go to the log only. */
-export function classifyRun(result: RunResult, what: string, context: RunContext = {}): GitError {
+export function classifyRun(result: GitRunResult, what: string, context: RunContext = {}): GitError {
   const log = logOf(result.stderr, context.secrets ?? []);
   if (result.stopped === 'deadline')
     return transportFailure('source-timeout', what, { deadlineMs: context.deadlineMs ?? 0 }, { log });

@@ -2,7 +2,7 @@ import type { FailureFacts } from '../failure.ts';
 import type { Oversized } from '../packEntry.ts';
 import type { FetchProgress } from '../repository.ts';
 import { watchReceived } from './received.ts';
-import type { RunResult } from './run.ts';
+import type { GitRunResult } from './run.ts';
 
 export interface FetchBounds {
   /** Aborted once the fetch passes a bound: the git child is then stopped. */
@@ -13,7 +13,7 @@ export interface FetchBounds {
    * After git ended: the bound the transfer passed, if it passed one (`stopped: 'aborted'`, or the size rule over
    * the rest of what git took before a look saw it, once git succeeded).
    */
-  passed(result: RunResult): Promise<FailureFacts | undefined>;
+  passed(result: GitRunResult): Promise<FailureFacts | undefined>;
   /** Stops watching the store's packs. */
   stop(): Promise<void>;
 }

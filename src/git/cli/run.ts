@@ -100,7 +100,7 @@ export interface RunOptions extends SpawnOptions {
   onStdout?: (chunk: Buffer) => boolean;
 }
 
-export interface RunResult {
+export interface GitRunResult {
   code: number | null;
   stdout: Buffer;
   stderr: string;
@@ -109,16 +109,20 @@ export interface RunResult {
 }
 
 /** Runs `git <args>` to its end (see spawnGit); a timeout, an abort or a close kills its whole group. */
-export function runGit(git: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+export function runGit(
+  git: string,
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<GitRunResult> {
   return new Promise((resolve, reject) => {
     const child = spawnGit(git, args, options);
     const out: Buffer[] = [];
     let outBytes = 0;
     let stderr = '';
     let partial = '';
-    let stopped: RunResult['stopped'];
+    let stopped: GitRunResult['stopped'];
     let idleTimer: NodeJS.Timeout | undefined;
-    const stop = (why: NonNullable<RunResult['stopped']>) => {
+    const stop = (why: NonNullable<GitRunResult['stopped']>) => {
       stopped ??= why;
       killGroup(child);
     };

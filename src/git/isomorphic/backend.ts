@@ -20,7 +20,7 @@ import {
   type Repository,
   wantedRef,
 } from '../repository.ts';
-import { originOf, redactUrl } from '../url.ts';
+import { urlOrigin, redactUrl } from '../url.ts';
 import { classify } from './classify.ts';
 import { type GuardedHttpClient, httpClient, type HttpObservations } from './http.ts';
 import { openObjectDatabase } from './odb.ts';
@@ -63,7 +63,7 @@ function clientFor(
   pack?: () => PackWriter,
 ) {
   return httpClient({
-    origin: originOf(remote.url)!,
+    origin: urlOrigin(remote.url)!,
     timeoutMs: remote.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS,
     deadlineMs: remote.deadlineMs ?? DEFAULT_DEADLINE_MS,
     maxBytes: remote.maxFetchBytes ?? DEFAULT_MAX_FETCH_BYTES,

@@ -24,7 +24,7 @@ export const READ_ONLY: ToolAnnotations = {
 /** Where a result came from: every tool result names its source, commit and URI. */
 export const originSchema = z.object({ source: z.string(), commit: z.string(), uri: z.string() });
 
-export function originOf(served: CatalogSkill): z.infer<typeof originSchema> {
+export function toolOrigin(served: CatalogSkill): z.infer<typeof originSchema> {
   return { source: served.ns.source, commit: served.ns.commit, uri: served.uri };
 }
 

@@ -5,7 +5,7 @@ import { decodeUtf8 } from '../../skills/index.ts';
 import { utf8Prefix } from '../../shared/text.ts';
 import { allowances, MAX_CALL_BYTES, MAX_ENTRY_BYTES, MAX_FILE_PATHS } from '../budget.ts';
 import type { ServedFile } from '../snapshot.ts';
-import { failure, originOf, originSchema, READ_ONLY, type ToolDeps } from './common.ts';
+import { failure, toolOrigin, originSchema, READ_ONLY, type ToolDeps } from './common.ts';
 import { findSkill } from './find.ts';
 import { originLine, renderFile } from './render.ts';
 
@@ -103,7 +103,7 @@ export function registerSkillFile(mcp: McpServer, { catalog, read }: ToolDeps): 
         { type: 'text', text: originLine(served) },
         ...files.map((entry) => ({ type: 'text' as const, text: renderFile(entry) })),
       ],
-      structuredContent: { origin: originOf(served), files },
+      structuredContent: { origin: toolOrigin(served), files },
     };
   });
 }

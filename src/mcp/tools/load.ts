@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { decodeUtf8, SKILL_MD } from '../../skills/index.ts';
-import { failure, originOf, originSchema, READ_ONLY, type ToolDeps } from './common.ts';
+import { failure, toolOrigin, originSchema, READ_ONLY, type ToolDeps } from './common.ts';
 import { findSkill } from './find.ts';
 import { renderManifest } from './render.ts';
 
@@ -48,7 +48,7 @@ export function registerSkillLoad(mcp: McpServer, { catalog, read }: ToolDeps): 
         { type: 'text', text: renderManifest(served, files) },
         { type: 'text', text: skillMd },
       ],
-      structuredContent: { origin: originOf(served), name: served.skill.name, skillMd, files },
+      structuredContent: { origin: toolOrigin(served), name: served.skill.name, skillMd, files },
     };
   });
 }

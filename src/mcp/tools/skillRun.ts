@@ -11,9 +11,9 @@ import {
 import { z } from 'zod';
 import { isModernProtocol } from '../protocol.ts';
 import { MAX_ARGS } from '../../run/limits.ts';
-import type { Prepared, Refusal } from '../../run/plan.ts';
+import type { Prepared, RunRefusal } from '../../run/plan.ts';
 import type { Runner } from '../../run/runner.ts';
-import { originOf, originSchema, type ToolDeps } from './common.ts';
+import { toolOrigin, originSchema, type ToolDeps } from './common.ts';
 import { findSkill } from './find.ts';
 import { renderConfirmation, renderOutcome, renderRefusal, renderWillRun } from './skillRunRender.ts';
 
@@ -102,13 +102,13 @@ const confirmSchema = {
   required: [CONFIRM_KEY],
 };
 
-function refused(refusal: Refusal, prepared?: Prepared): CallToolResult {
+function refused(refusal: RunRefusal, prepared?: Prepared): CallToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: renderRefusal(refusal) }],
     structuredContent: {
       status: 'refused',
-      ...(prepared === undefined ? {} : { origin: originOf(prepared.served) }),
+      ...(prepared === undefined ? {} : { origin: toolOrigin(prepared.served) }),
       code: refusal.code,
       ...(refusal.reason === undefined ? {} : { reason: refusal.reason }),
       detail: refusal.detail,
@@ -141,7 +141,7 @@ async function execute(
     content: [{ type: 'text', text: renderOutcome(willRun, outcome) }],
     structuredContent: {
       status: 'ran',
-      origin: originOf(prepared.served),
+      origin: toolOrigin(prepared.served),
       preview: { willRun },
       exitCode: outcome.exitCode,
       signal: outcome.signal,
@@ -183,7 +183,7 @@ export function registerSkillRun(mcp: McpServer, { catalog, runner }: ToolDeps &
           content: [{ type: 'text', text: 'The user did not approve the run; nothing ran.' }],
           structuredContent: {
             status: 'declined',
-            origin: originOf(prepared.served),
+            origin: toolOrigin(prepared.served),
             preview: { willRun: prepared.willRun },
           },
         };
@@ -218,7 +218,7 @@ export function registerSkillRun(mcp: McpServer, { catalog, runner }: ToolDeps &
       ],
       structuredContent: {
         status: 'confirmation-required',
-        origin: originOf(prepared.served),
+        origin: toolOrigin(prepared.served),
         preview: { willRun: prepared.willRun },
         confirmToken: token,
         expiresAt: expires,

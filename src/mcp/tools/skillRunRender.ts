@@ -2,7 +2,7 @@ import { MAX_STREAM_BYTES } from '../../run/limits.ts';
 import type { PlannedScript } from '../../run/plan.ts';
 import type { WillRun } from '../../run/preview.ts';
 import type { RunOutcome } from '../../run/execute.ts';
-import type { Refusal } from '../../run/plan.ts';
+import type { RunRefusal } from '../../run/plan.ts';
 
 /** The preview, one fact a line: what a person approves. */
 export function renderWillRun(willRun: WillRun): string {
@@ -64,7 +64,7 @@ export function renderOutcome(willRun: WillRun, outcome: RunOutcome): string {
   ].join('\n');
 }
 
-export function renderRefusal(refusal: Refusal): string {
+export function renderRefusal(refusal: RunRefusal): string {
   return `skill_run did not run anything: ${refusal.code}${refusal.reason === undefined ? '' : ` (${refusal.reason})`}: ${refusal.detail}`;
 }
 

@@ -3,11 +3,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { scrubEnviron } from '../../src/run/environ.ts';
+import { scrubEnviron } from '../../src/run/scrub.ts';
 import { PROJECT_ROOT } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';
 
-const MODULE = pathToFileURL(path.join(PROJECT_ROOT, 'src', 'run', 'environ.ts')).href;
+const MODULE = pathToFileURL(path.join(PROJECT_ROOT, 'src', 'run', 'scrub.ts')).href;
 
 describe('clearing the initial environment block', () => {
   it('leaves /proc/self/environ without a variable while process.env keeps every value', () => {
