@@ -3,7 +3,7 @@ import type { Logger } from '../shared/log.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import { chooseRefs, EMPTY_LISTING, type GroupListing, isRefsSource, nextListing } from './refGroup.ts';
 import type { Source } from './source.ts';
-import { failureOf, type SourceRecord } from './step.ts';
+import { failedRecord, failureOf, logFailure, type SourceRecord } from './step.ts';
 import type { SourceConfig } from '../config/index.ts';
 
 export interface GroupStep {
@@ -53,17 +53,10 @@ export async function listGroup(
     };
   } catch (error) {
     const failure = failureOf(id, error);
-    logger.error({ source: id, reason: failure.reason, why }, failure.detail);
-    const at = options.at();
+    logFailure(logger, failure, error, { why });
     return {
       outcome: { id, ok: false, reason: failure.reason, detail: failure.detail },
-      record: {
-        ...before,
-        tried: true,
-        failure,
-        lastSync: at,
-        lastError: { reason: failure.reason, detail: failure.detail, at },
-      },
+      record: failedRecord(before, failure, options.at()),
       changed: false,
     };
   }

@@ -31,6 +31,34 @@ export function failureOf(id: string, error: unknown): SourceFailure {
   return { id, reason: 'source-internal', detail: 'unexpected error; see the log' };
 }
 
+/** A failed sync in the log: its reason and sentence, git's own log of it, and the message of an internal error. */
+export function logFailure(
+  logger: Logger,
+  failure: SourceFailure,
+  error: unknown,
+  fields: Record<string, unknown>,
+): void {
+  logger.error(
+    {
+      source: failure.id,
+      reason: failure.reason,
+      ...fields,
+      ...(error instanceof GitError && error.log !== undefined ? { log: error.log } : {}),
+      ...(failure.reason === 'source-internal' ? { err: messageOf(error) } : {}),
+    },
+    failure.detail,
+  );
+}
+
+/** The record of a sync that failed at `at`: what the source served before stays, and the failure is said. */
+export const failedRecord = (before: SourceRecord, failure: SourceFailure, at: string): SourceRecord => ({
+  ...before,
+  tried: true,
+  failure,
+  lastSync: at,
+  lastError: { reason: failure.reason, detail: failure.detail, at },
+});
+
 export interface SyncStep {
   outcome: SyncOutcome;
   record: SourceRecord;
@@ -123,17 +151,7 @@ export async function syncSource(
     return succeeded(commit, true, served, dropped);
   } catch (error) {
     const failure = failureOf(id, error);
-    logger.error(
-      {
-        source: id,
-        reason: failure.reason,
-        why,
-        serving: held?.current.commit ?? null,
-        ...(error instanceof GitError && error.log !== undefined ? { log: error.log } : {}),
-        ...(failure.reason === 'source-internal' ? { err: messageOf(error) } : {}),
-      },
-      failure.detail,
-    );
+    logFailure(logger, failure, error, { why, serving: held?.current.commit ?? null });
     const at = options.at();
     return {
       outcome: {
@@ -143,14 +161,7 @@ export async function syncSource(
         detail: failure.detail,
         ...(held === undefined ? {} : { serving: held.current.commit }),
       },
-      record: {
-        ...before,
-        ...(held === undefined ? {} : { served: held }),
-        tried: true,
-        failure,
-        lastSync: at,
-        lastError: { reason: failure.reason, detail: failure.detail, at },
-      },
+      record: { ...failedRecord(before, failure, at), ...(held === undefined ? {} : { served: held }) },
       dropped: [],
       repaired,
     };
