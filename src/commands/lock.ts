@@ -14,6 +14,7 @@ import {
 } from '../sync/lockfile.ts';
 import type { ResolvedRef } from '../git/index.ts';
 import type { SkillProblem } from '../shared/reasons.ts';
+import { oneAtATimePer } from '../shared/serial.ts';
 import { resolvedOf } from '../sync/groupStep.ts';
 import { chooseRefs, isRefsSource, refSourceConfig } from '../sync/refGroup.ts';
 import { openSource } from '../sync/source.ts';
@@ -153,16 +154,9 @@ export async function relock(
   // A ref is chosen with its `refs:` source; the refs of one source fetch into one store, one at a time.
   const isChosen = (source: SourceConfig) =>
     chosen(source) || (source.group !== undefined && chosen({ ...source, id: source.group.id }));
-  const turns = new Map<string, Promise<unknown>>();
-  const inTurn = <T>(source: SourceConfig, work: () => Promise<T>): Promise<T> => {
-    if (source.group === undefined) return work();
-    const done = (turns.get(source.group.id) ?? Promise.resolve()).then(work, work);
-    turns.set(
-      source.group.id,
-      done.catch(() => undefined),
-    );
-    return done;
-  };
+  const inStoreTurn = oneAtATimePer();
+  const inTurn = <T>(source: SourceConfig, work: () => Promise<T>): Promise<T> =>
+    source.group === undefined ? work() : inStoreTurn(source.group.id, work);
   const { plan, results } = await withScratch(async (dataDir) => {
     const plan = await lockPlan(config, chosen, previous.lock.sources, dataDir);
     const results = await eachSource(plan.sources, config.sync.concurrency, (source) =>

@@ -37,6 +37,7 @@ import {
 } from './refGroup.ts';
 import { type RepositoryOnUse, repositoryOnUse } from './repository.ts';
 import { storeDirOf } from './source.ts';
+import { oneAtATimePer } from '../shared/serial.ts';
 
 export type { Reconfigured } from './changes.ts';
 
@@ -280,16 +281,8 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     await persist([followed]);
     return step.outcome;
   };
-  /** Runs `step` after every step of the store `id` asked for before it. */
-  const storeTurns = new Map<string, Promise<unknown>>();
-  const inStoreTurn = <T>(id: string, step: () => Promise<T>): Promise<T> => {
-    const done = (storeTurns.get(id) ?? Promise.resolve()).then(step, step);
-    storeTurns.set(
-      id,
-      done.catch(() => undefined),
-    );
-    return done;
-  };
+  /** Runs a step after every step of the same store asked for before it. */
+  const inStoreTurn = oneAtATimePer();
 
   /**
    * One sync of a `refs:` source: one listing of its refs (by the holder of its lease; another process serves
