@@ -6,7 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { digestOf } from '../../src/index/build.ts';
 import { fixture } from '../helpers/fixtures.ts';
-import { CLI_ARGS, connectHttp, connectStdio, writeConfig, type Era } from '../helpers/server.ts';
+import {
+  CLI_ARGS,
+  connectHttp,
+  connectStdio,
+  stderrUntil,
+  writeConfig,
+  type Era,
+} from '../helpers/server.ts';
 import { connectInProcess, type InProcessServer, serveInProcess } from '../helpers/serving.ts';
 
 const catalog = fixture('catalog');
@@ -313,14 +320,8 @@ describe('stdio, a real process whose host is gone', () => {
     const child = spawn(process.execPath, [...CLI_ARGS, 'serve', '--config', config], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    let started = '';
-    await new Promise<void>((resolve) =>
-      child.stderr.on('data', (chunk: Buffer) => {
-        started += chunk.toString('utf8');
-        if (started.includes('"msg":"serving MCP over stdio')) resolve();
-      }),
-    );
     try {
+      await stderrUntil(child, (text) => text.includes('"msg":"serving MCP over stdio') || undefined);
       // The host goes: its end of stderr first, then stdin. Every line logged from now on meets EPIPE.
       child.stderr.destroy();
       child.stdin.end();

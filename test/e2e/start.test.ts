@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { PROJECT_ROOT } from '../helpers/fixtures.ts';
+import { stderrUntil } from '../helpers/server.ts';
 
 /** A loopback port nothing listens on now. */
 async function freePort(): Promise<number> {
@@ -27,14 +28,12 @@ async function started() {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  let stderr = '';
-  await new Promise<void>((resolve) =>
-    start.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-      if (stderr.includes('"msg":"serving MCP')) resolve();
-    }),
+  const { stderr } = await stderrUntil(
+    start,
+    (text) => text.includes('"msg":"serving MCP') || undefined,
+    120_000,
   );
-  return { port, start, stderr };
+  return { port, start, stderr: stderr() };
 }
 
 describe('npm start (scripts/start.ts)', () => {

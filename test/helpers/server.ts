@@ -85,6 +85,37 @@ export interface HttpServerProcess {
 }
 
 /** Starts the real server with --http on a free loopback port; resolves once it says where it serves. */
+/**
+ * What a child process's stderr says once `find` finds it there (stderr read so far is given to it at each chunk),
+ * and the stderr read from then on; rejects when the child exits first or `timeoutMs` passes.
+ */
+export async function stderrUntil<T>(
+  child: ChildProcess,
+  find: (stderr: string) => T | undefined,
+  timeoutMs = 30_000,
+): Promise<{ found: T; stderr: () => string }> {
+  let stderr = '';
+  const found = await new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`not found on stderr in ${timeoutMs} ms:\n${stderr}`)),
+      timeoutMs,
+    );
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const value = find(stderr);
+      if (value !== undefined) {
+        clearTimeout(timer);
+        resolve(value);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} first:\n${stderr}`));
+    });
+  });
+  return { found, stderr: () => stderr };
+}
+
 export async function startHttp(
   configFile: string,
   extraArgs: string[] = [],
@@ -96,26 +127,15 @@ export async function startHttp(
     [...CLI_ARGS, 'serve', '--config', configFile, '--http', '127.0.0.1:0', ...extraArgs],
     { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
   );
-  let stderr = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${stderr}`)), timeoutMs);
-    child.stderr!.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(stderr);
-      if (match !== null) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${stderr}`));
-    });
-  });
+  const { found: url, stderr } = await stderrUntil(
+    child,
+    (text) => /"url":"(http:\/\/[^"]+)"/.exec(text)?.[1],
+    timeoutMs,
+  );
   return {
     url,
     child,
-    stderr: () => stderr,
+    stderr,
     stop: () =>
       new Promise<void>((resolve) => {
         // Ended already (exited, or killed by a signal): nothing to wait for.
