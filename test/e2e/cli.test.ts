@@ -476,7 +476,6 @@ describe('a command loads what it uses', () => {
     'config/duration.ts',
     'config/error.ts',
     'shared/log.ts',
-    'shared/redact.ts',
     'shared/text.ts',
     'shared/version.ts',
   ];

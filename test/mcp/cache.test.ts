@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, type Catalog, type Namespace } from '../../src/catalog/index.ts';
 import { cachePolicy, LIST_TTL_MS, PINNED_TTL_MS } from '../../src/mcp/cache.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { modernRequest } from '../helpers/server.ts';

@@ -9,7 +9,7 @@ import type { SourceDiff } from '../../src/commands/diffReport.ts';
 import { lock } from '../../src/commands/lock.ts';
 import { renderStatus, statusReport } from '../../src/commands/status.ts';
 import { sync } from '../../src/commands/sync.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { type UpdateReport, update } from '../../src/commands/update.ts';
 import { readLockfile } from '../../src/sync/lockfile.ts';
 import type { Namespace, ServedSource } from '../../src/catalog/index.ts';
