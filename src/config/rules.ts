@@ -28,6 +28,18 @@ export function repositoryPathProblem(value: string): string | undefined {
 export const DEFAULT_MAX_REFS = 50;
 export const MAX_REFS_LIMIT = 1000;
 
+/** Entries per skills/list and directory page (`pageSize`): the config's default, and a server's made without one. */
+export const DEFAULT_PAGE_SIZE = 100;
+
+/**
+ * `ttlMs` of listings (they move when a tracked ref does: a minute) and of commit-pinned results (a pinned URI
+ * never changes its bytes: a day) (`cache:`): the config's defaults, and a server's made without one.
+ */
+export const DEFAULT_CACHE_TTL: Readonly<{ listTtlMs: number; pinnedTtlMs: number }> = Object.freeze({
+  listTtlMs: 60_000,
+  pinnedTtlMs: 86_400_000,
+});
+
 /** Prompts beyond a few dozen are noise in a host's prompt menu: the first skills get one, skill_list says so. */
 export const DEFAULT_MAX_PROMPTS = 40;
 

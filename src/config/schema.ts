@@ -3,7 +3,9 @@ import { COMMIT_PATTERN as COMMIT, SOURCE_ID_PATTERN as SOURCE_ID } from '../sha
 import { DURATION, DURATION_ADVICE, parseDuration } from './duration.ts';
 import { GITHUB_NAME, GITLAB_NAME, webFolderAdvice } from './shorthand.ts';
 import {
+  DEFAULT_CACHE_TTL,
   DEFAULT_MAX_PROMPTS,
+  DEFAULT_PAGE_SIZE,
   isSecureUrl,
   MAX_REFS_LIMIT,
   remoteKind,
@@ -267,15 +269,25 @@ const auth = z
 export const configSchema = z.strictObject({
   dataDir: z.string().min(1).default('.skillpin'),
   lock: z.string().min(1).optional(),
-  pageSize: z.number().int().positive().max(10_000).default(100),
+  pageSize: z.number().int().positive().max(10_000).default(DEFAULT_PAGE_SIZE),
   strictNames: z.boolean().default(false),
   tools: z.boolean().default(true),
   prompts: z.boolean().default(true),
   maxPrompts: z.number().int().min(0).max(10_000).default(DEFAULT_MAX_PROMPTS),
   cache: z
     .strictObject({
-      listTtlMs: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).default(60_000),
-      pinnedTtlMs: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).default(86_400_000),
+      listTtlMs: z
+        .number()
+        .int()
+        .nonnegative()
+        .max(Number.MAX_SAFE_INTEGER)
+        .default(DEFAULT_CACHE_TTL.listTtlMs),
+      pinnedTtlMs: z
+        .number()
+        .int()
+        .nonnegative()
+        .max(Number.MAX_SAFE_INTEGER)
+        .default(DEFAULT_CACHE_TTL.pinnedTtlMs),
     })
     .prefault({}),
   sync: z
