@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseDuration } from './duration.ts';
 import { ConfigError } from './error.ts';
 import { type ConfigYaml, keyPath, problemAt } from './messages.ts';
 import {
@@ -118,17 +117,17 @@ function resolveGit(raw: RawConfig['git'], env: NodeJS.ProcessEnv, resolving: Re
   return { backend, maxMemoryBytes: raw.maxMemory, proxy };
 }
 
-/** `sync:` with its durations in milliseconds: parsed once, every source takes its transfer limits from here. */
+/** `sync:` with its durations' keys in milliseconds: every source takes its transfer limits from here. */
 function resolveSync(raw: RawConfig['sync']): Config['sync'] {
   return {
     concurrency: raw.concurrency,
-    timeoutMs: parseDuration(raw.timeout),
-    deadlineMs: parseDuration(raw.deadline),
+    timeoutMs: raw.timeout,
+    deadlineMs: raw.deadline,
     maxFetchBytes: raw.maxFetchBytes,
     maxFetchObjects: raw.maxFetchObjects,
     redirects: raw.redirects,
-    retryMinMs: parseDuration(raw.retryMin),
-    retryMaxMs: parseDuration(raw.retryMax),
+    retryMinMs: raw.retryMin,
+    retryMaxMs: raw.retryMax,
   };
 }
 
@@ -175,7 +174,7 @@ function resolveSource(
     target: targetOf(source),
     paths: normalizePaths(source.paths ?? []),
     strictNames: source.strictNames ?? top.raw.strictNames,
-    pollMs: source.commit === undefined ? parseDuration(source.poll ?? top.raw.sync.poll) : undefined,
+    pollMs: source.commit === undefined ? (source.poll ?? top.raw.sync.poll) : undefined,
     keep: source.keep ?? top.raw.sync.keep,
     timeoutMs: sync.timeoutMs,
     deadlineMs: sync.deadlineMs,
@@ -241,7 +240,7 @@ function resolveRuns(raw: RawConfig['runs'], secret: (reference: string) => stri
   return {
     confirm: raw.confirm,
     elicitation: raw.elicitation,
-    tokenTtlMs: parseDuration(raw.tokenTtl),
+    tokenTtlMs: raw.tokenTtl,
     secret: raw.secret === undefined ? undefined : secret(raw.secret),
     interpreters: raw.interpreters,
     allowUnscrubbed: raw.allowUnscrubbed,
@@ -352,8 +351,8 @@ function resolveCoordination(
     endpoint,
     tls,
     keyPrefix: raw.keyPrefix,
-    connectTimeoutMs: parseDuration(raw.connectTimeout),
-    commandTimeoutMs: parseDuration(raw.commandTimeout),
-    leaseMs: parseDuration(raw.lease),
+    connectTimeoutMs: raw.connectTimeout,
+    commandTimeoutMs: raw.commandTimeout,
+    leaseMs: raw.lease,
   };
 }
