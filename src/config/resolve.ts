@@ -84,6 +84,7 @@ export function resolveConfig(raw: RawConfig, yaml: ConfigYaml, env: NodeJS.Proc
   };
 }
 
+/** The shared part of resolving `yaml`: its problems go to `problems`, each at its key's line. */
 function resolvingIn(yaml: ConfigYaml, base: string, env: NodeJS.ProcessEnv, problems: string[]): Resolving {
   const problem = (at: Segments, message: string) => problems.push(problemAt(yaml, at, message));
   return {
@@ -117,7 +118,7 @@ function resolveGit(raw: RawConfig['git'], env: NodeJS.ProcessEnv, resolving: Re
   return { backend, maxMemoryBytes: raw.maxMemory, proxy };
 }
 
-/** `sync:` with its durations' keys in milliseconds: every source takes its transfer limits from here. */
+/** `sync:` under the names the program reads (the schema read its durations in ms): each source's limits come from here. */
 function resolveSync(raw: RawConfig['sync']): Config['sync'] {
   return {
     concurrency: raw.concurrency,
