@@ -89,6 +89,7 @@ function recordOf(ns: Namespace): NamespaceRecord {
       [`${META_PREFIX}repository`]: ns.origin.repository,
       [`${META_PREFIX}commit`]: ns.commit,
       [`${META_PREFIX}commitTime`]: ns.commitTime,
+      // Provenance _meta, sent as it is built: a namespace that follows no ref has no ref key.
       ...(ns.origin.ref === undefined ? {} : { [`${META_PREFIX}ref`]: ns.origin.ref }),
       ...signerMeta(META_PREFIX, ns.signer),
     },
