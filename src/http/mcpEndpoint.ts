@@ -37,7 +37,8 @@ export interface McpEndpointOptions {
 
 export interface McpEndpoint {
   /** Serves one request to /mcp from `peer` (the client's address), as `authInfo`'s caller when auth is on. */
-  handle(request: Request, peer: string, authInfo?: AuthInfo): Promise<Response>;
+  /** `body`: the request's raw bytes, which `request` (its head) does not carry. */
+  handle(request: Request, body: Uint8Array, peer: string, authInfo?: AuthInfo): Promise<Response>;
   /** Tells every listening client whose listing differs between the two catalog states. */
   listingChanged(previous: CatalogState, next: CatalogState): void;
   /** Closes idle sessions; run it now and then. */
@@ -62,6 +63,8 @@ const isListing = (body: unknown) =>
 /** A session is used only by the caller that opened it, seeing the same sources. */
 const sameCaller = (a: Caller | undefined, b: Caller | undefined) =>
   a === b || (a !== undefined && b !== undefined && a.id === b.id && a.visibility.key === b.visibility.key);
+const utf8 = new TextDecoder();
+
 /** One request to /mcp, its body parsed, from `peer`, as `authInfo`'s caller when auth is on. */
 interface Incoming {
   request: Request;
@@ -70,11 +73,15 @@ interface Incoming {
   authInfo: AuthInfo | undefined;
 }
 
-/** A POST's body parsed as JSON (a GET or DELETE has none), or the -32700 answer when it is not JSON. */
-async function parseBody(request: Request): Promise<{ parsed: unknown } | Response> {
-  if (request.method !== 'POST') return { parsed: undefined };
+/**
+ * A POST's body parsed as JSON (a GET or DELETE has none), or the -32700 answer when it is not JSON. Decoded as
+ * `Request.text()` decodes: UTF-8, a leading BOM dropped, a malformed sequence replaced. The SDK is handed the
+ * parsed body and reads none.
+ */
+function parseBody(method: string, body: Uint8Array): { parsed: unknown } | Response {
+  if (method !== 'POST') return { parsed: undefined };
   try {
-    return { parsed: JSON.parse(await request.text()) };
+    return { parsed: JSON.parse(utf8.decode(body)) };
   } catch {
     return rpcError(400, -32700, 'Parse error: the request body is not valid JSON');
   }
@@ -194,8 +201,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const sessions: Sessions = { factory, logger, store };
 
   return {
-    async handle(request, peer, authInfo) {
-      const body = await parseBody(request);
+    async handle(request, bytes, peer, authInfo) {
+      const body = parseBody(request.method, bytes);
       if (body instanceof Response) return body;
       const incoming: Incoming = { request, parsedBody: body.parsed, peer, authInfo };
       // A 2026-07-28 client names its revision on every request, a 2025-11-25 one never names a later one.

@@ -14,6 +14,7 @@ import type { StatusReport } from '../shared/status.ts';
 import type { AuthGate, Authenticated } from './auth/gate.ts';
 import { createDeliveryLog } from './deliveries.ts';
 import { type BodyLimits, DEFAULT_BODY_LIMITS, MAX_REQUEST_BODY_BYTES } from './bodyBudget.ts';
+import { withBody } from './body.ts';
 import { type Admitted, type Gate, peerOf, requestListener } from './listener.ts';
 import { createMcpEndpoint, MCP_METHODS, type McpEndpoint } from './mcpEndpoint.ts';
 import { METRICS_PATH, type Metrics } from './metrics.ts';
@@ -92,6 +93,8 @@ const READ = ['GET', 'HEAD'] as const;
 /** What a request may go on to, once its head is allowed: a caller (with auth), and what it may see. */
 interface Asking {
   request: Request;
+  /** The request's body (empty for GET and HEAD). */
+  body: Uint8Array;
   caller: Authenticated | undefined;
   visibility: Visibility;
 }
@@ -212,7 +215,7 @@ function webhookRoute(options: HttpOptions, deliveries: ReturnType<typeof create
         refuseUnsigned(head.headers, webhookOptions) ?? {
           maxBodyBytes: webhooks.maxBodyBytes,
           onTooLarge: () => metrics?.delivered('too_large'),
-          serve: (request) => handleWebhook(request, webhookOptions),
+          serve: (request, body) => handleWebhook(withBody(request, body), webhookOptions),
         }
       );
     },
@@ -229,7 +232,7 @@ function routeTable(options: HttpOptions, mcp: McpEndpoint): Record<string, Rout
     '/': report === undefined ? noStatus : statusPage(options, report),
     [MCP_PATH]: {
       methods: MCP_METHODS,
-      serve: ({ request, caller }) => mcp.handle(request, peerOf(request), caller?.authInfo),
+      serve: ({ request, body, caller }) => mcp.handle(request, body, peerOf(request), caller?.authInfo),
     },
     '/healthz': healthz(options),
     '/readyz': readyz(options),
@@ -296,7 +299,7 @@ function gateOf(options: HttpOptions, routes: Record<string, Route>): Gate {
     const visibility = caller?.caller.visibility ?? EVERY_SOURCE;
     return {
       maxBodyBytes: MAX_REQUEST_BODY_BYTES,
-      serve: async (request) => route.serve({ request, caller, visibility }),
+      serve: async (request, body) => route.serve({ request, body, caller, visibility }),
     };
   };
 }
