@@ -4,9 +4,9 @@ import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { CheckOptions } from './commands/check.ts';
-import type { DiffOptions } from './commands/diff.ts';
+import type { DiffOptions } from './pins/diff.ts';
 import type { Serving } from './commands/serve.ts';
-import type { DiffFormat } from './commands/update.ts';
+import type { DiffFormat } from './pins/update.ts';
 import { parseDuration } from './config/duration.ts';
 import { ConfigError } from './config/error.ts';
 import {
@@ -104,13 +104,13 @@ const loadConfig = async (file: string) => (await import('./config/index.ts')).l
 
 /** What `serve` and `sync` follow: the config's sources, or exactly the lockfile's commits under `--locked`. */
 async function servedConfig(file: string, locked: boolean) {
-  const { servedConfig } = await import('./commands/pinning.ts');
+  const { servedConfig } = await import('./pins/pinning.ts');
   return servedConfig(await loadConfig(file), locked);
 }
 
 /** The config, with its signature keys read (lock and update resolve refs that may need verifying). */
 async function keyedConfig(file: string) {
-  const { checkKeys } = await import('./commands/pinning.ts');
+  const { checkKeys } = await import('./pins/pinning.ts');
   return checkKeys(await loadConfig(file));
 }
 
@@ -269,7 +269,7 @@ function pinCommands(cli: Command, { io, exit }: Wiring): void {
     .description('resolve every source and write the lockfile (skillpin.lock next to the config, or lock:)')
     .addOption(configOption())
     .action(async (options: { config: string }) => {
-      const { lock } = await import('./commands/lock.ts');
+      const { lock } = await import('./pins/lock.ts');
       exit(await lock(await keyedConfig(options.config), io));
     });
 
@@ -283,7 +283,7 @@ function pinCommands(cli: Command, { io, exit }: Wiring): void {
   for (const option of formats()) updating.addOption(option);
   updating.action(
     async (names: string[], options: { config: string; json?: boolean; markdown?: boolean }) => {
-      const { update } = await import('./commands/update.ts');
+      const { update } = await import('./pins/update.ts');
       exit(await update(await keyedConfig(options.config), names, formatOf(options), io));
     },
   );
@@ -326,7 +326,7 @@ function diffCommand(cli: Command, { io, exit }: Wiring): void {
       },
     ) => {
       const { json: _json, markdown: _markdown, config: file, ...rest } = options;
-      const { diff } = await import('./commands/diff.ts');
+      const { diff } = await import('./pins/diff.ts');
       const config = file === undefined ? {} : { config: await keyedConfig(file) };
       exit(await diff({ repository, from, to, ...rest, ...config, format: formatOf(options) }, io));
     },

@@ -21,10 +21,15 @@ import { plural } from '../shared/text.ts';
 import { annotations } from './annotations.ts';
 import type { Signer } from '../shared/signer.ts';
 import { openSource, type Source } from '../sync/source.ts';
-import { withScratch } from './scratch.ts';
-import { COMMIT_ID, fullCommit, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
-
-export { UsageError } from './sourceArgs.ts';
+import { withScratch } from '../pins/scratch.ts';
+import {
+  COMMIT_ID,
+  fullCommit,
+  locationOf,
+  UsageError,
+  type VerifyOptions,
+  verifyOf,
+} from '../pins/sourceArgs.ts';
 
 export interface CheckOptions extends VerifyOptions {
   target: string;

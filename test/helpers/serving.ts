@@ -1,6 +1,6 @@
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { type Serving, type ServeOptions, startServing } from '../../src/commands/serve.ts';
-import { servedConfig } from '../../src/commands/pinning.ts';
+import { servedConfig } from '../../src/pins/pinning.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
 import { createLogger, type LogLevel } from '../../src/shared/log.ts';
 import { type Era, MODERN } from './server.ts';

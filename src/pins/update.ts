@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.ts';
 import { writeFileAtomic } from '../shared/fs.ts';
-import { renderLockfile } from '../sync/lockfile.ts';
+import { renderLockfile } from './lockfile.ts';
 import { renderMarkdown, renderText, type SourceDiff } from './diffReport.ts';
 import { relock, reportFailures, reportRefused } from './lock.ts';
 

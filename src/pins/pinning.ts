@@ -3,7 +3,7 @@ import type { SourceFailure } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
 import { keyringOf, type ResolvedRef } from '../git/index.ts';
 import type { CommitIndex } from '../index/index.ts';
-import { lockedConfig, lockfilePath, readLockfile } from '../sync/lockfile.ts';
+import { lockedConfig, lockfilePath, readLockfile } from './lockfile.ts';
 import { openSource } from '../sync/source.ts';
 import { failureOf } from '../sync/step.ts';
 

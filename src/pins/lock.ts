@@ -11,7 +11,7 @@ import {
   lockMismatch,
   readLockfile,
   renderLockfile,
-} from '../sync/lockfile.ts';
+} from './lockfile.ts';
 import type { ResolvedRef } from '../git/index.ts';
 import type { SkillProblem } from '../shared/reasons.ts';
 import { oneAtATimePer } from '../shared/serial.ts';

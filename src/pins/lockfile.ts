@@ -8,8 +8,8 @@ import { type CommitIndex, type SkillSummary, summaryOf } from '../index/index.t
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import type { Signer } from '../shared/signer.ts';
 import { compareText } from '../shared/text.ts';
-import { isRefsSource, refSourceConfig } from './refGroup.ts';
-import { sourceOrigin } from './source.ts';
+import { isRefsSource, refSourceConfig } from '../sync/refGroup.ts';
+import { sourceOrigin } from '../sync/source.ts';
 
 /** The lockfile's name next to the config, unless `lock:` names another. */
 export const LOCKFILE_NAME = 'skillpin.lock';
