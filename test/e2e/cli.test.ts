@@ -93,17 +93,17 @@ describe('skillpin check', () => {
     expect(result.stdout).toContain('error    description-missing     skills/no-description/SKILL.md:1');
   });
 
-  it('exits 2 on usage and I/O errors', async () => {
+  it('exits 2 when the repository cannot be read, 64 on a usage error', async () => {
     const missing = await cli('check', tempDir('skillpin-not-a-repo-'));
     expect([missing.status, missing.stderr]).toEqual([2, expect.stringContaining('source-not-a-repository')]);
     const short = await cli('check', catalog.gitdir, '--commit', 'abc');
     expect([short.status, short.stderr]).toEqual([
-      2,
+      64,
       'skillpin check: --commit must be a commit id: 4 to 40 hex digits\n',
     ]);
     const both = await cli('check', catalog.gitdir, '--commit', c1, '--ref', 'main');
     expect([both.status, both.stderr.split('\n')[0]]).toEqual([
-      2,
+      64,
       "error: option '--commit <sha>' cannot be used with option '--ref <ref>'",
     ]);
     const unknown = await cli('check', catalog.gitdir, '--commit', 'f'.repeat(40), '--json');
@@ -175,7 +175,7 @@ describe('skillpin check: a typo never passes', () => {
   it('validates --paths exactly as the config does', async () => {
     for (const bad of ['../x', '/etc', 'skills/../..'])
       expect(await cli('check', catalog.gitdir, '--paths', bad)).toEqual({
-        status: 2,
+        status: 64,
         stdout: '',
         stderr: `skillpin check: --paths ${JSON.stringify(bad)}: must be a folder inside the repository (relative, no "..")\n`,
       });
@@ -274,7 +274,7 @@ describe('first steps', () => {
     process.chdir(tempDir('skillpin-noconfig-'));
     try {
       const result = await cli();
-      expect(result.status).toBe(2);
+      expect(result.status).toBe(78);
       expect(result.stderr.split('\n').slice(0, 4)).toEqual([
         'skillpin: no skillpin.yaml in this folder. To start:',
         '  skillpin init                                write a commented starter skillpin.yaml here',
@@ -288,7 +288,7 @@ describe('first steps', () => {
 
   it('an unknown command says so, with the one most likely meant', async () => {
     expect(await cli('chek', '.')).toEqual({
-      status: 2,
+      status: 64,
       stdout: '',
       stderr:
         'skillpin: unknown command "chek"; did you mean check? (commands: serve, sync, check, lock, update, diff, verify, init, reload, status; skillpin --help)\n',
@@ -308,7 +308,7 @@ describe('first steps', () => {
     ]);
     expect(readFileSync(file, 'utf8')).toMatch(/^# skillpin: serves Agent Skills/);
     expect(await cli('init', file)).toEqual({
-      status: 2,
+      status: 73,
       stdout: '',
       stderr: `skillpin init: ${file} exists; keeping it (--force replaces it)\n`,
     });
@@ -321,7 +321,7 @@ describe('first steps', () => {
 });
 
 describe('skillpin sync', () => {
-  it('syncs every source once, reports each, and exits 1 when one failed', async () => {
+  it('syncs every source once, reports each, and exits 2 when one failed', async () => {
     const config = writeConfig({
       sources: [
         { id: 'catalog', path: catalog.gitdir, ref: 'main', paths: ['skills'] },
@@ -329,7 +329,7 @@ describe('skillpin sync', () => {
       ],
     });
     const result = await cli('sync', '--config', config);
-    expect(result.status).toBe(1);
+    expect(result.status).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('catalog: indexing\n');
     expect(result.stderr).toContain(`catalog: now at ${c2}\n`);
@@ -340,11 +340,35 @@ describe('skillpin sync', () => {
     expect((await cli('sync', '--config', single)).status).toBe(0);
   });
 
-  it('exits 2 naming the file and the key of a bad config', async () => {
+  it('exits 78, syncing and serving nothing, when a process on dataDir defines a source id otherwise', async () => {
+    const dataDir = path.join(tempDir('skillpin-shared-'), 'data');
+    const serving = writeConfig({ dataDir, sources: [pinnedC2] });
+    const other = writeConfig({ dataDir, sources: [{ ...pinnedC2, strictNames: true }] });
+    const server = await serveInProcess(serving, { http: false });
+    try {
+      for (const command of ['sync', 'serve']) {
+        const result = await cli(command, '--config', other);
+        expect([command, result.status, result.stdout, result.stderr]).toEqual([
+          command,
+          78,
+          '',
+          expect.stringMatching(
+            new RegExp(
+              `^skillpin(?: sync)?: dataDir ${dataDir} is shared with skillpin serve .*"catalog".*\n$`,
+            ),
+          ),
+        ]);
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('exits 78 naming the file and the key of a bad config', async () => {
     const file = writeConfig({ sources: [{ ...pinnedC2, pathz: ['x'] }] });
     const result = await cli('sync', '--config', file);
     expect([result.status, result.stdout, result.stderr]).toEqual([
-      2,
+      78,
       '',
       `skillpin: ${file}:8:5: sources[0]: unknown key "pathz"; did you mean "paths"?\n`,
     ]);
@@ -375,7 +399,7 @@ describe('skillpin verify', () => {
     );
   });
 
-  it('exits 1 when a file cannot be verified, and 2 when it cannot connect', async () => {
+  it('exits 1 when a file cannot be verified, 64 with neither URL nor config, and 69 when it cannot connect', async () => {
     const config = writeConfig({ sources: [pinnedC2] });
     expect((await cli('sync', '--config', config)).status).toBe(0);
     // Tamper with the persisted index: the digest published for pdf-forms/references/FORMS.md no longer matches
@@ -403,19 +427,19 @@ describe('skillpin verify', () => {
     ]);
     const none = await cli('verify');
     expect([none.status, none.stderr]).toEqual([
-      2,
+      64,
       'skillpin verify: give the URL of a running server (skillpin verify http://127.0.0.1:3917/mcp), or --config <file> to start one over stdio and verify it\n',
     ]);
     // A server that cannot start: what it said is shown.
     const broken = writeConfig({ sources: [{ ...pinnedC2, pathz: ['x'] }] });
     const unstarted = await cli('verify', '--config', broken);
-    expect(unstarted.status).toBe(2);
+    expect(unstarted.status).toBe(69);
     expect(unstarted.stderr).toContain(
       `skillpin verify: the server it started wrote:\nskillpin: ${broken}:8:5: sources[0]: unknown key "pathz"; did you mean "paths"?`,
     );
     const unreachable = await cli('verify', 'http://127.0.0.1:9/mcp');
     expect([unreachable.status, unreachable.stderr]).toEqual([
-      2,
+      69,
       expect.stringMatching(/^skillpin verify: cannot connect: /),
     ]);
   });
@@ -475,6 +499,7 @@ describe('a command loads what it uses', () => {
     'cli.ts',
     'config/duration.ts',
     'config/error.ts',
+    'shared/exitCodes.ts',
     'shared/log.ts',
     'shared/redact.ts',
     'shared/text.ts',
@@ -514,12 +539,15 @@ describe('a command loads what it uses', () => {
     expect(version.loaded).toEqual({ ours: CLI_CORE, packages: ['commander'] });
     const help = runCli('--help');
     expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'Usage: skillpin [options] [command]']);
+    expect(help.stdout.trimEnd().split('\n').at(-1)).toBe(
+      'Exit status: 0 ok, 1 findings, 2 failed, 64 usage, 69 unavailable, 70 internal, 73 cannotCreate, 75 busy, 78 config (docs/exit-codes.md)',
+    );
     expect(help.loaded).toEqual({ ours: CLI_CORE, packages: ['commander'] });
     for (const usage of [['chek'], ['check', '--nope'], ['diff']]) {
       const refused = runCli(...usage);
       expect([usage, refused.status, refused.loaded]).toEqual([
         usage,
-        2,
+        64,
         { ours: CLI_CORE, packages: ['commander'] },
       ]);
     }

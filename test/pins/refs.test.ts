@@ -106,7 +106,7 @@ describe('pins of a refs: source', () => {
     const refused = io();
     expect(
       await diff({ repository: 'policies', from: 'main', to: 'v3.0.0', config, format: 'text' }, refused.io),
-    ).toBe(2);
+    ).toBe(64);
     expect(refused.err.join('')).toBe('skillpin diff: main is no ref source policies follows (refs: v*)\n');
   });
 });

@@ -570,6 +570,6 @@ describe('skillpin sync of a refs: source', () => {
       `policies.v1.0.0: now at ${C('c1')}`,
       'policies: FAILED: 1 of 3 refs failed (policies.v9.0.0)',
     ]);
-    expect(code).toBe(1);
+    expect(code).toBe(2);
   });
 });
