@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
@@ -17,7 +17,9 @@ import { makeRepo } from '../helpers/repo.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { writeConfig } from '../helpers/server.ts';
 import { serveInProcess } from '../helpers/serving.ts';
+import { silentRemote } from '../helpers/slowRemotes.ts';
 import { tempDir } from '../helpers/temp.ts';
+import { until } from '../helpers/until.ts';
 import { cli } from '../helpers/cli.ts';
 
 const catalog = fixture('catalog');
@@ -295,7 +297,7 @@ describe('first steps', () => {
     });
   });
 
-  it('`skillpin init` writes a commented starter config that loads, and keeps an existing one', async () => {
+  it('`skillpin init` writes a commented starter config that loads, keeps an existing one, and exits 73 when it cannot write', async () => {
     const { dir } = makeRepo({ 'skills/alpha/SKILL.md': skillMd('alpha', 'one') });
     const file = path.join(dir, 'sub', 'skillpin.yaml');
     mkdirSync(path.dirname(file));
@@ -311,6 +313,12 @@ describe('first steps', () => {
       status: 73,
       stdout: '',
       stderr: `skillpin init: ${file} exists; keeping it (--force replaces it)\n`,
+    });
+    const nowhere = path.join(tempDir('skillpin-init-'), 'no-such-folder', 'skillpin.yaml');
+    expect(await cli('init', nowhere)).toEqual({
+      status: 73,
+      stdout: '',
+      stderr: `skillpin init: ${nowhere} cannot be written (ENOENT)\n`,
     });
     // Outside a repository the local source is there to enable, commented out.
     const bare = path.join(tempDir('skillpin-init-'), 'skillpin.yaml');
@@ -361,6 +369,28 @@ describe('skillpin sync', () => {
       }
     } finally {
       await server.stop();
+    }
+  });
+
+  it('exits 75 when the process holding a source does not publish its sync within --wait', async () => {
+    const silent = await silentRemote();
+    const file = writeConfig({
+      sync: { timeout: '10m' },
+      sources: [{ id: 'silent', url: silent.url, ref: 'main' }],
+    });
+    const lease = path.join(path.dirname(file), 'data', 'leases', 'silent.json');
+    const server = await serveInProcess(file);
+    try {
+      // The server holds the lease while its sync waits on a remote that never answers.
+      await until('the server to take the lease', () => existsSync(lease));
+      expect(await cli('sync', '--config', file, '--wait', '1s')).toEqual({
+        status: 75,
+        stdout: '',
+        stderr: `silent: FAILED source-pending: skillpin serve (pid ${process.pid}) holds this source's lease and did not publish a sync in time\n`,
+      });
+    } finally {
+      await server.stop();
+      await silent.close();
     }
   });
 
