@@ -11,14 +11,7 @@ import type { DiffFormat } from './pins/update.ts';
 import { parseDuration } from './config/duration.ts';
 import { ConfigError } from './config/error.ts';
 import { EXIT, EXIT_CODES } from './shared/exitCodes.ts';
-import {
-  createLogger,
-  LOG_FORMATS,
-  LOG_LEVELS,
-  type LogFormat,
-  type Logger,
-  type LogLevel,
-} from './shared/log.ts';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type Logger, type LogLevel } from './shared/log.ts';
 import { closest } from './shared/text.ts';
 import { SERVER_VERSION } from './shared/version.ts';
 
@@ -89,9 +82,13 @@ const processIo: CliIo = {
   interactive: process.stderr.isTTY === true,
 };
 
-/** The logger of a command that logs: the global `--log-level` (or SKILLPIN_LOG_LEVEL) and `--log-format`. */
-function loggerOf(command: Command, level: LogLevel) {
+/**
+ * The logger of a command that logs: the global `--log-level` (or SKILLPIN_LOG_LEVEL) and `--log-format`. The
+ * logger's module (and pino with it) loads here, with the first command that logs.
+ */
+async function loggerOf(command: Command, level: LogLevel) {
   const options = command.optsWithGlobals<{ logLevel?: LogLevel; logFormat?: LogFormat }>();
+  const { createLogger } = await import('./shared/logger.ts');
   return createLogger({ level: options.logLevel ?? level, format: options.logFormat });
 }
 
@@ -154,9 +151,12 @@ function serveCommand(cli: Command, { io, exit }: Wiring): void {
       }
       const locked = options.locked === true;
       const reread = async () => servedConfig(options.config, locked);
+      // Serving's modules load while the config is read (a config error leaves them unused).
+      const loading = import('./commands/serve.ts');
+      loading.catch(() => undefined);
       const config = await reread();
-      const logger = loggerOf(command, 'info');
-      const { CannotServeError, startServing } = await import('./commands/serve.ts');
+      const logger = await loggerOf(command, 'info');
+      const { CannotServeError, startServing } = await loading;
       try {
         const serving = await startServing(config, {
           logger,
@@ -189,7 +189,7 @@ function syncCommand(cli: Command, { io, exit }: Wiring): void {
     )
     .option('--locked', 'sync exactly the commits of the lockfile')
     .action(async (options: { config: string; wait?: number; locked?: boolean }, command: Command) => {
-      const logger = loggerOf(command, 'warn');
+      const logger = await loggerOf(command, 'warn');
       const { sync } = await import('./commands/sync.ts');
       exit(
         await sync(

@@ -247,8 +247,13 @@ interface Endpoint {
 }
 
 /** MCP over one stdio-style connection. stdio is the local user's own process: auth: applies to HTTP only. */
-async function serveTransport(core: Core, options: ServeOptions, git: string): Promise<Endpoint> {
-  const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
+async function serveTransport(
+  core: Core,
+  options: ServeOptions,
+  git: string,
+  stdio: Promise<typeof import('@modelcontextprotocol/server/stdio')>,
+): Promise<Endpoint> {
+  const { serveStdio } = await stdio;
   const handle = serveStdio(core.factory, {
     transport: options.transport,
     onerror: (error) => options.logger.debug({ err: error.message }, 'stdio'),
@@ -348,8 +353,11 @@ export async function startServing(config: Config, options: ServeOptions): Promi
   const membership = joinAsServer(config, options);
   let core: Core | undefined;
   try {
-    // `git --version` runs while the core loads and restores (its repositories wait for the same answer).
+    // `git --version` runs while the core loads and restores (its repositories wait for the same answer), and
+    // the stdio transport's module loads meanwhile.
     const probed = describeGitBackend(config.git);
+    const stdio = options.http === undefined ? import('@modelcontextprotocol/server/stdio') : undefined;
+    stdio?.catch(() => undefined);
     core = await startCore(config, options, membership);
     const git = await probed;
     const backend = `${git.backend}, ${git.reason}`;
@@ -357,7 +365,9 @@ export async function startServing(config: Config, options: ServeOptions): Promi
     // connects, so the local sources are in the catalog before the connection opens.
     const endpoint =
       options.http === undefined
-        ? await core.worker.syncAll('start', isLocal).then(() => serveTransport(core!, options, backend))
+        ? await core.worker
+            .syncAll('start', isLocal)
+            .then(() => serveTransport(core!, options, backend, stdio!))
         : await serveHttp(core, config, options.http, options, backend);
     if (options.http !== undefined) await core.worker.syncAll('start', isLocal);
     options.logger.info(

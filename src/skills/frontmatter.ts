@@ -22,7 +22,7 @@ const fail = (reason: Reason, detail: string, line?: number): FrontmatterResult 
   ok: false,
   reason,
   detail,
-  ...(line === undefined ? {} : { line }),
+  line,
 });
 
 /** Decodes UTF-8 only when nothing is lost; `undefined` otherwise. */

@@ -531,7 +531,6 @@ describe('a command loads what it uses', () => {
     'config/error.ts',
     'shared/exitCodes.ts',
     'shared/log.ts',
-    'shared/redact.ts',
     'shared/text.ts',
     'shared/version.ts',
   ];

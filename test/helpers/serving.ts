@@ -2,7 +2,8 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { type Serving, type ServeOptions, startServing } from '../../src/commands/serve.ts';
 import { servedConfig } from '../../src/pins/pinning.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
-import { createLogger, type LogLevel } from '../../src/shared/log.ts';
+import type { LogLevel } from '../../src/shared/log.ts';
+import { createLogger } from '../../src/shared/logger.ts';
 import { type Era, MODERN } from './server.ts';
 
 export interface InProcessOptions {

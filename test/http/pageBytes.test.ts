@@ -5,7 +5,7 @@ import { createMcpEndpoint, type McpEndpoint } from '../../src/http/mcpEndpoint.
 import { authInfoFor } from '../../src/mcp/caller.ts';
 import { encodeCursor } from '../../src/mcp/paging.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { MODERN } from '../helpers/server.ts';

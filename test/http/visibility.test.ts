@@ -7,7 +7,7 @@ import { staticTokens } from '../../src/http/auth/tokens.ts';
 import { createMcpEndpoint } from '../../src/http/mcpEndpoint.ts';
 import { MCP_PATH, type RunningHttpServer, startHttpServer } from '../../src/http/server.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { connectHttp, type Era, MODERN } from '../helpers/server.ts';

@@ -6,7 +6,7 @@ import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderStatus, statusReport } from '../../src/commands/status.ts';
 import { sync } from '../../src/commands/sync.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import type { Namespace, ServedSource } from '../../src/catalog/index.ts';
 import { loadConfig, type SourceConfig } from '../../src/config/index.ts';
 import { problem } from '../../src/shared/reasons.ts';
