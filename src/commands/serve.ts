@@ -8,6 +8,7 @@ import { cachePolicy, type CachePolicy } from '../mcp/cache.ts';
 import { observeRequests } from '../mcp/observe.ts';
 import { searchIndexOf } from '../mcp/search.ts';
 import { createServerFactory, type ServerFactory } from '../mcp/server.ts';
+import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
 import { type Clock, systemClock } from '../sync/clock.ts';
@@ -51,9 +52,12 @@ export interface Serving {
   close(): Promise<void>;
 }
 
-/** Serving cannot start: the message says why in one line, for the user. */
+/** Serving cannot start: the message says why in one line, for the user; `exit` is the process's status. */
 export class CannotServeError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly exit: ExitStatus,
+  ) {
     super(message);
     this.name = 'CannotServeError';
   }
@@ -251,7 +255,7 @@ async function serveTransport(
 ): Promise<Endpoint> {
   const { serveStdio } = await stdio;
   const handle = serveStdio(core.factory, {
-    ...(options.transport === undefined ? {} : { transport: options.transport }),
+    transport: options.transport,
     onerror: (error) => options.logger.debug({ err: error.message }, 'stdio'),
   });
   return {
@@ -299,7 +303,7 @@ async function serveHttp(
       logger,
     });
   } catch (error) {
-    if (error instanceof ListenError) throw new CannotServeError(error.message);
+    if (error instanceof ListenError) throw new CannotServeError(error.message, EXIT.unavailable);
     throw error;
   }
   const page = new URL('/', server.url).href;
@@ -320,7 +324,7 @@ function checkExposure(config: Config, options: ServeOptions): void {
   const { http } = options;
   if (http === undefined || config.auth !== undefined || isLoopbackHost(http.host)) return;
   if (options.allowUnauthenticated !== true)
-    throw new CannotServeError(unauthenticatedRefusal(http.host, http.port));
+    throw new CannotServeError(unauthenticatedRefusal(http.host, http.port), EXIT.usage);
   options.logger.warn(
     { host: http.host },
     'serving without authentication on a non-loopback address (--allow-unauthenticated)',
@@ -333,7 +337,7 @@ function joinAsServer(config: Config, options: ServeOptions): Membership {
     const transport = options.http === undefined ? 'stdio' : 'http';
     return joinDataDir(config, { command: 'serve', transport }, options.logger, options.clock);
   } catch (error) {
-    if (error instanceof DataDirConflictError) throw new CannotServeError(error.message);
+    if (error instanceof DataDirConflictError) throw new CannotServeError(error.message, EXIT.config);
     throw error;
   }
 }

@@ -1,7 +1,7 @@
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import { type Serving, type ServeOptions, startServing } from '../../src/commands/serve.ts';
-import { servedConfig } from '../../src/commands/pinning.ts';
+import { servedConfig } from '../../src/pins/pinning.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
 import type { McpEndpoint } from '../../src/http/mcpEndpoint.ts';
 import type { LogLevel } from '../../src/shared/log.ts';

@@ -7,7 +7,7 @@ import { type Config, loadConfig } from '../../src/config/index.ts';
 import { skillDigest } from '../../src/index/index.ts';
 import { snapshotOf } from '../../src/mcp/snapshot.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
-import { type Lockfile, lockedConfig } from '../../src/sync/lockfile.ts';
+import { type Lockfile, lockedConfig } from '../../src/pins/lockfile.ts';
 import { createSyncWorker, type SyncWorker } from '../../src/sync/worker.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { git } from '../helpers/git.ts';
