@@ -108,6 +108,9 @@ export interface GitRunResult {
   stopped?: 'idle' | 'deadline' | 'aborted' | 'output' | 'closed';
 }
 
+/** `git <args>` run in one repository, its options added to the repository's own (see `runGit`). */
+export type Git = (args: string[], options?: RunOptions) => Promise<GitRunResult>;
+
 /** Runs `git <args>` to its end (see spawnGit); a timeout, an abort or a close kills its whole group. */
 export function runGit(
   git: string,
