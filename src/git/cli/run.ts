@@ -178,12 +178,7 @@ export function runGit(
     });
     child.once('close', (code) => {
       done();
-      const result = {
-        code,
-        stdout: Buffer.concat(out),
-        stderr,
-        ...(stopped === undefined ? {} : { stopped }),
-      };
+      const result = { code, stdout: Buffer.concat(out), stderr, stopped };
       // A child we killed is reported once nothing of its group is left (its watcher ends a moment after it).
       if (stopped === undefined) resolve(result);
       else void groupEnded(child.pid).then(() => resolve(result));
