@@ -23,8 +23,6 @@ import { listRefs, listRemoteRefs, readRef, updateRef } from './refs.ts';
 import { type Git, type GitRunResult, type RunOptions, runGit } from './run.ts';
 import { type CliSettings, transport } from './transport.ts';
 
-export type { CliSettings } from './transport.ts';
-
 /** Objects' sizes from their headers, their content never inflated. */
 function sizeReaders(git: Git, reader: () => ObjectReader) {
   /** By one `cat-file --batch-check`: the store as it is on disk now. */
