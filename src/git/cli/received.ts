@@ -3,7 +3,7 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Oversized } from '../packEntry.ts';
 import { nextTurn } from '../turns.ts';
-import { type PackScan, packScanner } from './packScan.ts';
+import type { PackScan } from './packScan.ts';
 
 /** How often the packs a running fetch writes are looked at (besides its progress, refreshed every second). */
 const CHECK_MS = 100;
@@ -78,7 +78,12 @@ function follow(watch: Watch, name: string): Promise<Followed | undefined> {
   let found = watch.followed.get(name);
   if (found === undefined) {
     found = fsp.open(path.join(watch.dir, name), 'r').then(
-      async (file) => ({ scan: packScanner(), at: 0, file, ino: (await file.stat()).ino }),
+      // The scanner (and pako with it) loads with the first pack a fetch receives: a server that never fetches
+      // never loads it.
+      async (file) => {
+        const { packScanner } = await import('./packScan.ts');
+        return { scan: packScanner(), at: 0, file, ino: (await file.stat()).ino };
+      },
       () => undefined,
     );
     watch.followed.set(name, found);
