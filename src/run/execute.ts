@@ -92,7 +92,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     return {
       ok: false,
       refusal: {
-        code: 'CANCELLED',
+        code: 'run-cancelled',
         detail: `the request was cancelled before the script started; nothing ran (the token is ${token})`,
       },
     };
@@ -106,7 +106,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     const { served, willRun } = prepared;
     const where = whereOf(willRun);
     if (identity.state === 'unavailable')
-      return { ok: false, refusal: { code: 'RUN_USER_UNAVAILABLE', detail: identity.detail } };
+      return { ok: false, refusal: { code: 'run-user-unavailable', detail: identity.detail } };
     let tmp: string | undefined;
     try {
       await files.prune((source, commit) => deps.catalog.namespace(source, commit) !== undefined);
@@ -151,13 +151,13 @@ export function createExecutor(options: ExecutorOptions): Executor {
       deps.logger.error({ ...where, err: messageOf(error) }, 'skill_run failed');
       if (error instanceof SpawnError && error.code === 'EPERM' && other !== undefined) {
         const detail = `the script could not be started as user ${other.name} (uid ${other.uid}): EPERM`;
-        return { ok: false, refusal: { code: 'RUN_USER_UNAVAILABLE', detail } };
+        return { ok: false, refusal: { code: 'run-user-unavailable', detail } };
       }
       const detail =
         error instanceof SpawnError
           ? `the ${willRun.interpreter} process could not be started (${error.code})`
           : 'the skill could not be materialised from the commit (see the server log)';
-      return { ok: false, refusal: { code: 'RUN_FAILED', detail } };
+      return { ok: false, refusal: { code: 'run-failed', detail } };
     } finally {
       if (tmp !== undefined) await fsp.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
     }
