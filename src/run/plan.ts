@@ -269,6 +269,7 @@ export function createPlanner(options: PlannerOptions): Planner {
         MAX_TIMEOUT_MS,
       ),
       envNames: environment.names,
+      // Absent when empty, not []: the preview is skill_run's result, and its JSON is what a token's hash covers.
       ...(environment.notSet.length === 0 ? {} : { envNotSet: environment.notSet }),
       ...(egress.length === 0 ? {} : { egress }),
     };
