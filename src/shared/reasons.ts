@@ -548,6 +548,7 @@ export function problem(path: string, reason: ProblemReason, detail: string, lin
     reason,
     severity: REASONS[reason].severity,
     detail,
-    line,
+    // Absent, not undefined: problems are compared with isDeepStrictEqual against those read back from JSON.
+    ...(line === undefined ? {} : { line }),
   };
 }
