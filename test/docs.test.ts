@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { configSchema, loadConfig } from '../src/config/index.ts';
+import { EXIT_CODES } from '../src/shared/exitCodes.ts';
 import { REASONS } from '../src/shared/reasons.ts';
 import { fixture, PROJECT_ROOT } from './helpers/fixtures.ts';
 
@@ -60,6 +61,21 @@ describe('documentation', () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+
+  it('the table of docs/exit-codes.md lists exactly the exported exit statuses, with their names and meanings', () => {
+    const page = readFileSync(path.join(PROJECT_ROOT, 'docs', 'exit-codes.md'), 'utf8');
+    const rows = page
+      .split('\n')
+      .filter((line) => /^\| `\d+` \|/.test(line))
+      .map((row) => row.split('|').map((cell) => cell.trim()));
+    expect(rows.map(([, status, name, , meaning]) => [name, status, meaning])).toEqual(
+      Object.entries(EXIT_CODES).map(([name, { status, meaning }]) => [
+        `\`${name}\``,
+        `\`${status}\``,
+        meaning,
+      ]),
+    );
   });
 
   it('the reason table of docs/reasons.md lists exactly the registry: every code, with its kind and severity', () => {

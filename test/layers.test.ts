@@ -12,6 +12,7 @@ const LAYERS = [
   'index',
   'catalog',
   'sync',
+  'pins',
   'run',
   'mcp',
   'http',

@@ -22,7 +22,7 @@ const fail = (reason: ProblemReason, detail: string, line?: number): Frontmatter
   ok: false,
   reason,
   detail,
-  ...(line === undefined ? {} : { line }),
+  line,
 });
 
 /** Decodes UTF-8 only when nothing is lost; `undefined` otherwise. */

@@ -4,7 +4,7 @@ import type { SourceConfig } from '../../src/config/index.ts';
 import { createDeliveryLog, REPLAY_WINDOW_MS } from '../../src/http/deliveries.ts';
 import { sameSecret } from '../../src/http/secrets.ts';
 import { handleWebhook, type WebhookOutcome } from '../../src/http/webhooks.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 
 const SECRET = 'whsec-5b1e0c';
 const URL_OF_REPO = 'https://git.example/acme/skills.git';

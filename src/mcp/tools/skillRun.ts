@@ -106,6 +106,7 @@ function refused(refusal: RunRefusal, prepared?: Prepared): CallToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: renderRefusal(refusal) }],
+    // structuredContent, sent to the client as it is built: what a refusal does not know, it has no key for.
     structuredContent: {
       status: 'refused',
       ...(prepared === undefined ? {} : { origin: toolOrigin(prepared.served) }),

@@ -3,11 +3,11 @@ import type { SourceFailure } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
 import { keyringOf, type ResolvedRef } from '../git/index.ts';
 import type { CommitIndex } from '../index/index.ts';
-import { lockedConfig, lockfilePath, readLockfile } from '../sync/lockfile.ts';
+import { lockedConfig, lockfilePath, readLockfile } from './lockfile.ts';
 import { openSource } from '../sync/source.ts';
 import { failureOf } from '../sync/step.ts';
 
-/** Parses every `verify:` key file of `config`: a bad one is a ConfigError (exit 2) before anything runs. */
+/** Parses every `verify:` key file of `config`: a bad one is a ConfigError (exit `config`) before anything runs. */
 export async function checkKeys(config: Config): Promise<Config> {
   await Promise.all(config.sources.map((source) => source.verify && keyringOf(source.verify)));
   return config;
