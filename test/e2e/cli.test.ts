@@ -627,10 +627,9 @@ describe('a command loads what it uses', () => {
     await client.close();
     expect(skills.length).toBe(C2_SKILLS.length);
     const { ours, packages } = loadedModules(recorded.env.SKILLPIN_RECORD_MODULES);
-    // The lockfile's module reads `lock:` of a config (none here): the pin commands do not load.
+    // The lockfile's format loads only for a config served locked (not this one); the pin commands never do.
     expect(ours.filter((file) => /^(commands|pins)\//.test(file))).toEqual([
       'commands/serve.ts',
-      'pins/lockfile.ts',
       'pins/pinning.ts',
     ]);
     expect(ours).not.toContain('git/isomorphic/backend.ts');
