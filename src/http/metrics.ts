@@ -211,7 +211,7 @@ function fedMetrics({ Counter, Histogram }: PromClient, registers: Registry[]) {
     }),
     webhooks: new Counter({
       name: 'skillpin_webhook_deliveries_total',
-      help: 'Webhook deliveries by outcome (triggered, ignored, ping, replayed, unauthorized, invalid, too_large)',
+      help: 'Webhook deliveries by outcome, a reason code (webhook-triggered, -ignored, -ping, -replayed, -unauthorized, -invalid, -too-large)',
       labelNames: ['outcome'] as const,
       registers,
     }),

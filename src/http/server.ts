@@ -214,7 +214,7 @@ function webhookRoute(options: HttpOptions, deliveries: ReturnType<typeof create
       return (
         refuseUnsigned(head.headers, webhookOptions) ?? {
           maxBodyBytes: webhooks.maxBodyBytes,
-          onTooLarge: () => metrics?.delivered('too_large'),
+          onTooLarge: () => metrics?.delivered('webhook-too-large'),
           serve: (request, body) => handleWebhook(withBody(request, body), webhookOptions),
         }
       );

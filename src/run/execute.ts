@@ -87,7 +87,7 @@ function cancelledBeforeStart(
   return {
     ok: false,
     refusal: {
-      code: 'CANCELLED',
+      code: 'run-cancelled',
       detail: `the request was cancelled before the script started; nothing ran (the token is ${token})`,
     },
   };
@@ -97,13 +97,13 @@ function cancelledBeforeStart(
 function failedRun(error: unknown, willRun: WillRun, other: RunUser | undefined): ScriptRunResult {
   if (error instanceof SpawnError && error.code === 'EPERM' && other !== undefined) {
     const detail = `the script could not be started as user ${other.name} (uid ${other.uid}): EPERM`;
-    return { ok: false, refusal: { code: 'RUN_USER_UNAVAILABLE', detail } };
+    return { ok: false, refusal: { code: 'run-user-unavailable', detail } };
   }
   const detail =
     error instanceof SpawnError
       ? `the ${willRun.interpreter} process could not be started (${error.code})`
       : 'the skill could not be materialised from the commit (see the server log)';
-  return { ok: false, refusal: { code: 'RUN_FAILED', detail } };
+  return { ok: false, refusal: { code: 'run-failed', detail } };
 }
 
 /** Runs the confirmed script once in its materialised folder, logging its start and its end. */
@@ -156,7 +156,7 @@ async function runOnce(
   const { served, willRun } = prepared;
   const where = whereOf(willRun);
   if (identity.state === 'unavailable')
-    return { ok: false, refusal: { code: 'RUN_USER_UNAVAILABLE', detail: identity.detail } };
+    return { ok: false, refusal: { code: 'run-user-unavailable', detail: identity.detail } };
   let tmp: string | undefined;
   try {
     await files.prune((source, commit) => catalog.namespace(source, commit) !== undefined);
