@@ -65,6 +65,17 @@ export class CannotServeError extends Error {
 
 const isLocal = (source: SourceConfig) => source.location.kind === 'local';
 
+/**
+ * The local sources a stdio host's first listing waits for: those whose commit may have moved since dataDir
+ * recorded it (a followed ref), or that dataDir did not restore. A pinned commit restored from dataDir is already
+ * what its sync will serve: it syncs (store checked, state recorded) while the host connects.
+ */
+function movableLocal(catalog: Catalog): (source: SourceConfig) => boolean {
+  const restored = new Map(catalog.state.sources.map((served) => [served.id, served.current.commit]));
+  return (source) =>
+    isLocal(source) && !(source.target.kind === 'commit' && restored.get(source.id) === source.target.commit);
+}
+
 /** Settings a running server took at its start: a reload that changes them says they wait for a restart. */
 export function settingsNeedingRestart(running: Config, next: Config): string[] {
   const keys = [
@@ -362,14 +373,16 @@ export async function startServing(config: Config, options: ServeOptions): Promi
     const git = await probed;
     const backend = `${git.backend}, ${git.reason}`;
     // Over HTTP the port opens first (probes answer while local sources sync); a stdio host lists as soon as it
-    // connects, so the local sources are in the catalog before the connection opens.
+    // connects, so a local source that may have moved is in the catalog before the connection opens. Every local
+    // source has synced when this resolves.
+    const first = options.http === undefined ? movableLocal(core.catalog) : () => false;
     const endpoint =
       options.http === undefined
         ? await core.worker
-            .syncAll('start', isLocal)
+            .syncAll('start', first)
             .then(() => serveTransport(core!, options, backend, stdio!))
         : await serveHttp(core, config, options.http, options, backend);
-    if (options.http !== undefined) await core.worker.syncAll('start', isLocal);
+    await core.worker.syncAll('start', (source) => isLocal(source) && !first(source));
     options.logger.info(
       { ...endpoint.started.fields, skills: skillsOf(core.catalog), sources: config.sources.length, git },
       endpoint.started.message,
