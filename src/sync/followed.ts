@@ -1,21 +1,17 @@
 import type { Config, SourceConfig } from '../config/index.ts';
 import type { FetchProgress } from '../git/index.ts';
 import type { IndexStore } from '../index/index.ts';
-import type { Logger } from '../shared/log.ts';
-import { messageOf } from '../shared/text.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../shared/clock.ts';
 import type { Damage } from './damage.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import { createFollower, type Follower } from './follower.ts';
-import { createRetention, type Retention } from './retention.ts';
 import { openSource, type Source, type SourceDeps } from './source.ts';
 
-/** A source as the worker runs it: its config, the source object (how), its follower (when), retention. */
+/** A source as the worker runs it: its config, the source object (how) and its follower (when). */
 export interface Followed {
   config: SourceConfig;
   source: Source;
   follower: Follower;
-  retention: Retention;
 }
 
 /** What the worker's caller may pass for every source (part of the worker's own options). */
@@ -31,7 +27,6 @@ export interface FollowHooks {
 
 export interface FollowOptions {
   dataDir: string;
-  logger: Logger;
   clock: Clock;
   /** One sync of `followed`, settled (catalog and state updated). Never rejects. */
   sync: (followed: Followed, why: string) => Promise<SyncOutcome>;
@@ -42,35 +37,28 @@ export interface FollowOptions {
   shared?: (source: SourceConfig) => SourceDeps['shared'];
 }
 
-/** Opens `sourceConfig`'s source, its retention and a follower that syncs it through `options.sync`. */
+/** Opens `sourceConfig`'s source and a follower that syncs it through `options.sync`. */
 export function followSource(sourceConfig: SourceConfig, config: Config, options: FollowOptions): Followed {
   const { id } = sourceConfig;
-  const { logger, hooks } = options;
-  const shared = options.shared?.(sourceConfig);
+  const { hooks } = options;
   const source = openSource(sourceConfig, {
-    ...(shared === undefined ? {} : { shared }),
+    shared: options.shared?.(sourceConfig),
     dataDir: options.dataDir,
     onDamage: (damage) => options.onDamage(id, damage),
-    ...(hooks.onProgress === undefined ? {} : { onProgress: (p) => hooks.onProgress?.(id, p) }),
-    ...(hooks.indexStore === undefined ? {} : { indexStore: hooks.indexStore }),
+    onProgress: (p) => hooks.onProgress?.(id, p),
+    indexStore: hooks.indexStore,
   });
-  const retention = createRetention(
-    (commit) => source.forget(commit),
-    (commit, error) =>
-      logger.warn({ source: id, commit, err: messageOf(error) }, 'could not forget a commit'),
-  );
   const followed: Followed = {
     config: sourceConfig,
     source,
-    retention,
     follower: createFollower({
       sync: (why) => options.sync(followed, why),
-      ...(sourceConfig.pollMs === undefined ? {} : { pollMs: sourceConfig.pollMs }),
+      pollMs: sourceConfig.pollMs,
       retryMinMs: config.sync.retryMinMs,
       retryMaxMs: config.sync.retryMaxMs,
       random: hooks.random ?? Math.random,
       clock: options.clock,
-      ...(hooks.onSettled === undefined ? {} : { onSettled: hooks.onSettled }),
+      onSettled: hooks.onSettled,
     }),
   };
   return followed;

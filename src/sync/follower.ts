@@ -1,4 +1,4 @@
-import type { Clock } from './clock.ts';
+import type { Clock } from '../shared/clock.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 
 export interface FollowerOptions {

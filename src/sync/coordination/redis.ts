@@ -1,10 +1,10 @@
 import { createClient } from '@redis/client';
-import type { CoordinationConfig } from '../config/index.ts';
-import type { Logger } from '../shared/log.ts';
-import { redact, rememberSecret } from '../shared/redact.ts';
-import { messageOf } from '../shared/text.ts';
-import type { Clock } from './clock.ts';
-import type { CoordinationStatus } from '../shared/status.ts';
+import type { CoordinationConfig } from '../../config/index.ts';
+import type { Logger } from '../../shared/log.ts';
+import { redact, rememberSecret } from '../../shared/redact.ts';
+import { messageOf } from '../../shared/text.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { CoordinationStatus } from '../../shared/status.ts';
 
 /** Published messages longer than this are not ours: ignored. */
 const MAX_MESSAGE_BYTES = 1024;

@@ -1,10 +1,10 @@
-import type { CoordinationConfig } from '../config/index.ts';
-import type { Logger } from '../shared/log.ts';
-import type { Clock } from './clock.ts';
+import type { CoordinationConfig, SourceConfig } from '../../config/index.ts';
+import type { Logger } from '../../shared/log.ts';
+import type { Clock } from '../../shared/clock.ts';
 import { type Coordination, type CoordinationEvents, coordinated, sharedKey } from './coordination.ts';
 import { connectRedis } from './redis.ts';
-import { createLeases, type SharedSource } from './redisLeases.ts';
-import { createReports, REPORT_MS } from './redisReports.ts';
+import { createLeases, type SharedSource } from './leases.ts';
+import { createReports, REPORT_MS } from './reports.ts';
 
 /** Status asked for reads what the replicas serve again, at most this often (in the background). */
 const VIEW_REFRESH_MS = 1_000;
@@ -22,6 +22,39 @@ export interface RedisCoordinationOptions {
   replica: ReplicaIdentity;
   logger: Logger;
   clock: Clock;
+}
+
+/**
+ * The shared sources of `sources` (remote sources tracking a ref), each lease as long as its poll at most; one
+ * whose key and lease are as `before` stays the same object (its lease and reports carry on).
+ */
+function sharedSources(
+  sources: readonly SourceConfig[],
+  before: ReadonlyMap<string, SharedSource>,
+  leaseMs: number,
+): Map<string, SharedSource> {
+  return new Map(
+    sources.filter(coordinated).map((source) => {
+      const key = sharedKey(source);
+      const ms = Math.min(leaseMs, source.pollMs ?? leaseMs);
+      const kept = before.get(source.id);
+      const same = kept?.key === key && kept.leaseMs === ms;
+      return [source.id, same ? kept : { id: source.id, key, leaseMs: ms }];
+    }),
+  );
+}
+
+/** Calls `fire` every `ms` until the returned function is called. */
+function every(clock: Clock, ms: number, fire: () => void): () => void {
+  let stop = () => {};
+  const later = () => {
+    stop = clock.after(ms, () => {
+      fire();
+      later();
+    });
+  };
+  later();
+  return () => stop();
 }
 
 /**
@@ -76,29 +109,14 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
     keyPrefix: config.keyPrefix,
     clock,
   });
-  let stopReporting = () => {};
-  const reportLater = () => {
-    stopReporting = clock.after(REPORT_MS, () => {
-      reportAll();
-      reportLater();
-    });
-  };
-  reportLater();
+  const stopReporting = every(clock, REPORT_MS, reportAll);
   let viewedAt = 0;
 
   return {
     follow(sources, next) {
       events = next;
       const before = followed;
-      followed = new Map(
-        sources.filter(coordinated).map((source) => {
-          const key = sharedKey(source);
-          const leaseMs = Math.min(config.leaseMs, source.pollMs ?? config.leaseMs);
-          const kept = before.get(source.id);
-          const same = kept?.key === key && kept.leaseMs === leaseMs;
-          return [source.id, same ? kept : { id: source.id, key, leaseMs }];
-        }),
-      );
+      followed = sharedSources(sources, before, config.leaseMs);
       keyed = new Map([...followed.values()].map((source) => [source.key, source]));
       for (const [id, source] of before)
         if (followed.get(id) !== source) {
