@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { SyncOutcome } from '../shared/status.ts';
-import type { Followed } from './followed.ts';
+import type { Followed } from './follower.ts';
 import { applyListings } from './reconfigure.ts';
 import { chooseRefs, EMPTY_LISTING, type GroupListing, isRefsSource, nextListing } from './refGroup.ts';
 import { leased, listingOf, persist, record, type SourceRecord, type Worker } from './served.ts';
@@ -115,6 +115,6 @@ export async function listGroup(
 export function resolvedOf(listing: GroupListing, ref: string) {
   const found = [...listing.refs, ...listing.gone].find((r) => r.name === ref);
   if (found === undefined) return undefined;
-  // The lock is written from this target (`skillpin lock`): a ref without a tag has no tag keys.
-  return { commit: found.commit, ...(found.tag === undefined ? {} : { tag: found.tag, ref: found.name }) };
+  // A ref goes with the annotated tag it names, never alone.
+  return { commit: found.commit, tag: found.tag, ref: found.tag === undefined ? undefined : found.name };
 }

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Config, SourceConfig } from '../config/index.ts';
-import { type Followed, unfollow } from './followed.ts';
+import { type Followed, unfollow } from './follower.ts';
 import { EMPTY_LISTING, expandedSources, type GroupListing, isRefsSource } from './refGroup.ts';
 import { type Restored, restartedRecord } from './restore.ts';
 import type { SyncOutcome } from '../shared/status.ts';

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Namespace, ServedSource } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
-import type { Followed } from './followed.ts';
+import type { Followed } from './follower.ts';
 import { rebuilt } from './retention.ts';
 import { commitsOf, type SourceRecord } from './served.ts';
 import type { Source } from './source.ts';

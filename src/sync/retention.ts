@@ -1,7 +1,7 @@
 import type { Namespace, ServedSource } from '../catalog/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
-import type { Followed } from './followed.ts';
+import type { Followed } from './follower.ts';
 
 /** The served set once `next` is current: the commits it replaces stay, newest first, up to `keep`. */
 export function advance(

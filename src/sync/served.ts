@@ -7,7 +7,7 @@ import { messageOf } from '../shared/text.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Coordination, CoordinationEvents } from './coordination/coordination.ts';
 import type { DamageLedger } from './damage.ts';
-import type { Followed } from './followed.ts';
+import type { Followed } from './follower.ts';
 import type { Membership } from './membership.ts';
 import { liveProcesses } from './processes.ts';
 import { arrangedSources, EMPTY_LISTING, type GroupListing } from './refGroup.ts';

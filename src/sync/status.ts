@@ -2,7 +2,7 @@ import type { Namespace } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import type { CommitStatus, SourceStatus, StatusReport } from '../shared/status.ts';
 import type { DamageLedger } from './damage.ts';
-import type { Followed } from './followed.ts';
+import type { Followed } from './follower.ts';
 import { EMPTY_LISTING, type GroupListing } from './refGroup.ts';
 import type { SourceRecord } from './served.ts';
 

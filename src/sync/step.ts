@@ -6,7 +6,7 @@ import type { SyncOutcome } from '../shared/status.ts';
 import { messageOf } from '../shared/text.ts';
 import { coordinatedStep } from './coordination/step.ts';
 import type { Damage } from './damage.ts';
-import type { Followed } from './followed.ts';
+import type { Followed } from './follower.ts';
 import { advance, replaced } from './retention.ts';
 import { persist, publish, record, type SourceRecord, type Worker } from './served.ts';
 import type { Source } from './source.ts';

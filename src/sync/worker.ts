@@ -8,7 +8,7 @@ import type { StatusReport, SyncOutcome } from '../shared/status.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import type { Coordination, CoordinationEvents } from './coordination/coordination.ts';
 import { createDamageLedger, type Damage } from './damage.ts';
-import { type Followed, type FollowHooks, followSource, unfollow } from './followed.ts';
+import { type Followed, type FollowHooks, followSource, unfollow } from './follower.ts';
 import { resolvedOf, syncGroup } from './groupStep.ts';
 import { joinDataDir, type Membership } from './membership.ts';
 import { adopt, askHolder, watchDataDir } from './published.ts';

@@ -51,9 +51,7 @@ export async function connectRedis(options: RedisLinkOptions): Promise<RedisLink
       connectTimeout: config.connectTimeoutMs,
       // 100 ms, 200 ms, … at most 5 s apart.
       reconnectStrategy: (retries: number) => Math.min(100 * 2 ** Math.min(retries, 6), 5_000),
-      ...(config.tls === undefined
-        ? {}
-        : { tls: true as const, ...(config.tls.ca === undefined ? {} : { ca: config.tls.ca }) }),
+      ...(config.tls === undefined ? {} : { tls: true as const, ca: config.tls.ca }),
     },
     disableOfflineQueue: true,
     commandOptions: { timeout },

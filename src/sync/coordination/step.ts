@@ -2,7 +2,7 @@ import { GitError, type ResolvedRef } from '../../git/index.ts';
 import type { Logger } from '../../shared/log.ts';
 import { type Coordination, coordinated } from './coordination.ts';
 import type { SyncOutcome } from '../../shared/status.ts';
-import type { Followed } from '../followed.ts';
+import type { Followed } from '../follower.ts';
 
 /** One sync of a source, given where its target comes from. */
 type Run<T> = (resolve: () => Promise<ResolvedRef>) => Promise<T>;
