@@ -2,9 +2,9 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Config, SourceConfig } from '../config/index.ts';
 import { type Followed, unfollow } from './follower.ts';
 import { EMPTY_LISTING, expandedSources, type GroupListing, isRefsSource } from './refGroup.ts';
-import { type Restored, restartedRecord } from './restore.ts';
+import { restartedRecord } from './restore.ts';
 import type { SyncOutcome } from '../shared/status.ts';
-import { commitsOf, listingOf, persist, publish, type Worker } from './served.ts';
+import { listingOf, persist, publish, type Restored, restarted, type Worker } from './served.ts';
 
 /** What a reconfigure does, by source id. */
 export interface Reconfigured {
@@ -69,23 +69,12 @@ async function apply(w: Worker, next: Config): Promise<Reconfigured> {
   const starting = await restart(w, next, changes);
   w.queue.concurrency = next.sync.concurrency;
   w.coordination?.follow(next.sources, w.replicaEvents);
-  // A removed ref of a `refs:` source drops what it served; a removed source of its own keeps it in dataDir.
-  const removedRefs = changes.removed
-    .map((id) => was.followed.get(id)!)
-    .filter((followed) => followed.config.group !== undefined);
-  for (const id of changes.removed) w.retention.reset(id);
-  for (const { config } of removedRefs)
-    w.retention.drop(config.id, commitsOf(w.records.get(config.id)?.served));
-  w.records = new Map(
-    next.sources.map((s) => [s.id, starting.get(s.id)?.record ?? w.records.get(s.id) ?? { tried: false }]),
-  );
-  for (const [id, { dropped }] of starting) {
-    w.retention.reset(id);
-    w.retention.drop(id, dropped);
-  }
+  const removed = changes.removed.map((id) => was.followed.get(id)!);
+  restarted(w, next.sources, starting, removed);
   publish(w);
+  // What the changed sources and the removed refs stopped serving is forgotten once state.json is written.
   const changed = changes.changed.map((id) => w.running.followed.get(id)!);
-  await persist(w, [...changed, ...removedRefs], changes.removed);
+  await persist(w, [...changed, ...removed.filter((f) => f.config.group !== undefined)], changes.removed);
   for (const id of changes.removed) membership.release(id);
   void syncAll(w, 'reload', (source) => starting.has(source.id));
   return changes;

@@ -49,7 +49,7 @@ export interface Worker {
   /** Runs a step after every step of the same store asked for before it (the refs of one `refs:` source). */
   readonly storeTurn: <T>(store: string, step: () => Promise<T>) => Promise<T>;
   readonly damage: DamageLedger;
-  /** What each source stopped serving, forgotten once state.json no longer names it (its one caller is here). */
+  /** What the sources stopped serving: told only by this file's record, restarted and persist. */
   readonly retention: Retention;
   /** Told after every sync how long it ran, waiting for its turn not counted (metrics). */
   readonly onSynced: ((outcome: SyncOutcome, seconds: number) => void) | undefined;
@@ -72,6 +72,12 @@ export interface Worker {
   stopped: boolean;
 }
 
+/** What a source starts from (a start, a reconfigure), and the commits it held that it no longer serves. */
+export interface Restored {
+  record: SourceRecord;
+  dropped: string[];
+}
+
 /** The commits a served set names: the current one, then the retained ones. */
 export const commitsOf = (served: ServedSource | undefined): string[] =>
   served === undefined ? [] : [served.current, ...served.retained].map((ns) => ns.commit);
@@ -83,6 +89,30 @@ export const listingOf = (w: Worker, id: string): GroupListing =>
 export function record(w: Worker, id: string, next: SourceRecord, dropped: readonly string[] = []): void {
   w.records = new Map(w.records).set(id, next);
   w.retention.drop(id, dropped);
+}
+
+/**
+ * The records of the sources `sources` once a reconfigure restarted some: the `starting` ones (added, changed)
+ * from what they start from, the others as they were. A `removed` ref of a `refs:` source drops what it served
+ * (its store is shared with the refs that stay); a removed source of its own keeps its commits in dataDir.
+ */
+export function restarted(
+  w: Worker,
+  sources: readonly SourceConfig[],
+  starting: ReadonlyMap<string, Restored>,
+  removed: readonly Followed[],
+): void {
+  for (const { config } of removed) {
+    w.retention.reset(config.id);
+    if (config.group !== undefined) w.retention.drop(config.id, commitsOf(w.records.get(config.id)?.served));
+  }
+  w.records = new Map(
+    sources.map((s) => [s.id, starting.get(s.id)?.record ?? w.records.get(s.id) ?? { tried: false }]),
+  );
+  for (const [id, { dropped }] of starting) {
+    w.retention.reset(id);
+    w.retention.drop(id, dropped);
+  }
 }
 
 /** Commits the other refs of `followed`'s `refs:` source serve: their shared store keeps them pinned. */

@@ -58,8 +58,8 @@ function every(clock: Clock, ms: number, fire: () => void): () => void {
 }
 
 /**
- * Coordination of replicas through Redis: a poll lease per source (redisLeases.ts), the commit its holder resolves
- * published as a hint, webhooks announced on one channel, and what each replica serves (redisReports.ts). Every
+ * Coordination of replicas through Redis: a poll lease per source (leases.ts), the commit its holder resolves
+ * published as a hint, webhooks announced on one channel, and what each replica serves (reports.ts). Every
  * failure makes this replica follow on its own until Redis answers again; nothing here throws at the sync worker.
  * Resolves once connected, or after the connect timeout (down then, reconnecting behind).
  */
