@@ -16,7 +16,7 @@ import { failureOf } from './step.ts';
 // syncs it and publishes the result in state.json; the others watch for that and serve what it names.
 
 /** How often the files are looked at when no watch event came (a filesystem that sends none). */
-export const PUBLICATION_POLL_MS = 1_000;
+const PUBLICATION_POLL_MS = 1_000;
 
 /** What another process on the dataDir did, as this one learns it. */
 export interface DataDirEvents {

@@ -44,6 +44,21 @@ function sharedSources(
   );
 }
 
+/** A message on the channel: a replica asks every one to sync a source, or the polling one published a commit. */
+function heard(
+  message: string,
+  replica: string,
+  keyed: ReadonlyMap<string, SharedSource>,
+  events: CoordinationEvents,
+): void {
+  const [kind, key, from] = message.split(' ');
+  const source = keyed.get(key ?? '');
+  // What this replica announced or published, it has done already.
+  if (source === undefined || from === replica) return;
+  if (kind === 'sync') events.triggered(source.id, 'a webhook at another replica');
+  if (kind === 'commit') events.triggered(source.id, 'a new commit published by the replica polling it');
+}
+
 /** Calls `fire` every `ms` until the returned function is called. */
 function every(clock: Clock, ms: number, fire: () => void): () => void {
   let stop = () => {};
@@ -76,14 +91,7 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
   const reportAll = () => {
     for (const source of followed.values()) reports.report(source, served[source.id] ?? null);
   };
-  const onMessage = (message: string) => {
-    const [kind, key, from] = message.split(' ');
-    const source = keyed.get(key ?? '');
-    // What this replica announced or published, it has done already.
-    if (source === undefined || from === replica) return;
-    if (kind === 'sync') events.triggered(source.id, 'a webhook at another replica');
-    if (kind === 'commit') events.triggered(source.id, 'a new commit published by the replica polling it');
-  };
+  const onMessage = (message: string) => heard(message, replica, keyed, events);
   const link = await connectRedis({
     config,
     replica,
