@@ -20,7 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { type AuthGate, createAuthGate } from '../src/http/auth/gate.ts';
-import { silentLogger } from '../src/shared/log.ts';
+import { silentLogger } from '../src/shared/logger.ts';
 import { signingKey, signToken, startIssuer } from '../test/helpers/issuer.ts';
 import { startRoundRobinProxy } from '../test/helpers/roundRobinProxy.ts';
 import { call, cpuMs, inventory, type McpTarget, random, rssMiB, startChild } from './mcpHttp.ts';

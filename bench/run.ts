@@ -24,7 +24,7 @@ import { scriptEnvironment } from '../src/run/environment.ts';
 import { createRunner, type RunnerOptions } from '../src/run/runner.ts';
 import { createServerFactory } from '../src/mcp/server.ts';
 import { snapshotOf } from '../src/mcp/snapshot.ts';
-import { silentLogger } from '../src/shared/log.ts';
+import { silentLogger } from '../src/shared/logger.ts';
 import { cachePolicy } from '../src/mcp/cache.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -40,7 +40,7 @@ import {
 } from '../src/mcp/search.ts';
 import { createServerFactory } from '../src/mcp/server.ts';
 import { snapshotOf, type ServedSkill } from '../src/mcp/snapshot.ts';
-import { silentLogger } from '../src/shared/log.ts';
+import { silentLogger } from '../src/shared/logger.ts';
 import { type CatalogSkill, QUERIES, realisticCatalog, type SearchQuery } from './searchCatalog.ts';
 import { syntheticRepo } from './synthetic.ts';
 

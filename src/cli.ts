@@ -2,27 +2,19 @@
 // Only what every command needs loads here; a command's module, and the libraries only it uses, load when it runs.
 import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { inspect } from 'node:util';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { CheckOptions } from './commands/check.ts';
-import type { DiffOptions } from './commands/diff.ts';
+import type { DiffOptions } from './pins/diff.ts';
 import type { Serving } from './commands/serve.ts';
-import type { DiffFormat } from './commands/update.ts';
+import type { DiffFormat } from './pins/update.ts';
 import { parseDuration } from './config/duration.ts';
 import { ConfigError } from './config/error.ts';
-import {
-  createLogger,
-  LOG_FORMATS,
-  LOG_LEVELS,
-  type LogFormat,
-  type Logger,
-  type LogLevel,
-} from './shared/log.ts';
+import { EXIT, EXIT_CODES } from './shared/exitCodes.ts';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type Logger, type LogLevel } from './shared/log.ts';
 import { closest } from './shared/text.ts';
 import { SERVER_VERSION } from './shared/version.ts';
 
-export const EXIT_USAGE = 2;
-/** Exit status when serve cannot start: dataDir in use, the port cannot be opened, exposure without auth. */
-export const SERVE_CANNOT_START = 2;
 /** How long a shutdown may take before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 5_000;
 
@@ -90,13 +82,14 @@ const processIo: CliIo = {
   interactive: process.stderr.isTTY === true,
 };
 
-/** The logger of a command that logs: the global `--log-level` (or SKILLPIN_LOG_LEVEL) and `--log-format`. */
-function loggerOf(command: Command, level: LogLevel) {
+/**
+ * The logger of a command that logs: the global `--log-level` (or SKILLPIN_LOG_LEVEL) and `--log-format`. The
+ * logger's module (and pino with it) loads here, with the first command that logs.
+ */
+async function loggerOf(command: Command, level: LogLevel) {
   const options = command.optsWithGlobals<{ logLevel?: LogLevel; logFormat?: LogFormat }>();
-  return createLogger({
-    level: options.logLevel ?? level,
-    ...(options.logFormat === undefined ? {} : { format: options.logFormat }),
-  });
+  const { createLogger } = await import('./shared/logger.ts');
+  return createLogger({ level: options.logLevel ?? level, format: options.logFormat });
 }
 
 /** The config file, validated: the config module (yaml, zod) loads only for a command that reads one. */
@@ -104,13 +97,13 @@ const loadConfig = async (file: string) => (await import('./config/index.ts')).l
 
 /** What `serve` and `sync` follow: the config's sources, or exactly the lockfile's commits under `--locked`. */
 async function servedConfig(file: string, locked: boolean) {
-  const { servedConfig } = await import('./commands/pinning.ts');
+  const { servedConfig } = await import('./pins/pinning.ts');
   return servedConfig(await loadConfig(file), locked);
 }
 
 /** The config, with its signature keys read (lock and update resolve refs that may need verifying). */
 async function keyedConfig(file: string) {
-  const { checkKeys } = await import('./commands/pinning.ts');
+  const { checkKeys } = await import('./pins/pinning.ts');
   return checkKeys(await loadConfig(file));
 }
 
@@ -153,14 +146,17 @@ function serveCommand(cli: Command, { io, exit }: Wiring): void {
       // `skillpin` alone where there is no config: say how to get one, not "cannot be read".
       if (serving.getOptionValueSource('config') === 'default' && !existsSync(options.config)) {
         io.err(NO_CONFIG_HELP);
-        exit(EXIT_USAGE);
+        exit(EXIT.config);
         return;
       }
       const locked = options.locked === true;
       const reread = async () => servedConfig(options.config, locked);
+      // Serving's modules load while the config is read (a config error leaves them unused).
+      const loading = import('./commands/serve.ts');
+      loading.catch(() => undefined);
       const config = await reread();
-      const logger = loggerOf(command, 'info');
-      const { CannotServeError, startServing } = await import('./commands/serve.ts');
+      const logger = await loggerOf(command, 'info');
+      const { CannotServeError, startServing } = await loading;
       try {
         const serving = await startServing(config, {
           logger,
@@ -172,7 +168,7 @@ function serveCommand(cli: Command, { io, exit }: Wiring): void {
       } catch (error) {
         if (!(error instanceof CannotServeError)) throw error;
         io.err(`skillpin: ${error.message}\n`);
-        exit(SERVE_CANNOT_START);
+        exit(error.exit);
       }
     },
   );
@@ -183,7 +179,7 @@ function syncCommand(cli: Command, { io, exit }: Wiring): void {
   cli
     .command('sync')
     .description(
-      'sync every source once (fetch, index, record in dataDir) with progress on stderr; exit 1 if any source failed',
+      'sync every source once (fetch, index, record in dataDir) with progress on stderr (exit 0 ok, 2 a source failed, 75 another process did not sync one in time)',
     )
     .addOption(configOption())
     .option(
@@ -193,7 +189,7 @@ function syncCommand(cli: Command, { io, exit }: Wiring): void {
     )
     .option('--locked', 'sync exactly the commits of the lockfile')
     .action(async (options: { config: string; wait?: number; locked?: boolean }, command: Command) => {
-      const logger = loggerOf(command, 'warn');
+      const logger = await loggerOf(command, 'warn');
       const { sync } = await import('./commands/sync.ts');
       exit(
         await sync(
@@ -211,7 +207,7 @@ function checkCommand(cli: Command, { io, exit }: Wiring): void {
   cli
     .command('check')
     .description(
-      'index one commit exactly as the server would and report every skill and problem (exit 0 ok, 1 errors, 2 usage or I/O)',
+      'index one commit exactly as the server would and report every skill and problem (exit 0 ok, 1 errors or a refused signature, 2 the repository cannot be read)',
     )
     .argument(
       '[repository]',
@@ -266,24 +262,26 @@ const formatOf = (options: { json?: boolean; markdown?: boolean }): DiffFormat =
 function pinCommands(cli: Command, { io, exit }: Wiring): void {
   cli
     .command('lock')
-    .description('resolve every source and write the lockfile (skillpin.lock next to the config, or lock:)')
+    .description(
+      'resolve every source and write the lockfile (skillpin.lock next to the config, or lock:) (exit 0 written, 2 a source failed)',
+    )
     .addOption(configOption())
     .action(async (options: { config: string }) => {
-      const { lock } = await import('./commands/lock.ts');
+      const { lock } = await import('./pins/lock.ts');
       exit(await lock(await keyedConfig(options.config), io));
     });
 
   const updating = cli
     .command('update')
     .description(
-      're-resolve refs, rewrite the lockfile and print what changed (exit 0 unchanged, 1 changed, 2 errors)',
+      're-resolve refs, rewrite the lockfile and print what changed (exit 0 unchanged, 1 changed, 2 a source failed)',
     )
     .argument('[source...]', 'the sources to update (default: all)')
     .addOption(configOption());
   for (const option of formats()) updating.addOption(option);
   updating.action(
     async (names: string[], options: { config: string; json?: boolean; markdown?: boolean }) => {
-      const { update } = await import('./commands/update.ts');
+      const { update } = await import('./pins/update.ts');
       exit(await update(await keyedConfig(options.config), names, formatOf(options), io));
     },
   );
@@ -293,7 +291,9 @@ function pinCommands(cli: Command, { io, exit }: Wiring): void {
 function diffCommand(cli: Command, { io, exit }: Wiring): void {
   const diffing = cli
     .command('diff')
-    .description('the skills added, removed and changed between two commits of a repository')
+    .description(
+      'the skills added, removed and changed between two commits of a repository (exit 0 ok, 2 an end cannot be read)',
+    )
     .argument(
       '<repository>',
       'a local repository, an http(s) URL, or github:owner/repo / gitlab:group/project',
@@ -326,9 +326,9 @@ function diffCommand(cli: Command, { io, exit }: Wiring): void {
       },
     ) => {
       const { json: _json, markdown: _markdown, config: file, ...rest } = options;
-      const { diff } = await import('./commands/diff.ts');
-      const config = file === undefined ? {} : { config: await keyedConfig(file) };
-      exit(await diff({ repository, from, to, ...rest, ...config, format: formatOf(options) }, io));
+      const { diff } = await import('./pins/diff.ts');
+      const config = file === undefined ? undefined : await keyedConfig(file);
+      exit(await diff({ repository, from, to, ...rest, config, format: formatOf(options) }, io));
     },
   );
 }
@@ -338,7 +338,7 @@ function verifyCommand(cli: Command, { io, exit }: Wiring): void {
   cli
     .command('verify')
     .description(
-      'connect as a host would and verify every file of every listed skill (exit 0 ok, 1 failures, 2 cannot connect)',
+      'connect as a host would and verify every file of every listed skill (exit 0 ok, 1 failures, 69 cannot connect)',
     )
     .argument('[url]', 'a Streamable HTTP endpoint, e.g. http://127.0.0.1:3917/mcp')
     .option(
@@ -359,7 +359,7 @@ function verifyCommand(cli: Command, { io, exit }: Wiring): void {
       ) => {
         const cliEntry = fileURLToPath(import.meta.url);
         const { verify } = await import('./commands/verify.ts');
-        exit(await verify({ ...(url === undefined ? {} : { url }), ...options }, cliEntry, io));
+        exit(await verify({ url, ...options }, cliEntry, io));
       },
     );
 }
@@ -413,6 +413,7 @@ export function program(
     .showHelpAfterError()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride()
+    .addHelpText('after', EXIT_HELP)
     .addOption(
       new Option('--log-level <level>', 'what is logged on stderr (default: info; sync: warn)')
         .choices(LOG_LEVELS)
@@ -436,6 +437,11 @@ export function program(
     add(cli, wiring);
   return cli;
 }
+
+/** The exit statuses, after `skillpin --help`: from the one table (docs/exit-codes.md says more). */
+const EXIT_HELP = `\nExit status: ${Object.entries(EXIT_CODES)
+  .map(([name, { status }]) => `${status} ${name}`)
+  .join(', ')} (docs/exit-codes.md)`;
 
 const NO_CONFIG_HELP = `skillpin: no skillpin.yaml in this folder. To start:
   skillpin init                                write a commented starter skillpin.yaml here
@@ -464,19 +470,23 @@ export async function run(args: readonly string[], io: CliIo = processIo): Promi
     const unknown = unknownCommand(cli, args);
     if (unknown !== undefined) {
       io.err(unknown);
-      return EXIT_USAGE;
+      return EXIT.usage;
     }
     await cli.parseAsync(args, { from: 'user' });
     return status;
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT_USAGE;
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     if (!(error instanceof ConfigError)) throw error;
     for (const problem of error.problems) io.err(`skillpin: ${problem}\n`);
-    return EXIT_USAGE;
+    return EXIT.config;
   }
 }
 
 const entry = process.argv[1];
 if (entry !== undefined && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  process.exitCode = await run(process.argv.slice(2));
+  process.exitCode = await run(process.argv.slice(2)).catch((error: unknown) => {
+    // A bug, not an outcome: not 1, which says what a command found.
+    process.stderr.write(`skillpin: internal error: ${inspect(error)}\n`);
+    return EXIT.internal;
+  });
 }

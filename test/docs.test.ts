@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { configSchema, loadConfig } from '../src/config/index.ts';
+import { EXIT_CODES } from '../src/shared/exitCodes.ts';
 import { REASONS } from '../src/shared/reasons.ts';
 import { fixture, PROJECT_ROOT } from './helpers/fixtures.ts';
 
@@ -62,19 +63,37 @@ describe('documentation', () => {
     expect(broken).toEqual([]);
   });
 
-  it('the reason table of docs/reasons.md lists exactly the exported reasons, with their severities', () => {
+  it('the table of docs/exit-codes.md lists exactly the exported exit statuses, with their names and meanings', () => {
+    const page = readFileSync(path.join(PROJECT_ROOT, 'docs', 'exit-codes.md'), 'utf8');
+    const rows = page
+      .split('\n')
+      .filter((line) => /^\| `\d+` \|/.test(line))
+      .map((row) => row.split('|').map((cell) => cell.trim()));
+    expect(rows.map(([, status, name, , meaning]) => [name, status, meaning])).toEqual(
+      Object.entries(EXIT_CODES).map(([name, { status, meaning }]) => [
+        `\`${name}\``,
+        `\`${status}\``,
+        meaning,
+      ]),
+    );
+  });
+
+  it('the reason table of docs/reasons.md lists exactly the registry: every code, with its kind and severity', () => {
     const rows = reasons.split('\n').filter((line) => /^\| `[a-z0-9-]+`/.test(line));
     const documented = new Map<string, string>();
     for (const row of rows) {
-      const [codes = '', severity = ''] = row
+      const [codes = '', kind = '', severity = ''] = row
         .split('|')
-        .slice(1, 3)
+        .slice(1, 4)
         .map((cell) => cell.trim());
-      if (severity !== 'error' && severity !== 'warning') continue;
-      for (const code of codes.match(/`([a-z0-9-]+)`/g) ?? []) documented.set(code.slice(1, -1), severity);
+      if (!['error', 'warning', 'info'].includes(severity)) continue;
+      for (const code of codes.match(/`([a-z0-9-]+)`/g) ?? [])
+        documented.set(code.slice(1, -1), `${kind} ${severity}`);
     }
     expect(Object.fromEntries(documented)).toEqual(
-      Object.fromEntries(Object.entries(REASONS).map(([code, { severity }]) => [code, severity])),
+      Object.fromEntries(
+        Object.entries(REASONS).map(([code, { kind, severity }]) => [code, `${kind} ${severity}`]),
+      ),
     );
   });
 

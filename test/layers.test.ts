@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from './helpers/fixtures.ts';
 
-/** DESIGN.md §Layers, bottom to top: a file may import its own layer and the layers before it. */
+/** The layers, bottom to top (docs/development.md lists them): a file may import its own layer and those before it. */
 const LAYERS = [
   'shared',
   'config',
@@ -12,13 +12,14 @@ const LAYERS = [
   'index',
   'catalog',
   'sync',
+  'pins',
   'run',
   'mcp',
   'http',
   'commands',
   'cli.ts',
 ];
-/** DESIGN.md: skills depends on nothing of ours but the leaf modules. */
+/** skills/ (pure rules) and shared/ (leaf helpers) depend on nothing of ours but the leaf modules. */
 const ONLY: Record<string, string[]> = { shared: ['shared'], skills: ['shared', 'skills'] };
 
 const SRC = path.join(PROJECT_ROOT, 'src');
@@ -26,7 +27,7 @@ const SRC = path.join(PROJECT_ROOT, 'src');
 function layerOf(file: string): string {
   const first = path.relative(SRC, file).split(path.sep)[0]!;
   if (!LAYERS.includes(first))
-    throw new Error(`${path.relative(PROJECT_ROOT, file)} is in no layer of DESIGN.md`);
+    throw new Error(`${path.relative(PROJECT_ROOT, file)} is in no layer (docs/development.md)`);
   return first;
 }
 

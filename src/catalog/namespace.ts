@@ -50,9 +50,9 @@ export function buildNamespace(
     origin,
     skills: index.skills,
     problems: index.problems,
-    ...(index.signer === undefined ? {} : { signer: index.signer }),
+    signer: index.signer,
     readBlob,
-    ...(skillMdBody === undefined ? {} : { skillMdBody }),
+    skillMdBody,
   };
 }
 

@@ -17,14 +17,21 @@ import {
   worktreeTree,
 } from '../git/index.ts';
 import { isWithin } from '../skills/index.ts';
+import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
+import type { SourceReason } from '../shared/reasons.ts';
 import { plural } from '../shared/text.ts';
 import { annotations } from './annotations.ts';
 import type { Signer } from '../shared/signer.ts';
 import { openSource, type Source } from '../sync/source.ts';
-import { withScratch } from './scratch.ts';
-import { COMMIT_ID, fullCommit, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
-
-export { UsageError } from './sourceArgs.ts';
+import { withScratch } from '../pins/scratch.ts';
+import {
+  COMMIT_ID,
+  fullCommit,
+  locationOf,
+  UsageError,
+  type VerifyOptions,
+  verifyOf,
+} from '../pins/sourceArgs.ts';
 
 export interface CheckOptions extends VerifyOptions {
   target: string;
@@ -94,7 +101,14 @@ export interface CheckReport {
   signer: Signer | null;
 }
 
-export const CHECK_EXIT = { ok: 0, problems: 1, usage: 2 } as const;
+/** A signature the keys refuse is a finding about the commit, as a problem is; any other git failure stops the check. */
+const SIGNATURE_REFUSALS: ReadonlySet<string> = new Set<SourceReason>([
+  'source-unsigned',
+  'source-signature-invalid',
+  'source-signer-unknown',
+  'source-signer-not-allowed',
+  'source-signer-expired',
+]);
 
 /** A source id from a repository's name: `My_Skills.git` → `my-skills`. */
 function idFrom(target: string): string {
@@ -131,7 +145,7 @@ function sourceFor(options: CheckOptions): SourceConfig {
     strictNames: options.strictNames ?? false,
     keep: 0,
     timeoutMs: DEFAULT_HTTP_TIMEOUT_MS,
-    ...(verify === undefined ? {} : { verify }),
+    verify,
   };
 }
 
@@ -146,7 +160,7 @@ async function inRepository(source: SourceConfig, options: CheckOptions): Promis
   const given = root === typed ? options.target : path.relative(process.cwd(), root) || '.';
   return {
     ...source,
-    ...(options.id === undefined ? { id: idFrom(root) } : {}),
+    id: options.id ?? idFrom(root),
     location: { kind: 'local', path: root, given },
   };
 }
@@ -290,14 +304,14 @@ export function renderReport(report: CheckReport, problemsOnly = false): string 
 export async function check(
   options: CheckOptions,
   io: { out: (text: string) => void; err: (text: string) => void },
-): Promise<number> {
+): Promise<ExitStatus> {
   const { out, err } = io;
   const format = options.format ?? (options.json ? 'json' : 'text');
-  const fail = (reason: string, detail: string) => {
+  const fail = (reason: string, detail: string): ExitStatus => {
     if (format === 'json') out(`${JSON.stringify({ version: 1, error: { reason, detail } })}\n`);
     else if (format === 'github') out(annotations.failure(detail));
     else err(`skillpin check: ${reason === 'usage' ? '' : `${reason}: `}${detail}\n`);
-    return CHECK_EXIT.usage;
+    return reason === 'usage' ? EXIT.usage : SIGNATURE_REFUSALS.has(reason) ? EXIT.findings : EXIT.failed;
   };
   let source: SourceConfig;
   let worktree: 'asked' | 'default' | undefined;
@@ -345,13 +359,13 @@ export async function check(
       if (options.fix && source.location.kind === 'local') {
         const { applyFixes } = await import('./checkFix.ts');
         await applyFixes(source.location.path, report, options.write ?? false, io);
-        return report.ok ? CHECK_EXIT.ok : CHECK_EXIT.problems;
+        return report.ok ? EXIT.ok : EXIT.findings;
       }
       if (format === 'json') out(`${JSON.stringify(report, null, 2)}\n`);
       else if (format === 'github')
         out(annotations.report(report, githubPrefix(source), options.problemsOnly));
       else out(renderReport(report, options.problemsOnly));
-      return report.ok ? CHECK_EXIT.ok : CHECK_EXIT.problems;
+      return report.ok ? EXIT.ok : EXIT.findings;
     } catch (error) {
       if (!(error instanceof GitError || error instanceof UsageError)) throw error;
       return fail(error instanceof GitError ? error.code : 'usage', error.message);

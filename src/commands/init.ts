@@ -1,8 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { repositoryRootOf } from '../git/index.ts';
-
-export const INIT_EXIT = { written: 0, usage: 2 } as const;
+import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 
 /** The local source: the repository holding the config's folder, else one to create, commented out. */
 function localSource(repository: string | undefined): string {
@@ -52,7 +51,7 @@ export async function init(
   file: string,
   options: { force?: boolean },
   io: { out: (text: string) => void; err: (text: string) => void },
-): Promise<number> {
+): Promise<ExitStatus> {
   const target = path.resolve(file);
   const root = await repositoryRootOf(path.dirname(target));
   const repository = root === undefined ? undefined : path.relative(path.dirname(target), root) || '.';
@@ -65,11 +64,11 @@ export async function init(
         ? `skillpin init: ${file} exists; keeping it (--force replaces it)\n`
         : `skillpin init: ${file} cannot be written (${code ?? 'error'})\n`,
     );
-    return INIT_EXIT.usage;
+    return EXIT.cannotCreate;
   }
   io.out(
     `wrote ${file}: the public anthropics/skills and ${repository === undefined ? 'a local source to enable once this folder is a git repository' : `this repository (${repository})`}.\n` +
       `Next: skillpin serve --config ${file} --http 127.0.0.1:3917, or add skillpin serve --config ${file} to your MCP host.\n`,
   );
-  return INIT_EXIT.written;
+  return EXIT.ok;
 }

@@ -1,8 +1,7 @@
 import os from 'node:os';
 import type { Config } from '../config/index.ts';
+import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import { liveProcesses } from '../sync/processes.ts';
-
-export const RELOAD_EXIT = { sent: 0, nobody: 1, usage: 2 } as const;
 
 /**
  * `skillpin reload`: the config is valid (it was loaded to get here), so every `skillpin serve` on this host that
@@ -13,7 +12,7 @@ export function reload(
   config: Config,
   io: { out: (text: string) => void; err: (text: string) => void },
   signal: (pid: number, name: NodeJS.Signals) => void = (pid, name) => void process.kill(pid, name),
-): number {
+): ExitStatus {
   const servers = liveProcesses(config.dataDir).filter(
     (p) => p.command === 'serve' && p.config === config.file,
   );
@@ -21,13 +20,13 @@ export function reload(
     io.err(
       `skillpin reload: no skillpin process holds ${config.dataDir}; nothing to reload (skillpin serve starts one)\n`,
     );
-    return RELOAD_EXIT.nobody;
+    return EXIT.unavailable;
   }
   const here = servers.filter((p) => p.host === os.hostname());
   if (here.length === 0) {
     const { pid, host } = servers[0]!;
     io.err(`skillpin reload: ${config.dataDir} is served by pid ${pid} on host ${host}; run reload there\n`);
-    return RELOAD_EXIT.usage;
+    return EXIT.unavailable;
   }
   for (const { pid } of new Map(here.map((p) => [p.pid, p])).values()) {
     signal(pid, 'SIGHUP');
@@ -35,5 +34,5 @@ export function reload(
       `sent SIGHUP to skillpin serve (pid ${pid}): it re-reads the config it was started with; its log says what changed\n`,
     );
   }
-  return RELOAD_EXIT.sent;
+  return EXIT.ok;
 }

@@ -8,6 +8,7 @@ import { cachePolicy, type CachePolicy } from '../mcp/cache.ts';
 import { observeRequests } from '../mcp/observe.ts';
 import { searchIndexOf } from '../mcp/search.ts';
 import { createServerFactory, type ServerFactory } from '../mcp/server.ts';
+import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
 import { type Clock, systemClock } from '../shared/clock.ts';
@@ -51,9 +52,12 @@ export interface Serving {
   close(): Promise<void>;
 }
 
-/** Serving cannot start: the message says why in one line, for the user. */
+/** Serving cannot start: the message says why in one line, for the user; `exit` is the process's status. */
 export class CannotServeError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly exit: ExitStatus,
+  ) {
     super(message);
     this.name = 'CannotServeError';
   }
@@ -243,10 +247,15 @@ interface Endpoint {
 }
 
 /** MCP over one stdio-style connection. stdio is the local user's own process: auth: applies to HTTP only. */
-async function serveTransport(core: Core, options: ServeOptions, git: string): Promise<Endpoint> {
-  const { serveStdio } = await import('@modelcontextprotocol/server/stdio');
+async function serveTransport(
+  core: Core,
+  options: ServeOptions,
+  git: string,
+  stdio: Promise<typeof import('@modelcontextprotocol/server/stdio')>,
+): Promise<Endpoint> {
+  const { serveStdio } = await stdio;
   const handle = serveStdio(core.factory, {
-    ...(options.transport === undefined ? {} : { transport: options.transport }),
+    transport: options.transport,
     onerror: (error) => options.logger.debug({ err: error.message }, 'stdio'),
   });
   return {
@@ -294,7 +303,7 @@ async function serveHttp(
       logger,
     });
   } catch (error) {
-    if (error instanceof ListenError) throw new CannotServeError(error.message);
+    if (error instanceof ListenError) throw new CannotServeError(error.message, EXIT.unavailable);
     throw error;
   }
   const page = new URL('/', server.url).href;
@@ -315,7 +324,7 @@ function checkExposure(config: Config, options: ServeOptions): void {
   const { http } = options;
   if (http === undefined || config.auth !== undefined || isLoopbackHost(http.host)) return;
   if (options.allowUnauthenticated !== true)
-    throw new CannotServeError(unauthenticatedRefusal(http.host, http.port));
+    throw new CannotServeError(unauthenticatedRefusal(http.host, http.port), EXIT.usage);
   options.logger.warn(
     { host: http.host },
     'serving without authentication on a non-loopback address (--allow-unauthenticated)',
@@ -328,7 +337,7 @@ function joinAsServer(config: Config, options: ServeOptions): Membership {
     const transport = options.http === undefined ? 'stdio' : 'http';
     return joinDataDir(config, { command: 'serve', transport }, options.logger, options.clock);
   } catch (error) {
-    if (error instanceof DataDirConflictError) throw new CannotServeError(error.message);
+    if (error instanceof DataDirConflictError) throw new CannotServeError(error.message, EXIT.config);
     throw error;
   }
 }
@@ -344,8 +353,11 @@ export async function startServing(config: Config, options: ServeOptions): Promi
   const membership = joinAsServer(config, options);
   let core: Core | undefined;
   try {
-    // `git --version` runs while the core loads and restores (its repositories wait for the same answer).
+    // `git --version` runs while the core loads and restores (its repositories wait for the same answer), and
+    // the stdio transport's module loads meanwhile.
     const probed = describeGitBackend(config.git);
+    const stdio = options.http === undefined ? import('@modelcontextprotocol/server/stdio') : undefined;
+    stdio?.catch(() => undefined);
     core = await startCore(config, options, membership);
     const git = await probed;
     const backend = `${git.backend}, ${git.reason}`;
@@ -353,7 +365,9 @@ export async function startServing(config: Config, options: ServeOptions): Promi
     // connects, so the local sources are in the catalog before the connection opens.
     const endpoint =
       options.http === undefined
-        ? await core.worker.syncAll('start', isLocal).then(() => serveTransport(core!, options, backend))
+        ? await core.worker
+            .syncAll('start', isLocal)
+            .then(() => serveTransport(core!, options, backend, stdio!))
         : await serveHttp(core, config, options.http, options, backend);
     if (options.http !== undefined) await core.worker.syncAll('start', isLocal);
     options.logger.info(

@@ -1,32 +1,32 @@
 import { createCatalog } from '../catalog/index.ts';
 import type { Config } from '../config/index.ts';
 import type { FetchProgress } from '../git/index.ts';
+import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import type { Logger } from '../shared/log.ts';
 import { joinDataDir, type Membership } from '../sync/membership.ts';
 import { DataDirConflictError } from '../sync/processes.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import { createSyncWorker } from '../sync/worker.ts';
 
-export const SYNC_EXIT = { ok: 0, failed: 1, busy: 2 } as const;
-
 /**
  * `skillpin sync`: syncs every source once, showing progress on stderr; a source another process on dataDir
- * leases is synced by that process, asked and waited for (up to `waitMs`, else the source's deadline). Exit 1 if
- * any source failed, 2 if one's holder did not publish in time or another process defines a source otherwise.
+ * leases is synced by that process, asked and waited for (up to `waitMs`, else the source's deadline). Exit
+ * `failed` if any source failed, `busy` if one's holder did not publish in time, `config` (nothing synced) if
+ * another process defines a source otherwise.
  */
 export async function sync(
   config: Config,
   options: { waitMs?: number; interactive: boolean },
   logger: Logger,
   err: (text: string) => void,
-): Promise<number> {
+): Promise<ExitStatus> {
   let membership: Membership;
   try {
     membership = joinDataDir(config, { command: 'sync' }, logger);
   } catch (error) {
     if (!(error instanceof DataDirConflictError)) throw error;
     err(`skillpin sync: ${error.message}\n`);
-    return SYNC_EXIT.busy;
+    return EXIT.config;
   }
   const { interactive } = options;
   const last = new Map<string, string>();
@@ -47,7 +47,7 @@ export async function sync(
     logger,
     onProgress,
     membership,
-    ...(options.waitMs === undefined ? {} : { askedWaitMs: options.waitMs }),
+    askedWaitMs: options.waitMs,
   });
   let outcomes: SyncOutcome[];
   // What each source served before: a sync merged with a publication of another process still says it moved.
@@ -93,6 +93,6 @@ export async function sync(
         : `${outcome.id}: FAILED ${outcome.reason}: ${outcome.detail}${outcome.serving === undefined ? '' : ` (still serving ${outcome.serving})`}\n`,
     );
   }
-  if (outcomes.some((outcome) => !outcome.ok && outcome.reason === 'source-pending')) return SYNC_EXIT.busy;
-  return outcomes.every((outcome) => outcome.ok) && !failedRefs ? SYNC_EXIT.ok : SYNC_EXIT.failed;
+  if (outcomes.some((outcome) => !outcome.ok && outcome.reason === 'source-pending')) return EXIT.busy;
+  return outcomes.every((outcome) => outcome.ok) && !failedRefs ? EXIT.ok : EXIT.failed;
 }

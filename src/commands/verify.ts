@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { SkillsClient, SkillVerificationError } from '@modelcontextprotocol/client/ext/skills';
+import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import { SERVER_VERSION } from '../shared/version.ts';
 import { plural } from '../shared/text.ts';
 
@@ -72,22 +73,22 @@ export async function verify(
   options: VerifyOptions,
   cliEntry: string,
   io: { out: (text: string) => void; err: (text: string) => void },
-): Promise<number> {
+): Promise<ExitStatus> {
   if (options.url === undefined && options.config === undefined) {
     io.err(
       'skillpin verify: give the URL of a running server (skillpin verify http://127.0.0.1:3917/mcp), ' +
         'or --config <file> to start one over stdio and verify it\n',
     );
-    return 2;
+    return EXIT.usage;
   }
   if (options.url !== undefined && options.config !== undefined) {
     io.err('skillpin verify: give a server URL or --config <file>, not both\n');
-    return 2;
+    return EXIT.usage;
   }
   const token = options.tokenEnv === undefined ? undefined : process.env[options.tokenEnv];
   if (options.tokenEnv !== undefined && (token === undefined || token === '')) {
     io.err(`skillpin verify: environment variable ${options.tokenEnv} is not set\n`);
-    return 2;
+    return EXIT.usage;
   }
   const era = options.era ?? 'auto';
   const client = new Client(
@@ -105,13 +106,13 @@ export async function verify(
       `skillpin verify: cannot connect: ${(error as Error).message}\n` +
         (said === '' ? '' : `skillpin verify: the server it started wrote:\n${said}\n`),
     );
-    return 2;
+    return EXIT.unavailable;
   }
   try {
     const skills = new SkillsClient(client);
     if (!skills.supported) {
       io.err('skillpin verify: the server does not declare the skills extension\n');
-      return 2;
+      return EXIT.unavailable;
     }
     const report: VerifyReport = { version: 1, skills: [], files: 0, failures: 0, ok: true };
     for (const entry of (await skills.list()).skills) {
@@ -141,7 +142,7 @@ export async function verify(
         `${plural(report.skills.length, 'skill')}, ${plural(report.files, 'file')} read and verified, ${plural(report.failures, 'failure')}\n`,
       );
     }
-    return report.ok ? 0 : 1;
+    return report.ok ? EXIT.ok : EXIT.findings;
   } finally {
     await client.close();
   }

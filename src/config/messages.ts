@@ -1,4 +1,4 @@
-import { type Document, LineCounter, isMap, isPair, isScalar, type Node } from 'yaml';
+import { type Document, isMap, isPair, isScalar, type LineCounter, type Node } from 'yaml';
 import type { z } from 'zod';
 import { closest } from '../shared/text.ts';
 
@@ -117,21 +117,28 @@ export function plainWords(issue: z.core.$ZodIssue, data: unknown, schema: AnySc
   }
 }
 
-/** Where a key path is in a YAML document: the key itself for an unknown key, else its value. */
+/** A config file's YAML: the path as given (every problem names it), its data, and where each key is in it. */
+export interface ConfigYaml {
+  file: string;
+  doc: Document;
+  counter: LineCounter;
+  data: unknown;
+}
+
+/** Where a key path is in a config's YAML: the key itself for an unknown key, else its value. */
 export function positionOf(
-  doc: Document,
-  counter: LineCounter,
+  yaml: ConfigYaml,
   path: ReadonlyArray<PropertyKey>,
   key?: string,
 ): { line: number; column: number } | undefined {
   const at = (offset: number | undefined) => {
     if (offset === undefined) return undefined;
-    const { line, col } = counter.linePos(offset);
+    const { line, col } = yaml.counter.linePos(offset);
     return { line, column: col };
   };
   // The deepest node that exists along the path: a missing key is reported where its parent is.
   for (let depth = path.length; depth >= 0; depth--) {
-    const node = doc.getIn(path.slice(0, depth) as unknown[], true) as Node | undefined;
+    const node = yaml.doc.getIn(path.slice(0, depth) as unknown[], true) as Node | undefined;
     if (node === undefined || node === null) continue;
     if (key !== undefined && depth === path.length && isMap(node)) {
       const pair = node.items.find((item) => isPair(item) && isScalar(item.key) && item.key.value === key);
@@ -142,4 +149,7 @@ export function positionOf(
   return undefined;
 }
 
-export { LineCounter };
+/** A problem at a key path of a config's YAML, as one line of a ConfigError. */
+export function problemAt(yaml: ConfigYaml, path: ReadonlyArray<PropertyKey>, message: string): string {
+  return formatProblem(yaml.file, { ...positionOf(yaml, path), key: keyPath(path), message });
+}

@@ -28,6 +28,34 @@ export function repositoryPathProblem(value: string): string | undefined {
 export const DEFAULT_MAX_REFS = 50;
 export const MAX_REFS_LIMIT = 1000;
 
+/*
+ * The transfer limits when the config does not say (sync.timeout, sync.deadline, sync.maxFetchBytes,
+ * sync.maxFetchObjects, git.maxMemory): the schema's defaults, and what git/ falls back on for a caller
+ * without a config (check, diff).
+ */
+/** Nothing received (or sent) for this long fails a transfer. */
+export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
+/** How long one transfer may take, however it moves. */
+export const DEFAULT_DEADLINE_MS = 10 * 60_000;
+/** Bytes one transfer may bring. */
+export const DEFAULT_MAX_FETCH_BYTES = 1024 * 1024 * 1024;
+/** Objects one fetch's pack may hold: a depth-1 fetch is a commit, its trees and files (twice git's MAX_TREE_ENTRIES). */
+export const DEFAULT_MAX_FETCH_OBJECTS = 2_000_000;
+/** The address space (`ulimit -v`) each git process may take, and the processes it starts inherit. */
+export const DEFAULT_GIT_MEMORY_BYTES = 1024 * 1024 * 1024;
+
+/** Entries per skills/list and directory page (`pageSize`): the config's default, and a server's made without one. */
+export const DEFAULT_PAGE_SIZE = 100;
+
+/**
+ * `ttlMs` of listings (they move when a tracked ref does: a minute) and of commit-pinned results (a pinned URI
+ * never changes its bytes: a day) (`cache:`): the config's defaults, and a server's made without one.
+ */
+export const DEFAULT_CACHE_TTL: Readonly<{ listTtlMs: number; pinnedTtlMs: number }> = Object.freeze({
+  listTtlMs: 60_000,
+  pinnedTtlMs: 86_400_000,
+});
+
 /** Prompts beyond a few dozen are noise in a host's prompt menu: the first skills get one, skill_list says so. */
 export const DEFAULT_MAX_PROMPTS = 40;
 

@@ -3,7 +3,14 @@ import { COMMIT_PATTERN as COMMIT, SOURCE_ID_PATTERN as SOURCE_ID } from '../sha
 import { DURATION, DURATION_ADVICE, parseDuration } from './duration.ts';
 import { GITHUB_NAME, GITLAB_NAME, webFolderAdvice } from './shorthand.ts';
 import {
+  DEFAULT_CACHE_TTL,
+  DEFAULT_DEADLINE_MS,
+  DEFAULT_GIT_MEMORY_BYTES,
+  DEFAULT_HTTP_TIMEOUT_MS,
+  DEFAULT_MAX_FETCH_BYTES,
+  DEFAULT_MAX_FETCH_OBJECTS,
   DEFAULT_MAX_PROMPTS,
+  DEFAULT_PAGE_SIZE,
   isSecureUrl,
   MAX_REFS_LIMIT,
   remoteKind,
@@ -12,6 +19,7 @@ import {
 
 const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
+/** A duration as written (`30s`, `5m`), checked and read as milliseconds; its default is in milliseconds. */
 const duration = (min: number, what: string) =>
   z
     .string({ error: `must be ${DURATION_ADVICE}` })
@@ -19,7 +27,8 @@ const duration = (min: number, what: string) =>
     .refine(
       (text) => !DURATION.test(text) || parseDuration(text) >= min,
       `${what} must be at least ${min >= 1000 ? `${min / 1000}s` : `${min}ms`}`,
-    );
+    )
+    .transform(parseDuration);
 
 /** `user@host:path`: git's scp-like SSH syntax (no `://`, a colon before any slash; no host starting with `-`). */
 
@@ -267,34 +276,44 @@ const auth = z
 export const configSchema = z.strictObject({
   dataDir: z.string().min(1).default('.skillpin'),
   lock: z.string().min(1).optional(),
-  pageSize: z.number().int().positive().max(10_000).default(100),
+  pageSize: z.number().int().positive().max(10_000).default(DEFAULT_PAGE_SIZE),
   strictNames: z.boolean().default(false),
   tools: z.boolean().default(true),
   prompts: z.boolean().default(true),
   maxPrompts: z.number().int().min(0).max(10_000).default(DEFAULT_MAX_PROMPTS),
   cache: z
     .strictObject({
-      listTtlMs: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).default(60_000),
-      pinnedTtlMs: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).default(86_400_000),
+      listTtlMs: z
+        .number()
+        .int()
+        .nonnegative()
+        .max(Number.MAX_SAFE_INTEGER)
+        .default(DEFAULT_CACHE_TTL.listTtlMs),
+      pinnedTtlMs: z
+        .number()
+        .int()
+        .nonnegative()
+        .max(Number.MAX_SAFE_INTEGER)
+        .default(DEFAULT_CACHE_TTL.pinnedTtlMs),
     })
     .prefault({}),
   sync: z
     .strictObject({
       concurrency: z.number().int().min(1).max(64).default(4),
-      timeout: duration(100, 'timeout').default('30s'),
-      deadline: duration(1000, 'deadline').default('10m'),
+      timeout: duration(100, 'timeout').default(DEFAULT_HTTP_TIMEOUT_MS),
+      deadline: duration(1000, 'deadline').default(DEFAULT_DEADLINE_MS),
       maxFetchBytes: z
         .number()
         .int()
         .min(1024 * 1024)
         .max(Number.MAX_SAFE_INTEGER)
-        .default(1024 * 1024 * 1024),
-      maxFetchObjects: z.number().int().min(1000).max(0xffffffff).default(2_000_000),
+        .default(DEFAULT_MAX_FETCH_BYTES),
+      maxFetchObjects: z.number().int().min(1000).max(0xffffffff).default(DEFAULT_MAX_FETCH_OBJECTS),
       redirects: z.enum(['follow', 'refuse']).default('follow'),
-      poll: duration(1000, 'poll').default('5m'),
+      poll: duration(1000, 'poll').default(5 * 60_000),
       keep: z.number().int().min(0).max(100).default(2),
-      retryMin: duration(10, 'retryMin').default('5s'),
-      retryMax: duration(10, 'retryMax').default('10m'),
+      retryMin: duration(10, 'retryMin').default(5_000),
+      retryMax: duration(10, 'retryMax').default(10 * 60_000),
     })
     .prefault({}),
   webhook: z
@@ -321,7 +340,7 @@ export const configSchema = z.strictObject({
         .int()
         .min(64 * 1024 * 1024)
         .max(Number.MAX_SAFE_INTEGER)
-        .default(1024 * 1024 * 1024),
+        .default(DEFAULT_GIT_MEMORY_BYTES),
       proxy: z
         .string()
         .refine(
@@ -344,7 +363,7 @@ export const configSchema = z.strictObject({
     .strictObject({
       confirm: z.enum(['ask-user', 'auto', 'refuse']).default('ask-user'),
       elicitation: z.boolean().default(true),
-      tokenTtl: duration(1000, 'tokenTtl').default('10m'),
+      tokenTtl: duration(1000, 'tokenTtl').default(10 * 60_000),
       secret: z
         .string()
         .regex(
@@ -377,9 +396,9 @@ export const configSchema = z.strictObject({
         .string()
         .regex(/^[A-Za-z0-9._:-]{1,64}$/, 'must be 1-64 letters, digits, ".", "_", ":" or "-"')
         .default('skillpin:'),
-      connectTimeout: duration(100, 'connectTimeout').default('5s'),
-      commandTimeout: duration(50, 'commandTimeout').default('2s'),
-      lease: duration(1000, 'lease').default('30s'),
+      connectTimeout: duration(100, 'connectTimeout').default(5_000),
+      commandTimeout: duration(50, 'commandTimeout').default(2_000),
+      lease: duration(1000, 'lease').default(30_000),
     })
     .optional(),
   auth: auth.optional(),

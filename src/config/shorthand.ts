@@ -57,7 +57,7 @@ export function webFolder(url: string): WebFolder | undefined {
   }
   if (repository === undefined || rest.length === 0) return undefined;
   const [ref, ...folder] = rest.map(decoded);
-  return { repository, ref: ref!, ...(folder.length > 0 ? { path: folder.join('/') } : {}) };
+  return { repository, ref: ref!, path: folder.length > 0 ? folder.join('/') : undefined };
 }
 
 /** Why a `url:` that is a web page of a folder is refused, with the config lines that say the same. */

@@ -63,19 +63,19 @@ export async function describeGitBackend(
     return { backend: 'isomorphic', reason: 'configured (git.backend: isomorphic)' };
   const git = await probeGit();
   const found = git.version === undefined ? 'no git on PATH' : `git ${git.version} on PATH`;
-  const version = git.version === undefined ? {} : { gitVersion: git.version };
+  const gitVersion = git.version;
   if (settings.backend === 'cli')
     return {
       backend: 'cli',
       reason: git.usable ? `configured, ${found}` : `configured, but ${found} (at least ${minimum} needed)`,
-      ...version,
+      gitVersion,
     };
   return git.usable
-    ? { backend: 'cli', reason: `auto: ${found} (at least ${minimum} needed)`, ...version }
+    ? { backend: 'cli', reason: `auto: ${found} (at least ${minimum} needed)`, gitVersion }
     : {
         backend: 'isomorphic',
         reason: `auto: ${found}${git.version === undefined ? '' : `, older than ${minimum}`}`,
-        ...version,
+        gitVersion,
       };
 }
 
@@ -96,7 +96,7 @@ async function open(gitdir: string, store: boolean, settings: GitSettings): Prom
     git: 'git',
     batchCommand: git.batchCommand,
     maxMemoryBytes: settings.maxMemoryBytes,
-    ...(settings.proxy === undefined ? {} : { proxy: settings.proxy }),
+    proxy: settings.proxy,
   });
 }
 

@@ -9,12 +9,17 @@ export const MAX_OBJECT_BYTES = 64 * 1024 * 1024;
 export const MAX_LARGE_BLOB_BYTES = 256 * 1024 * 1024;
 /** Redirects followed for one request, as git (curl's CURLOPT_MAXREDIRS, set by git's http.c). */
 export const MAX_REDIRECTS = 20;
-/** `sync.maxFetchBytes` when the config does not say: bytes one transfer may bring. */
-export const DEFAULT_MAX_FETCH_BYTES = 1024 * 1024 * 1024;
-/** `sync.timeout` when the config does not say: nothing received (or sent) for this long fails a transfer. */
-export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
-/** `sync.deadline` when the config does not say: how long one transfer may take, however it moves. */
-export const DEFAULT_DEADLINE_MS = 10 * 60 * 1000;
+/**
+ * The transfer limits a caller passes none of (check, diff): the config's defaults. Past git.maxMemory git fails to
+ * allocate; past a fetch limit the transfer is `source-too-large`.
+ */
+export {
+  DEFAULT_DEADLINE_MS,
+  DEFAULT_GIT_MEMORY_BYTES,
+  DEFAULT_HTTP_TIMEOUT_MS,
+  DEFAULT_MAX_FETCH_BYTES,
+  DEFAULT_MAX_FETCH_OBJECTS,
+} from '../config/rules.ts';
 /** A symlink's target longer than this resolves nowhere (PATH_MAX): its blob is not read. */
 export const MAX_SYMLINK_TARGET_BYTES = 4096;
 /**
@@ -26,17 +31,6 @@ export const MAX_TREE_ENTRIES = 1_000_000;
 export const MAX_TREE_LISTING_BYTES = 256 * 1024 * 1024;
 /** Reads in flight through one `git cat-file --batch` (its answers stream in order; memory is one object). */
 export const CLI_READ_AHEAD = 512;
-/**
- * `git.maxMemory` when the config does not say: the address space (`ulimit -v`) each git process may take, and the
- * processes it starts (git-remote-http, index-pack) inherit. Past it git fails to allocate, and the transfer is
- * `source-too-large`.
- */
-export const DEFAULT_GIT_MEMORY_BYTES = 1024 * 1024 * 1024;
-/**
- * `sync.maxFetchObjects` when the config does not say: objects one fetch may bring, as its pack's header counts
- * them. Twice MAX_TREE_ENTRIES: a depth-1 fetch is one commit, its files and its trees.
- */
-export const DEFAULT_MAX_FETCH_OBJECTS = 2_000_000;
 /** Bytes of one ref advertisement (`info/refs`) the isomorphic backend reads: some 250,000 refs. */
 export const MAX_REF_LISTING_BYTES = 16 * 1024 * 1024;
 /** A local git command (no remote: rev-parse, ls-tree, update-ref) still running this long is killed. */

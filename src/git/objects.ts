@@ -118,12 +118,7 @@ export function parseTag(
   if (object === undefined || type === undefined) throw new Error(`tag ${oid} is malformed`);
   const tag = /^tag (.+)$/.exec(lines[2] ?? '')?.[1];
   const taggerTime = timeOf(lines, 'tagger');
-  return {
-    object,
-    type,
-    ...(tag === undefined ? {} : { tag }),
-    ...(taggerTime === undefined ? {} : { taggerTime }),
-  };
+  return { object, type, tag, taggerTime };
 }
 
 /** The id git gives `bytes` as a blob: the SHA-1 of `blob <size>\0<bytes>`. */

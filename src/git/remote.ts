@@ -72,10 +72,7 @@ export async function fetchCommit(
   options: FetchOptions = {},
 ): Promise<TreeCache> {
   const paths = options.paths ?? [];
-  const transfer = {
-    ...(options.have === undefined ? {} : { have: options.have }),
-    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-  };
+  const transfer = { have: options.have, onProgress: options.onProgress };
   const tagMissing = async () =>
     options.tag !== undefined && (await repo.missingObjects([options.tag])).length > 0;
   let state = await lacking(repo, commit, paths, options.trees);
@@ -84,7 +81,7 @@ export async function fetchCommit(
     if (state === undefined || fetched !== undefined) {
       await repo.fetch(remote, commit, {
         ...transfer,
-        ...(options.tag === undefined ? {} : { tag: options.tag }),
+        tag: options.tag,
         blobless: repo.partial && paths.length > 0,
       });
       state = await lacking(repo, commit, paths, options.trees);

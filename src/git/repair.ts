@@ -50,10 +50,7 @@ export async function refetchCommit(
   await fsp.rm(temp, { recursive: true, force: true });
   const fresh = await openStore(temp, options.settings);
   try {
-    await fetchCommit(fresh, remote, commit, {
-      paths: options.paths,
-      ...(options.tag === undefined ? {} : { tag: options.tag }),
-    });
+    await fetchCommit(fresh, remote, commit, { paths: options.paths, tag: options.tag });
     await fresh.close();
     await adoptPacks(temp, repo.gitdir);
     await adoptShallow(temp, repo.gitdir);

@@ -60,6 +60,19 @@ export async function readCommit(
   }
 }
 
+/** What `listCommit` gives: the commit's time, its root tree, every entry, and the trees read (by id). */
+export interface CommitListing {
+  commitTime: string;
+  tree: string;
+  entries: TreeEntry[];
+  trees: TreeCache;
+  /**
+   * The entries come from a listing made now (`Repository.listTree`), which gives the size of every blob the
+   * store holds: a blob entry without a size is one it lacks.
+   */
+  listedNow?: true;
+}
+
 /**
  * Every entry of `commit`'s tree in git's order, symlink targets not read (their blobs may not be fetched yet).
  * Subtrees found in `previous` are not read again; the returned cache holds this commit's trees only.
@@ -75,95 +88,118 @@ export async function listCommit(
      */
     expected?: boolean;
   } = {},
-): Promise<{
-  commitTime: string;
-  tree: string;
-  entries: TreeEntry[];
-  trees: TreeCache;
-  /**
-   * The entries come from a listing made now (`Repository.listTree`), which gives the size of every blob the
-   * store holds: a blob entry without a size is one it lacks.
-   */
-  listedNow?: true;
-}> {
-  const unreadable = (treeId: string, error: unknown) =>
-    error instanceof GitError
-      ? error
-      : new GitError('source-incomplete', `tree ${treeId} of commit ${commit} is missing or unreadable`, {
-          cause: error,
-          log: messageOf(error),
-        });
-  if (repo.listTree !== undefined) {
-    // With nothing cached to reuse, the listing (which takes the commit) runs while the commit is read.
-    const early =
-      options.expected === true && (previous === undefined || previous.size === 0)
-        ? repo.listTree(commit)
-        : undefined;
-    // Never an unhandled rejection: a commit that cannot be read is reported as such below.
-    early?.catch(() => undefined);
-    const { tree: root, commitTime } = await readCommit(repo, commit);
-    // One listing of the whole tree; the cache then holds the root's entries (relative to the root: all of them).
-    const known = previous?.get(root);
-    if (known !== undefined)
-      return { commitTime, tree: root, entries: [...known], trees: new Map([[root, known]]) };
-    let entries: TreeEntry[];
-    try {
-      entries = await (early ?? repo.listTree(commit));
-    } catch (error) {
-      throw unreadable(root, error);
-    }
-    return {
-      commitTime,
-      tree: root,
-      entries: [...entries],
-      trees: new Map([[root, entries]]),
-      listedNow: true,
-    };
-  }
+): Promise<CommitListing> {
+  if (repo.listTree !== undefined)
+    return listedCommit(repo, repo.listTree, commit, previous, options.expected);
   const { tree: root, commitTime } = await readCommit(repo, commit);
   const trees: TreeCache = new Map();
-  const flatten = async (treeId: string): Promise<readonly TreeEntry[]> => {
-    const known = trees.get(treeId) ?? previous?.get(treeId);
-    if (known !== undefined) {
-      trees.set(treeId, known);
-      return known;
-    }
-    let items: ReturnType<typeof parseTree>;
-    try {
-      items = parseTree(await readTyped(repo, treeId, 'tree'), treeId);
-    } catch (error) {
-      throw unreadable(treeId, error);
-    }
-    // Subtrees are asked for at once: the cli backend answers them in one pipelined stream.
-    const subtrees = await Promise.all(
-      items.map((item) => (item.kind === 'tree' ? flatten(item.oid) : undefined)),
-    );
-    // Repeated subtrees are read once but listed each time: counted before they are.
-    const count = subtrees.reduce((sum, subtree) => sum + (subtree?.length ?? 1), 0);
-    if (count > MAX_TREE_ENTRIES) throw tooManyEntries(`tree ${treeId}`);
-    // So are the paths, which grow with depth: bounded as the cli backend bounds its listing.
-    let length = 0;
-    items.forEach((item, i) => {
-      const subtree = subtrees[i];
-      if (subtree === undefined) length += item.name.length;
-      else for (const child of subtree) length += item.name.length + 1 + child.path.length;
-    });
-    if (length > MAX_TREE_LISTING_BYTES)
-      throw new GitError(
-        'source-too-large',
-        `the paths below tree ${treeId} pass ${MAX_TREE_LISTING_BYTES} characters`,
-      );
-    const entries: TreeEntry[] = [];
-    items.forEach((item, i) => {
-      if (item.kind === 'tree')
-        for (const child of subtrees[i]!) entries.push({ ...child, path: `${item.name}/${child.path}` });
-      else entries.push(treeEntry(item.name, item.kind, item.executable, item.oid));
-    });
-    trees.set(treeId, entries);
-    return entries;
-  };
-  const entries = [...(await flatten(root))];
+  const entries = [...(await flatten(repo, commit, root, trees, previous))];
   return { commitTime, tree: root, entries, trees };
+}
+
+const unreadable = (commit: string, treeId: string, error: unknown) =>
+  error instanceof GitError
+    ? error
+    : new GitError('source-incomplete', `tree ${treeId} of commit ${commit} is missing or unreadable`, {
+        cause: error,
+        log: messageOf(error),
+      });
+
+/** `listCommit` for a backend that lists a whole tree at once (`Repository.listTree`). */
+async function listedCommit(
+  repo: Repository,
+  listTree: NonNullable<Repository['listTree']>,
+  commit: string,
+  previous: TreeCache | undefined,
+  expected: boolean | undefined,
+): Promise<CommitListing> {
+  // With nothing cached to reuse, the listing (which takes the commit) runs while the commit is read.
+  const early =
+    expected === true && (previous === undefined || previous.size === 0)
+      ? listTree.call(repo, commit)
+      : undefined;
+  // Never an unhandled rejection: a commit that cannot be read is reported as such below.
+  early?.catch(() => undefined);
+  const { tree: root, commitTime } = await readCommit(repo, commit);
+  // One listing of the whole tree; the cache then holds the root's entries (relative to the root: all of them).
+  const known = previous?.get(root);
+  if (known !== undefined)
+    return { commitTime, tree: root, entries: [...known], trees: new Map([[root, known]]) };
+  let entries: TreeEntry[];
+  try {
+    entries = await (early ?? listTree.call(repo, commit));
+  } catch (error) {
+    throw unreadable(commit, root, error);
+  }
+  return {
+    commitTime,
+    tree: root,
+    entries: [...entries],
+    trees: new Map([[root, entries]]),
+    listedNow: true,
+  };
+}
+
+/**
+ * The entries below tree `treeId` of `commit`, relative to it, read object by object; each tree read (or found in
+ * `previous`) goes into `trees`.
+ */
+async function flatten(
+  repo: Repository,
+  commit: string,
+  treeId: string,
+  trees: TreeCache,
+  previous: TreeCache | undefined,
+): Promise<readonly TreeEntry[]> {
+  const known = trees.get(treeId) ?? previous?.get(treeId);
+  if (known !== undefined) {
+    trees.set(treeId, known);
+    return known;
+  }
+  let items: ReturnType<typeof parseTree>;
+  try {
+    items = parseTree(await readTyped(repo, treeId, 'tree'), treeId);
+  } catch (error) {
+    throw unreadable(commit, treeId, error);
+  }
+  // Subtrees are asked for at once: the cli backend answers them in one pipelined stream.
+  const subtrees = await Promise.all(
+    items.map((item) =>
+      item.kind === 'tree' ? flatten(repo, commit, item.oid, trees, previous) : undefined,
+    ),
+  );
+  checkListing(treeId, items, subtrees);
+  const entries: TreeEntry[] = [];
+  items.forEach((item, i) => {
+    if (item.kind === 'tree')
+      for (const child of subtrees[i]!) entries.push({ ...child, path: `${item.name}/${child.path}` });
+    else entries.push(treeEntry(item.name, item.kind, item.executable, item.oid));
+  });
+  trees.set(treeId, entries);
+  return entries;
+}
+
+/** Refuses a tree whose listing passes MAX_TREE_ENTRIES entries or MAX_TREE_LISTING_BYTES of paths. */
+function checkListing(
+  treeId: string,
+  items: ReturnType<typeof parseTree>,
+  subtrees: ReadonlyArray<readonly TreeEntry[] | undefined>,
+): void {
+  // Repeated subtrees are read once but listed each time: counted before they are.
+  const count = subtrees.reduce((sum, subtree) => sum + (subtree?.length ?? 1), 0);
+  if (count > MAX_TREE_ENTRIES) throw tooManyEntries(`tree ${treeId}`);
+  // So are the paths, which grow with depth: bounded as the cli backend bounds its listing.
+  let length = 0;
+  items.forEach((item, i) => {
+    const subtree = subtrees[i];
+    if (subtree === undefined) length += item.name.length;
+    else for (const child of subtree) length += item.name.length + 1 + child.path.length;
+  });
+  if (length > MAX_TREE_LISTING_BYTES)
+    throw new GitError(
+      'source-too-large',
+      `the paths below tree ${treeId} pass ${MAX_TREE_LISTING_BYTES} characters`,
+    );
 }
 
 /**
@@ -242,7 +278,7 @@ export function blobAccess(repo: Repository) {
   const readBlobs = blobsReader(repo);
   return {
     readBlob: (id: string) => readBlob(repo, id),
-    ...(readBlobs === undefined ? {} : { readBlobs }),
+    readBlobs,
     blobSizes: (ids: readonly string[]) => repo.objectSizes(ids),
   };
 }

@@ -26,7 +26,7 @@ export async function worktreeChanges(
     fs,
     dir,
     ref: 'HEAD',
-    ...(paths.length === 0 ? {} : { filepaths: [...paths] }),
+    filepaths: paths.length === 0 ? undefined : [...paths],
   });
   const changes: WorktreeChange[] = [];
   // Columns: HEAD (0 absent, 1 present), WORKDIR (0 absent, 1 as HEAD, 2 different), STAGE (see statusMatrix).

@@ -86,7 +86,7 @@ export function webRequestHead(req: IncomingMessage, signal: AbortSignal): Reque
   });
 }
 
-/** `head` carrying exactly `body` (the SDK's adapter decodes bodies as text, which loses bytes). */
+/** `head` carrying exactly `body` (a webhook's signature is over its raw bytes). */
 export const withBody = (head: Request, body: Uint8Array): Request =>
   body.byteLength === 0 ? head : new Request(head, { body });
 

@@ -1,11 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { discardRest, readBody, type BodyRefusal, webRequestHead, withBody, writeResponse } from './body.ts';
+import { discardRest, readBody, type BodyRefusal, webRequestHead, writeResponse } from './body.ts';
 import { BODY_RETRY_AFTER_S, type BodyLimits, createBodyBudget } from './bodyBudget.ts';
 
-/** How a request may go on once its head was checked: read its body (at most `maxBodyBytes`), then serve it. */
+/**
+ * How a request may go on once its head was checked: read its body (at most `maxBodyBytes`), then serve it. The
+ * body comes as its raw bytes beside the head's Request (empty for GET and HEAD): a second Request carrying them
+ * would cost another copy, signal and header list per request.
+ */
 export interface Admitted {
   maxBodyBytes: number;
-  serve(request: Request): Promise<Response>;
+  serve(request: Request, body: Uint8Array): Promise<Response>;
   /** Told when the body passed `maxBodyBytes` (413). */
   onTooLarge?: () => void;
 }
@@ -62,6 +66,8 @@ function pathnameOf(target: string): string {
   }
 }
 
+const NO_BODY = new Uint8Array(0);
+
 const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
 
 /**
@@ -101,7 +107,7 @@ export function requestListener(
     }
     const admitted = await options.gate(head);
     if (admitted instanceof Response) return answer(req, res, admitted);
-    if (method === 'GET' || method === 'HEAD') return answer(req, res, await admitted.serve(head));
+    if (method === 'GET' || method === 'HEAD') return answer(req, res, await admitted.serve(head, NO_BODY));
     // A client that waits for `100 Continue` (listened for as checkContinue) sends its body only now.
     if (/100-continue/i.test(req.headers.expect ?? '')) res.writeContinue();
     const read = await readBody(req, {
@@ -116,7 +122,7 @@ export function requestListener(
     }
     let response: Response;
     try {
-      response = await admitted.serve(withBody(head, read.body));
+      response = await admitted.serve(head, read.body);
     } finally {
       // Served: the body was parsed, a stream that goes on (SSE) holds no more of it.
       read.release();

@@ -18,7 +18,12 @@ import type { Logger } from '../shared/log.ts';
 import { expectPage, fill } from '../mcp/pageBytes.ts';
 import { isModernProtocol } from '../mcp/protocol.ts';
 import { announceListChanged, type ServerFactory } from '../mcp/server.ts';
-import { createSessionStore, DEFAULT_SESSION_LIMITS, type SessionLimits } from './sessions.ts';
+import {
+  createSessionStore,
+  DEFAULT_SESSION_LIMITS,
+  type SessionLimits,
+  type SessionStore,
+} from './sessions.ts';
 
 /** Methods /mcp serves: POST for every message, GET and DELETE for 2025-11-25 sessions (stream, end). */
 export const MCP_METHODS = ['POST', 'GET', 'DELETE'] as const;
@@ -32,7 +37,8 @@ export interface McpEndpointOptions {
 
 export interface McpEndpoint {
   /** Serves one request to /mcp from `peer` (the client's address), as `authInfo`'s caller when auth is on. */
-  handle(request: Request, peer: string, authInfo?: AuthInfo): Promise<Response>;
+  /** `body`: the request's raw bytes, which `request` (its head) does not carry. */
+  handle(request: Request, body: Uint8Array, peer: string, authInfo?: AuthInfo): Promise<Response>;
   /** Tells every listening client whose listing differs between the two catalog states. */
   listingChanged(previous: CatalogState, next: CatalogState): void;
   /** Closes idle sessions; run it now and then. */
@@ -57,6 +63,127 @@ const isListing = (body: unknown) =>
 /** A session is used only by the caller that opened it, seeing the same sources. */
 const sameCaller = (a: Caller | undefined, b: Caller | undefined) =>
   a === b || (a !== undefined && b !== undefined && a.id === b.id && a.visibility.key === b.visibility.key);
+const utf8 = new TextDecoder();
+
+/** One request to /mcp, its body parsed, from `peer`, as `authInfo`'s caller when auth is on. */
+interface Incoming {
+  request: Request;
+  parsedBody: unknown;
+  peer: string;
+  authInfo: AuthInfo | undefined;
+}
+
+/**
+ * A POST's body parsed as JSON (a GET or DELETE has none), or the -32700 answer when it is not JSON. Decoded as
+ * `Request.text()` decodes: UTF-8, a leading BOM dropped, a malformed sequence replaced. The SDK is handed the
+ * parsed body and reads none.
+ */
+function parseBody(method: string, body: Uint8Array): { parsed: unknown } | Response {
+  if (method !== 'POST') return { parsed: undefined };
+  try {
+    return { parsed: JSON.parse(utf8.decode(body)) };
+  } catch {
+    return rpcError(400, -32700, 'Parse error: the request body is not valid JSON');
+  }
+}
+
+/** 2026-07-28 handlers, one per visibility: subscriptions/listen streams hear only of changes their caller can see. */
+type ModernHandlers = Map<string, { handler: McpHttpHandler; visibility: Visibility }>;
+
+function modernHandlerFor(
+  handlers: ModernHandlers,
+  visibility: Visibility,
+  make: () => McpHttpHandler,
+): McpHttpHandler {
+  let entry = handlers.get(visibility.key);
+  if (entry === undefined) {
+    entry = { handler: make(), visibility };
+    handlers.set(visibility.key, entry);
+  }
+  return entry.handler;
+}
+
+/** A 2026-07-28 request, served statelessly by `handler`. */
+async function serveModern(handler: McpHttpHandler, { request, parsedBody, authInfo }: Incoming) {
+  // A listing page's entries are bytes serialized once (pageBytes.ts): the SDK answers around them.
+  const slot = isListing(parsedBody) ? expectPage(request) : undefined;
+  const response = await handler.fetch(request, { parsedBody, authInfo });
+  return slot === undefined ? response : fill(response, slot);
+}
+
+/** What 2025-11-25 sessions are made with and kept in. */
+interface Sessions {
+  factory: ServerFactory;
+  logger: Logger;
+  store: SessionStore;
+}
+
+/** A 2025-11-25 request: to the session it names, or (a POST naming none) to a new session. */
+function serveLegacy(sessions: Sessions, incoming: Incoming): Promise<Response> | Response {
+  const { request, parsedBody, authInfo } = incoming;
+  const id = request.headers.get('mcp-session-id');
+  if (id === null)
+    return request.method === 'POST'
+      ? openSession(sessions, incoming)
+      : rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+  const session = sessions.store.use(id);
+  // Another caller's session answers as one that does not exist: ids are never confirmed to strangers.
+  return session === undefined || !sameCaller(session.caller, callerOf(authInfo))
+    ? rpcError(404, -32001, SESSION_NOT_FOUND)
+    : session.transport.handleRequest(request, { parsedBody, authInfo });
+}
+
+/** A new session, when the store has room for one from this peer (429 or 503 with Retry-After when not). */
+async function openSession(sessions: Sessions, incoming: Incoming): Promise<Response> {
+  const { store, logger } = sessions;
+  const { peer } = incoming;
+  const refused = await store.admit(peer);
+  if (refused !== undefined) {
+    logger.warn({ peer, status: refused.status }, refused.message);
+    return rpcError(refused.status, -32000, refused.message, {
+      'retry-after': String(refused.retryAfterSeconds),
+    });
+  }
+  try {
+    return await connectSession(sessions, incoming);
+  } finally {
+    store.settle(peer);
+  }
+}
+
+/** A server and transport for a new session, answering its first request; kept once the SDK names the session. */
+async function connectSession(
+  { factory, store }: Sessions,
+  { request, parsedBody, peer, authInfo }: Incoming,
+): Promise<Response> {
+  const server = factory({ era: 'legacy', requestInfo: request, authInfo });
+  const caller = callerOf(authInfo);
+  const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: randomUUID,
+    onsessioninitialized: (id) => store.add(id, { transport, server, address: peer, caller }),
+    onsessionclosed: (id) => store.remove(id),
+  });
+  transport.onclose = () => {
+    if (transport.sessionId !== undefined) store.remove(transport.sessionId);
+  };
+  await server.connect(transport);
+  const response = await transport.handleRequest(request, { parsedBody, authInfo });
+  if (transport.sessionId === undefined) await server.close();
+  return response;
+}
+
+/** Whether the listing a visibility sees differs between two catalog states, worked out once per visibility. */
+function listingChangeOf(previous: CatalogState, next: CatalogState): (visibility: Visibility) => boolean {
+  const changed = new Map<string, boolean>();
+  return (visibility) => {
+    let seen = changed.get(visibility.key);
+    if (seen === undefined) {
+      seen = listingChanged(visibleState(previous, visibility), visibleState(next, visibility));
+      changed.set(visibility.key, seen);
+    }
+    return seen;
+  };
+}
 
 /**
  * Streamable HTTP at /mcp: 2026-07-28 requests are served statelessly by a server made for each, 2025-11-25
@@ -65,116 +192,27 @@ const sameCaller = (a: Caller | undefined, b: Caller | undefined) =>
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const { factory, logger } = options;
   const onerror = (error: Error) => logger.debug({ err: error.message }, 'mcp http');
-  // One modern handler per visibility: subscriptions/listen streams hear only of changes their caller can see.
-  const modern = new Map<string, { handler: McpHttpHandler; visibility: Visibility }>();
-  const modernFor = (visibility: Visibility): McpHttpHandler => {
-    let entry = modern.get(visibility.key);
-    if (entry === undefined) {
-      entry = { handler: createMcpHandler(factory, { legacy: 'reject', onerror }), visibility };
-      modern.set(visibility.key, entry);
-    }
-    return entry.handler;
-  };
+  const modern: ModernHandlers = new Map();
+  const modernFor = (authInfo: AuthInfo | undefined) =>
+    modernHandlerFor(modern, callerOf(authInfo)?.visibility ?? EVERY_SOURCE, () =>
+      createMcpHandler(factory, { legacy: 'reject', onerror }),
+    );
   const store = createSessionStore({ ...DEFAULT_SESSION_LIMITS, ...options.limits }, options.now);
-
-  const openSession = async (
-    request: Request,
-    parsedBody: unknown,
-    peer: string,
-    authInfo: AuthInfo | undefined,
-  ): Promise<Response> => {
-    const refused = await store.admit(peer);
-    if (refused !== undefined) {
-      logger.warn({ peer, status: refused.status }, refused.message);
-      return rpcError(refused.status, -32000, refused.message, {
-        'retry-after': String(refused.retryAfterSeconds),
-      });
-    }
-    try {
-      const server = factory({
-        era: 'legacy',
-        requestInfo: request,
-        ...(authInfo === undefined ? {} : { authInfo }),
-      });
-      const caller = callerOf(authInfo);
-      const transport: WebStandardStreamableHTTPServerTransport =
-        new WebStandardStreamableHTTPServerTransport({
-          sessionIdGenerator: randomUUID,
-          onsessioninitialized: (id) =>
-            store.add(id, { transport, server, address: peer, ...(caller === undefined ? {} : { caller }) }),
-          onsessionclosed: (id) => store.remove(id),
-        });
-      transport.onclose = () => {
-        if (transport.sessionId !== undefined) store.remove(transport.sessionId);
-      };
-      await server.connect(transport);
-      const response = await transport.handleRequest(request, {
-        parsedBody,
-        ...(authInfo === undefined ? {} : { authInfo }),
-      });
-      if (transport.sessionId === undefined) await server.close();
-      return response;
-    } finally {
-      store.settle(peer);
-    }
-  };
-
-  const legacy = (
-    request: Request,
-    parsedBody: unknown,
-    peer: string,
-    authInfo: AuthInfo | undefined,
-  ): Promise<Response> | Response => {
-    const id = request.headers.get('mcp-session-id');
-    if (id === null)
-      return request.method === 'POST'
-        ? openSession(request, parsedBody, peer, authInfo)
-        : rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
-    const session = store.use(id);
-    // Another caller's session answers as one that does not exist: ids are never confirmed to strangers.
-    return session === undefined || !sameCaller(session.caller, callerOf(authInfo))
-      ? rpcError(404, -32001, SESSION_NOT_FOUND)
-      : session.transport.handleRequest(request, {
-          parsedBody,
-          ...(authInfo === undefined ? {} : { authInfo }),
-        });
-  };
+  const sessions: Sessions = { factory, logger, store };
 
   return {
-    async handle(request, peer, authInfo) {
-      let parsedBody: unknown;
-      if (request.method === 'POST') {
-        try {
-          parsedBody = JSON.parse(await request.text());
-        } catch {
-          return rpcError(400, -32700, 'Parse error: the request body is not valid JSON');
-        }
-      }
-      const serveModern = async () => {
-        // A listing page's entries are bytes serialized once (pageBytes.ts): the SDK answers around them.
-        const slot = isListing(parsedBody) ? expectPage(request) : undefined;
-        const response = await modernFor(callerOf(authInfo)?.visibility ?? EVERY_SOURCE).fetch(request, {
-          parsedBody,
-          ...(authInfo === undefined ? {} : { authInfo }),
-        });
-        return slot === undefined ? response : fill(response, slot);
-      };
+    async handle(request, bytes, peer, authInfo) {
+      const body = parseBody(request.method, bytes);
+      if (body instanceof Response) return body;
+      const incoming: Incoming = { request, parsedBody: body.parsed, peer, authInfo };
       // A 2026-07-28 client names its revision on every request, a 2025-11-25 one never names a later one.
-      if (isModernProtocol(request.headers.get('mcp-protocol-version'))) return serveModern();
-      return (await isLegacyRequest(request, parsedBody))
-        ? legacy(request, parsedBody, peer, authInfo)
-        : serveModern();
+      const legacy =
+        !isModernProtocol(request.headers.get('mcp-protocol-version')) &&
+        (await isLegacyRequest(request, body.parsed));
+      return legacy ? serveLegacy(sessions, incoming) : serveModern(modernFor(authInfo), incoming);
     },
     listingChanged(previous, next) {
-      const changed = new Map<string, boolean>();
-      const changedFor = (visibility: Visibility) => {
-        let seen = changed.get(visibility.key);
-        if (seen === undefined) {
-          seen = listingChanged(visibleState(previous, visibility), visibleState(next, visibility));
-          changed.set(visibility.key, seen);
-        }
-        return seen;
-      };
+      const changedFor = listingChangeOf(previous, next);
       // 2026-07-28 clients listen through subscriptions/listen; 2025-11-25 sessions are told directly.
       for (const { handler, visibility } of modern.values())
         if (changedFor(visibility)) {

@@ -14,8 +14,9 @@ import type { StatusReport } from '../shared/status.ts';
 import type { AuthGate, Authenticated } from './auth/gate.ts';
 import { createDeliveryLog } from './deliveries.ts';
 import { type BodyLimits, DEFAULT_BODY_LIMITS, MAX_REQUEST_BODY_BYTES } from './bodyBudget.ts';
+import { withBody } from './body.ts';
 import { type Admitted, type Gate, peerOf, requestListener } from './listener.ts';
-import { createMcpEndpoint, MCP_METHODS } from './mcpEndpoint.ts';
+import { createMcpEndpoint, MCP_METHODS, type McpEndpoint } from './mcpEndpoint.ts';
 import { METRICS_PATH, type Metrics } from './metrics.ts';
 import type { SessionLimits } from './sessions.ts';
 import { listedSkillNames, pageSearch, withSearchStats } from './search.ts';
@@ -92,6 +93,8 @@ const READ = ['GET', 'HEAD'] as const;
 /** What a request may go on to, once its head is allowed: a caller (with auth), and what it may see. */
 interface Asking {
   request: Request;
+  /** The request's body (empty for GET and HEAD). */
+  body: Uint8Array;
   caller: Authenticated | undefined;
   visibility: Visibility;
 }
@@ -206,50 +209,30 @@ function webhookRoute(options: HttpOptions, deliveries: ReturnType<typeof create
         trigger: (id: string, why: string) => webhooks.worker.trigger(id, why),
         deliveries,
         logger,
-        ...(metrics === undefined
-          ? {}
-          : { onOutcome: (outcome: WebhookOutcome) => metrics.delivered(outcome) }),
+        onOutcome: (outcome: WebhookOutcome) => metrics?.delivered(outcome),
       };
       return (
         refuseUnsigned(head.headers, webhookOptions) ?? {
           maxBodyBytes: webhooks.maxBodyBytes,
-          onTooLarge: () => metrics?.delivered('too_large'),
-          serve: (request) => handleWebhook(request, webhookOptions),
+          onTooLarge: () => metrics?.delivered('webhook-too-large'),
+          serve: (request, body) => handleWebhook(withBody(request, body), webhookOptions),
         }
       );
     },
   };
 }
 
-/**
- * Streamable HTTP at /mcp, the status page at /, /healthz, /readyz, /status, /metrics and the webhook: a table of
- * routes, one small function each. Host and Origin are checked first (DNS rebinding protection), then the path and
- * method, then (with auth) the caller, all from the request's head: only then is its body read (listener.ts
- * bounds it).
- */
-export async function startHttpServer(options: HttpOptions): Promise<RunningHttpServer> {
-  const { auth, logger, listen } = options;
-  const { catalog, metrics } = options.serving;
-  const hostname = bracketed(listen.host);
-  const allowedHosts = [
-    ...new Set([...localhostAllowedHostnames(), hostname, ...(listen.allowedHosts ?? [])]),
-  ];
-  const allowedOrigins = [...new Set([...localhostAllowedOrigins(), ...(listen.allowedOrigins ?? [])])];
-  const mcp = createMcpEndpoint({
-    factory: options.serving.factory,
-    logger,
-    ...(options.limits?.sessions === undefined ? {} : { limits: options.limits.sessions }),
-    ...(options.now === undefined ? {} : { now: options.now }),
-  });
-  metrics?.countSessions(() => mcp.openSessions());
-  const { status } = options.serving;
+/** The routes of one server: a table of paths, one small function each. */
+function routeTable(options: HttpOptions, mcp: McpEndpoint): Record<string, Route> {
+  const { auth } = options;
+  const { catalog, metrics, status } = options.serving;
   const report = status && (() => withSearchStats(status(), catalog));
   const noStatus: Route = { methods: READ, serve: () => json(404, { error: 'no status here' }) };
-  const routes: Record<string, Route> = {
+  return {
     '/': report === undefined ? noStatus : statusPage(options, report),
     [MCP_PATH]: {
       methods: MCP_METHODS,
-      serve: ({ request, caller }) => mcp.handle(request, peerOf(request), caller?.authInfo),
+      serve: ({ request, body, caller }) => mcp.handle(request, body, peerOf(request), caller?.authInfo),
     },
     '/healthz': healthz(options),
     '/readyz': readyz(options),
@@ -267,19 +250,41 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
       ]),
     ),
   };
+}
 
-  /** What a request may do, from its head alone: Host and Origin, path, method, then (with auth) its caller. */
-  const gate: Gate = async (head) => {
-    const { pathname } = new URL(head.url);
+/**
+ * DNS rebinding protection: a request whose Host or Origin is neither loopback's nor one configured is refused
+ * (and logged); `undefined` lets it on.
+ */
+function hostCheck(listen: HttpOptions['listen'], logger: Logger): (head: Request) => Response | undefined {
+  const allowedHosts = [
+    ...new Set([...localhostAllowedHostnames(), bracketed(listen.host), ...(listen.allowedHosts ?? [])]),
+  ];
+  const allowedOrigins = [...new Set([...localhostAllowedOrigins(), ...(listen.allowedOrigins ?? [])])];
+  return (head) => {
     const rejected =
       hostHeaderValidationResponse(head, allowedHosts) ?? originValidationResponse(head, allowedOrigins);
-    if (rejected !== undefined) {
+    if (rejected !== undefined)
       logger.warn(
-        { host: clip(head.headers.get('host')), origin: clip(head.headers.get('origin')), path: pathname },
+        {
+          host: clip(head.headers.get('host')),
+          origin: clip(head.headers.get('origin')),
+          path: new URL(head.url).pathname,
+        },
         'refused a request whose Host or Origin is not allowed (http.allowedHosts, http.allowedOrigins)',
       );
-      return rejected;
-    }
+    return rejected;
+  };
+}
+
+/** What a request may do, from its head alone: Host and Origin, path, method, then (with auth) its caller. */
+function gateOf(options: HttpOptions, routes: Record<string, Route>): Gate {
+  const { auth } = options;
+  const hostRefusal = hostCheck(options.listen, options.logger);
+  return async (head) => {
+    const rejected = hostRefusal(head);
+    if (rejected !== undefined) return rejected;
+    const { pathname } = new URL(head.url);
     const route = routes[pathname];
     if (route === undefined) return json(404, { error: `not found; MCP is served at ${MCP_PATH}` });
     if (!route.methods.includes(head.method)) return methodNotAllowed(head.method, route.methods);
@@ -294,13 +299,16 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
     const visibility = caller?.caller.visibility ?? EVERY_SOURCE;
     return {
       maxBodyBytes: MAX_REQUEST_BODY_BYTES,
-      serve: async (request) => route.serve({ request, caller, visibility }),
+      serve: async (request, body) => route.serve({ request, body, caller, visibility }),
     };
   };
+}
 
-  const unsubscribe = catalog.onChange((previous, next) => mcp.listingChanged(previous, next));
+/** A Node HTTP server answering through the gate and the route table; bodies are bounded by listener.ts. */
+function createNodeServer(options: HttpOptions, routes: Record<string, Route>): Server {
+  const { logger } = options;
   const listener = requestListener({
-    gate,
+    gate: gateOf(options, routes),
     methodsOf: (pathname) => routes[pathname]?.methods,
     methodNotAllowed,
     limits: { ...DEFAULT_BODY_LIMITS, ...options.limits?.body },
@@ -309,25 +317,55 @@ export async function startHttpServer(options: HttpOptions): Promise<RunningHttp
       logger.debug({ method, path: clip(pathname), status, ms: Math.round(ms) }, 'http request'),
     onerror: (error) => logger.error({ err: error.message }, 'http handler failed'),
   });
-  const server: Server = createServer(listener);
+  const server = createServer(listener);
   // `Expect: 100-continue` is answered by the listener once the head is allowed, not by Node before it looks.
   server.on('checkContinue', listener);
+  return server;
+}
+
+/** Opens the port, or fails with a ListenError naming why. */
+async function listenOn(server: Server, { host, port }: HttpOptions['listen']): Promise<void> {
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(listen.port, listen.host, () => resolve());
+      server.listen(port, host, () => resolve());
     });
+  } catch (error) {
+    throw new ListenError(host, port, error);
+  }
+}
+
+/**
+ * Streamable HTTP at /mcp, the status page at /, /healthz, /readyz, /status, /metrics and the webhook: a table of
+ * routes, one small function each. Host and Origin are checked first (DNS rebinding protection), then the path and
+ * method, then (with auth) the caller, all from the request's head: only then is its body read (listener.ts
+ * bounds it).
+ */
+export async function startHttpServer(options: HttpOptions): Promise<RunningHttpServer> {
+  const { listen } = options;
+  const { catalog, metrics } = options.serving;
+  const mcp = createMcpEndpoint({
+    factory: options.serving.factory,
+    logger: options.logger,
+    limits: options.limits?.sessions,
+    now: options.now,
+  });
+  metrics?.countSessions(() => mcp.openSessions());
+  const unsubscribe = catalog.onChange((previous, next) => mcp.listingChanged(previous, next));
+  const server = createNodeServer(options, routeTable(options, mcp));
+  try {
+    await listenOn(server, listen);
   } catch (error) {
     unsubscribe();
     await mcp.close();
-    throw new ListenError(listen.host, listen.port, error);
+    throw error;
   }
   const sweep = setInterval(() => void mcp.expireSessions(), SESSION_SWEEP_MS);
   sweep.unref();
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${clientHostname(listen.host)}:${port}${MCP_PATH}`,
-    listening: `${hostname}:${port}`,
+    listening: `${bracketed(listen.host)}:${port}`,
     async close() {
       clearInterval(sweep);
       unsubscribe();

@@ -50,7 +50,7 @@ export function parseGithubPush(payload: unknown): Parsed<Push> {
   return asPush(parsed(githubPush.safeParse(payload), 'a GitHub push event'), ({ ref, repository }) => ({
     repositoryUrls: present([repository.clone_url, repository.html_url, repository.url]),
     ref,
-    ...(repository.default_branch == null ? {} : { defaultBranch: repository.default_branch }),
+    defaultBranch: repository.default_branch ?? undefined,
   }));
 }
 
@@ -61,7 +61,7 @@ export function parseGithubRefEvent(payload: unknown): Parsed<Push> {
     ({ ref, ref_type, repository }) => ({
       repositoryUrls: present([repository.clone_url, repository.html_url, repository.url]),
       ref: `refs/${ref_type === 'tag' ? 'tags' : 'heads'}/${ref}`,
-      ...(repository.default_branch == null ? {} : { defaultBranch: repository.default_branch }),
+      defaultBranch: repository.default_branch ?? undefined,
     }),
   );
 }
@@ -77,7 +77,7 @@ export function parseGitlabPush(payload: unknown): Parsed<Push> {
         repository?.homepage,
       ]),
       ref,
-      ...(project?.default_branch == null ? {} : { defaultBranch: project.default_branch }),
+      defaultBranch: project?.default_branch ?? undefined,
     }),
   );
 }

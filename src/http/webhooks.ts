@@ -1,5 +1,6 @@
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
+import type { ReasonOf } from '../shared/reasons.ts';
 import { refMatcher } from '../shared/refNames.ts';
 import type { DeliveryLog } from './deliveries.ts';
 import { githubSignature, sameSecret } from './secrets.ts';
@@ -15,15 +16,8 @@ import {
 
 export const WEBHOOK_PATH = '/hooks/git';
 
-/** How a delivery ended (`too_large` is answered before the body reaches the handler). */
-export type WebhookOutcome =
-  | 'triggered'
-  | 'ignored'
-  | 'ping'
-  | 'replayed'
-  | 'unauthorized'
-  | 'invalid'
-  | 'too_large';
+/** How a delivery ended: the registry's `webhook-` codes (`webhook-too-large` is answered before the body is read). */
+export type WebhookOutcome = ReasonOf<'webhook'>;
 
 export interface WebhookOptions {
   secret: string;
@@ -102,7 +96,7 @@ const SIGNATURE = /^sha256=[0-9a-f]{64}$/i;
 /** The answer to a delivery without its secret: logged, counted, 401. */
 function unauthorized(kind: Kind, options: Pick<WebhookOptions, 'logger' | 'onOutcome'>): Response {
   options.logger.warn({ kind }, `webhook refused: ${MISSING_SECRET[kind]}`);
-  options.onOutcome?.('unauthorized');
+  options.onOutcome?.('webhook-unauthorized');
   return json(401, { error: MISSING_SECRET[kind] });
 }
 
@@ -181,19 +175,19 @@ export async function handleWebhook(request: Request, options: WebhookOptions): 
   const kind = kindOf(headers);
   if (!authentic(kind, headers, body, options.secret)) return unauthorized(kind, options);
   const event = kind === 'github' ? headers.get('x-github-event') : null;
-  if (event === 'ping') return answer('ping', 200, { ok: true, triggered: [] });
+  if (event === 'ping') return answer('webhook-ping', 200, { ok: true, triggered: [] });
   if (kind === 'github' && !GITHUB_EVENTS.has(event ?? ''))
-    return answer('ignored', 202, { ignored: `event ${event}`, triggered: [] });
+    return answer('webhook-ignored', 202, { ignored: `event ${event}`, triggered: [] });
   const payload = payloadOf(body, headers.get('content-type'));
   const found = payload.ok ? matched(kind, event, payload.value, options.sources) : payload;
-  if (!found.ok) return answer('invalid', 400, { error: found.problem });
+  if (!found.ok) return answer('webhook-invalid', 400, { error: found.problem });
   const delivery = deliveryOf(kind, headers);
   if (delivery !== undefined && options.deliveries.seen(delivery)) {
     options.logger.info({ kind, delivery }, 'webhook delivery seen before; not syncing again');
-    return answer('replayed', 200, { replayed: true, triggered: [] });
+    return answer('webhook-replayed', 200, { replayed: true, triggered: [] });
   }
   const triggered = found.value.map((source) => source.id);
   for (const id of triggered) void options.trigger(id, `webhook (${kind})`);
   options.logger.info({ kind, triggered }, 'webhook');
-  return answer('triggered', 202, { triggered });
+  return answer('webhook-triggered', 202, { triggered });
 }

@@ -226,7 +226,7 @@ function indexedSkills(
       frontmatter: skill.frontmatter,
       files,
       bytes: skill.bytes,
-      ...(declared.declaration === undefined ? {} : { declaration: declared.declaration }),
+      declaration: declared.declaration,
     });
   }
   for (const path of pointers)

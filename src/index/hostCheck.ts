@@ -57,7 +57,7 @@ export async function checkedBySdk(skillMd: Uint8Array, parsed: Parsed): Promise
       ok: false,
       reason: 'frontmatter-unsupported',
       detail: `the MCP SDK's frontmatter reader, which hosts verify SKILL.md with, refuses it: ${message}`,
-      ...(line === null ? {} : { line: Number(line[1]) }),
+      line: line === null ? undefined : Number(line[1]),
     };
   }
   const field = firstDifference(parsed.frontmatter, read, '');
@@ -70,6 +70,6 @@ export async function checkedBySdk(skillMd: Uint8Array, parsed: Parsed): Promise
       `the MCP SDK's frontmatter reader, which hosts verify SKILL.md with, reads ${field || 'the frontmatter'} as ` +
       `${JSON.stringify(valueAt(read, field)) ?? 'nothing'}, where YAML reads ` +
       `${JSON.stringify(valueAt(parsed.frontmatter, field)) ?? 'nothing'}; quote the value`,
-    ...(parsed.lines[top] === undefined ? {} : { line: parsed.lines[top] }),
+    line: parsed.lines[top],
   };
 }

@@ -1,10 +1,6 @@
 import type { CacheHint } from '@modelcontextprotocol/server';
 import type { SourceConfig } from '../config/index.ts';
-
-/** `ttlMs` of listings by default: they move when a tracked ref does. */
-export const LIST_TTL_MS = 60_000;
-/** `ttlMs` of commit-pinned results by default: a pinned URI never changes its bytes. */
-export const PINNED_TTL_MS = 86_400_000;
+import { DEFAULT_CACHE_TTL } from '../config/rules.ts';
 
 type Hint = Required<CacheHint>;
 
@@ -21,7 +17,7 @@ export interface CachePolicy {
  * may keep it only when it may keep each of them. A source the policy does not know is private.
  */
 export function cachePolicy(
-  ttl: { listTtlMs: number; pinnedTtlMs: number } = { listTtlMs: LIST_TTL_MS, pinnedTtlMs: PINNED_TTL_MS },
+  ttl: { listTtlMs: number; pinnedTtlMs: number } = DEFAULT_CACHE_TTL,
   sources: ReadonlyArray<Pick<SourceConfig, 'id' | 'cacheScope'>> = [],
 ): CachePolicy {
   const pinned = new Map<string, Hint>(

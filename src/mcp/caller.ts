@@ -22,7 +22,7 @@ export function authInfoFor(
     token: token.value,
     clientId: token.clientId,
     scopes: [...token.scopes],
-    ...(token.expiresAt === undefined ? {} : { expiresAt: token.expiresAt }),
+    expiresAt: token.expiresAt,
     extra: { [CALLER_KEY]: caller },
   };
 }

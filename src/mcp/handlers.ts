@@ -17,6 +17,7 @@ const getParams = z.object({ uri: z.string() });
 const directoryParams = z.object({ uri: z.string(), cursor: z.string().optional() });
 
 function toContents(uri: string, result: SkillReadResult): ReadResourceResult['contents'][number] {
+  // A resources/read result: a content without a MIME type has no mimeType key (the SDK's schema, the JSON sent).
   const mimeType = result.mimeType === undefined ? {} : { mimeType: result.mimeType };
   return 'text' in result
     ? { uri, ...mimeType, text: result.text }
@@ -49,7 +50,7 @@ export function answerFromSnapshots(
   const pinned = (uri: string) => (modern() ? cache.pinned(sourceOf(uri)) : {});
   server.removeRequestHandler(SKILLS_LIST_METHOD);
   server.setRequestHandler(SKILLS_LIST_METHOD, { params: listParams }, async ({ cursor }) => {
-    const page = await source.list(cursor === undefined ? {} : { cursor });
+    const page = await source.list({ cursor });
     // A slot holds one page: a second listing in the same exchange is answered whole.
     if (slot === undefined || slot.bytes !== undefined) return { ...page, ...listed() };
     slot.bytes = entriesBytes(page.skills);
@@ -72,7 +73,7 @@ export function answerFromSnapshots(
     RESOURCES_DIRECTORY_READ_METHOD,
     { params: directoryParams },
     async ({ uri, cursor }) => ({
-      ...(await source.readDirectory(uri, cursor === undefined ? {} : { cursor })),
+      ...(await source.readDirectory(uri, { cursor })),
       ...pinned(uri),
     }),
   );

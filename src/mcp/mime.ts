@@ -18,12 +18,14 @@ const SKILL_TYPES: Record<string, string[]> = {
   'application/jsonl': ['jsonl', 'ndjson'],
 };
 
-// mime keeps its tables in Maps, so an extension such as `__proto__` or `constructor` finds nothing.
-const types = new Mime(standardTypes, otherTypes).define(SKILL_TYPES, true);
+// mime keeps its tables in Maps, so an extension such as `__proto__` or `constructor` finds nothing. Built at the
+// first lookup: a server that only lists never needs it.
+let types: Mime | undefined;
 
 /** Media type from the file extension; `application/octet-stream` when unknown. */
 export function mimeTypeFor(name: string): string {
   const dot = name.lastIndexOf('.');
   if (dot <= 0) return 'application/octet-stream';
+  types ??= new Mime(standardTypes, otherTypes).define(SKILL_TYPES, true);
   return types.getType(name.slice(dot + 1)) ?? 'application/octet-stream';
 }

@@ -147,7 +147,7 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
       answerFromSnapshots(mcp, source, cache, slot);
     }
     if (tools && surface.tools)
-      registerTools(mcp, { catalog, read, runner, ...(prompts ? { maxPrompts } : {}) });
+      registerTools(mcp, { catalog, read, runner, maxPrompts: prompts ? maxPrompts : undefined });
     if (prompts && surface.prompts) registerPrompts(mcp, catalog, read, maxPrompts);
     return mcp;
   };

@@ -89,6 +89,7 @@ function recordOf(ns: Namespace): NamespaceRecord {
       [`${META_PREFIX}repository`]: ns.origin.repository,
       [`${META_PREFIX}commit`]: ns.commit,
       [`${META_PREFIX}commitTime`]: ns.commitTime,
+      // Provenance _meta, sent as it is built: a namespace that follows no ref has no ref key.
       ...(ns.origin.ref === undefined ? {} : { [`${META_PREFIX}ref`]: ns.origin.ref }),
       ...signerMeta(META_PREFIX, ns.signer),
     },
@@ -100,6 +101,17 @@ function ownMeta(skill: IndexedSkill, always: boolean): Meta {
   const path = skill.dir === '' ? '.' : skill.dir;
   const digest = { [`${META_PREFIX}digest`]: skillDigest(skill) };
   return always || skill.dir !== skill.servedDir ? { [`${META_PREFIX}path`]: path, ...digest } : digest;
+}
+
+/** A served file; its media type is looked up when a read asks for it (a listing never does). */
+class Served implements ServedFile {
+  constructor(
+    readonly uri: string,
+    readonly file: CatalogFile['file'],
+  ) {}
+  get mimeType(): string {
+    return mimeTypeFor(basename(this.file.relPath));
+  }
 }
 
 function buildSkill(
@@ -116,8 +128,7 @@ function buildSkill(
     const fileUri = skillFileUri(ns.source, ns.commit, skill.servedDir, file.relPath);
     // A nested skill's file has one URI whichever skill lists it: keep one object for it.
     let served = files.get(fileUri);
-    if (served === undefined)
-      files.set(fileUri, (served = { uri: fileUri, file, mimeType: mimeTypeFor(basename(file.relPath)) }));
+    if (served === undefined) files.set(fileUri, (served = new Served(fileUri, file)));
     own.set(file.relPath, served);
   }
   const resources = [...own.values()]
@@ -173,6 +184,7 @@ function buildDirs(ns: Namespace, skills: readonly ServedSkill[]): Map<string, R
 
 function buildSnapshot(ns: Namespace): Snapshot {
   const files = new Map<string, ServedFile>();
+  let dirs: Map<string, Resource[]> | undefined;
   const record = recordOf(ns);
   const ordered = ns.skills
     .map((skill) => buildSkill(ns, record, skill, files))
@@ -184,6 +196,9 @@ function buildSnapshot(ns: Namespace): Snapshot {
     ordered,
     skills: new Map(ordered.map((served) => [served.uri, served])),
     files,
-    dirs: buildDirs(ns, ordered),
+    // Built at the first read that needs the folders: a listing does not.
+    get dirs() {
+      return (dirs ??= buildDirs(ns, ordered));
+    },
   };
 }

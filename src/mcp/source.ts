@@ -1,6 +1,7 @@
 import type { Resource, ServerContext } from '@modelcontextprotocol/server';
 import type { Skill, SkillReadResult, SkillSource } from '@modelcontextprotocol/server/ext/skills';
 import type { CatalogReader } from '../catalog/index.ts';
+import { DEFAULT_PAGE_SIZE } from '../config/rules.ts';
 import { decodeUtf8 } from '../skills/index.ts';
 import { invalidParams } from './errors.ts';
 import { locate } from './locate.ts';
@@ -9,9 +10,8 @@ import type { FileReader } from '../catalog/index.ts';
 import { NAMESPACES_META, type ServedSkill } from './snapshot.ts';
 import { type CatalogView, viewOf } from './view.ts';
 
-export const DEFAULT_PAGE_SIZE = 100;
-
 export interface CatalogSourceOptions {
+  /** Entries per page; absent: DEFAULT_PAGE_SIZE, the config's default. */
   pageSize?: number;
   read: FileReader;
 }

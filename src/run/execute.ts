@@ -77,99 +77,116 @@ export interface Executor {
   execute(prepared: Prepared, calledAt: number, signal?: AbortSignal): Promise<ScriptRunResult>;
 }
 
+/** A run cancelled before its script started: nothing starts, and its one log line says so. */
+function cancelledBeforeStart(
+  logger: Logger,
+  willRun: WillRun,
+  token: 'still good' | 'spent',
+): ScriptRunResult {
+  logger.info({ ...whereOf(willRun), cancelled: true }, 'skill_run: cancelled before the script started');
+  return {
+    ok: false,
+    refusal: {
+      code: 'run-cancelled',
+      detail: `the request was cancelled before the script started; nothing ran (the token is ${token})`,
+    },
+  };
+}
+
+/** Why a run failed once under way: its user could not be taken, its interpreter not started, or its skill not written. */
+function failedRun(error: unknown, willRun: WillRun, other: RunUser | undefined): ScriptRunResult {
+  if (error instanceof SpawnError && error.code === 'EPERM' && other !== undefined) {
+    const detail = `the script could not be started as user ${other.name} (uid ${other.uid}): EPERM`;
+    return { ok: false, refusal: { code: 'run-user-unavailable', detail } };
+  }
+  const detail =
+    error instanceof SpawnError
+      ? `the ${willRun.interpreter} process could not be started (${error.code})`
+      : 'the skill could not be materialised from the commit (see the server log)';
+  return { ok: false, refusal: { code: 'run-failed', detail } };
+}
+
+/** Runs the confirmed script once in its materialised folder, logging its start and its end. */
+async function spawnScript(
+  options: ExecutorOptions,
+  willRun: WillRun,
+  env: Record<string, string>,
+  calledAt: number,
+  signal: AbortSignal | undefined,
+): Promise<{ result: ProcessResult; startMs: number }> {
+  const { logger } = options;
+  const where = whereOf(willRun);
+  let startMs = 0;
+  logger.info({ ...where, digest: willRun.digest, args: willRun.argv.length - 1 }, 'skill_run: starting');
+  const result = await runProcess(
+    {
+      command: willRun.interpreterPath,
+      args: [path.join(willRun.cwd, ...willRun.script.split('/')), ...willRun.argv.slice(1)],
+      cwd: willRun.cwd,
+      env,
+      timeoutMs: willRun.timeoutMs,
+      signal,
+      user: options.other,
+    },
+    options.bounds,
+    () => (startMs = performance.now() - calledAt),
+  );
+  logger.info(
+    {
+      ...where,
+      exitCode: result.exitCode,
+      signal: result.signal,
+      timedOut: result.timedOut,
+      cancelled: result.cancelled,
+      ms: result.durationMs,
+    },
+    result.cancelled ? 'skill_run: cancelled' : 'skill_run: finished',
+  );
+  return { result, startMs };
+}
+
+/** skill_run's last step: materialise the skill from the commit, then run the confirmed script once. */
+async function runOnce(
+  options: ExecutorOptions,
+  prepared: Prepared,
+  calledAt: number,
+  signal: AbortSignal | undefined,
+): Promise<ScriptRunResult> {
+  const { identity, other, files, catalog, logger } = options;
+  const { served, willRun } = prepared;
+  const where = whereOf(willRun);
+  if (identity.state === 'unavailable')
+    return { ok: false, refusal: { code: 'run-user-unavailable', detail: identity.detail } };
+  let tmp: string | undefined;
+  try {
+    await files.prune((source, commit) => catalog.namespace(source, commit) !== undefined);
+    const materialised = await files.ensure(served);
+    if (materialised === 'replaced')
+      logger.warn(where, 'the materialised skill had changed on disk; it was written again from git');
+    if (signal?.aborted === true) return cancelledBeforeStart(logger, willRun, 'spent');
+    const { env } = scriptEnvironment(prepared.granted, options.env);
+    // Another user gets a temp folder of its own, removed after the run.
+    if (other !== undefined) env.TMPDIR = tmp = await ownTempDir(options.root, other);
+    const { result, startMs } = await spawnScript(options, willRun, env, calledAt, signal);
+    return { ok: true, outcome: { ...result, materialised, startMs } };
+  } catch (error) {
+    logger.error({ ...where, err: messageOf(error) }, 'skill_run failed');
+    return failedRun(error, willRun, other);
+  } finally {
+    if (tmp !== undefined) await fsp.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
 export function createExecutor(options: ExecutorOptions): Executor {
-  const { identity, other, root, files, env } = options;
-  const deps = { catalog: options.catalog, logger: options.logger };
   // The one run going on, if any: set and cleared in one assignment each.
   let running: Promise<unknown> | undefined;
-
-  // A run cancelled before its script started: nothing starts, and its one log line says so.
-  const cancelledBeforeStart = (willRun: WillRun, token: 'still good' | 'spent'): ScriptRunResult => {
-    deps.logger.info(
-      { ...whereOf(willRun), cancelled: true },
-      'skill_run: cancelled before the script started',
-    );
-    return {
-      ok: false,
-      refusal: {
-        code: 'CANCELLED',
-        detail: `the request was cancelled before the script started; nothing ran (the token is ${token})`,
-      },
-    };
-  };
-
-  const start = async (
-    prepared: Prepared,
-    calledAt: number,
-    signal?: AbortSignal,
-  ): Promise<ScriptRunResult> => {
-    const { served, willRun } = prepared;
-    const where = whereOf(willRun);
-    if (identity.state === 'unavailable')
-      return { ok: false, refusal: { code: 'RUN_USER_UNAVAILABLE', detail: identity.detail } };
-    let tmp: string | undefined;
-    try {
-      await files.prune((source, commit) => deps.catalog.namespace(source, commit) !== undefined);
-      const materialised = await files.ensure(served);
-      if (materialised === 'replaced')
-        deps.logger.warn(where, 'the materialised skill had changed on disk; it was written again from git');
-      if (signal?.aborted === true) return cancelledBeforeStart(willRun, 'spent');
-      let startMs = 0;
-      const { env: scriptEnv } = scriptEnvironment(prepared.granted, env);
-      // Another user gets a temp folder of its own, removed after the run.
-      if (other !== undefined) scriptEnv.TMPDIR = tmp = await ownTempDir(root, other);
-      deps.logger.info(
-        { ...where, digest: willRun.digest, args: willRun.argv.length - 1 },
-        'skill_run: starting',
-      );
-      const result = await runProcess(
-        {
-          command: willRun.interpreterPath,
-          args: [path.join(willRun.cwd, ...willRun.script.split('/')), ...willRun.argv.slice(1)],
-          cwd: willRun.cwd,
-          env: scriptEnv,
-          timeoutMs: willRun.timeoutMs,
-          ...(signal === undefined ? {} : { signal }),
-          user: other,
-        },
-        options.bounds,
-        () => (startMs = performance.now() - calledAt),
-      );
-      deps.logger.info(
-        {
-          ...where,
-          exitCode: result.exitCode,
-          signal: result.signal,
-          timedOut: result.timedOut,
-          cancelled: result.cancelled,
-          ms: result.durationMs,
-        },
-        result.cancelled ? 'skill_run: cancelled' : 'skill_run: finished',
-      );
-      return { ok: true, outcome: { ...result, materialised, startMs } };
-    } catch (error) {
-      deps.logger.error({ ...where, err: messageOf(error) }, 'skill_run failed');
-      if (error instanceof SpawnError && error.code === 'EPERM' && other !== undefined) {
-        const detail = `the script could not be started as user ${other.name} (uid ${other.uid}): EPERM`;
-        return { ok: false, refusal: { code: 'RUN_USER_UNAVAILABLE', detail } };
-      }
-      const detail =
-        error instanceof SpawnError
-          ? `the ${willRun.interpreter} process could not be started (${error.code})`
-          : 'the skill could not be materialised from the commit (see the server log)';
-      return { ok: false, refusal: { code: 'RUN_FAILED', detail } };
-    } finally {
-      if (tmp !== undefined) await fsp.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
-    }
-  };
-
   return {
     get busy() {
       return running !== undefined;
     },
-    cancelledBeforeStart,
+    cancelledBeforeStart: (willRun, token) => cancelledBeforeStart(options.logger, willRun, token),
     async execute(prepared, calledAt, signal) {
-      const run = start(prepared, calledAt, signal);
+      const run = runOnce(options, prepared, calledAt, signal);
       running = run;
       try {
         return await run;

@@ -2,7 +2,7 @@ import type { CatalogReader, CatalogSkill, Namespace } from '../catalog/index.ts
 import type { RunGrants } from '../config/index.ts';
 import type { IndexedSkill } from '../index/index.ts';
 import type { Logger } from '../shared/log.ts';
-import { problem, type Reason, type SkillProblem } from '../shared/reasons.ts';
+import { type ProblemReason, problem, type ReasonOf, type SkillProblem } from '../shared/reasons.ts';
 import { compareText } from '../shared/text.ts';
 import { join, type DeclaredScript } from '../skills/index.ts';
 import type { EnvironStatus } from './scrub.ts';
@@ -10,7 +10,6 @@ import { scriptEnvironment } from './environment.ts';
 import type { Interpreters } from './interpreters.ts';
 import { DEFAULT_TIMEOUT_MS, MAX_ARGS, MAX_ARGS_BYTES, MAX_TIMEOUT_MS } from './limits.ts';
 import type { WillRun } from './preview.ts';
-import type { TokenRefusal } from './tokens.ts';
 
 /** What became of one declared script here: it runs, the owner did not grant it, or it cannot run here. */
 export type ScriptState =
@@ -151,19 +150,9 @@ export function planNamespace(
 
 /** Why skill_run did not run a script: a stable code, the reason code when one applies, and a sentence. */
 export interface RunRefusal {
-  code:
-    | 'SKILL_NOT_FOUND'
-    | 'NOT_DECLARED'
-    | 'NOT_GRANTED'
-    | 'UNAVAILABLE'
-    | 'INVALID_ARGS'
-    | 'CONFIRMATION_UNAVAILABLE'
-    | 'RUN_BUSY'
-    | 'RUN_FAILED'
-    | 'CANCELLED'
-    | 'RUN_USER_UNAVAILABLE'
-    | TokenRefusal['code'];
-  reason?: Reason;
+  code: ReasonOf<'run'>;
+  /** The problem behind the refusal, when a commit's problems name it (`grant`, `interpreter-unavailable`, …). */
+  reason?: ProblemReason;
   detail: string;
 }
 
@@ -245,20 +234,20 @@ export function createPlanner(options: PlannerOptions): Planner {
     const planned = scripts.find((p) => p.declared.script === script);
     if (planned === undefined)
       return refuse({
-        code: 'NOT_DECLARED',
+        code: 'run-not-declared',
         detail: `${folder(skill.dir)} declares no script ${JSON.stringify(script)}; only declared scripts run (it declares ${scripts.length === 0 ? 'none' : scripts.map((p) => p.declared.script).join(', ')})`,
       });
     const { status, declared } = planned;
     if (status.state === 'not-granted')
       return refuse({
-        code: 'NOT_GRANTED',
+        code: 'run-not-granted',
         reason: 'grant',
         detail: `the config of source "${ns.source}" grants no run: line for ${script} of ${folder(skill.dir)}; nothing of it runs`,
       });
     if (status.state === 'unavailable')
-      return refuse({ code: 'UNAVAILABLE', reason: status.reason, detail: status.detail });
+      return refuse({ code: 'run-unavailable', reason: status.reason, detail: status.detail });
     const bad = badArgs(args);
-    if (bad !== undefined) return refuse({ code: 'INVALID_ARGS', detail: bad });
+    if (bad !== undefined) return refuse({ code: 'run-args-invalid', detail: bad });
     const file = served.files.get(script)!.file;
     const environment = scriptEnvironment(status.env, env);
     if (options.otherUser && !environment.names.includes('TMPDIR'))
@@ -280,6 +269,7 @@ export function createPlanner(options: PlannerOptions): Planner {
         MAX_TIMEOUT_MS,
       ),
       envNames: environment.names,
+      // Absent when empty, not []: the preview is skill_run's result, and its JSON is what a token's hash covers.
       ...(environment.notSet.length === 0 ? {} : { envNotSet: environment.notSet }),
       ...(egress.length === 0 ? {} : { egress }),
     };

@@ -107,7 +107,7 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
         return {
           ok: false,
           refusal: {
-            code: 'RUN_BUSY',
+            code: 'run-busy',
             detail:
               'another script is running (one at a time); the token is still good: call again when it ends',
           },

@@ -1,10 +1,11 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import type { ReasonOf } from '../shared/reasons.ts';
 import { partsOf, type PreviewParts, type WillRun } from './preview.ts';
 
 /** Why a confirmation token does not confirm this run. */
 export type TokenRefusal = {
-  code: 'TOKEN_INVALID' | 'TOKEN_EXPIRED' | 'TOKEN_REUSED' | 'DRAFT_CHANGED';
+  code: Extract<ReasonOf<'run'>, `run-token-${string}` | 'run-draft-changed'>;
   detail: string;
 };
 
@@ -13,7 +14,7 @@ export interface TokenBook {
   issue(willRun: WillRun): { token: string; expiresAt: number };
   /** Why `token` does not confirm `willRun`, or `undefined` when it does (nothing is used up). */
   check(token: string, willRun: WillRun): TokenRefusal | undefined;
-  /** Uses the token up: a later check of it is TOKEN_REUSED. Only after `check` passed. */
+  /** Uses the token up: a later check of it is run-token-reused. Only after `check` passed. */
   spend(token: string): void;
 }
 
@@ -92,19 +93,22 @@ export function tokenBook(
     check(token, willRun) {
       const payload = open(token);
       if (payload === undefined)
-        return { code: 'TOKEN_INVALID', detail: 'the confirmToken is not one this server issued' };
+        return { code: 'run-token-invalid', detail: 'the confirmToken is not one this server issued' };
       forget();
       if (spent.has(payload.nonce))
-        return { code: 'TOKEN_REUSED', detail: 'the confirmToken was used already; each confirms one run' };
+        return {
+          code: 'run-token-reused',
+          detail: 'the confirmToken was used already; each confirms one run',
+        };
       if (payload.expiresAt <= now())
         return {
-          code: 'TOKEN_EXPIRED',
+          code: 'run-token-expired',
           detail: `the confirmToken expired at ${new Date(payload.expiresAt).toISOString()}; ask again for a preview`,
         };
       const parts = partsOf(willRun);
       if (payload.parts.all !== parts.all)
         return {
-          code: 'DRAFT_CHANGED',
+          code: 'run-draft-changed',
           detail: `the run differs from the preview the token confirms: ${changes(payload.parts, parts)}; nothing ran, ask again for a preview`,
         };
       return undefined;

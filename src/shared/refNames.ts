@@ -50,7 +50,7 @@ function versionOf(name: string): Version | undefined {
   if (match === null) return undefined;
   return {
     numbers: match[1]!.split('.').map(Number),
-    ...(match[2] === undefined ? {} : { pre: match[2].split('.') }),
+    pre: match[2]?.split('.'),
   };
 }
 

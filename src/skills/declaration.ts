@@ -92,7 +92,7 @@ function readScript(item: unknown, at: string, reading: Reading): DeclaredScript
     script: script as string,
     interpreter: interpreter as string,
     env: [...(names as string[])],
-    ...(timeout === undefined ? {} : { timeout: timeout as number }),
+    timeout: timeout as number | undefined,
   };
 }
 

@@ -1,7 +1,7 @@
 import { LISTED_FILE_COST, MAX_LISTED_BYTES, MAX_SKILL_FILES, MAX_SYMLINK_HOPS } from './limits.ts';
 import { basename, dirname, isWithin, join, relative, resolveRelative } from './paths.ts';
 import type { TreeEntry } from '../shared/tree.ts';
-import { problem, type Reason, type SkillProblem } from '../shared/reasons.ts';
+import { problem, type ProblemReason, type SkillProblem } from '../shared/reasons.ts';
 import { closest } from '../shared/text.ts';
 
 /** A file of a skill as discovered: where it is, and the blob it serves (a resolved symlink serves its target's). */
@@ -214,7 +214,7 @@ function servedEntry(
   entryAt: (path: string) => TreeEntry | undefined,
   problems: SkillProblem[],
 ): TreeEntry | undefined {
-  const leaveOut = (reason: Reason, detail: string) => {
+  const leaveOut = (reason: ProblemReason, detail: string) => {
     problems.push(problem(entry.path, reason, detail));
     return undefined;
   };

@@ -1,6 +1,6 @@
 import { isMap, isScalar, LineCounter, parseDocument, Parser } from 'yaml';
 import { MAX_FRONTMATTER_BYTES } from './limits.ts';
-import type { Reason } from '../shared/reasons.ts';
+import type { ProblemReason } from '../shared/reasons.ts';
 
 export type Frontmatter = Record<string, unknown>;
 export type FrontmatterResult =
@@ -13,16 +13,16 @@ export type FrontmatterResult =
       /** Read as plain `key: value` lines, which every YAML reader (the MCP SDK's subset included) reads alike. */
       plain?: true;
     }
-  | { ok: false; reason: Reason; detail: string; line?: number };
+  | { ok: false; reason: ProblemReason; detail: string; line?: number };
 
 /** SKILL.md's first line is `---`: the frontmatter's first line is the file's second. */
 const FIRST_YAML_LINE = 2;
 
-const fail = (reason: Reason, detail: string, line?: number): FrontmatterResult => ({
+const fail = (reason: ProblemReason, detail: string, line?: number): FrontmatterResult => ({
   ok: false,
   reason,
   detail,
-  ...(line === undefined ? {} : { line }),
+  line,
 });
 
 /** Decodes UTF-8 only when nothing is lost; `undefined` otherwise. */

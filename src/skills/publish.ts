@@ -56,21 +56,21 @@ function longestUri(servedDir: string, files: readonly SizedFile[]): { bytes: nu
   return longest;
 }
 
-/**
- * Decides which skills are served and under which path. The last segment of the served path is the
- * frontmatter `name` (spec §Resource Mapping); a nested skill keeps its place under its enclosing skill's
- * served path, so every served file has exactly one served path.
- */
-export function publishSkills(
-  candidates: readonly SkillCandidate[],
-  options: PublishOptions = {},
-): { skills: PublishedSkill[]; problems: SkillProblem[] } {
-  const problems: SkillProblem[] = [];
+/** The folders of the candidates whose frontmatter names them validly, with that name. */
+function validNames(candidates: readonly SkillCandidate[]): Map<string, string> {
   const named = new Map<string, string>();
   for (const candidate of candidates) {
     const name = candidate.parsed.ok ? candidate.parsed.frontmatter['name'] : undefined;
     if (isValidName(name)) named.set(candidate.dir, name);
   }
+  return named;
+}
+
+/**
+ * The path each skill folder is served under: its name as the last segment, under the served path of the
+ * nearest enclosing skill (so a nested skill moves with it). Worked out once per folder.
+ */
+function servedDirsOf(named: ReadonlyMap<string, string>): (dir: string) => string {
   const servedDirs = new Map<string, string>();
   const servedDirOf = (dir: string): string => {
     const known = servedDirs.get(dir);
@@ -87,82 +87,117 @@ export function publishSkills(
     servedDirs.set(dir, served);
     return served;
   };
+  return servedDirOf;
+}
 
-  const accepted: PublishedSkill[] = [];
-  for (const candidate of candidates) {
-    const where = manifestPath(candidate.dir);
-    if (!candidate.parsed.ok) {
-      problems.push(problem(where, candidate.parsed.reason, candidate.parsed.detail, candidate.parsed.line));
-      continue;
-    }
-    const { frontmatter, lines } = candidate.parsed;
-    // A key that is missing is reported on the opening "---".
-    const lineOf = (key: string) => lines[key] ?? 1;
-    const violations = frontmatterViolations(frontmatter);
-    for (const violation of violations)
-      problems.push(problem(where, violation.reason, violation.detail, lineOf(violation.key)));
-    const bytes = candidate.files.reduce((sum, file) => sum + file.size, 0);
-    const fileCount = candidate.fileCount ?? candidate.files.length;
-    if (fileCount > MAX_SKILL_FILES)
-      problems.push(
-        problem(
-          candidate.dir || '.',
-          'too-many-files',
-          `${fileCount} files; the limit is ${MAX_SKILL_FILES}`,
-        ),
-      );
-    if (bytes > MAX_SKILL_BYTES)
-      problems.push(
-        problem(candidate.dir || '.', 'too-large', `${bytes} bytes; the limit is ${MAX_SKILL_BYTES}`),
-      );
-    if (violations.length > 0 || fileCount > MAX_SKILL_FILES || bytes > MAX_SKILL_BYTES) continue;
-    // Never list what cannot be read: a URI too long to send names no file a client can get.
-    const uri = longestUri(servedDirOf(candidate.dir), candidate.files);
-    if (uri.bytes > MAX_URI_BYTES) {
-      problems.push(
-        problem(
-          where,
-          'uri-too-long',
-          `the URI of ${uri.relPath.slice(0, 100)}${uri.relPath.length > 100 ? '…' : ''} would be up to ` +
-            `${uri.bytes} bytes; the limit is ${MAX_URI_BYTES}`,
-        ),
-      );
-      continue;
-    }
-    const name = frontmatter['name'] as string;
-    const folder = basename(candidate.dir);
-    if (candidate.dir !== '' && folder !== name) {
-      if (options.strictNames === true) {
-        problems.push(
-          problem(
-            where,
-            'name-mismatch-refused',
-            `name "${name}" differs from the folder "${folder}" and strictNames is on`,
-            lineOf('name'),
-          ),
-        );
-        continue;
-      }
-      problems.push(
-        problem(
-          where,
-          'name-mismatch',
-          `name "${name}" differs from the folder "${folder}"; served as ${servedDirOf(candidate.dir)}`,
-          lineOf('name'),
-        ),
-      );
-    }
-    accepted.push({
-      dir: candidate.dir,
-      servedDir: servedDirOf(candidate.dir),
-      name,
-      frontmatter,
-      files: candidate.files,
-      bytes,
-    });
+const sizeOf = (candidate: SkillCandidate) => candidate.files.reduce((sum, file) => sum + file.size, 0);
+
+// A key that is missing is reported on the opening "---".
+const lineOf = (lines: Record<string, number>, key: string) => lines[key] ?? 1;
+
+/** What a candidate breaks of the frontmatter rules and the size limits, reported; true when it breaks any. */
+function breaksRules(
+  candidate: SkillCandidate,
+  frontmatter: Frontmatter,
+  lines: Record<string, number>,
+  problems: SkillProblem[],
+): boolean {
+  const where = manifestPath(candidate.dir);
+  const violations = frontmatterViolations(frontmatter);
+  for (const violation of violations)
+    problems.push(problem(where, violation.reason, violation.detail, lineOf(lines, violation.key)));
+  const bytes = sizeOf(candidate);
+  const fileCount = candidate.fileCount ?? candidate.files.length;
+  if (fileCount > MAX_SKILL_FILES)
+    problems.push(
+      problem(candidate.dir || '.', 'too-many-files', `${fileCount} files; the limit is ${MAX_SKILL_FILES}`),
+    );
+  if (bytes > MAX_SKILL_BYTES)
+    problems.push(
+      problem(candidate.dir || '.', 'too-large', `${bytes} bytes; the limit is ${MAX_SKILL_BYTES}`),
+    );
+  return violations.length > 0 || fileCount > MAX_SKILL_FILES || bytes > MAX_SKILL_BYTES;
+}
+
+/** Never list what cannot be read: a URI too long to send names no file a client can get. */
+function uriTooLong(where: string, servedDir: string, files: readonly SizedFile[]): SkillProblem | undefined {
+  const uri = longestUri(servedDir, files);
+  if (uri.bytes <= MAX_URI_BYTES) return undefined;
+  return problem(
+    where,
+    'uri-too-long',
+    `the URI of ${uri.relPath.slice(0, 100)}${uri.relPath.length > 100 ? '…' : ''} would be up to ` +
+      `${uri.bytes} bytes; the limit is ${MAX_URI_BYTES}`,
+  );
+}
+
+/** A name that is not its folder's: served under the name (a warning), or refused under strictNames. */
+function nameMismatch(
+  dir: string,
+  name: string,
+  servedDir: string,
+  options: PublishOptions,
+  line: number,
+): SkillProblem | undefined {
+  const folder = basename(dir);
+  if (dir === '' || folder === name) return undefined;
+  const where = manifestPath(dir);
+  if (options.strictNames === true)
+    return problem(
+      where,
+      'name-mismatch-refused',
+      `name "${name}" differs from the folder "${folder}" and strictNames is on`,
+      line,
+    );
+  return problem(
+    where,
+    'name-mismatch',
+    `name "${name}" differs from the folder "${folder}"; served as ${servedDir}`,
+    line,
+  );
+}
+
+/**
+ * A candidate as a served skill, or `undefined` when it is not served (its problems say why): a frontmatter that
+ * does not parse or breaks the rules, a limit, a URI too long, or (with strictNames) a name that is not its folder's.
+ */
+function publishOne(
+  candidate: SkillCandidate,
+  servedDirOf: (dir: string) => string,
+  options: PublishOptions,
+  problems: SkillProblem[],
+): PublishedSkill | undefined {
+  const where = manifestPath(candidate.dir);
+  if (!candidate.parsed.ok) {
+    problems.push(problem(where, candidate.parsed.reason, candidate.parsed.detail, candidate.parsed.line));
+    return undefined;
   }
+  const { frontmatter, lines } = candidate.parsed;
+  if (breaksRules(candidate, frontmatter, lines, problems)) return undefined;
+  const servedDir = servedDirOf(candidate.dir);
+  const tooLong = uriTooLong(where, servedDir, candidate.files);
+  if (tooLong !== undefined) {
+    problems.push(tooLong);
+    return undefined;
+  }
+  const name = frontmatter['name'] as string;
+  const mismatch = nameMismatch(candidate.dir, name, servedDir, options, lineOf(lines, 'name'));
+  if (mismatch !== undefined) {
+    problems.push(mismatch);
+    if (mismatch.reason === 'name-mismatch-refused') return undefined;
+  }
+  return {
+    dir: candidate.dir,
+    servedDir,
+    name,
+    frontmatter,
+    files: candidate.files,
+    bytes: sizeOf(candidate),
+  };
+}
 
-  const skills = refuseCollisions(accepted, servedDirOf, problems);
+/** Skills served under one name at different paths: each is reported, hosts tell them apart by path. */
+function reportDuplicateNames(skills: readonly PublishedSkill[], problems: SkillProblem[]): void {
   const byName = new Map<string, PublishedSkill[]>();
   for (const skill of skills) {
     const same = byName.get(skill.name);
@@ -182,6 +217,26 @@ export function publishSkills(
       );
     }
   }
+}
+
+/**
+ * Decides which skills are served and under which path. The last segment of the served path is the
+ * frontmatter `name` (spec §Resource Mapping); a nested skill keeps its place under its enclosing skill's
+ * served path, so every served file has exactly one served path.
+ */
+export function publishSkills(
+  candidates: readonly SkillCandidate[],
+  options: PublishOptions = {},
+): { skills: PublishedSkill[]; problems: SkillProblem[] } {
+  const problems: SkillProblem[] = [];
+  const servedDirOf = servedDirsOf(validNames(candidates));
+  const accepted: PublishedSkill[] = [];
+  for (const candidate of candidates) {
+    const skill = publishOne(candidate, servedDirOf, options, problems);
+    if (skill !== undefined) accepted.push(skill);
+  }
+  const skills = refuseCollisions(accepted, servedDirOf, problems);
+  reportDuplicateNames(skills, problems);
   skills.sort((a, b) => compareText(a.servedDir, b.servedDir));
   return { skills, problems };
 }

@@ -1,12 +1,12 @@
 import type { Frontmatter } from './frontmatter.ts';
 import { MAX_COMPATIBILITY_LENGTH, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from './limits.ts';
-import type { Reason } from '../shared/reasons.ts';
+import type { ProblemReason } from '../shared/reasons.ts';
 
 /** Agent Skills: lowercase letters, digits and single hyphens, not at either end. */
 export const SKILL_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 export interface RuleViolation {
-  reason: Reason;
+  reason: ProblemReason;
   detail: string;
   /** The frontmatter key it is about. */
   key: string;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { latestWins, writeFileAtomic, type WriteFs } from '../shared/fs.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
-import { isReason, isSourceReason, type SourceReason } from '../shared/reasons.ts';
+import { isProblemReason, isSourceReason, type SourceReason } from '../shared/reasons.ts';
 import type { GroupListing } from './refGroup.ts';
 import { messageOf } from '../shared/text.ts';
 import { type Holder, releaseLease, takeLease } from './lease.ts';
@@ -59,7 +59,7 @@ const stateSchema = z.object({
           problems: z.array(
             z.object({
               path: z.string(),
-              reason: z.string().refine(isReason, 'not a reason'),
+              reason: z.string().refine(isProblemReason, 'not a reason'),
               severity: z.enum(['error', 'warning']),
               detail: z.string(),
             }),

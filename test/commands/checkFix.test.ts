@@ -120,13 +120,13 @@ describe('check --fix', () => {
   it('is a usage error with JSON output, or --write alone', async () => {
     const repo = makeRepo(FILES);
     expect(await cli('check', repo.dir, '--fix', '--json')).toEqual({
-      status: 2,
+      status: 64,
       stdout:
         '{"version":1,"error":{"reason":"usage","detail":"--fix prints a patch: not with --json or --format"}}\n',
       stderr: '',
     });
     expect(await cli('check', repo.dir, '--write')).toEqual({
-      status: 2,
+      status: 64,
       stdout: '',
       stderr: 'skillpin check: --write goes with --fix\n',
     });

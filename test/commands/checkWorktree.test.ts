@@ -65,7 +65,7 @@ describe('check --worktree', () => {
     ]);
   });
 
-  it('exits 1 for a problem only the work tree has, 0 for HEAD; 2 when asked for a bare repository', async () => {
+  it('exits 1 for a problem only the work tree has, 0 for HEAD; 64 when asked for a bare repository', async () => {
     const repo = makeRepo({ 'skills/alpha/SKILL.md': skillMd('alpha', 'one') });
     writeFileSync(
       path.join(repo.dir, 'skills', 'alpha', 'SKILL.md'),
@@ -83,12 +83,12 @@ describe('check --worktree', () => {
     const bare = path.join(tempDir('skillpin-bare-'), 'repo.git');
     git(['clone', '--quiet', '--bare', repo.dir, bare]);
     expect(await cli('check', bare, '--worktree')).toEqual({
-      status: 2,
+      status: 64,
       stdout: '',
       stderr: 'skillpin check: --worktree needs a local work tree (not a bare repository or a remote)\n',
     });
     expect(await cli('check', repo.dir, '--worktree', '--ref', 'main')).toEqual({
-      status: 2,
+      status: 64,
       stdout: '',
       stderr: 'skillpin check: --worktree checks the work tree: not with --commit, --ref or signature keys\n',
     });

@@ -50,7 +50,7 @@ describe('serving beyond this machine', () => {
       ['192.0.2.7:3917', '192.0.2.7'],
     ] as const) {
       const { status, stderr } = await serveArgs('serve', '--config', config, '--http', listen);
-      expect([status, stderr]).toEqual([2, `skillpin: ${unauthenticatedRefusal(host, 3917)}\n`]);
+      expect([status, stderr]).toEqual([64, `skillpin: ${unauthenticatedRefusal(host, 3917)}\n`]);
     }
     expect(unauthenticatedRefusal('0.0.0.0', 3917)).toBe(
       'refusing to serve 0.0.0.0:3917 without authentication: 0.0.0.0 is reachable from other machines, and anyone ' +
@@ -108,7 +108,7 @@ describe('serving beyond this machine', () => {
       ]);
       const unverified = await serveArgs('verify', server.url);
       expect([unverified.status, unverified.stderr]).toEqual([
-        2,
+        69,
         'skillpin verify: cannot connect: Version negotiation failed: the server requires authorization (HTTP 401)\n',
       ]);
       const logged = server.logs();

@@ -2,7 +2,17 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/temp.ts';
-import { ConfigError, loadConfig } from '../../src/config/index.ts';
+import {
+  ConfigError,
+  DEFAULT_CACHE_TTL,
+  DEFAULT_DEADLINE_MS,
+  DEFAULT_GIT_MEMORY_BYTES,
+  DEFAULT_HTTP_TIMEOUT_MS,
+  DEFAULT_MAX_FETCH_BYTES,
+  DEFAULT_MAX_FETCH_OBJECTS,
+  DEFAULT_PAGE_SIZE,
+  loadConfig,
+} from '../../src/config/index.ts';
 
 const C = 'b'.repeat(40);
 
@@ -25,6 +35,27 @@ function errorOf(text: string, env: NodeJS.ProcessEnv = {}): string {
 }
 
 describe('loadConfig', () => {
+  it('defaults to the constants mcp/ and git/ fall back on without a config: each default has one value', () => {
+    const config = loadConfig(configFile('sources:\n  - id: here\n    path: .\n    ref: HEAD\n'), {});
+    expect([
+      config.pageSize,
+      config.cache,
+      config.sync.timeoutMs,
+      config.sync.deadlineMs,
+      config.sync.maxFetchBytes,
+      config.sync.maxFetchObjects,
+      config.git.maxMemoryBytes,
+    ]).toEqual([
+      DEFAULT_PAGE_SIZE,
+      DEFAULT_CACHE_TTL,
+      DEFAULT_HTTP_TIMEOUT_MS,
+      DEFAULT_DEADLINE_MS,
+      DEFAULT_MAX_FETCH_BYTES,
+      DEFAULT_MAX_FETCH_OBJECTS,
+      DEFAULT_GIT_MEMORY_BYTES,
+    ]);
+  });
+
   it('resolves paths against the config file and applies defaults', () => {
     const file = configFile(
       `sources:\n  - id: local\n    path: ./repo\n    ref: HEAD\n  - id: remote.one\n    url: https://example.invalid/r.git\n    commit: ${C}\n    paths: [skills/, ./more]\n    token: \${TOKEN}\n`,

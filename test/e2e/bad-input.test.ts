@@ -36,20 +36,20 @@ function statusOf(url: string, headers: Record<string, string>): Promise<number>
 }
 
 describe('a bad config', () => {
-  it('exits 2 with one message naming the file and the key, and serves nothing', async () => {
+  it('exits 78 with one message naming the file and the key, and serves nothing', async () => {
     const file = writeConfig({ sources: [{ id: 'a', path: catalog.gitdir, commit: c2, pathz: ['skills'] }] });
     const run = await cli('serve', '--config', file);
-    expect(run.status).toBe(2);
+    expect(run.status).toBe(78);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
       `skillpin: ${file}:6:5: sources[0]: unknown key "pathz"; did you mean "paths"?\n`,
     );
   });
 
-  it('exits 2 on a malformed --http address', async () => {
+  it('exits 64 on a malformed --http address', async () => {
     const file = writeConfig({ sources: [{ id: 'a', path: catalog.gitdir, commit: c2 }] });
     const run = await cli('serve', '--config', file, '--http', 'localhost');
-    expect(run.status).toBe(2);
+    expect(run.status).toBe(64);
     expect(run.stderr).toContain('expected <host>:<port>');
   });
 });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
@@ -17,7 +17,9 @@ import { makeRepo } from '../helpers/repo.ts';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer.ts';
 import { writeConfig } from '../helpers/server.ts';
 import { serveInProcess } from '../helpers/serving.ts';
+import { silentRemote } from '../helpers/slowRemotes.ts';
 import { tempDir } from '../helpers/temp.ts';
+import { until } from '../helpers/until.ts';
 import { cli } from '../helpers/cli.ts';
 
 const catalog = fixture('catalog');
@@ -93,17 +95,17 @@ describe('skillpin check', () => {
     expect(result.stdout).toContain('error    description-missing     skills/no-description/SKILL.md:1');
   });
 
-  it('exits 2 on usage and I/O errors', async () => {
+  it('exits 2 when the repository cannot be read, 64 on a usage error', async () => {
     const missing = await cli('check', tempDir('skillpin-not-a-repo-'));
     expect([missing.status, missing.stderr]).toEqual([2, expect.stringContaining('source-not-a-repository')]);
     const short = await cli('check', catalog.gitdir, '--commit', 'abc');
     expect([short.status, short.stderr]).toEqual([
-      2,
+      64,
       'skillpin check: --commit must be a commit id: 4 to 40 hex digits\n',
     ]);
     const both = await cli('check', catalog.gitdir, '--commit', c1, '--ref', 'main');
     expect([both.status, both.stderr.split('\n')[0]]).toEqual([
-      2,
+      64,
       "error: option '--commit <sha>' cannot be used with option '--ref <ref>'",
     ]);
     const unknown = await cli('check', catalog.gitdir, '--commit', 'f'.repeat(40), '--json');
@@ -175,7 +177,7 @@ describe('skillpin check: a typo never passes', () => {
   it('validates --paths exactly as the config does', async () => {
     for (const bad of ['../x', '/etc', 'skills/../..'])
       expect(await cli('check', catalog.gitdir, '--paths', bad)).toEqual({
-        status: 2,
+        status: 64,
         stdout: '',
         stderr: `skillpin check: --paths ${JSON.stringify(bad)}: must be a folder inside the repository (relative, no "..")\n`,
       });
@@ -274,7 +276,7 @@ describe('first steps', () => {
     process.chdir(tempDir('skillpin-noconfig-'));
     try {
       const result = await cli();
-      expect(result.status).toBe(2);
+      expect(result.status).toBe(78);
       expect(result.stderr.split('\n').slice(0, 4)).toEqual([
         'skillpin: no skillpin.yaml in this folder. To start:',
         '  skillpin init                                write a commented starter skillpin.yaml here',
@@ -288,14 +290,14 @@ describe('first steps', () => {
 
   it('an unknown command says so, with the one most likely meant', async () => {
     expect(await cli('chek', '.')).toEqual({
-      status: 2,
+      status: 64,
       stdout: '',
       stderr:
         'skillpin: unknown command "chek"; did you mean check? (commands: serve, sync, check, lock, update, diff, verify, init, reload, status; skillpin --help)\n',
     });
   });
 
-  it('`skillpin init` writes a commented starter config that loads, and keeps an existing one', async () => {
+  it('`skillpin init` writes a commented starter config that loads, keeps an existing one, and exits 73 when it cannot write', async () => {
     const { dir } = makeRepo({ 'skills/alpha/SKILL.md': skillMd('alpha', 'one') });
     const file = path.join(dir, 'sub', 'skillpin.yaml');
     mkdirSync(path.dirname(file));
@@ -308,9 +310,15 @@ describe('first steps', () => {
     ]);
     expect(readFileSync(file, 'utf8')).toMatch(/^# skillpin: serves Agent Skills/);
     expect(await cli('init', file)).toEqual({
-      status: 2,
+      status: 73,
       stdout: '',
       stderr: `skillpin init: ${file} exists; keeping it (--force replaces it)\n`,
+    });
+    const nowhere = path.join(tempDir('skillpin-init-'), 'no-such-folder', 'skillpin.yaml');
+    expect(await cli('init', nowhere)).toEqual({
+      status: 73,
+      stdout: '',
+      stderr: `skillpin init: ${nowhere} cannot be written (ENOENT)\n`,
     });
     // Outside a repository the local source is there to enable, commented out.
     const bare = path.join(tempDir('skillpin-init-'), 'skillpin.yaml');
@@ -321,7 +329,7 @@ describe('first steps', () => {
 });
 
 describe('skillpin sync', () => {
-  it('syncs every source once, reports each, and exits 1 when one failed', async () => {
+  it('syncs every source once, reports each, and exits 2 when one failed', async () => {
     const config = writeConfig({
       sources: [
         { id: 'catalog', path: catalog.gitdir, ref: 'main', paths: ['skills'] },
@@ -329,7 +337,7 @@ describe('skillpin sync', () => {
       ],
     });
     const result = await cli('sync', '--config', config);
-    expect(result.status).toBe(1);
+    expect(result.status).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('catalog: indexing\n');
     expect(result.stderr).toContain(`catalog: now at ${c2}\n`);
@@ -340,11 +348,57 @@ describe('skillpin sync', () => {
     expect((await cli('sync', '--config', single)).status).toBe(0);
   });
 
-  it('exits 2 naming the file and the key of a bad config', async () => {
+  it('exits 78, syncing and serving nothing, when a process on dataDir defines a source id otherwise', async () => {
+    const dataDir = path.join(tempDir('skillpin-shared-'), 'data');
+    const serving = writeConfig({ dataDir, sources: [pinnedC2] });
+    const other = writeConfig({ dataDir, sources: [{ ...pinnedC2, strictNames: true }] });
+    const server = await serveInProcess(serving, { http: false });
+    try {
+      for (const command of ['sync', 'serve']) {
+        const result = await cli(command, '--config', other);
+        expect([command, result.status, result.stdout, result.stderr]).toEqual([
+          command,
+          78,
+          '',
+          expect.stringMatching(
+            new RegExp(
+              `^skillpin(?: sync)?: dataDir ${dataDir} is shared with skillpin serve .*"catalog".*\n$`,
+            ),
+          ),
+        ]);
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('exits 75 when the process holding a source does not publish its sync within --wait', async () => {
+    const silent = await silentRemote();
+    const file = writeConfig({
+      sync: { timeout: '10m' },
+      sources: [{ id: 'silent', url: silent.url, ref: 'main' }],
+    });
+    const lease = path.join(path.dirname(file), 'data', 'leases', 'silent.json');
+    const server = await serveInProcess(file);
+    try {
+      // The server holds the lease while its sync waits on a remote that never answers.
+      await until('the server to take the lease', () => existsSync(lease));
+      expect(await cli('sync', '--config', file, '--wait', '1s')).toEqual({
+        status: 75,
+        stdout: '',
+        stderr: `silent: FAILED source-pending: skillpin serve (pid ${process.pid}) holds this source's lease and did not publish a sync in time\n`,
+      });
+    } finally {
+      await server.stop();
+      await silent.close();
+    }
+  });
+
+  it('exits 78 naming the file and the key of a bad config', async () => {
     const file = writeConfig({ sources: [{ ...pinnedC2, pathz: ['x'] }] });
     const result = await cli('sync', '--config', file);
     expect([result.status, result.stdout, result.stderr]).toEqual([
-      2,
+      78,
       '',
       `skillpin: ${file}:8:5: sources[0]: unknown key "pathz"; did you mean "paths"?\n`,
     ]);
@@ -375,7 +429,7 @@ describe('skillpin verify', () => {
     );
   });
 
-  it('exits 1 when a file cannot be verified, and 2 when it cannot connect', async () => {
+  it('exits 1 when a file cannot be verified, 64 with neither URL nor config, and 69 when it cannot connect', async () => {
     const config = writeConfig({ sources: [pinnedC2] });
     expect((await cli('sync', '--config', config)).status).toBe(0);
     // Tamper with the persisted index: the digest published for pdf-forms/references/FORMS.md no longer matches
@@ -403,19 +457,19 @@ describe('skillpin verify', () => {
     ]);
     const none = await cli('verify');
     expect([none.status, none.stderr]).toEqual([
-      2,
+      64,
       'skillpin verify: give the URL of a running server (skillpin verify http://127.0.0.1:3917/mcp), or --config <file> to start one over stdio and verify it\n',
     ]);
     // A server that cannot start: what it said is shown.
     const broken = writeConfig({ sources: [{ ...pinnedC2, pathz: ['x'] }] });
     const unstarted = await cli('verify', '--config', broken);
-    expect(unstarted.status).toBe(2);
+    expect(unstarted.status).toBe(69);
     expect(unstarted.stderr).toContain(
       `skillpin verify: the server it started wrote:\nskillpin: ${broken}:8:5: sources[0]: unknown key "pathz"; did you mean "paths"?`,
     );
     const unreachable = await cli('verify', 'http://127.0.0.1:9/mcp');
     expect([unreachable.status, unreachable.stderr]).toEqual([
-      2,
+      69,
       expect.stringMatching(/^skillpin verify: cannot connect: /),
     ]);
   });
@@ -475,8 +529,8 @@ describe('a command loads what it uses', () => {
     'cli.ts',
     'config/duration.ts',
     'config/error.ts',
+    'shared/exitCodes.ts',
     'shared/log.ts',
-    'shared/redact.ts',
     'shared/text.ts',
     'shared/version.ts',
   ];
@@ -514,12 +568,15 @@ describe('a command loads what it uses', () => {
     expect(version.loaded).toEqual({ ours: CLI_CORE, packages: ['commander'] });
     const help = runCli('--help');
     expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'Usage: skillpin [options] [command]']);
+    expect(help.stdout.trimEnd().split('\n').at(-1)).toBe(
+      'Exit status: 0 ok, 1 findings, 2 failed, 64 usage, 69 unavailable, 70 internal, 73 cannotCreate, 75 busy, 78 config (docs/exit-codes.md)',
+    );
     expect(help.loaded).toEqual({ ours: CLI_CORE, packages: ['commander'] });
     for (const usage of [['chek'], ['check', '--nope'], ['diff']]) {
       const refused = runCli(...usage);
       expect([usage, refused.status, refused.loaded]).toEqual([
         usage,
-        2,
+        64,
         { ours: CLI_CORE, packages: ['commander'] },
       ]);
     }
@@ -529,12 +586,12 @@ describe('a command loads what it uses', () => {
     const checked = runCli('check', catalog.gitdir, '--paths', 'skills', '--json');
     expect(checked.status).toBe(1);
     expect((JSON.parse(checked.stdout) as CheckReport).commit).toBe(c2);
-    const commands = checked.loaded.ours.filter((file) => file.startsWith('commands/'));
+    const commands = checked.loaded.ours.filter((file) => /^(commands|pins)\//.test(file));
     expect(commands).toEqual([
       'commands/annotations.ts',
       'commands/check.ts',
-      'commands/scratch.ts',
-      'commands/sourceArgs.ts',
+      'pins/scratch.ts',
+      'pins/sourceArgs.ts',
     ]);
     expect(HEAVY.filter((name) => checked.loaded.packages.includes(name))).toEqual([]);
     // The SDK's entry builder (and the SDK's server with it) loads for a SKILL.md whose frontmatter is not plain.
@@ -570,8 +627,10 @@ describe('a command loads what it uses', () => {
     await client.close();
     expect(skills.length).toBe(C2_SKILLS.length);
     const { ours, packages } = loadedModules(recorded.env.SKILLPIN_RECORD_MODULES);
-    expect(ours.filter((file) => file.startsWith('commands/') && file !== 'commands/pinning.ts')).toEqual([
+    // The lockfile's format loads only for a config served locked (not this one); the pin commands never do.
+    expect(ours.filter((file) => /^(commands|pins)\//.test(file))).toEqual([
       'commands/serve.ts',
+      'pins/pinning.ts',
     ]);
     expect(ours).not.toContain('git/isomorphic/backend.ts');
     expect(HEAVY.filter((name) => packages.includes(name))).toEqual([]);

@@ -166,7 +166,7 @@ describe('hostile remotes, end to end (each case a skillpin process of its own)'
     const ran = await skillpin(['sync', '--config', hostile]);
     proxy.setFault({ kind: 'pass' });
     expect([ran.status, outcomes(ran.stderr)]).toEqual([
-      1,
+      2,
       {
         healthy: `now at ${c2}`,
         endless: `FAILED source-too-large: fetching ${c2} from ${proxy.url}/catalog.git: the transfer passed 67108864 bytes (sync.maxFetchBytes)`,
@@ -195,7 +195,7 @@ describe('hostile remotes, end to end (each case a skillpin process of its own)'
     expect(proxy.seen.some((request) => request.authorization === `Basic ${basic}`)).toBe(true);
     const detail = `listing the refs of ${proxy.url}/catalog.git: the remote answered with an error (its words are in the log)`;
     expect([synced.status, outcomes(synced.stderr)]).toEqual([
-      1,
+      2,
       { echo: `FAILED source-fetch-failed: ${detail}` },
     ]);
     expect(synced.stderr).toContain('"log":"');
@@ -225,7 +225,7 @@ describe('hostile remotes, end to end (each case a skillpin process of its own)'
         const config = writeConfig({ sources: [{ id: 'big', url, commit }] });
         const ran = await skillpin(['sync', '--config', config], { env, fileSizeKiB: 1024 });
         expect([ran.status, outcomes(ran.stderr)]).toEqual([
-          1,
+          2,
           {
             big: `FAILED source-disk-full: fetching ${commit} from ${url}: a file-size limit stops writes in dataDir`,
           },
@@ -399,7 +399,7 @@ describe.each(BACKENDS)('a skill holding a blob over 64 MiB, $name backend', ({ 
     const synced = await skillpin(['sync', '--config', config]);
     const detail = `fetching ${larger.commit} from ${url}: the blobs over ${MAX_OBJECT_BYTES} bytes of the transfer inflate to more than ${MAX_LARGE_BLOB_BYTES} bytes together`;
     expect([synced.status, outcomes(synced.stderr)]).toEqual([
-      1,
+      2,
       { larger: `FAILED source-too-large: ${detail}` },
     ]);
     expect(synced.childPeakMiB).toBeLessThan(32);

@@ -139,9 +139,9 @@ describe('GET /metrics and the logs of a server with http.metrics: true', () => 
       'skillpin_source_problems{source="catalog",reason="frontmatter-missing",severity="error"}': 1,
     });
     expect(only(all, 'skillpin_webhook_deliveries_total')).toEqual({
-      'skillpin_webhook_deliveries_total{outcome="unauthorized"}': 1,
-      'skillpin_webhook_deliveries_total{outcome="too_large"}': 1,
-      'skillpin_webhook_deliveries_total{outcome="triggered"}': 1,
+      'skillpin_webhook_deliveries_total{outcome="webhook-unauthorized"}': 1,
+      'skillpin_webhook_deliveries_total{outcome="webhook-too-large"}': 1,
+      'skillpin_webhook_deliveries_total{outcome="webhook-triggered"}': 1,
     });
     // Process metrics ride along; no label names a URI, a skill or a path.
     expect(all.has('process_cpu_user_seconds_total')).toBe(true);

@@ -104,7 +104,7 @@ describe('serve opens at once; a slow source never holds the others', () => {
     }
   });
 
-  it('a port already in use is one line on stderr and exit 2, before any sync', async () => {
+  it('a port already in use is one line on stderr and exit 69, before any sync', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const { port } = taken.address() as AddressInfo;
@@ -117,7 +117,7 @@ describe('serve opens at once; a slow source never holds the others', () => {
     } = await cli('serve', '--config', config, '--http', `127.0.0.1:${port}`);
     await new Promise<void>((resolve) => taken.close(() => resolve()));
     expect([code, stdout, stderr]).toEqual([
-      2,
+      69,
       '',
       `skillpin: cannot listen on 127.0.0.1:${port}: the address is already in use (EADDRINUSE)\n`,
     ]);

@@ -149,14 +149,14 @@ describe('the packed package', () => {
     );
   });
 
-  it('exits 2 on a usage error, with the message and the usage on stderr', () => {
+  it('exits 64 on a usage error, with the message and the usage on stderr', () => {
     const c1 = catalog.commits['c1']!;
     const result = spawnSync(
       path.join(prefix, 'bin', 'skillpin'),
       ['check', catalog.gitdir, '--commit', c1, '--ref', 'main'],
       { cwd: tempDir(), env, encoding: 'utf8' },
     );
-    expect([result.status, result.stdout]).toEqual([2, '']);
+    expect([result.status, result.stdout]).toEqual([64, '']);
     expect(result.stderr.split('\n').slice(0, 3)).toEqual([
       "error: option '--commit <sha>' cannot be used with option '--ref <ref>'",
       '',

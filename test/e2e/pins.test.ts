@@ -5,10 +5,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse, stringify } from 'yaml';
 import type { CheckReport } from '../../src/commands/check.ts';
-import type { SourceDiff } from '../../src/commands/diffReport.ts';
+import type { SourceDiff } from '../../src/pins/diffReport.ts';
 import type { StatusReport } from '../../src/commands/status.ts';
-import type { UpdateReport } from '../../src/commands/update.ts';
-import { type Lockfile, readLockfile, renderLockfile } from '../../src/sync/lockfile.ts';
+import type { UpdateReport } from '../../src/pins/update.ts';
+import { type Lockfile, readLockfile, renderLockfile } from '../../src/pins/lockfile.ts';
 import { fixture, PROJECT_ROOT } from '../helpers/fixtures.ts';
 import { git } from '../helpers/git.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
@@ -149,7 +149,7 @@ describe('serving the lockfile', () => {
     expect(await served(pinned.file)).toEqual([['skills', second]]);
   });
 
-  it('refuses a lockfile that does not match the config with one message naming the source (exit 2)', async () => {
+  it('refuses a lockfile that does not match the config with one message naming the source (exit 78)', async () => {
     const other = pushableRepo(tempDir('skillpin-other-'), 'other');
     other.push({ 'beta/SKILL.md': skillMd('beta', 'x') });
     const cases: Array<[Array<Record<string, unknown>>, string]> = [
@@ -179,14 +179,14 @@ describe('serving the lockfile', () => {
         const result = await cli(command, '-c', changed.file);
         expect([command, result.status, result.stderr]).toEqual([
           command,
-          2,
+          78,
           `skillpin: ${config.lockfile}: ${message}\n`,
         ]);
       }
     }
     const nowhere = configIn({ sources: [{ id: 'skills', path: repo.bare, ref: 'main' }] });
     expect(await cli('serve', '--locked', '-c', nowhere.file)).toEqual({
-      status: 2,
+      status: 78,
       stdout: '',
       stderr: `skillpin: ${nowhere.lockfile}: no lockfile; write one with skillpin lock\n`,
     });
@@ -194,7 +194,7 @@ describe('serving the lockfile', () => {
 });
 
 describe('skillpin update', () => {
-  it('exits 0 when nothing moved, 1 when the lockfile changed (printing the diff), 2 on errors', async () => {
+  it('exits 0 when nothing moved, 1 when the lockfile changed (printing the diff), 64 naming no source, 2 when one fails', async () => {
     const repo = pushableRepo(tempDir('skillpin-update-'), 'skills');
     const first = repo.push({
       'alpha/SKILL.md': skillMd('alpha', 'one'),
@@ -255,7 +255,7 @@ describe('skillpin update', () => {
     expect(lines).toContain('<details><summary><code>gamma</code>: 1 file changed</summary>');
 
     expect(await cli('update', 'nosuch', '-c', file)).toEqual({
-      status: 2,
+      status: 64,
       stdout: '',
       stderr: `skillpin update: no source "nosuch" in ${file}\n`,
     });
@@ -423,7 +423,7 @@ describe('skillpin diff', () => {
 });
 
 describe('skillpin check: signatures, short commits, short names', () => {
-  it('verifies with --ssh-allowed-signers and --require-signed, and refuses unsigned commits (exit 2)', async () => {
+  it('verifies with --ssh-allowed-signers and --require-signed; an unsigned commit is a finding (exit 1)', async () => {
     const keys = makeSigningKeys();
     const repo = signingRepo(keys);
     const signedCommit = repo.commit({ 'skills/s/SKILL.md': skill('s') }, { ssh: 'alice' });
@@ -450,7 +450,7 @@ describe('skillpin check: signatures, short commits, short names', () => {
       '--json',
     );
     expect([tagged.status, JSON.parse(tagged.stdout)]).toEqual([
-      2,
+      1,
       {
         version: 1,
         error: {
@@ -460,7 +460,7 @@ describe('skillpin check: signatures, short commits, short names', () => {
       },
     ]);
     expect(await cli('check', repo.dir, '--require-signed', 'commit')).toEqual({
-      status: 2,
+      status: 64,
       stdout: '',
       stderr:
         'skillpin check: --require-signed needs the keys to verify with: --ssh-allowed-signers or --gpg-key\n',
@@ -476,7 +476,7 @@ describe('skillpin check: signatures, short commits, short names', () => {
       'commit',
     ];
     expect(await cli(...verifying)).toEqual({
-      status: 2,
+      status: 1,
       stdout: '',
       stderr: `skillpin check: source-unsigned: commit ${unsigned} is not signed\n`,
     });
@@ -499,7 +499,7 @@ describe('skillpin check: signatures, short commits, short names', () => {
 
   it('refuses the web page of a folder with the arguments that say the same, before any network', async () => {
     expect(await cli('check', 'https://github.com/acme/skills/tree/main/skills/pdf')).toEqual({
-      status: 2,
+      status: 64,
       stdout: '',
       stderr:
         'skillpin check: https://github.com/acme/skills/tree/main/skills/pdf is the web page of a folder, not a ' +

@@ -95,14 +95,14 @@ describe('reloading the config of a running server', () => {
 
   it('`skillpin reload` refuses a config with problems before signalling, and says when nothing serves it', async () => {
     const refused = await cli('reload', '--config', file);
-    expect(refused.status).toBe(2);
+    expect(refused.status).toBe(78);
     expect(refused.stderr.split('\n')[0]).toBe(
       `skillpin: ${file}:5:5: sources[0]: unknown key "branch"; did you mean "ref"?`,
     );
     expect(logged('reload refused')).toBe(1);
     const idle = writeConfig({ sources: [{ id: 'catalog', path: catalog.gitdir, commit: c2 }] });
     const nobody = await cli('reload', '--config', idle);
-    expect(nobody.status).toBe(1);
+    expect(nobody.status).toBe(69);
     expect(nobody.stderr).toMatch(/^skillpin reload: no skillpin process holds .*; nothing to reload/);
   });
 });

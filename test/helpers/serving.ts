@@ -1,8 +1,11 @@
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import { type Serving, type ServeOptions, startServing } from '../../src/commands/serve.ts';
-import { servedConfig } from '../../src/commands/pinning.ts';
+import { servedConfig } from '../../src/pins/pinning.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
-import { createLogger, type LogLevel } from '../../src/shared/log.ts';
+import type { McpEndpoint } from '../../src/http/mcpEndpoint.ts';
+import type { LogLevel } from '../../src/shared/log.ts';
+import { createLogger } from '../../src/shared/logger.ts';
 import { type Era, MODERN } from './server.ts';
 
 export interface InProcessOptions {
@@ -99,3 +102,7 @@ export async function connectInProcess(
     },
   };
 }
+
+/** A whole web request to an MCP endpoint: its head, and its body as the listener hands it over (raw bytes). */
+export const handled = async (endpoint: McpEndpoint, request: Request, peer: string, authInfo?: AuthInfo) =>
+  endpoint.handle(request, new Uint8Array(await request.arrayBuffer()), peer, authInfo);

@@ -5,9 +5,10 @@ import { createMcpEndpoint, type McpEndpoint } from '../../src/http/mcpEndpoint.
 import { authInfoFor } from '../../src/mcp/caller.ts';
 import { encodeCursor } from '../../src/mcp/paging.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
+import { handled } from '../helpers/serving.ts';
 import { MODERN } from '../helpers/server.ts';
 
 const catalogRepo = fixture('catalog');
@@ -88,7 +89,7 @@ async function both(request: () => Request, authInfo?: AuthInfo) {
   const theirs = request();
   const parsed = JSON.parse(await theirs.clone().text()) as unknown;
   return {
-    ours: await received(await endpoint.handle(ours, '127.0.0.1', authInfo)),
+    ours: await received(await handled(endpoint, ours, '127.0.0.1', authInfo)),
     sdk: await received(
       await sdk.fetch(theirs, { parsedBody: parsed, ...(authInfo === undefined ? {} : { authInfo }) }),
     ),

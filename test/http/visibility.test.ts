@@ -7,9 +7,10 @@ import { staticTokens } from '../../src/http/auth/tokens.ts';
 import { createMcpEndpoint } from '../../src/http/mcpEndpoint.ts';
 import { MCP_PATH, type RunningHttpServer, startHttpServer } from '../../src/http/server.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
+import { handled } from '../helpers/serving.ts';
 import { connectHttp, type Era, MODERN } from '../helpers/server.ts';
 import { cachePolicy } from '../../src/mcp/cache.ts';
 
@@ -267,7 +268,7 @@ describe('list_changed reaches only the callers whose listing changed', () => {
           count++;
         });
         const transport = new StreamableHTTPClientTransport(new URL('http://skillpin.test/mcp'), {
-          fetch: (url, init) => endpoint.handle(new Request(url, init), 'test', authOf(name)),
+          fetch: (url, init) => handled(endpoint, new Request(url, init), 'test', authOf(name)),
         });
         await client.connect(transport);
         const subscription = await client.listen({ resourcesListChanged: true });
@@ -289,7 +290,8 @@ describe('list_changed reaches only the callers whose listing changed', () => {
       const streams: Array<{ name: string; id: string; text: Promise<string> }> = [];
       for (const name of ['ci', 'ops', 'admin'] as const) {
         const send = (method: string, headers: Record<string, string>, body?: unknown) =>
-          endpoint.handle(
+          handled(
+            endpoint,
             new Request('http://skillpin.test/mcp', {
               method,
               headers: { accept: 'application/json, text/event-stream', ...headers },
@@ -330,7 +332,8 @@ describe('list_changed reaches only the callers whose listing changed', () => {
         streams.push({ name, id, text: stream.text() });
         // Another caller with this session id is told it does not exist.
         const other = name === 'ci' ? 'ops' : 'ci';
-        const stolen = await endpoint.handle(
+        const stolen = await handled(
+          endpoint,
           new Request('http://skillpin.test/mcp', { method: 'GET', headers: session }),
           'test',
           authOf(other),

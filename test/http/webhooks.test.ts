@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { SourceConfig } from '../../src/config/index.ts';
 import { createDeliveryLog, REPLAY_WINDOW_MS } from '../../src/http/deliveries.ts';
 import { sameSecret } from '../../src/http/secrets.ts';
-import { handleWebhook } from '../../src/http/webhooks.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { handleWebhook, type WebhookOutcome } from '../../src/http/webhooks.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 
 const SECRET = 'whsec-5b1e0c';
 const URL_OF_REPO = 'https://git.example/acme/skills.git';
@@ -20,9 +20,10 @@ const remote = (id: string, ref: string): SourceConfig => ({
 });
 const sources = [remote('main', 'main'), remote('head', 'HEAD'), remote('release', 'v2')];
 
-/** A webhook handler with a recording trigger and a clock the test moves. */
+/** A webhook handler with a recording trigger, the outcomes it told, and a clock the test moves. */
 function hook(configured: readonly SourceConfig[] = sources) {
   const triggered: string[] = [];
+  const outcomes: WebhookOutcome[] = [];
   let now = 1_000_000;
   const options = {
     secret: SECRET,
@@ -30,9 +31,11 @@ function hook(configured: readonly SourceConfig[] = sources) {
     trigger: (id: string) => triggered.push(id),
     deliveries: createDeliveryLog(() => now),
     logger: silentLogger(),
+    onOutcome: (outcome: WebhookOutcome) => outcomes.push(outcome),
   };
   return {
     triggered,
+    outcomes,
     advance: (ms: number) => {
       now += ms;
     },
@@ -161,6 +164,29 @@ describe('webhook deliveries', () => {
       body: { error: 'bad or missing X-Hub-Signature-256' },
     });
     expect(triggered).toEqual(['main', 'head', 'release']);
+  });
+
+  it('tells how each delivery ended by its webhook- reason code', async () => {
+    const body = bytes(githubPush());
+    const { send, outcomes } = hook();
+    const once = github(body, { 'x-github-delivery': 'd-1' });
+    const statuses = [
+      await send(body, github(body, { 'x-hub-signature-256': sign(bytes('other')) })),
+      await send(body, github(body, { 'x-github-event': 'ping' })),
+      await send(body, github(body, { 'x-github-event': 'issues' })),
+      await send(bytes('[]'), github(bytes('[]'))),
+      await send(body, once),
+      await send(body, once),
+    ].map((answer) => answer.status);
+    expect(statuses).toEqual([401, 200, 202, 400, 202, 200]);
+    expect(outcomes).toEqual([
+      'webhook-unauthorized',
+      'webhook-ping',
+      'webhook-ignored',
+      'webhook-invalid',
+      'webhook-triggered',
+      'webhook-replayed',
+    ]);
   });
 
   it('compares secrets of any length without throwing, over their digests', () => {

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
 import { digestOf } from '../../src/index/index.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { verifiedReader } from '../../src/mcp/read.ts';
 import { snapshotOf } from '../../src/mcp/snapshot.ts';
 import { catalogSkillSource } from '../../src/mcp/source.ts';

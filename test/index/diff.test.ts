@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { renderMarkdown, sourceDiff } from '../../src/commands/diffReport.ts';
+import { renderMarkdown, sourceDiff } from '../../src/pins/diffReport.ts';
 import {
   type CommitIndex,
   diffIndexes,

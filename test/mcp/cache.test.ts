@@ -3,9 +3,10 @@ import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, type Catalog, type Namespace } from '../../src/catalog/index.ts';
-import { cachePolicy, LIST_TTL_MS, PINNED_TTL_MS } from '../../src/mcp/cache.ts';
+import { DEFAULT_CACHE_TTL } from '../../src/config/rules.ts';
+import { cachePolicy } from '../../src/mcp/cache.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { modernRequest } from '../helpers/server.ts';
@@ -47,7 +48,7 @@ const hint = (result: Record<string, unknown>) => [result['ttlMs'], result['cach
 
 describe('cache hints, per result (2026-07-28)', () => {
   it('default to a minute for listings and a day for what a pinned URI names', () => {
-    expect([LIST_TTL_MS, PINNED_TTL_MS]).toEqual([60_000, 86_400_000]);
+    expect(DEFAULT_CACHE_TTL).toEqual({ listTtlMs: 60_000, pinnedTtlMs: 86_400_000 });
     expect(cachePolicy().listed).toEqual({ ttlMs: 60_000, cacheScope: 'private' });
     expect(cachePolicy().pinned('any')).toEqual({ ttlMs: 86_400_000, cacheScope: 'private' });
   });

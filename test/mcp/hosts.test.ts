@@ -3,7 +3,7 @@ import { DIRECTORY_MIME_TYPE, type Skill, SkillsClient } from '@modelcontextprot
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { cachePolicy } from '../../src/mcp/cache.ts';

@@ -4,7 +4,7 @@ import { buildNamespace, createCatalog, type Catalog, type Namespace } from '../
 import { type CommitIndex, INDEX_VERSION } from '../../src/index/index.ts';
 import { DEFAULT_LIST_LIMIT, LIST_PAGE_CHARS, MAX_LISTED_PROBLEMS } from '../../src/mcp/budget.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { problem } from '../../src/shared/reasons.ts';
 import { cachePolicy } from '../../src/mcp/cache.ts';
 

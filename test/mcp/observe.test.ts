@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { createCatalog } from '../../src/catalog/index.ts';
 import { observeRequests, type RequestOutcome } from '../../src/mcp/observe.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 

@@ -4,7 +4,7 @@ import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
 import { verifiedReader } from '../../src/mcp/read.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { catalogSkillSource } from '../../src/mcp/source.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { modernRequest } from '../helpers/server.ts';

@@ -22,7 +22,7 @@ import {
 } from '../../src/mcp/search.ts';
 import { snapshotOf } from '../../src/mcp/snapshot.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 

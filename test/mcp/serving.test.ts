@@ -9,7 +9,7 @@ import { digestOf } from '../../src/index/index.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { snapshotOf } from '../../src/mcp/snapshot.ts';
 import { viewOf } from '../../src/mcp/view.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { modernRequest } from '../helpers/server.ts';

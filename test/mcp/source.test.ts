@@ -1,7 +1,7 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { entriesBytes } from '../../src/mcp/pageBytes.ts';
 import { encodeCursor } from '../../src/mcp/paging.ts';
 import { verifiedReader } from '../../src/mcp/read.ts';

@@ -116,7 +116,7 @@ describe('skill_run cancelled', () => {
     expect(cancelled).toEqual({
       ok: false,
       refusal: {
-        code: 'CANCELLED',
+        code: 'run-cancelled',
         detail: 'the request was cancelled before the script started; nothing ran (the token is still good)',
       },
     });
@@ -141,7 +141,7 @@ describe('skill_run cancelled', () => {
     expect(await running).toEqual({
       ok: false,
       refusal: {
-        code: 'CANCELLED',
+        code: 'run-cancelled',
         detail: 'the request was cancelled before the script started; nothing ran (the token is spent)',
       },
     });

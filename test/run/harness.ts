@@ -6,7 +6,8 @@ import { defaultRunSettings, type RunGrants, type RunSettings } from '../../src/
 import type { EnvironStatus } from '../../src/run/scrub.ts';
 import type { RunIdentity } from '../../src/run/identity.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { type Logger, silentLogger } from '../../src/shared/log.ts';
+import type { Logger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';

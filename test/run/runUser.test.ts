@@ -98,7 +98,7 @@ describe('skill_run under another user', () => {
     },
   );
 
-  it('refuses every run with RUN_USER_UNAVAILABLE when the configured user cannot be had', async () => {
+  it('refuses every run with run-user-unavailable when the configured user cannot be had', async () => {
     const ran = await probeRun({
       state: 'unavailable',
       detail: 'runs.user "ghost" names no user in /etc/passwd',
@@ -106,7 +106,7 @@ describe('skill_run under another user', () => {
     expect(ran.isError).toBe(true);
     expect(ran.structuredContent).toMatchObject({
       status: 'refused',
-      code: 'RUN_USER_UNAVAILABLE',
+      code: 'run-user-unavailable',
       detail: 'runs.user "ghost" names no user in /etc/passwd',
     });
   });

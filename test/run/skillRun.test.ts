@@ -107,15 +107,41 @@ describe('skill_run', () => {
     expect(refused.isError).toBe(true);
     expect(refused.structuredContent).toEqual({
       status: 'refused',
-      code: 'NOT_GRANTED',
+      code: 'run-not-granted',
       reason: 'grant',
       detail: `the config of source "${SOURCE}" grants no run: line for scripts/env.js of skills/env-probe; nothing of it runs`,
     });
     const undeclared = await h.run({ uri: skillUri('skills/pdf-tools'), script: 'scripts/helper.js' });
     expect(undeclared.structuredContent).toMatchObject({
-      code: 'NOT_DECLARED',
+      code: 'run-not-declared',
       detail:
         'skills/pdf-tools declares no script "scripts/helper.js"; only declared scripts run (it declares scripts/extract.py)',
+    });
+    expect(existsSync(h.dir)).toBe(false);
+    await h.close();
+  });
+
+  it('refuses a call naming no served skill (run-skill-not-found) and an argument holding a NUL (run-args-invalid)', async () => {
+    const h = await harness({ grants: GRANTS });
+    const refusal = async (args: Record<string, unknown>) => {
+      const result = await h.run(args);
+      expect(result.isError).toBe(true);
+      return result.structuredContent;
+    };
+    expect(await refusal({ uri: BOUNDS, name: 'bounds', script: 'scripts/argv.js' })).toEqual({
+      status: 'refused',
+      code: 'run-skill-not-found',
+      detail: 'give exactly one of uri or name',
+    });
+    expect(await refusal({ name: 'no-such-skill', script: 'scripts/argv.js' })).toEqual({
+      status: 'refused',
+      code: 'run-skill-not-found',
+      detail: 'no listed skill is named "no-such-skill"; skill_list shows what is served',
+    });
+    expect(await refusal({ uri: BOUNDS, script: 'scripts/argv.js', args: ['a', 'b\0c'] })).toEqual({
+      status: 'refused',
+      code: 'run-args-invalid',
+      detail: 'an argument holds a NUL character',
     });
     expect(existsSync(h.dir)).toBe(false);
     await h.close();
@@ -138,7 +164,7 @@ describe('skill_run', () => {
       [SOURCE, c1, 'skills/pdf-tools/scripts/helper.js'],
     ]);
     expect((await h.run({ uri: ENV_PROBE, script: 'scripts/env.js' })).structuredContent?.['code']).toBe(
-      'NOT_GRANTED',
+      'run-not-granted',
     );
     await h.close();
   });
@@ -204,11 +230,11 @@ describe('skill_run', () => {
       cwd: willRun.cwd,
     });
     const again = await h.run({ ...args, confirmToken: token });
-    expect(again.structuredContent).toMatchObject({ status: 'refused', code: 'TOKEN_REUSED' });
+    expect(again.structuredContent).toMatchObject({ status: 'refused', code: 'run-token-reused' });
     await h.close();
   });
 
-  it('refuses a token for other arguments or another script with DRAFT_CHANGED', async () => {
+  it('refuses a token for other arguments or another script with run-draft-changed', async () => {
     const h = await harness({ grants: GRANTS });
     const first = await h.run({ uri: BOUNDS, script: 'scripts/argv.js', args: ['one'] });
     const token = first.structuredContent!['confirmToken'];
@@ -219,7 +245,7 @@ describe('skill_run', () => {
       confirmToken: token,
     });
     expect(otherArgs.structuredContent).toMatchObject({
-      code: 'DRAFT_CHANGED',
+      code: 'run-draft-changed',
       detail:
         'the run differs from the preview the token confirms: the arguments; nothing ran, ask again for a preview',
     });
@@ -229,7 +255,7 @@ describe('skill_run', () => {
       args: ['one'],
       confirmToken: token,
     });
-    expect(otherScript.structuredContent).toMatchObject({ code: 'DRAFT_CHANGED' });
+    expect(otherScript.structuredContent).toMatchObject({ code: 'run-draft-changed' });
     // Refused tokens are not spent: the approved run still runs.
     const ran = await h.run({ uri: BOUNDS, script: 'scripts/argv.js', args: ['one'], confirmToken: token });
     expect(ran.structuredContent?.['status']).toBe('ran');
@@ -239,7 +265,7 @@ describe('skill_run', () => {
       args: ['one'],
       confirmToken: 'skr1.e30.AA',
     });
-    expect(forged.structuredContent).toMatchObject({ code: 'TOKEN_INVALID' });
+    expect(forged.structuredContent).toMatchObject({ code: 'run-token-invalid' });
     await h.close();
   });
 
@@ -253,11 +279,11 @@ describe('skill_run', () => {
       script: 'scripts/argv.js',
       confirmToken: first.structuredContent!['confirmToken'],
     });
-    expect(late.structuredContent).toMatchObject({ code: 'TOKEN_EXPIRED' });
+    expect(late.structuredContent).toMatchObject({ code: 'run-token-expired' });
     await h.close();
   });
 
-  it('refuses with DRAFT_CHANGED when the tracked ref moved between preview and run; a URI keeps its commit', async () => {
+  it('refuses with run-draft-changed when the tracked ref moved between preview and run; a URI keeps its commit', async () => {
     const v1 = await namespaceOf(SOURCE, scripts.gitdir, c1);
     const h = await harness({ grants: GRANTS, namespaces: [v1] });
     const byName = { name: 'bounds', script: 'scripts/argv.js' };
@@ -268,7 +294,7 @@ describe('skill_run', () => {
     const moved = await h.run({ ...byName, confirmToken: atV1.structuredContent!['confirmToken'] });
     expect(moved.structuredContent).toMatchObject({
       status: 'refused',
-      code: 'DRAFT_CHANGED',
+      code: 'run-draft-changed',
       detail: `the run differs from the preview the token confirms: the commit (the token is for ${c1}, the skill is now at ${c2}), the script or its bytes; nothing ran, ask again for a preview`,
     });
     const again = await confirmRun(h, byName);
@@ -420,7 +446,7 @@ describe('skill_run', () => {
     const refused = await missing.run({ name: 'pdf-tools', script: 'scripts/extract.py' });
     expect(refused.structuredContent).toEqual({
       status: 'refused',
-      code: 'UNAVAILABLE',
+      code: 'run-unavailable',
       reason: 'interpreter-unavailable',
       detail,
     });
@@ -448,13 +474,13 @@ describe('skill_run', () => {
     const gone = await confirmRun(present, { name: 'pdf-tools', script: 'scripts/extract.py' });
     expect(gone.structuredContent).toMatchObject({
       status: 'refused',
-      code: 'RUN_FAILED',
+      code: 'run-failed',
       detail: 'the python3 process could not be started (ENOENT)',
     });
     await present.close();
   });
 
-  it('runs one script at a time: a second run is refused with RUN_BUSY and its token stays good', async () => {
+  it('runs one script at a time: a second run is refused with run-busy and its token stays good', async () => {
     const h = await harness({ grants: GRANTS });
     const slow = await h.run({ uri: BOUNDS, script: 'scripts/sleep.js' });
     const quick = await h.run({ uri: BOUNDS, script: 'scripts/argv.js' });
@@ -470,7 +496,7 @@ describe('skill_run', () => {
       script: 'scripts/argv.js',
       confirmToken: quick.structuredContent!['confirmToken'],
     });
-    expect(busy.structuredContent).toMatchObject({ status: 'refused', code: 'RUN_BUSY' });
+    expect(busy.structuredContent).toMatchObject({ status: 'refused', code: 'run-busy' });
     const first = await slowRun;
     leftovers.push(Number((first.structuredContent!['stdout'] as string).trim()));
     const after = await h.run({
@@ -605,7 +631,10 @@ describe('skill_run confirmation', () => {
     await auto.close();
     const refuse = await harness({ grants: GRANTS, settings: { confirm: 'refuse' } });
     const refused = await refuse.run({ uri: BOUNDS, script: 'scripts/argv.js' });
-    expect(refused.structuredContent).toMatchObject({ status: 'refused', code: 'CONFIRMATION_UNAVAILABLE' });
+    expect(refused.structuredContent).toMatchObject({
+      status: 'refused',
+      code: 'run-confirmation-unavailable',
+    });
     await refuse.close();
     const asked = await harness({
       grants: GRANTS,
@@ -623,7 +652,7 @@ describe('skill_run confirmation', () => {
     const h = await harness({ grants: GRANTS, environ });
     const refused = await h.run({ uri: BOUNDS, script: 'scripts/argv.js' });
     expect(refused.structuredContent).toMatchObject({
-      code: 'UNAVAILABLE',
+      code: 'run-unavailable',
       reason: 'environ-unscrubbed',
       detail: 'cannot write /proc/self/mem: EPERM',
     });

@@ -37,7 +37,7 @@ describe('confirmation tokens', () => {
     expect(book.check(token, preview)).toBeUndefined();
     book.spend(token);
     expect(book.check(token, preview)).toEqual({
-      code: 'TOKEN_REUSED',
+      code: 'run-token-reused',
       detail: 'the confirmToken was used already; each confirms one run',
     });
   });
@@ -76,11 +76,11 @@ describe('confirmation tokens', () => {
       { timeoutMs: 60_000 },
       'what the script would get (interpreter, timeout or variables)',
     ],
-  ])('refuse %s with DRAFT_CHANGED, saying what changed', (_what, change, changed) => {
+  ])('refuse %s with run-draft-changed, saying what changed', (_what, change, changed) => {
     const book = tokenBook(SECRET, 600_000);
     const { token } = book.issue(preview);
     expect(book.check(token, { ...preview, ...change })).toEqual({
-      code: 'DRAFT_CHANGED',
+      code: 'run-draft-changed',
       detail: `the run differs from the preview the token confirms: ${changed}; nothing ran, ask again for a preview`,
     });
   });
@@ -93,7 +93,7 @@ describe('confirmation tokens', () => {
     expect(book.check(token, preview)).toBeUndefined();
     time.advance(1);
     expect(book.check(token, preview)).toEqual({
-      code: 'TOKEN_EXPIRED',
+      code: 'run-token-expired',
       detail: `the confirmToken expired at ${new Date(1_600_000).toISOString()}; ask again for a preview`,
     });
   });
@@ -101,7 +101,7 @@ describe('confirmation tokens', () => {
   it('are refused when not signed by this secret, altered, or not a token at all', () => {
     const { token } = tokenBook(SECRET, 600_000).issue(preview);
     const book = tokenBook(Buffer.from('another secret'), 600_000);
-    const invalid = { code: 'TOKEN_INVALID', detail: 'the confirmToken is not one this server issued' };
+    const invalid = { code: 'run-token-invalid', detail: 'the confirmToken is not one this server issued' };
     expect(book.check(token, preview)).toEqual(invalid);
     const [prefix, payload, mac] = token.split('.');
     const body = JSON.parse(Buffer.from(payload!, 'base64url').toString());
@@ -123,6 +123,6 @@ describe('confirmation tokens', () => {
     const { token } = tokenBook(SECRET, 600_000).issue(preview);
     expect(tokenBook(SECRET, 600_000).check(token, preview)).toBeUndefined();
     const random = tokenBook(undefined, 600_000).issue(preview).token;
-    expect(tokenBook(undefined, 600_000).check(random, preview)?.code).toBe('TOKEN_INVALID');
+    expect(tokenBook(undefined, 600_000).check(random, preview)?.code).toBe('run-token-invalid');
   });
 });

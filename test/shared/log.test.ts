@@ -1,7 +1,7 @@
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { stderrDestination } from '../../src/shared/log.ts';
+import { stderrDestination } from '../../src/shared/logger.ts';
 import { tempDir } from '../helpers/temp.ts';
 
 describe('the stderr destination of the logger', () => {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCatalog, type Catalog } from '../../src/catalog/index.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import { createSyncWorker } from '../../src/sync/worker.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { git } from '../helpers/git.ts';

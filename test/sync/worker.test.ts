@@ -10,7 +10,7 @@ import { createCatalog, type Catalog, type Namespace } from '../../src/catalog/i
 import { loadConfig, type Config } from '../../src/config/index.ts';
 import { indexStore } from '../../src/index/index.ts';
 import type { WriteFs } from '../../src/shared/fs.ts';
-import { silentLogger } from '../../src/shared/log.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
 import type { SyncOutcome } from '../../src/shared/status.ts';
 import { openStateFile } from '../../src/sync/state.ts';
 import { createSyncWorker, type SyncWorkerOptions } from '../../src/sync/worker.ts';

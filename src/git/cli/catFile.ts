@@ -179,10 +179,11 @@ function spawnCatFile(
   commands: boolean,
   bounds: { vars: Record<string, string> | undefined; maxMemoryBytes: number | undefined },
 ): ChildProcessWithoutNullStreams {
-  const process = spawnGit(git, ['--git-dir', gitdir, 'cat-file', commands ? '--batch-command' : '--batch'], {
-    ...(bounds.vars === undefined ? {} : { vars: bounds.vars }),
-    ...(bounds.maxMemoryBytes === undefined ? {} : { maxMemoryBytes: bounds.maxMemoryBytes }),
-  });
+  const process = spawnGit(
+    git,
+    ['--git-dir', gitdir, 'cat-file', commands ? '--batch-command' : '--batch'],
+    bounds,
+  );
   process.unref();
   // The watcher's end keeps Node running no more than the process does.
   (process.stdio[3] as unknown as { unref(): void }).unref();
@@ -191,6 +192,22 @@ function spawnCatFile(
   process.stderr.setEncoding('utf8');
   (process.stderr as unknown as { unref(): void }).unref();
   return process;
+}
+
+/** One reader's state: how to start its process, the process running, and the requests it has not answered. */
+interface Reader {
+  git: string;
+  gitdir: string;
+  vars: Record<string, string> | undefined;
+  commands: boolean;
+  maxMemoryBytes: number | undefined;
+  child: ChildProcessWithoutNullStreams | undefined;
+  pending: Request[];
+  output: ReturnType<typeof chunkQueue>;
+  /** The tail of what the process said on stderr, for the error when it ends. */
+  stderr: string;
+  /** Requests queued this turn of the event loop, written together. */
+  unsent: string;
 }
 
 /**
@@ -206,104 +223,124 @@ export function catFileReader(
   commands = false,
   maxMemoryBytes?: number,
 ): ObjectReader {
-  let child: ChildProcessWithoutNullStreams | undefined;
-  let pending: Request[] = [];
-  let output = chunkQueue();
-  let stderr = '';
-  let unsent = '';
-
-  /** Forgets the process, what it sent and what was still to be written; returns the requests not answered. */
-  const reset = (): Request[] => {
-    const unanswered = pending;
-    pending = [];
-    output = chunkQueue();
-    unsent = '';
-    child = undefined;
-    return unanswered;
+  const reader: Reader = {
+    git,
+    gitdir,
+    vars,
+    commands,
+    maxMemoryBytes,
+    child: undefined,
+    pending: [],
+    output: chunkQueue(),
+    stderr: '',
+    unsent: '',
   };
-
-  const fail = (error: Error) => {
-    for (const request of reset()) request.reject(error);
+  const send = (request: Request) => sendRequest(reader, request);
+  return {
+    read: (oid) => ask(reader, oid),
+    readEach: (oids, inFlight, each) => streamed(send, oids, inFlight, false, each),
+    headers: commands
+      ? (oids: readonly string[], inFlight: number, each: (oid: string, found?: Header) => void) =>
+          streamed(send, oids, inFlight, true, each)
+      : undefined,
+    close: () => close(reader),
   };
+}
 
-  const drain = (process: ChildProcessWithoutNullStreams) => {
-    const stopped = answer(pending, output);
-    if (stopped === 'waiting') return;
-    if (stopped === 'all answered') return (process.stdout as unknown as { unref(): void }).unref();
-    killGroup(process);
-    if (stopped instanceof Error) return fail(stopped);
-    // An object too large: its content is never read. This process goes (it would stream all of it), the other
-    // requests are asked again of a new one.
-    pending.shift();
-    stopped.reject(objectTooLarge(`object ${stopped.oid}`, stopped.header!.size));
-    for (const waiting of reset()) send(waiting);
-  };
+/** Forgets the process, what it sent and what was still to be written; returns the requests not answered. */
+function reset(reader: Reader): Request[] {
+  const unanswered = reader.pending;
+  reader.pending = [];
+  reader.output = chunkQueue();
+  reader.unsent = '';
+  reader.child = undefined;
+  return unanswered;
+}
 
-  const start = (): ChildProcessWithoutNullStreams => {
-    const process = spawnCatFile(git, gitdir, commands, { vars, maxMemoryBytes });
-    // Only the current process is heard: one that was reset away (killed, replaced) says nothing more.
-    process.stdout.on('data', (chunk: Buffer) => {
-      if (child !== process) return;
-      output.push(chunk);
-      drain(process);
-    });
-    process.stderr.on('data', (text: string) => (stderr = (stderr + text).slice(-4096)));
-    const ended = (why: string) => {
-      if (child !== process) return;
-      fail(new Error(`git cat-file ${why}${stderr === '' ? '' : `: ${stderr.trim().split('\n').pop()}`}`));
-    };
-    process.once('error', (error) => ended(`could not start (${error.message})`));
-    process.once('exit', (code, signal) => ended(`ended (${signal ?? `exit ${code}`})`));
-    return process;
-  };
+function fail(reader: Reader, error: Error): void {
+  for (const request of reset(reader)) request.reject(error);
+}
 
-  /**
-   * Queues a request on the running process (started when there is none). Requests go in one write per turn of
-   * the event loop: readers that ask again as each answer arrives still share a write.
-   */
-  const send = (request: Request) => {
-    child ??= start();
-    // Node stays running while an answer is awaited (drain lets go once none is).
-    if (pending.length === 0) (child.stdout as unknown as { ref(): void }).ref();
-    pending.push(request);
-    if (unsent === '') {
-      const to = child;
-      setImmediate(() => {
-        // A batch for a process that is gone was dropped with it (reset): a newer batch is not this one's.
-        if (to !== child) return;
-        if (to.exitCode === null && to.signalCode === null) to.stdin.write(unsent);
-        unsent = '';
-      });
-    }
-    unsent += commands ? `${request.info ? 'info' : 'contents'} ${request.oid}\n` : `${request.oid}\n`;
-  };
+function drain(reader: Reader, process: ChildProcessWithoutNullStreams): void {
+  const stopped = answer(reader.pending, reader.output);
+  if (stopped === 'waiting') return;
+  if (stopped === 'all answered') {
+    (process.stdout as unknown as { unref(): void }).unref();
+    return;
+  }
+  killGroup(process);
+  if (stopped instanceof Error) {
+    fail(reader, stopped);
+    return;
+  }
+  // An object too large: its content is never read. This process goes (it would stream all of it), the other
+  // requests are asked again of a new one.
+  reader.pending.shift();
+  stopped.reject(objectTooLarge(`object ${stopped.oid}`, stopped.header!.size));
+  for (const waiting of reset(reader)) sendRequest(reader, waiting);
+}
 
-  const ask = (oid: string): Promise<GitObject | undefined> => {
-    if (!OID.test(oid)) return Promise.reject(new Error(`not an object id: ${JSON.stringify(oid)}`));
-    return new Promise((resolve, reject) =>
-      send({ oid, info: false, resolve: resolve as Request['resolve'], reject }),
+function start(reader: Reader): ChildProcessWithoutNullStreams {
+  const { vars, maxMemoryBytes } = reader;
+  const process = spawnCatFile(reader.git, reader.gitdir, reader.commands, { vars, maxMemoryBytes });
+  // Only the current process is heard: one that was reset away (killed, replaced) says nothing more.
+  process.stdout.on('data', (chunk: Buffer) => {
+    if (reader.child !== process) return;
+    reader.output.push(chunk);
+    drain(reader, process);
+  });
+  process.stderr.on('data', (text: string) => (reader.stderr = (reader.stderr + text).slice(-4096)));
+  const ended = (why: string) => {
+    if (reader.child !== process) return;
+    const { stderr } = reader;
+    fail(
+      reader,
+      new Error(`git cat-file ${why}${stderr === '' ? '' : `: ${stderr.trim().split('\n').pop()}`}`),
     );
   };
+  process.once('error', (error) => ended(`could not start (${error.message})`));
+  process.once('exit', (code, signal) => ended(`ended (${signal ?? `exit ${code}`})`));
+  return process;
+}
 
-  return {
-    read: ask,
-    readEach: (oids, inFlight, each) => streamed(send, oids, inFlight, false, each),
-    ...(commands
-      ? {
-          headers: (oids: readonly string[], inFlight: number, each: (oid: string, found?: Header) => void) =>
-            streamed(send, oids, inFlight, true, each),
-        }
-      : {}),
-    async close() {
-      // A batch queued this turn is written first (its callback was queued before this one): it is answered.
-      if (unsent !== '') await new Promise((resolve) => setImmediate(resolve));
-      const process = child;
-      if (process === undefined || process.exitCode !== null || process.signalCode !== null) return;
-      const exited = new Promise((resolve) => process.once('exit', resolve));
-      // Waiting for the exit must keep Node running (the process is unref'd while idle).
-      process.ref();
-      process.stdin.end();
-      await exited;
-    },
-  };
+/**
+ * Queues a request on the running process (started when there is none). Requests go in one write per turn of
+ * the event loop: readers that ask again as each answer arrives still share a write.
+ */
+function sendRequest(reader: Reader, request: Request): void {
+  reader.child ??= start(reader);
+  // Node stays running while an answer is awaited (drain lets go once none is).
+  if (reader.pending.length === 0) (reader.child.stdout as unknown as { ref(): void }).ref();
+  reader.pending.push(request);
+  if (reader.unsent === '') {
+    const to = reader.child;
+    setImmediate(() => {
+      // A batch for a process that is gone was dropped with it (reset): a newer batch is not this one's.
+      if (to !== reader.child) return;
+      if (to.exitCode === null && to.signalCode === null) to.stdin.write(reader.unsent);
+      reader.unsent = '';
+    });
+  }
+  reader.unsent += reader.commands
+    ? `${request.info ? 'info' : 'contents'} ${request.oid}\n`
+    : `${request.oid}\n`;
+}
+
+function ask(reader: Reader, oid: string): Promise<GitObject | undefined> {
+  if (!OID.test(oid)) return Promise.reject(new Error(`not an object id: ${JSON.stringify(oid)}`));
+  return new Promise((resolve, reject) =>
+    sendRequest(reader, { oid, info: false, resolve: resolve as Request['resolve'], reject }),
+  );
+}
+
+async function close(reader: Reader): Promise<void> {
+  // A batch queued this turn is written first (its callback was queued before this one): it is answered.
+  if (reader.unsent !== '') await new Promise((resolve) => setImmediate(resolve));
+  const process = reader.child;
+  if (process === undefined || process.exitCode !== null || process.signalCode !== null) return;
+  const exited = new Promise((resolve) => process.once('exit', resolve));
+  // Waiting for the exit must keep Node running (the process is unref'd while idle).
+  process.ref();
+  process.stdin.end();
+  await exited;
 }

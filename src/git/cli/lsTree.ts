@@ -4,7 +4,7 @@ import { GitError } from '../errors.ts';
 import { objectTooLarge } from '../failure.ts';
 import { MAX_OBJECT_BYTES, MAX_TREE_ENTRIES, MAX_TREE_LISTING_BYTES } from '../limits.ts';
 import { canonical, decodeName, OID, tooManyEntries, treeEntry } from '../objects.ts';
-import type { RunOptions, GitRunResult } from './run.ts';
+import type { Git } from './run.ts';
 
 /**
  * One record of `git ls-tree -z`: `<mode> SP <type> SP <oid> TAB <path>` (the path raw, NUL-terminated); with
@@ -117,7 +117,7 @@ export function listingParser(tree: string) {
  * plain Error.
  */
 export async function lsTree(
-  git: (args: string[], options?: RunOptions) => Promise<GitRunResult>,
+  git: Git,
   objectSizes: (oids: readonly string[]) => Promise<Array<number | undefined>>,
   commit: string,
 ): Promise<TreeEntry[]> {

@@ -15,6 +15,6 @@ export function parseProgress(line: string): FetchProgress | undefined {
     phase: phase!,
     loaded: Number(loaded),
     total: Number(total),
-    ...(amount === undefined ? {} : { bytes: Math.round(Number(amount) * UNITS[unit!]!) }),
+    bytes: amount === undefined ? undefined : Math.round(Number(amount) * UNITS[unit!]!),
   };
 }

@@ -108,6 +108,9 @@ export interface GitRunResult {
   stopped?: 'idle' | 'deadline' | 'aborted' | 'output' | 'closed';
 }
 
+/** `git <args>` run in one repository, its options added to the repository's own (see `runGit`). */
+export type Git = (args: string[], options?: RunOptions) => Promise<GitRunResult>;
+
 /** Runs `git <args>` to its end (see spawnGit); a timeout, an abort or a close kills its whole group. */
 export function runGit(
   git: string,
@@ -175,12 +178,7 @@ export function runGit(
     });
     child.once('close', (code) => {
       done();
-      const result = {
-        code,
-        stdout: Buffer.concat(out),
-        stderr,
-        ...(stopped === undefined ? {} : { stopped }),
-      };
+      const result = { code, stdout: Buffer.concat(out), stderr, stopped };
       // A child we killed is reported once nothing of its group is left (its watcher ends a moment after it).
       if (stopped === undefined) resolve(result);
       else void groupEnded(child.pid).then(() => resolve(result));

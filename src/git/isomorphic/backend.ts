@@ -18,12 +18,13 @@ import {
   type Remote,
   type RemoteRef,
   type Repository,
+  type TransferOptions,
   wantedRef,
 } from '../repository.ts';
 import { urlOrigin, redactUrl } from '../url.ts';
 import { classify } from './classify.ts';
 import { type GuardedHttpClient, httpClient, type HttpObservations } from './http.ts';
-import { openObjectDatabase } from './odb.ts';
+import { type ObjectDatabase, openObjectDatabase } from './odb.ts';
 import { type PackWriter, packWriter } from './packWriter.ts';
 
 /** What isomorphic-git cannot do: said plainly, with a reason, instead of failing obscurely. */
@@ -68,8 +69,8 @@ function clientFor(
     deadlineMs: remote.deadlineMs ?? DEFAULT_DEADLINE_MS,
     maxBytes: remote.maxFetchBytes ?? DEFAULT_MAX_FETCH_BYTES,
     redirects: remote.redirects ?? 'follow',
-    ...(proxy === undefined ? {} : { proxy }),
-    ...(pack === undefined ? {} : { pack }),
+    proxy,
+    pack,
     seen,
   });
 }
@@ -88,6 +89,14 @@ async function initStore(gitdir: string): Promise<void> {
   });
 }
 
+/** One repository read by our own pack reader: its objects, and the transfers running (closing ends them). */
+interface Iso {
+  gitdir: string;
+  proxy: string | undefined;
+  objects: ObjectDatabase;
+  clients: Set<GuardedHttpClient>;
+}
+
 /** A repository read by our own pack reader, with isomorphic-git for refs and the network. */
 export async function openIsomorphicRepository(
   gitdir: string,
@@ -95,14 +104,9 @@ export async function openIsomorphicRepository(
   proxy?: string,
 ): Promise<Repository> {
   if (store) await initStore(gitdir);
-  const objects = openObjectDatabase(gitdir);
-  // The transfers running: closing the repository ends their requests.
-  const clients = new Set<GuardedHttpClient>();
-  const tracked = (client: GuardedHttpClient) => {
-    clients.add(client);
-    return client;
-  };
-  const repo: Repository = {
+  const iso: Iso = { gitdir, proxy, objects: openObjectDatabase(gitdir), clients: new Set() };
+  const { objects, clients } = iso;
+  return {
     gitdir,
     backend: 'isomorphic',
     partial: false,
@@ -112,17 +116,7 @@ export async function openIsomorphicRepository(
       const present = await Promise.all(oids.map((oid) => objects.has(oid)));
       return oids.filter((_, i) => !present[i]);
     },
-    async objectsWithPrefix(prefix) {
-      if (!/^[0-9a-f]{4,40}$/.test(prefix)) return [];
-      try {
-        return [await git.expandOid({ fs, gitdir, oid: prefix })];
-      } catch (error) {
-        const matches = (error as { code?: string; data?: { matches?: string[] } }).data?.matches;
-        return (error as { code?: string }).code === 'AmbiguousError' && Array.isArray(matches)
-          ? matches
-          : [];
-      }
-    },
+    objectsWithPrefix: (prefix) => objectsWithPrefix(gitdir, prefix),
     async readRef(name) {
       try {
         return await git.resolveRef({ fs, gitdir, ref: name });
@@ -130,17 +124,7 @@ export async function openIsomorphicRepository(
         return undefined;
       }
     },
-    async listRefs(prefixes) {
-      const found: Array<{ name: string; oid: string }> = [];
-      for (const prefix of prefixes) {
-        const below = await git.listRefs({ fs, gitdir, filepath: prefix.slice(0, -1) }).catch(() => []);
-        for (const rest of below) {
-          const oid = await git.resolveRef({ fs, gitdir, ref: `${prefix}${rest}` }).catch(() => undefined);
-          if (oid !== undefined) found.push({ name: `${prefix}${rest}`, oid });
-        }
-      }
-      return found;
-    },
+    listRefs: (prefixes) => listRefs(gitdir, prefixes),
     async writeRef(name, oid) {
       try {
         await git.writeRef({ fs, gitdir, ref: name, value: oid, force: true });
@@ -151,117 +135,8 @@ export async function openIsomorphicRepository(
     async deleteRef(name) {
       await git.deleteRef({ fs, gitdir, ref: name });
     },
-    async listRemoteRefs(remote, names) {
-      supported(remote);
-      let refs: Awaited<ReturnType<typeof git.listServerRefs>>;
-      const http = tracked(clientFor(remote, proxy));
-      try {
-        refs = await git.listServerRefs({
-          http,
-          url: remote.url,
-          symrefs: true,
-          peelTags: true,
-          protocolVersion: 1,
-          ...authFor(remote),
-        });
-      } catch (error) {
-        throw classify(
-          error,
-          `listing the refs of ${redactUrl(remote.url)}`,
-          http.stopped(),
-          remote.timeoutMs,
-        );
-      } finally {
-        clients.delete(http);
-        http.close();
-      }
-      // isomorphic-git reads a body that failed as one that ended: what it listed then is not the listing.
-      const stopped = http.stopped();
-      if (stopped !== undefined)
-        throw classify(stopped, `listing the refs of ${redactUrl(remote.url)}`, stopped, remote.timeoutMs);
-      return refs
-        .filter((ref) => wantedRef(names, ref.ref))
-        .map(
-          (ref): RemoteRef => ({
-            name: ref.ref,
-            oid: ref.oid,
-            ...(ref.peeled ? { peeled: ref.peeled } : {}),
-          }),
-        );
-    },
-    async fetch(remote, commit, options) {
-      supported(remote);
-      const seen: HttpObservations = {};
-      // One client for the whole fetch: its deadline and byte limit hold for both requests it may make.
-      const http = clientFor(remote, proxy, seen, () =>
-        packWriter({
-          gitdir,
-          baseById: (oid) => objects.read(oid),
-          maxObjects: remote.maxFetchObjects ?? DEFAULT_MAX_FETCH_OBJECTS,
-          ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-        }),
-      );
-      const transfer = async (bounds: { depth: number } | { since: Date; have: string }) => {
-        tracked(http);
-        try {
-          await git.fetch({
-            fs,
-            http,
-            gitdir,
-            cache: {},
-            url: remote.url,
-            // isomorphic-git sends as "have" what `ref` resolves to locally: the pin of a commit the store holds.
-            ref: 'have' in bounds ? pinRef(bounds.have) : commit,
-            // A wanted tag brings its commit along (the tag points at it).
-            remoteRef: options.tag ?? commit,
-            singleBranch: true,
-            tags: false,
-            ...('have' in bounds ? { since: bounds.since } : { depth: bounds.depth }),
-            ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-            ...authFor(remote),
-          });
-          await http.settle(true);
-        } catch (error) {
-          await http.settle(false);
-          // What the transfer left (a pack written without its index) goes at once.
-          throw await cleanedUp(
-            gitdir,
-            classify(
-              error,
-              `fetching ${commit} from ${redactUrl(remote.url)}`,
-              http.stopped(),
-              remote.timeoutMs,
-            ),
-          );
-        } finally {
-          http.close();
-          clients.delete(http);
-          objects.refresh();
-        }
-        return objects.has(commit);
-      };
-      // With a commit in store, a depth-1 request makes isomorphic-git get the whole snapshot again; a
-      // deepen-since at the held commit's time gets only what is new. If that falls short (a branch moved to an
-      // older commit), one depth-1 fetch of the snapshot follows.
-      const held =
-        options.have === undefined ? undefined : await objects.read(options.have).catch(() => undefined);
-      let arrived = false;
-      if (held?.type === 'commit') {
-        const since = new Date(parseCommit(held.data, options.have!).committerTime * 1000);
-        arrived = await transfer({ since, have: options.have! }).catch((error: unknown) => {
-          // A server without deepen-since gets the plain depth-1 request instead.
-          if (((error as GitError).cause as { code?: string } | undefined)?.code === 'RemoteCapabilityError')
-            return false;
-          throw error;
-        });
-      }
-      if (!arrived) arrived = await transfer({ depth: 1 });
-      if (arrived) return;
-      // An empty answer to the pack request, or a pack without the commit (isomorphic-git reports success).
-      const where = `fetching ${commit} from ${redactUrl(remote.url)}`;
-      if (seen.packResponseBytes === 0) throw transportFailure('source-pack-invalid', where);
-      throw transportFailure('source-commit-not-found', where);
-    },
+    listRemoteRefs: (remote, names) => listRemoteRefs(iso, remote, names),
+    fetch: (remote, commit, options) => fetchCommit(iso, remote, commit, options),
     async fetchBlobs() {
       throw new GitError(
         'source-unsupported',
@@ -275,5 +150,147 @@ export async function openIsomorphicRepository(
       await objects.close();
     },
   };
-  return repo;
+}
+
+/** The objects whose ids start with `prefix` (4 to 40 hex digits; anything else: none). */
+async function objectsWithPrefix(gitdir: string, prefix: string): Promise<string[]> {
+  if (!/^[0-9a-f]{4,40}$/.test(prefix)) return [];
+  try {
+    return [await git.expandOid({ fs, gitdir, oid: prefix })];
+  } catch (error) {
+    const matches = (error as { code?: string; data?: { matches?: string[] } }).data?.matches;
+    return (error as { code?: string }).code === 'AmbiguousError' && Array.isArray(matches) ? matches : [];
+  }
+}
+
+async function listRefs(
+  gitdir: string,
+  prefixes: readonly string[],
+): Promise<Array<{ name: string; oid: string }>> {
+  const found: Array<{ name: string; oid: string }> = [];
+  for (const prefix of prefixes) {
+    const below = await git.listRefs({ fs, gitdir, filepath: prefix.slice(0, -1) }).catch(() => []);
+    for (const rest of below) {
+      const oid = await git.resolveRef({ fs, gitdir, ref: `${prefix}${rest}` }).catch(() => undefined);
+      if (oid !== undefined) found.push({ name: `${prefix}${rest}`, oid });
+    }
+  }
+  return found;
+}
+
+async function listRemoteRefs(iso: Iso, remote: Remote, names: readonly string[]): Promise<RemoteRef[]> {
+  supported(remote);
+  let refs: Awaited<ReturnType<typeof git.listServerRefs>>;
+  const http = clientFor(remote, iso.proxy);
+  iso.clients.add(http);
+  try {
+    refs = await git.listServerRefs({
+      http,
+      url: remote.url,
+      symrefs: true,
+      peelTags: true,
+      protocolVersion: 1,
+      ...authFor(remote),
+    });
+  } catch (error) {
+    throw classify(error, `listing the refs of ${redactUrl(remote.url)}`, http.stopped(), remote.timeoutMs);
+  } finally {
+    iso.clients.delete(http);
+    http.close();
+  }
+  // isomorphic-git reads a body that failed as one that ended: what it listed then is not the listing.
+  const stopped = http.stopped();
+  if (stopped !== undefined)
+    throw classify(stopped, `listing the refs of ${redactUrl(remote.url)}`, stopped, remote.timeoutMs);
+  return refs
+    .filter((ref) => wantedRef(names, ref.ref))
+    .map((ref): RemoteRef => ({ name: ref.ref, oid: ref.oid, peeled: ref.peeled }));
+}
+
+/** What one request of a fetch asks beyond the commit: a depth, or what is new since a held commit. */
+type Bounds = { depth: number } | { since: Date; have: string };
+
+async function fetchCommit(
+  iso: Iso,
+  remote: Remote,
+  commit: string,
+  options: TransferOptions,
+): Promise<void> {
+  supported(remote);
+  const seen: HttpObservations = {};
+  // One client for the whole fetch: its deadline and byte limit hold for both requests it may make.
+  const http = clientFor(remote, iso.proxy, seen, () =>
+    packWriter({
+      gitdir: iso.gitdir,
+      baseById: (oid) => iso.objects.read(oid),
+      maxObjects: remote.maxFetchObjects ?? DEFAULT_MAX_FETCH_OBJECTS,
+      onProgress: options.onProgress,
+    }),
+  );
+  const transfer = (bounds: Bounds) => transferOnce(iso, http, remote, commit, options, bounds);
+  // With a commit in store, a depth-1 request makes isomorphic-git get the whole snapshot again; a
+  // deepen-since at the held commit's time gets only what is new. If that falls short (a branch moved to an
+  // older commit), one depth-1 fetch of the snapshot follows.
+  const held =
+    options.have === undefined ? undefined : await iso.objects.read(options.have).catch(() => undefined);
+  let arrived = false;
+  if (held?.type === 'commit') {
+    const since = new Date(parseCommit(held.data, options.have!).committerTime * 1000);
+    arrived = await transfer({ since, have: options.have! }).catch((error: unknown) => {
+      // A server without deepen-since gets the plain depth-1 request instead.
+      if (((error as GitError).cause as { code?: string } | undefined)?.code === 'RemoteCapabilityError')
+        return false;
+      throw error;
+    });
+  }
+  if (!arrived) arrived = await transfer({ depth: 1 });
+  if (arrived) return;
+  // An empty answer to the pack request, or a pack without the commit (isomorphic-git reports success).
+  const where = `fetching ${commit} from ${redactUrl(remote.url)}`;
+  if (seen.packResponseBytes === 0) throw transportFailure('source-pack-invalid', where);
+  throw transportFailure('source-commit-not-found', where);
+}
+
+/** One `git fetch` request through `http`: whether the store then holds the commit. */
+async function transferOnce(
+  iso: Iso,
+  http: GuardedHttpClient,
+  remote: Remote,
+  commit: string,
+  options: TransferOptions,
+  bounds: Bounds,
+): Promise<boolean> {
+  const { gitdir, objects } = iso;
+  iso.clients.add(http);
+  try {
+    await git.fetch({
+      fs,
+      http,
+      gitdir,
+      cache: {},
+      url: remote.url,
+      // isomorphic-git sends as "have" what `ref` resolves to locally: the pin of a commit the store holds.
+      ref: 'have' in bounds ? pinRef(bounds.have) : commit,
+      // A wanted tag brings its commit along (the tag points at it).
+      remoteRef: options.tag ?? commit,
+      singleBranch: true,
+      tags: false,
+      ...('have' in bounds ? { since: bounds.since } : { depth: bounds.depth }),
+      onProgress: options.onProgress,
+      ...authFor(remote),
+    });
+    await http.settle(true);
+  } catch (error) {
+    await http.settle(false);
+    // What the transfer left (a pack written without its index) goes at once.
+    throw await cleanedUp(
+      gitdir,
+      classify(error, `fetching ${commit} from ${redactUrl(remote.url)}`, http.stopped(), remote.timeoutMs),
+    );
+  } finally {
+    http.close();
+    iso.clients.delete(http);
+    objects.refresh();
+  }
+  return objects.has(commit);
 }

@@ -50,7 +50,7 @@ export function classify(thrown: unknown, what: string, stopped?: unknown, timeo
   if (code === 'HttpError' && (status === 401 || status === 403)) return fail('source-auth-failed');
   if (code === 'UserCanceledError') return fail('source-auth-failed');
   if (code === 'HttpError' && status === 404) return fail('source-repository-not-found');
-  if (code === 'HttpError') return fail('source-http-error', status === undefined ? {} : { status });
+  if (code === 'HttpError') return fail('source-http-error', { status });
   if (code === 'ETIMEDOUT') return fail('source-timeout', { timeoutMs: timeoutMs ?? 0 });
   if (UNREACHABLE.has(code)) return fail('source-unreachable');
   if (errnoReason(error) !== undefined) return fail('source-disk-full', { errno: code });

@@ -90,8 +90,8 @@ function send(
   const ca = https ? extraCertificates() : undefined;
   return new Promise((resolve, reject) => {
     const request = (https ? httpsRequest : httpRequest)(url, {
-      ...(agent === undefined ? {} : { agent }),
-      ...(ca === undefined ? {} : { ca }),
+      agent,
+      ca,
       method,
       headers: body === undefined ? headers : { ...headers, 'content-length': String(body.byteLength) },
     });
@@ -215,132 +215,185 @@ export interface GuardedHttpClient extends HttpClient {
   close(): void;
 }
 
-export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
-  const seen = options.seen ?? {};
-  const started = Date.now();
-  const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
-  let received = 0;
+/** One client's state: its bounds, what came so far, where the first request landed, and why it stopped. */
+interface Client {
+  options: HttpClientOptions;
+  timeoutMs: number;
+  seen: HttpObservations;
+  started: number;
+  maxBytes: number;
+  received: number;
   /** Where the first request's redirects landed: later URLs under `from` go to `to` instead. */
-  let moved: { from: string; to: string } | undefined;
-  let stopped: unknown;
-  const stop = <T>(why: T): T => {
-    stopped ??= why;
-    return why;
+  moved: { from: string; to: string } | undefined;
+  stopped: unknown;
+  writers: PackWriter[];
+  open: Set<{ destroy(): void }>;
+}
+
+export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
+  const client: Client = {
+    options,
+    timeoutMs: options.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS,
+    seen: options.seen ?? {},
+    started: Date.now(),
+    maxBytes: options.maxBytes ?? Number.POSITIVE_INFINITY,
+    received: 0,
+    moved: undefined,
+    stopped: undefined,
+    writers: [],
+    open: new Set(),
   };
-  const writers: PackWriter[] = [];
-  const open = new Set<{ destroy(): void }>();
-  /** A writer whose failures are the client's: isomorphic-git may report them as errors of its own. */
-  const noted = (writer: PackWriter): PackWriter => ({
+  return {
+    stopped: () => client.stopped,
+    close() {
+      for (const request of [...client.open]) request.destroy();
+      client.open.clear();
+    },
+    settle: (ok) => settle(client, ok),
+    request: (request) => requestOf(client, request),
+  };
+}
+
+/** Records the first reason the client stopped a request; returns it, to be thrown. */
+function stop<T>(client: Client, why: T): T {
+  client.stopped ??= why;
+  return why;
+}
+
+/** A writer whose failures are the client's: isomorphic-git may report them as errors of its own. */
+function noted(client: Client, writer: PackWriter): PackWriter {
+  return {
     ...writer,
     write: (bytes) =>
       writer.write(bytes).catch((error: unknown) => {
-        throw stop(error);
+        throw stop(client, error);
       }),
-  });
-  const count = (chunk: Uint8Array) => {
-    received += chunk.byteLength;
-    if (received > maxBytes)
+  };
+}
+
+async function settle(client: Client, ok: boolean): Promise<void> {
+  const all = client.writers.splice(0);
+  if (!ok) {
+    await Promise.all(all.map((writer) => writer.abort()));
+    return;
+  }
+  try {
+    for (const writer of all)
+      await writer.finish().catch((error: unknown) => {
+        throw error instanceof TransportStop ? stop(client, error) : error;
+      });
+  } finally {
+    await Promise.all(all.map((writer) => writer.abort()));
+  }
+}
+
+async function requestOf(
+  client: Client,
+  { url, method = 'GET', headers = {}, body }: GitHttpRequest,
+): Promise<GitHttpResponse> {
+  const { options, moved } = client;
+  const payload = await collect(body);
+  const first = method === 'GET' && url.includes('/info/refs?');
+  let current =
+    moved !== undefined && url.startsWith(moved.from) ? moved.to + url.slice(moved.from.length) : url;
+  for (let hop = 0; ; hop++) {
+    const elapsed = Date.now() - client.started;
+    const remainingMs = options.deadlineMs === undefined ? undefined : options.deadlineMs - elapsed;
+    if (remainingMs !== undefined && remainingMs <= 0)
       throw stop(
-        new TransportStop('source-too-large', { maxBytes }, `the responses passed ${maxBytes} bytes`),
+        client,
+        new TransportStop('source-timeout', { deadlineMs: options.deadlineMs! }, 'deadline'),
+      );
+    const own = options.origin === undefined || new URL(current).origin === options.origin;
+    const response = await send(current, method, own ? headers : withoutCredentials(headers), payload, {
+      timeoutMs: client.timeoutMs,
+      proxy: options.proxy,
+      remainingMs,
+      deadlineMs: options.deadlineMs ?? 0,
+      stop: (why) => stop(client, why),
+      open: client.open,
+    });
+    const location = response.headers.location;
+    if (REDIRECTS.has(response.statusCode ?? 0) && location !== undefined) {
+      response.resume();
+      const next = new URL(location, current);
+      const refused = redirectRefused(options, current, next, first, hop);
+      if (refused !== undefined) throw stop(client, refused);
+      current = next.href;
+      continue;
+    }
+    // As git's update_url_from_redirect: the base moves when the redirect kept the request's tail.
+    const tail = url.slice(url.indexOf('/info/refs?'));
+    if (first && current !== url && current.endsWith(tail))
+      client.moved = { from: url.slice(0, -tail.length), to: current.slice(0, -tail.length) };
+    return answer(client, response, current, method, first);
+  }
+}
+
+/** Why a redirect from `current` to `next` is not followed (git's, curl's rules); `undefined` when it is. */
+function redirectRefused(
+  options: HttpClientOptions,
+  current: string,
+  next: URL,
+  first: boolean,
+  hop: number,
+): TransportStop | undefined {
+  const refuse = (reason: TransportStop['reason'], redirect?: 'refused' | 'too-many' | 'not-first') =>
+    new TransportStop(reason, { redirect }, `redirected to ${next.href}`);
+  if (current.startsWith('https:') && next.protocol !== 'https:') return refuse('source-insecure-redirect');
+  if (options.redirects === 'refuse' || !['http:', 'https:'].includes(next.protocol))
+    return refuse('source-redirect-refused', 'refused');
+  if (!first) return refuse('source-redirect-refused', 'not-first');
+  if (hop >= MAX_REDIRECTS) return refuse('source-redirect-refused', 'too-many');
+  return undefined;
+}
+
+/** The response isomorphic-git gets: its body counted against the bounds, an upload-pack's pack to a writer. */
+function answer(
+  client: Client,
+  response: IncomingMessage,
+  current: string,
+  method: string,
+  first: boolean,
+): GitHttpResponse {
+  const flat: Record<string, string> = {};
+  for (const [key, value] of Object.entries(response.headers))
+    if (value !== undefined) flat[key] = Array.isArray(value) ? value.join(', ') : value;
+  const pack = current.endsWith('/git-upload-pack') && method === 'POST';
+  // isomorphic-git keeps a ref listing whole: it gets MAX_REF_LISTING_BYTES at most.
+  let listed = 0;
+  const counted = (chunk: Uint8Array) => {
+    client.received += chunk.byteLength;
+    if (client.received > client.maxBytes)
+      throw stop(
+        client,
+        new TransportStop(
+          'source-too-large',
+          { maxBytes: client.maxBytes },
+          `the responses passed ${client.maxBytes} bytes`,
+        ),
+      );
+    if (first && (listed += chunk.byteLength) > MAX_REF_LISTING_BYTES)
+      throw stop(
+        client,
+        new TransportStop(
+          'source-too-large',
+          { listingBytes: MAX_REF_LISTING_BYTES },
+          `the ref listing passed ${MAX_REF_LISTING_BYTES} bytes`,
+        ),
       );
   };
+  const body = watched(response, counted, (bytes) => {
+    if (pack) client.seen.packResponseBytes = bytes;
+  });
+  const writer = pack && client.options.pack !== undefined ? noted(client, client.options.pack()) : undefined;
+  if (writer !== undefined) client.writers.push(writer);
   return {
-    stopped: () => stopped,
-    close() {
-      for (const request of [...open]) request.destroy();
-      open.clear();
-    },
-    async settle(ok) {
-      const all = writers.splice(0);
-      if (!ok) {
-        await Promise.all(all.map((writer) => writer.abort()));
-        return;
-      }
-      try {
-        for (const writer of all)
-          await writer.finish().catch((error: unknown) => {
-            throw error instanceof TransportStop ? stop(error) : error;
-          });
-      } finally {
-        await Promise.all(all.map((writer) => writer.abort()));
-      }
-    },
-    async request({ url, method = 'GET', headers = {}, body }: GitHttpRequest): Promise<GitHttpResponse> {
-      const payload = await collect(body);
-      const first = method === 'GET' && url.includes('/info/refs?');
-      let current =
-        moved !== undefined && url.startsWith(moved.from) ? moved.to + url.slice(moved.from.length) : url;
-      for (let hop = 0; ; hop++) {
-        const elapsed = Date.now() - started;
-        const remainingMs = options.deadlineMs === undefined ? undefined : options.deadlineMs - elapsed;
-        if (remainingMs !== undefined && remainingMs <= 0)
-          throw stop(new TransportStop('source-timeout', { deadlineMs: options.deadlineMs! }, 'deadline'));
-        const own = options.origin === undefined || new URL(current).origin === options.origin;
-        const response = await send(current, method, own ? headers : withoutCredentials(headers), payload, {
-          timeoutMs,
-          proxy: options.proxy,
-          remainingMs,
-          deadlineMs: options.deadlineMs ?? 0,
-          stop,
-          open,
-        });
-        const location = response.headers.location;
-        if (REDIRECTS.has(response.statusCode ?? 0) && location !== undefined) {
-          response.resume();
-          const next = new URL(location, current);
-          const refuse = (reason: TransportStop['reason'], redirect?: 'refused' | 'too-many' | 'not-first') =>
-            stop(
-              new TransportStop(
-                reason,
-                redirect === undefined ? {} : { redirect },
-                `redirected to ${next.href}`,
-              ),
-            );
-          if (current.startsWith('https:') && next.protocol !== 'https:')
-            throw refuse('source-insecure-redirect');
-          if (options.redirects === 'refuse' || !['http:', 'https:'].includes(next.protocol))
-            throw refuse('source-redirect-refused', 'refused');
-          if (!first) throw refuse('source-redirect-refused', 'not-first');
-          if (hop >= MAX_REDIRECTS) throw refuse('source-redirect-refused', 'too-many');
-          current = next.href;
-          continue;
-        }
-        // As git's update_url_from_redirect: the base moves when the redirect kept the request's tail.
-        const tail = url.slice(url.indexOf('/info/refs?'));
-        if (first && current !== url && current.endsWith(tail))
-          moved = { from: url.slice(0, -tail.length), to: current.slice(0, -tail.length) };
-        const flat: Record<string, string> = {};
-        for (const [key, value] of Object.entries(response.headers))
-          if (value !== undefined) flat[key] = Array.isArray(value) ? value.join(', ') : value;
-        const pack = current.endsWith('/git-upload-pack') && method === 'POST';
-        // isomorphic-git keeps a ref listing whole: it gets MAX_REF_LISTING_BYTES at most.
-        let listed = 0;
-        const counted = (chunk: Uint8Array) => {
-          count(chunk);
-          if (first && (listed += chunk.byteLength) > MAX_REF_LISTING_BYTES)
-            throw stop(
-              new TransportStop(
-                'source-too-large',
-                { listingBytes: MAX_REF_LISTING_BYTES },
-                `the ref listing passed ${MAX_REF_LISTING_BYTES} bytes`,
-              ),
-            );
-        };
-        const body = watched(response, counted, (bytes) => {
-          if (pack) seen.packResponseBytes = bytes;
-        });
-        const writer = pack && options.pack !== undefined ? noted(options.pack()) : undefined;
-        if (writer !== undefined) writers.push(writer);
-        return {
-          url: current,
-          method,
-          statusCode: response.statusCode ?? 0,
-          statusMessage: response.statusMessage ?? '',
-          headers: flat,
-          body: writer === undefined ? body : withoutPack(body, writer),
-        };
-      }
-    },
+    url: current,
+    method,
+    statusCode: response.statusCode ?? 0,
+    statusMessage: response.statusMessage ?? '',
+    headers: flat,
+    body: writer === undefined ? body : withoutPack(body, writer),
   };
 }

@@ -103,6 +103,17 @@ interface Opened {
   failed: boolean;
 }
 
+/** One repository's objects: its directories, the packs opened from its listing, and the cache they share. */
+interface Odb {
+  objectsDir: string;
+  packDir: string;
+  cache: ObjectCache;
+  open: Map<string, Opened>;
+  listing: Promise<Pack[]> | undefined;
+  /** Reads since the pack listing was last read. */
+  reads: number;
+}
+
 /**
  * The objects of one repository, read the way git reads them: each pack's index in memory, objects at their
  * offsets (positioned reads), loose objects from their files. Memory grows with the objects read, never with
@@ -110,145 +121,146 @@ interface Opened {
  */
 export function openObjectDatabase(gitdir: string): ObjectDatabase {
   const objectsDir = path.join(gitdir, 'objects');
-  const packDir = path.join(objectsDir, 'pack');
-  const cache = objectCache(OBJECT_CACHE_BYTES);
-  let open = new Map<string, Opened>();
-  let listing: Promise<Pack[]> | undefined;
-  let reads = 0;
-
-  const openOne = async (name: string): Promise<Pack> => {
-    const file = await fsp.open(path.join(packDir, `${name}.pack`), 'r');
-    try {
-      const [idx, stat] = await Promise.all([fsp.readFile(path.join(packDir, `${name}.idx`)), file.stat()]);
-      return openPack(name, file, parsePackIndex(idx, stat.size), cache, read);
-    } catch (error) {
-      await file.close();
-      throw error;
-    }
+  const odb: Odb = {
+    objectsDir,
+    packDir: path.join(objectsDir, 'pack'),
+    cache: objectCache(OBJECT_CACHE_BYTES),
+    open: new Map(),
+    listing: undefined,
+    reads: 0,
   };
-
-  /** Which file a pack's index is now: one rewritten under the same name (a repair) is another. */
-  const stampOf = (name: string) =>
-    fsp.stat(path.join(packDir, `${name}.idx`)).then(
-      (stat) => `${stat.ino}:${stat.size}:${stat.mtimeMs}`,
-      () => 'gone',
-    );
-
-  const list = async (): Promise<Pack[]> => {
-    const names = (await fsp.readdir(packDir).catch(() => [] as string[]))
-      .filter((file) => file.endsWith('.idx'))
-      .map((file) => file.slice(0, -4));
-    const stamps = await Promise.all(names.map(stampOf));
-    const next = new Map<string, Opened>();
-    for (const [i, name] of names.entries()) {
-      const known = open.get(name);
-      // Opened before from the same file, and it opened: kept. One that failed, or was rewritten, is opened again.
-      if (known !== undefined && known.stamp === stamps[i] && !known.failed) {
-        next.set(name, known);
-        continue;
-      }
-      const opened: Opened = { stamp: stamps[i]!, pack: openOne(name), failed: false };
-      // A pack that cannot be opened (half-written, deleted since the listing) is not fatal: skip it.
-      opened.pack.catch(() => {
-        opened.failed = true;
-      });
-      next.set(name, opened);
-    }
-    for (const [name, old] of open)
-      if (next.get(name) !== old)
-        void old.pack.then(
-          (p) => p.close(),
-          () => undefined,
-        );
-    open = next;
-    const packs = await Promise.allSettled([...next.values()].map((opened) => opened.pack));
-    return packs.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-  };
-
-  const packs = (): Promise<Pack[]> => {
-    if (++reads > CACHE_USES) {
-      reads = 0;
-      listing = undefined;
-    }
-    listing ??= list();
-    return listing;
-  };
-
-  const fromPacks = async (
-    key: Buffer,
-    current: Pack[],
-  ): Promise<{ pack: Pack; offset: number } | undefined> => {
-    for (const pack of current) {
-      const offset = pack.index.offsetOf(key);
-      if (offset !== undefined) return { pack, offset };
-    }
-    return undefined;
-  };
-
-  const loosePath = (oid: string) => path.join(objectsDir, oid.slice(0, 2), oid.slice(2));
-
-  async function locate(oid: string): Promise<{ pack: Pack; offset: number } | 'loose' | undefined> {
-    const key = Buffer.from(oid, 'hex');
-    const known = await packs();
-    const found = await fromPacks(key, known);
-    if (found !== undefined) return found;
-    if (
-      await fsp.access(loosePath(oid)).then(
-        () => true,
-        () => false,
-      )
-    )
-      return 'loose';
-    // Not where it was: list the packs again, in case another program wrote or repacked the store.
-    listing = list();
-    return fromPacks(key, await listing);
-  }
-
-  async function read(oid: string): Promise<GitObject | undefined> {
-    const where = await locate(oid);
-    if (where === undefined) return undefined;
-    if (where === 'loose') {
-      const head = await readHead(loosePath(oid));
-      if (head === undefined) return undefined;
-      const size = looseSize(head, oid);
-      if (size > MAX_OBJECT_BYTES) throw objectTooLarge(`object ${oid}`, size);
-      const file = await fsp.readFile(loosePath(oid)).catch(() => undefined);
-      return file === undefined ? undefined : parseLoose(file, oid);
-    }
-    try {
-      return await where.pack.readAt(where.offset);
-    } catch (error) {
-      // Named by its id, as the git binary's reader names it.
-      if (error instanceof GitError && error.code === 'source-too-large')
-        throw objectTooLarge(`object ${oid}`, await where.pack.sizeAt(where.offset));
-      throw error;
-    }
-  }
-
-  async function sizeOf(oid: string): Promise<number | undefined> {
-    const where = await locate(oid);
-    if (where === undefined) return undefined;
-    if (where === 'loose') {
-      const head = await readHead(loosePath(oid));
-      return head === undefined ? undefined : looseSize(head, oid);
-    }
-    return where.pack.sizeAt(where.offset);
-  }
-
   return {
-    read,
-    sizeOf,
-    has: async (oid) => (await locate(oid)) !== undefined,
+    read: (oid) => read(odb, oid),
+    sizeOf: (oid) => sizeOf(odb, oid),
+    has: async (oid) => (await locate(odb, oid)) !== undefined,
     refresh() {
-      listing = undefined;
+      odb.listing = undefined;
     },
     async close() {
       // A listing under way opens packs: they are closed with the others, not left for garbage collection.
-      await listing?.catch(() => undefined);
-      const packs = [...open.values()];
-      open = new Map();
-      listing = undefined;
+      await odb.listing?.catch(() => undefined);
+      const packs = [...odb.open.values()];
+      odb.open = new Map();
+      odb.listing = undefined;
       await Promise.allSettled(packs.map(async (opened) => (await opened.pack).close()));
     },
   };
+}
+
+async function openOne(odb: Odb, name: string): Promise<Pack> {
+  const file = await fsp.open(path.join(odb.packDir, `${name}.pack`), 'r');
+  try {
+    const [idx, stat] = await Promise.all([fsp.readFile(path.join(odb.packDir, `${name}.idx`)), file.stat()]);
+    return openPack(name, file, parsePackIndex(idx, stat.size), odb.cache, (oid) => read(odb, oid));
+  } catch (error) {
+    await file.close();
+    throw error;
+  }
+}
+
+/** Which file a pack's index is now: one rewritten under the same name (a repair) is another. */
+const stampOf = (packDir: string, name: string) =>
+  fsp.stat(path.join(packDir, `${name}.idx`)).then(
+    (stat) => `${stat.ino}:${stat.size}:${stat.mtimeMs}`,
+    () => 'gone',
+  );
+
+/** Lists `objects/pack`: packs opened before from the same files are kept, the others opened (and the gone closed). */
+async function listPacks(odb: Odb): Promise<Pack[]> {
+  const names = (await fsp.readdir(odb.packDir).catch(() => [] as string[]))
+    .filter((file) => file.endsWith('.idx'))
+    .map((file) => file.slice(0, -4));
+  const stamps = await Promise.all(names.map((name) => stampOf(odb.packDir, name)));
+  const next = new Map<string, Opened>();
+  for (const [i, name] of names.entries()) {
+    const known = odb.open.get(name);
+    // Opened before from the same file, and it opened: kept. One that failed, or was rewritten, is opened again.
+    if (known !== undefined && known.stamp === stamps[i] && !known.failed) {
+      next.set(name, known);
+      continue;
+    }
+    const opened: Opened = { stamp: stamps[i]!, pack: openOne(odb, name), failed: false };
+    // A pack that cannot be opened (half-written, deleted since the listing) is not fatal: skip it.
+    opened.pack.catch(() => {
+      opened.failed = true;
+    });
+    next.set(name, opened);
+  }
+  for (const [name, old] of odb.open)
+    if (next.get(name) !== old)
+      void old.pack.then(
+        (p) => p.close(),
+        () => undefined,
+      );
+  odb.open = next;
+  const packs = await Promise.allSettled([...next.values()].map((opened) => opened.pack));
+  return packs.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+}
+
+/** The packs as last listed; listed again every CACHE_USES reads. */
+function packs(odb: Odb): Promise<Pack[]> {
+  if (++odb.reads > CACHE_USES) {
+    odb.reads = 0;
+    odb.listing = undefined;
+  }
+  odb.listing ??= listPacks(odb);
+  return odb.listing;
+}
+
+function fromPacks(key: Buffer, current: Pack[]): { pack: Pack; offset: number } | undefined {
+  for (const pack of current) {
+    const offset = pack.index.offsetOf(key);
+    if (offset !== undefined) return { pack, offset };
+  }
+  return undefined;
+}
+
+const loosePath = (odb: Odb, oid: string) => path.join(odb.objectsDir, oid.slice(0, 2), oid.slice(2));
+
+async function locate(odb: Odb, oid: string): Promise<{ pack: Pack; offset: number } | 'loose' | undefined> {
+  const key = Buffer.from(oid, 'hex');
+  const known = await packs(odb);
+  const found = fromPacks(key, known);
+  if (found !== undefined) return found;
+  if (
+    await fsp.access(loosePath(odb, oid)).then(
+      () => true,
+      () => false,
+    )
+  )
+    return 'loose';
+  // Not where it was: list the packs again, in case another program wrote or repacked the store.
+  odb.listing = listPacks(odb);
+  return fromPacks(key, await odb.listing);
+}
+
+async function read(odb: Odb, oid: string): Promise<GitObject | undefined> {
+  const where = await locate(odb, oid);
+  if (where === undefined) return undefined;
+  if (where === 'loose') {
+    const head = await readHead(loosePath(odb, oid));
+    if (head === undefined) return undefined;
+    const size = looseSize(head, oid);
+    if (size > MAX_OBJECT_BYTES) throw objectTooLarge(`object ${oid}`, size);
+    const file = await fsp.readFile(loosePath(odb, oid)).catch(() => undefined);
+    return file === undefined ? undefined : parseLoose(file, oid);
+  }
+  try {
+    return await where.pack.readAt(where.offset);
+  } catch (error) {
+    // Named by its id, as the git binary's reader names it.
+    if (error instanceof GitError && error.code === 'source-too-large')
+      throw objectTooLarge(`object ${oid}`, await where.pack.sizeAt(where.offset));
+    throw error;
+  }
+}
+
+async function sizeOf(odb: Odb, oid: string): Promise<number | undefined> {
+  const where = await locate(odb, oid);
+  if (where === undefined) return undefined;
+  if (where === 'loose') {
+    const head = await readHead(loosePath(odb, oid));
+    return head === undefined ? undefined : looseSize(head, oid);
+  }
+  return where.pack.sizeAt(where.offset);
 }

@@ -46,8 +46,8 @@ async function parse(verify: VerifyConfig): Promise<Keyring> {
   }
   return {
     require: verify.require,
-    ...(ssh === undefined ? {} : { ssh }),
-    ...(openpgp === undefined ? {} : { openpgp }),
+    ssh,
+    openpgp,
     fingerprint: `sha256:${hash.digest('hex')}`,
   };
 }

@@ -51,10 +51,10 @@ export function createAuthGate(auth: AuthConfig, options: AuthGateOptions): Auth
     auth.oauth === undefined
       ? undefined
       : jwtVerifier(auth.oauth, {
-          ...(options.now === undefined ? {} : { now: options.now }),
-          ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-          ...(options.jwksCooldownMs === undefined ? {} : { cooldownMs: options.jwksCooldownMs }),
-          ...(options.jwksMaxAgeMs === undefined ? {} : { maxAgeMs: options.jwksMaxAgeMs }),
+          now: options.now,
+          fetch: options.fetch,
+          cooldownMs: options.jwksCooldownMs,
+          maxAgeMs: options.jwksMaxAgeMs,
           onStaleKeys: (why) =>
             logger.warn({ err: why }, 'issuer unreachable: checking JWTs with its last keys'),
         });
@@ -105,9 +105,6 @@ export function createAuthGate(auth: AuthConfig, options: AuthGateOptions): Auth
       Response.json(resource.document(request), {
         headers: { 'access-control-allow-origin': '*', 'cache-control': 'max-age=3600' },
       }),
-    summary: {
-      tokens: auth.tokens.length,
-      ...(auth.oauth === undefined ? {} : { issuer: auth.oauth.issuer }),
-    },
+    summary: { tokens: auth.tokens.length, issuer: auth.oauth?.issuer },
   };
 }

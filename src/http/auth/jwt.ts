@@ -105,24 +105,18 @@ function refusalOf(error: unknown, oauth: OAuthConfig): Verdict {
   }
 }
 
+type LocalKeys = ReturnType<typeof createLocalJWKSet>;
+
 /**
- * Checks OAuth 2.1 access tokens (JWTs) as a resource server: signature by a key of the issuer's JWKS (cached,
- * fetched again on an unknown `kid` after the cooldown, and when older than its max age; the last keys serve
- * while the issuer cannot be reached), `iss`, `aud`, `exp` (required) and `nbf` with a small skew; a verified
- * token is remembered for VERIFIED_TOKEN_MS. The token's scopes decide what it sees: the union of the sources
- * its mapped scopes name, nothing when none is mapped.
+ * The issuer's JWKS fetched through `fetchImpl`, with a copy of the last good set kept: it serves while the
+ * issuer cannot be reached. The keys are fetched again on an unknown `kid` after the cooldown, and when older
+ * than their max age.
  */
-export function jwtVerifier(
-  oauth: OAuthConfig,
-  options: JwtVerifierOptions = {},
-): (token: string) => Promise<Verdict> {
-  const now = options.now ?? Date.now;
-  const fetchImpl = issuerFetch(options.fetch);
-  const scopeMap = new Map(Object.entries(oauth.scopes));
-  let lastKeys: ReturnType<typeof createLocalJWKSet> | undefined;
-  // The JWKS bytes jose reads pass through here: a copy of the last good set serves while the issuer is down.
-  const keepingLast: FetchLike = async (url, init) => {
-    const response = await fetchImpl(url, init);
+function remoteKeys(url: string, fetchImpl: FetchLike, options: JwtVerifierOptions): JWTVerifyGetKey {
+  let lastKeys: LocalKeys | undefined;
+  // The JWKS bytes jose reads pass through here.
+  const keepingLast: FetchLike = async (input, init) => {
+    const response = await fetchImpl(input, init);
     const text = await response.text();
     try {
       lastKeys = createLocalJWKSet(JSON.parse(text));
@@ -131,32 +125,43 @@ export function jwtVerifier(
     }
     return new Response(text, { status: 200, headers: response.headers });
   };
+  const remote = createRemoteJWKSet(new URL(url), {
+    timeoutDuration: ISSUER_TIMEOUT_MS,
+    cooldownDuration: options.cooldownMs ?? JWKS_COOLDOWN_MS,
+    cacheMaxAge: options.maxAgeMs ?? JWKS_MAX_AGE_MS,
+    [customFetch]: keepingLast,
+  });
+  return async (header, token) => {
+    try {
+      return await remote(header, token);
+    } catch (error) {
+      if (!(error instanceof IssuerUnavailable) || lastKeys === undefined) throw error;
+      options.onStaleKeys?.(messageOf(error));
+      return lastKeys(header, token);
+    }
+  };
+}
 
+/**
+ * The issuer's keys, once its JWKS URL is known (configured, or discovered from the issuer's metadata). A failed
+ * discovery is tried again DISCOVERY_RETRY_MS later, not on every request; until then it fails as it did.
+ */
+function issuerKeys(
+  oauth: OAuthConfig,
+  options: JwtVerifierOptions,
+  now: () => number,
+): () => Promise<JWTVerifyGetKey> {
+  const fetchImpl = issuerFetch(options.fetch);
   let resolver: JWTVerifyGetKey | undefined;
   let discovering: Promise<JWTVerifyGetKey> | undefined;
   let discoveryFailed: { at: number; error: IssuerUnavailable } | undefined;
-  const keys = async (): Promise<JWTVerifyGetKey> => {
+  const discover = async () =>
+    remoteKeys(oauth.jwksUrl ?? (await discoverJwksUrl(oauth.issuer, fetchImpl)), fetchImpl, options);
+  return async () => {
     if (resolver !== undefined) return resolver;
     if (discoveryFailed !== undefined && now() - discoveryFailed.at < DISCOVERY_RETRY_MS)
       throw discoveryFailed.error;
-    discovering ??= (async () => {
-      const url = oauth.jwksUrl ?? (await discoverJwksUrl(oauth.issuer, fetchImpl));
-      const remote = createRemoteJWKSet(new URL(url), {
-        timeoutDuration: ISSUER_TIMEOUT_MS,
-        cooldownDuration: options.cooldownMs ?? JWKS_COOLDOWN_MS,
-        cacheMaxAge: options.maxAgeMs ?? JWKS_MAX_AGE_MS,
-        [customFetch]: keepingLast,
-      });
-      return async (header, token) => {
-        try {
-          return await remote(header, token);
-        } catch (error) {
-          if (!(error instanceof IssuerUnavailable) || lastKeys === undefined) throw error;
-          options.onStaleKeys?.(messageOf(error));
-          return lastKeys(header, token);
-        }
-      };
-    })();
+    discovering ??= discover();
     try {
       resolver = await discovering;
       return resolver;
@@ -170,24 +175,80 @@ export function jwtVerifier(
       discovering = undefined;
     }
   };
+}
 
-  const visibilityFor = (scopes: readonly string[]): Visibility => {
-    const ids = new Set<string>();
-    for (const scope of scopes) {
-      const seen = scopeMap.get(scope);
-      if (seen === '*') return EVERY_SOURCE;
-      for (const id of seen ?? []) ids.add(id);
-    }
-    return onlySources(ids);
+/** The union of the sources a token's mapped scopes name; nothing when none is mapped. */
+function visibilityOfScopes(
+  scopeMap: ReadonlyMap<string, string[] | '*'>,
+  scopes: readonly string[],
+): Visibility {
+  const ids = new Set<string>();
+  for (const scope of scopes) {
+    const seen = scopeMap.get(scope);
+    if (seen === '*') return EVERY_SOURCE;
+    for (const id of seen ?? []) ids.add(id);
+  }
+  return onlySources(ids);
+}
+
+/** The caller a verified token names: its subject (else its client), and the sources its scopes allow. */
+function acceptedVerdict(
+  token: string,
+  payload: JWTPayload,
+  scopeMap: ReadonlyMap<string, string[] | '*'>,
+): Verdict {
+  const scopes = scopesOf(payload);
+  const { client_id: clientId, azp } = payload as { client_id?: unknown; azp?: unknown };
+  // Claims are typed by the issuer, not by jose: only strings name anyone.
+  const strings = [clientId, azp, payload.sub].filter((value): value is string => typeof value === 'string');
+  const client = strings[0] ?? '';
+  const sub = typeof payload.sub === 'string' ? payload.sub : client;
+  const subject = sub.slice(0, MAX_PRINCIPAL_LENGTH) || '(no subject)';
+  const caller = { id: `oauth:${subject}`, visibility: visibilityOfScopes(scopeMap, scopes) };
+  return {
+    ok: true,
+    caller,
+    authInfo: authInfoFor(caller, { value: token, clientId: client, scopes, expiresAt: payload.exp! }),
   };
+}
 
+/** Verified tokens, each until it must be checked again; the least recently verified is forgotten first. */
+function verifiedTokens() {
   const verified = new Map<string, { verdict: Verdict; until: number }>();
+  return {
+    get(token: string, at: number): Verdict | undefined {
+      const known = verified.get(token);
+      if (known !== undefined && at < known.until) return known.verdict;
+      verified.delete(token);
+      return undefined;
+    },
+    set(token: string, verdict: Verdict, until: number): void {
+      verified.set(token, { verdict, until });
+      if (verified.size > VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
+    },
+  };
+}
+
+/**
+ * Checks OAuth 2.1 access tokens (JWTs) as a resource server: signature by a key of the issuer's JWKS (cached,
+ * fetched again on an unknown `kid` after the cooldown, and when older than its max age; the last keys serve
+ * while the issuer cannot be reached), `iss`, `aud`, `exp` (required) and `nbf` with a small skew; a verified
+ * token is remembered for VERIFIED_TOKEN_MS. The token's scopes decide what it sees: the union of the sources
+ * its mapped scopes name, nothing when none is mapped.
+ */
+export function jwtVerifier(
+  oauth: OAuthConfig,
+  options: JwtVerifierOptions = {},
+): (token: string) => Promise<Verdict> {
+  const now = options.now ?? Date.now;
+  const keys = issuerKeys(oauth, options, now);
+  const scopeMap = new Map(Object.entries(oauth.scopes));
+  const verified = verifiedTokens();
 
   return async (token) => {
     const at = now();
-    const known = verified.get(token);
-    if (known !== undefined && at < known.until) return known.verdict;
-    verified.delete(token);
+    const known = verified.get(token, at);
+    if (known !== undefined) return known;
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, await keys(), {
@@ -201,26 +262,8 @@ export function jwtVerifier(
     } catch (error) {
       return refusalOf(error, oauth);
     }
-    const scopes = scopesOf(payload);
-    const { client_id: clientId, azp } = payload as { client_id?: unknown; azp?: unknown };
-    // Claims are typed by the issuer, not by jose: only strings name anyone.
-    const strings = [clientId, azp, payload.sub].filter(
-      (value): value is string => typeof value === 'string',
-    );
-    const client = strings[0] ?? '';
-    const sub = typeof payload.sub === 'string' ? payload.sub : client;
-    const subject = sub.slice(0, MAX_PRINCIPAL_LENGTH) || '(no subject)';
-    const caller = { id: `oauth:${subject}`, visibility: visibilityFor(scopes) };
-    const verdict: Verdict = {
-      ok: true,
-      caller,
-      authInfo: authInfoFor(caller, { value: token, clientId: client, scopes, expiresAt: payload.exp! }),
-    };
-    verified.set(token, {
-      verdict,
-      until: Math.min(at + VERIFIED_TOKEN_MS, (payload.exp! + JWT_CLOCK_SKEW_S) * 1000),
-    });
-    if (verified.size > VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
+    const verdict = acceptedVerdict(token, payload, scopeMap);
+    verified.set(token, verdict, Math.min(at + VERIFIED_TOKEN_MS, (payload.exp! + JWT_CLOCK_SKEW_S) * 1000));
     return verdict;
   };
 }

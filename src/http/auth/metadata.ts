@@ -35,6 +35,7 @@ export function protectedResource(auth: AuthConfig, mcpPath: string): ProtectedR
     metadataUrl: (request) => getOAuthProtectedResourceMetadataUrl(resourceOf(request)),
     document: (request) => ({
       resource: oauth === undefined ? resourceOf(request).href : oauth.audience,
+      // RFC 9728's document: with static tokens only there is no authorization server, and the fields are absent.
       ...(oauth === undefined
         ? {}
         : { authorization_servers: [oauth.issuer], scopes_supported: Object.keys(oauth.scopes) }),

@@ -92,6 +92,7 @@ export function registerSkillFile(mcp: McpServer, { catalog, read }: ToolDeps): 
         uri: entry.file.uri,
         size: bytes.byteLength,
         mimeType: entry.file.mimeType,
+        // An entry of structuredContent (outputSchema, JSON): `truncated` only on a file cut short.
         ...(cut ? { truncated: true } : {}),
       };
       if (decodeUtf8(bytes) !== undefined)

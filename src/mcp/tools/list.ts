@@ -112,6 +112,7 @@ const entryOf = (served: ServedSkill, scripts?: readonly PlannedScript[]): Liste
   description: served.description,
   uri: served.uri,
   source: served.ns.source,
+  // structuredContent, checked against outputSchema and sent as JSON: a namespace that follows no ref has no key.
   ...(served.ns.origin.ref === undefined ? {} : { ref: served.ns.origin.ref }),
   commit: served.ns.commit,
   files: served.skill.files.length,
@@ -196,16 +197,17 @@ export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts 
       total: matching.length,
       filtered: byQuery || only !== undefined,
       first: cursor === undefined,
-      ...(nextCursor === undefined ? {} : { nextCursor }),
+      nextCursor,
       problems,
       problemsTotal: all.length,
       counts: all,
       failures,
-      ...(prompts === undefined ? {} : { prompts }),
+      prompts,
       scriptsLine: (served) => renderScripts(runner?.scriptsOf(served)),
     });
     return {
       content: [{ type: 'text', text }],
+      // Checked against outputSchema and sent as JSON: no nextCursor on the last page, no prompts without them.
       structuredContent: {
         skills: entries,
         total: matching.length,

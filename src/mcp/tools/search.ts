@@ -81,6 +81,7 @@ const resultOf = ({ served, score }: SearchHit): Result => ({
   name: served.skill.name,
   description: served.description,
   source: served.ns.source,
+  // structuredContent, checked against outputSchema and sent as JSON: a namespace that follows no ref has no key.
   ...(served.ns.origin.ref === undefined ? {} : { ref: served.ns.origin.ref }),
   commit: served.ns.commit,
   score: Math.round(score * 1000) / 1000,

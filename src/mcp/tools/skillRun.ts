@@ -106,6 +106,7 @@ function refused(refusal: RunRefusal, prepared?: Prepared): CallToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: renderRefusal(refusal) }],
+    // structuredContent, sent to the client as it is built: what a refusal does not know, it has no key for.
     structuredContent: {
       status: 'refused',
       ...(prepared === undefined ? {} : { origin: toolOrigin(prepared.served) }),
@@ -163,12 +164,12 @@ async function execute(
 export function registerSkillRun(mcp: McpServer, { catalog, runner }: ToolDeps & { runner: Runner }): void {
   mcp.registerTool('skill_run', config, async (input, ctx) => {
     if ((input.uri === undefined) === (input.name === undefined))
-      return refused({ code: 'SKILL_NOT_FOUND', detail: 'give exactly one of uri or name' });
+      return refused({ code: 'run-skill-not-found', detail: 'give exactly one of uri or name' });
     const found = findSkill(
       catalog,
       input.uri !== undefined ? { uri: input.uri } : { name: input.name, source: input.source },
     );
-    if (!found.ok) return refused({ code: 'SKILL_NOT_FOUND', detail: found.message });
+    if (!found.ok) return refused({ code: 'run-skill-not-found', detail: found.message });
     const prepare = runner.prepare(found.served, input.script, input.args);
     if (!prepare.ok) return refused(prepare.refusal);
     const { prepared } = prepare;
@@ -204,7 +205,7 @@ export function registerSkillRun(mcp: McpServer, { catalog, runner }: ToolDeps &
     if (settings.confirm === 'refuse')
       return refused(
         {
-          code: 'CONFIRMATION_UNAVAILABLE',
+          code: 'run-confirmation-unavailable',
           detail:
             'this server runs scripts only for hosts that can ask their user (elicitation); runs.confirm is refuse',
         },

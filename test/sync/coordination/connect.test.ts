@@ -1,7 +1,7 @@
 import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoordinationConfig, SourceConfig } from '../../../src/config/index.ts';
-import { createLogger } from '../../../src/shared/log.ts';
+import { createLogger } from '../../../src/shared/logger.ts';
 import type { Coordination } from '../../../src/sync/coordination/coordination.ts';
 import { sharedKey } from '../../../src/sync/coordination/coordination.ts';
 import { connectRedisCoordination } from '../../../src/sync/coordination/connect.ts';

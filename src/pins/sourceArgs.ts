@@ -5,7 +5,7 @@ import type { KeyFile, SourceConfig, VerifyConfig } from '../config/types.ts';
 import { expandCommit, openLocalRepository } from '../git/index.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 
-/** A command line that cannot be acted on: exit 2 with its message. */
+/** A command line that cannot be acted on: exit `usage` with its message. */
 export class UsageError extends Error {}
 
 /** A commit id a user types: 4 to 40 hex digits. */
@@ -41,7 +41,7 @@ export function locationOf(target: string, tokenEnv?: string): SourceConfig['loc
     if (token === undefined || token === '')
       throw new UsageError(`environment variable ${tokenEnv} is not set`);
   }
-  return { kind: 'remote', url, ...(token === undefined ? {} : { token }) };
+  return { kind: 'remote', url, token };
 }
 
 function keyFile(option: string, file: string): KeyFile {
@@ -65,9 +65,10 @@ export function verifyOf(options: VerifyOptions): VerifyConfig | undefined {
   }
   return {
     require: options.requireSigned ?? 'commit',
-    ...(options.sshAllowedSigners === undefined
-      ? {}
-      : { sshAllowedSigners: keyFile('--ssh-allowed-signers', options.sshAllowedSigners) }),
+    sshAllowedSigners:
+      options.sshAllowedSigners === undefined
+        ? undefined
+        : keyFile('--ssh-allowed-signers', options.sshAllowedSigners),
     gpgKeys,
   };
 }

@@ -8,8 +8,8 @@ import { type CommitIndex, type SkillSummary, summaryOf } from '../index/index.t
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import type { Signer } from '../shared/signer.ts';
 import { compareText } from '../shared/text.ts';
-import { isRefsSource, refSourceConfig } from './refGroup.ts';
-import { sourceOrigin } from './source.ts';
+import { isRefsSource, refSourceConfig } from '../sync/refGroup.ts';
+import { sourceOrigin } from '../sync/source.ts';
 
 /** The lockfile's name next to the config, unless `lock:` names another. */
 export const LOCKFILE_NAME = 'skillpin.lock';
@@ -82,28 +82,27 @@ export function lockfilePath(config: Config): string {
   return config.lock ?? path.join(path.dirname(config.file), LOCKFILE_NAME);
 }
 
-/** The lock entry of a source serving `index`. Keys in a fixed order, skills by path: the file diffs cleanly. */
+/**
+ * The lock entry of a source serving `index`. Keys in a fixed order, skills by path: the file diffs cleanly (YAML
+ * leaves out a key whose value is undefined).
+ */
 export function lockedSourceOf(source: SourceConfig, index: CommitIndex): LockedSource {
   const signer = index.signer;
   return {
     id: source.id,
     repository: sourceOrigin(source).repository,
-    ...(source.target.kind === 'ref' ? { ref: source.target.ref } : {}),
-    ...(source.group === undefined ? {} : { group: source.group.id }),
+    ref: source.target.kind === 'ref' ? source.target.ref : undefined,
+    group: source.group?.id,
     commit: index.commit,
     commitTime: index.commitTime,
     tree: index.tree,
-    ...(signer === undefined
-      ? {}
-      : {
-          signer: {
-            type: signer.type,
-            identity: signer.identity,
-            key: signer.key,
-            object: signer.object,
-            ...(signer.tag === undefined ? {} : { tag: signer.tag }),
-          },
-        }),
+    signer: signer && {
+      type: signer.type,
+      identity: signer.identity,
+      key: signer.key,
+      object: signer.object,
+      tag: signer.tag,
+    },
     skills: index.skills.map(summaryOf).sort((a, b) => compareText(a.path, b.path)),
   };
 }
@@ -197,7 +196,8 @@ export function lockedConfig(config: Config, lock: Lockfile, file: string): Conf
       target: {
         kind: 'commit',
         commit: entry!.commit,
-        ...(tag === undefined ? {} : { tag, ref: entry!.ref }),
+        tag,
+        ref: tag === undefined ? undefined : entry!.ref,
         lock,
       },
     };

@@ -3,11 +3,10 @@ import type { SourceFailure } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
 import { keyringOf, type ResolvedRef } from '../git/index.ts';
 import type { CommitIndex } from '../index/index.ts';
-import { lockedConfig, lockfilePath, readLockfile } from '../sync/lockfile.ts';
 import { openSource } from '../sync/source.ts';
 import { failureOf } from '../sync/step.ts';
 
-/** Parses every `verify:` key file of `config`: a bad one is a ConfigError (exit 2) before anything runs. */
+/** Parses every `verify:` key file of `config`: a bad one is a ConfigError (exit `config`) before anything runs. */
 export async function checkKeys(config: Config): Promise<Config> {
   await Promise.all(config.sources.map((source) => source.verify && keyringOf(source.verify)));
   return config;
@@ -20,6 +19,8 @@ export async function checkKeys(config: Config): Promise<Config> {
 export async function servedConfig(config: Config, locked: boolean): Promise<Config> {
   await checkKeys(config);
   if (!locked && config.lock === undefined) return config;
+  // The lockfile's format (and its schema) loads only for a config that is served locked.
+  const { lockedConfig, lockfilePath, readLockfile } = await import('./lockfile.ts');
   const file = lockfilePath(config);
   return lockedConfig(config, readLockfile(file), file);
 }

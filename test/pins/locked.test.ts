@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Catalog, createCatalog } from '../../src/catalog/index.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
-import { relock } from '../../src/commands/lock.ts';
-import { silentLogger } from '../../src/shared/log.ts';
-import { type LockedSource, type Lockfile, lockedConfig } from '../../src/sync/lockfile.ts';
+import { relock } from '../../src/pins/lock.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
+import { type LockedSource, type Lockfile, lockedConfig } from '../../src/pins/lockfile.ts';
 import { createSyncWorker } from '../../src/sync/worker.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { git } from '../helpers/git.ts';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { SourceFailure } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
+import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import { writeFileAtomic } from '../shared/fs.ts';
 import { plural } from '../shared/text.ts';
 import {
@@ -11,7 +12,7 @@ import {
   lockMismatch,
   readLockfile,
   renderLockfile,
-} from '../sync/lockfile.ts';
+} from './lockfile.ts';
 import type { ResolvedRef } from '../git/index.ts';
 import type { SkillProblem } from '../shared/reasons.ts';
 import { oneAtATimePer } from '../shared/serial.ts';
@@ -173,7 +174,7 @@ export async function relock(
         const { verify: _keys, ...unverified } = source;
         const before = await loadAt(unverified, { commit: old.commit }, dataDir);
         if (!before.ok) return { entry, diff: summaryDiff(old, entry) };
-        const from = { index: before.index, ...(old.signer === undefined ? {} : { signer: old.signer }) };
+        const from = { index: before.index, signer: old.signer };
         return { entry, diff: sourceDiff(source.id, entry.repository, from, { index: now.index }) };
       }),
     );
@@ -187,7 +188,7 @@ export async function relock(
   const removed = previous.lock.sources.filter((entry) => !configured.has(entry.id)).map(removal);
   return {
     file,
-    ...(previous.text === undefined ? {} : { before: previous.text }),
+    before: previous.text,
     lock: {
       version: 1,
       sources: [...results.flatMap((r) => (r.entry === undefined ? [] : [r.entry])), ...kept],
@@ -197,8 +198,6 @@ export async function relock(
     refused: plan.refused,
   };
 }
-
-export const LOCK_EXIT = { ok: 0, failed: 2 } as const;
 
 export function reportFailures(failures: readonly SourceFailure[], err: (text: string) => void): void {
   for (const failure of failures) err(`${failure.id}: FAILED ${failure.reason}: ${failure.detail}\n`);
@@ -210,19 +209,22 @@ export function reportRefused(refused: Relocked['refused'], err: (text: string) 
     err(`${source}: ${problem.path} not locked: ${problem.reason}: ${problem.detail}\n`);
 }
 
-/** `skillpin lock`: resolves every source and writes the lockfile; exit 2 (nothing written) when one fails. */
-export async function lock(config: Config, io: { out: (text: string) => void; err: (text: string) => void }) {
+/** `skillpin lock`: resolves every source and writes the lockfile; `failed` (nothing written) when one fails. */
+export async function lock(
+  config: Config,
+  io: { out: (text: string) => void; err: (text: string) => void },
+): Promise<ExitStatus> {
   // Every source is resolved afresh: whatever the old lockfile holds (even a corrupt one) is replaced.
   const result = await relock(config, () => true, { ignorePrevious: true });
   if (result.failures.length > 0) {
     reportFailures(result.failures, io.err);
     io.err(`skillpin lock: ${result.file} not written\n`);
-    return LOCK_EXIT.failed;
+    return EXIT.failed;
   }
   await writeFileAtomic(result.file, renderLockfile(result.lock));
   reportRefused(result.refused, io.err);
   for (const entry of result.lock.sources)
     io.out(`${entry.id}: ${entry.commit} (${plural(entry.skills.length, 'skill')})\n`);
   io.out(`wrote ${result.file}\n`);
-  return LOCK_EXIT.ok;
+  return EXIT.ok;
 }

@@ -1,11 +1,9 @@
 import type { Config } from '../config/index.ts';
+import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import { writeFileAtomic } from '../shared/fs.ts';
-import { renderLockfile } from '../sync/lockfile.ts';
+import { renderLockfile } from './lockfile.ts';
 import { renderMarkdown, renderText, type SourceDiff } from './diffReport.ts';
 import { relock, reportFailures, reportRefused } from './lock.ts';
-
-/** 0: the lockfile did not change; 1: it changed (CI opens a pull request only then); 2: errors. */
-export const UPDATE_EXIT = { unchanged: 0, changed: 1, failed: 2 } as const;
 
 /** `skillpin update --json`. Version 1: fields are only ever added. */
 export interface UpdateReport {
@@ -20,26 +18,27 @@ export type DiffFormat = 'text' | 'json' | 'markdown';
 
 /**
  * `skillpin update [source…]`: re-resolves the named sources (default all), rewrites the lockfile when it
- * changed, and prints what changed, skill by skill. Nothing is written when a source fails.
+ * changed, and prints what changed, skill by skill. Nothing is written when a source fails. Exit `ok` when the
+ * lockfile did not change, `findings` when it did (CI opens a pull request only then).
  */
 export async function update(
   config: Config,
   names: readonly string[],
   format: DiffFormat,
   io: { out: (text: string) => void; err: (text: string) => void },
-): Promise<number> {
+): Promise<ExitStatus> {
   const unknown = names.filter((name) => !config.sources.some((source) => source.id === name));
   if (unknown.length > 0) {
     io.err(
       `skillpin update: no source ${unknown.map((name) => JSON.stringify(name)).join(', ')} in ${config.file}\n`,
     );
-    return UPDATE_EXIT.failed;
+    return EXIT.usage;
   }
   const result = await relock(config, (source) => names.length === 0 || names.includes(source.id));
   if (result.failures.length > 0) {
     reportFailures(result.failures, io.err);
     io.err(`skillpin update: ${result.file} not written\n`);
-    return UPDATE_EXIT.failed;
+    return EXIT.failed;
   }
   reportRefused(result.refused, io.err);
   const text = renderLockfile(result.lock);
@@ -54,5 +53,5 @@ export async function update(
     io.out(renderText(result.diffs));
     io.out(changed ? `updated ${result.file}\n` : `${result.file} is up to date\n`);
   }
-  return changed ? UPDATE_EXIT.changed : UPDATE_EXIT.unchanged;
+  return changed ? EXIT.findings : EXIT.ok;
 }

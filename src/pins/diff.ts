@@ -12,6 +12,7 @@ import {
   resolveLocalRef,
   revParseLocal,
 } from '../git/index.ts';
+import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { refMatcher } from '../shared/refNames.ts';
 import { sourceOrigin } from '../sync/source.ts';
@@ -33,8 +34,6 @@ export interface DiffOptions extends VerifyOptions {
   format: DiffFormat;
   tokenEnv?: string;
 }
-
-export const DIFF_EXIT = { ok: 0, failed: 2 } as const;
 
 /**
  * One end of the diff as a source target: a full commit; in a local repository a branch, tag, `HEAD` or short
@@ -95,7 +94,7 @@ function configuredSource(config: Config, options: DiffOptions): Omit<SourceConf
 export async function diff(
   options: DiffOptions,
   io: { out: (text: string) => void; err: (text: string) => void },
-): Promise<number> {
+): Promise<ExitStatus> {
   let source: Omit<SourceConfig, 'target'>;
   try {
     const verify = verifyOf(options);
@@ -110,12 +109,12 @@ export async function diff(
             strictNames: options.strictNames ?? false,
             keep: 0,
             timeoutMs: DEFAULT_HTTP_TIMEOUT_MS,
-            ...(verify === undefined ? {} : { verify }),
+            verify,
           };
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
     io.err(`skillpin diff: ${error.message}\n`);
-    return DIFF_EXIT.failed;
+    return EXIT.usage;
   }
   const loaded = await withScratch(async (dataDir) => {
     const ends = [];
@@ -137,7 +136,7 @@ export async function diff(
     const { reason, detail } = loaded.failure;
     if (options.format === 'json') io.out(`${JSON.stringify({ version: 1, error: { reason, detail } })}\n`);
     else io.err(`skillpin diff: ${reason}: ${detail}\n`);
-    return DIFF_EXIT.failed;
+    return EXIT.failed;
   }
   const [from, to] = loaded.ends!;
   const { repository } = sourceOrigin({ ...source, target: { kind: 'commit', commit: from!.commit } });
@@ -145,5 +144,5 @@ export async function diff(
   const result = sourceDiff(name, repository, { index: from! }, { index: to! });
   if (options.format === 'json') io.out(`${JSON.stringify({ version: 1, ...result }, null, 2)}\n`);
   else io.out(options.format === 'markdown' ? renderMarkdown([result]) : renderText([result]));
-  return DIFF_EXIT.ok;
+  return EXIT.ok;
 }

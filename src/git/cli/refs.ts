@@ -1,0 +1,72 @@
+import { OID } from '../objects.ts';
+import { type Remote, type RemoteRef, wantedRef } from '../repository.ts';
+import { redactUrl } from '../url.ts';
+import { classifyRun, type RunContext } from './classify.ts';
+import type { Git } from './run.ts';
+import { type CliSettings, transport } from './transport.ts';
+
+/** The commit a ref of the store names, `undefined` when there is none. */
+export async function readRef(git: Git, name: string): Promise<string | undefined> {
+  if (name === 'HEAD') {
+    const head = await git(['rev-parse', '--verify', '--quiet', 'HEAD']);
+    const oid = head.stdout.toString('latin1').trim();
+    return head.code === 0 && OID.test(oid) ? oid : undefined;
+  }
+  // for-each-ref also lists refs below `name` (refs/heads/main/x): only the exact name counts.
+  const result = await git(['for-each-ref', '--format=%(objectname) %(refname)', '--', name]);
+  const line = result.stdout
+    .toString('utf8')
+    .split('\n')
+    .find((entry) => entry.slice(41) === name);
+  return line?.slice(0, 40);
+}
+
+/** The store's refs under `prefixes`. */
+export async function listRefs(
+  git: Git,
+  local: RunContext,
+  prefixes: readonly string[],
+): Promise<Array<{ name: string; oid: string }>> {
+  const result = await git(['for-each-ref', '--format=%(objectname) %(refname)', '--', ...prefixes]);
+  if (result.code !== 0) throw classifyRun(result, 'listing the refs', local);
+  return result.stdout
+    .toString('utf8')
+    .split('\n')
+    .flatMap((line) =>
+      OID.test(line.slice(0, 40)) ? [{ name: line.slice(41), oid: line.slice(0, 40) }] : [],
+    )
+    .filter((ref) => wantedRef(prefixes, ref.name));
+}
+
+/** Points `name` at `oid` (`oid` undefined: deletes it), never through a symbolic ref. */
+export async function updateRef(git: Git, local: RunContext, name: string, oid?: string): Promise<void> {
+  const result = await git(['update-ref', '--no-deref', ...(oid === undefined ? ['-d', name] : [name, oid])]);
+  if (result.code !== 0)
+    throw classifyRun(result, `${oid === undefined ? 'deleting' : 'writing'} ${name}`, local);
+}
+
+/** The refs of `remote` named by `names` (a name ending in "/": every ref below it), by one `git ls-remote`. */
+export async function listRemoteRefs(
+  git: Git,
+  settings: CliSettings,
+  remote: Remote,
+  names: readonly string[],
+): Promise<RemoteRef[]> {
+  const { context, ...run } = transport(remote, settings);
+  // ls-remote matches its patterns against peeled entries too (`refs/tags/v1^{}`): ask for those as well.
+  // A name ending in "/" is every ref below it: a glob, which matches the peeled entries as well.
+  const patterns = names.flatMap((name) => (name.endsWith('/') ? [`${name}*`] : [name, `${name}^{}`]));
+  const result = await git(['ls-remote', 'origin', ...patterns], run);
+  if (result.code !== 0) throw classifyRun(result, `listing the refs of ${redactUrl(remote.url)}`, context);
+  const refs = new Map<string, RemoteRef>();
+  for (const line of result.stdout.toString('utf8').split('\n')) {
+    const match = /^([0-9a-f]{40})\t(.+?)(\^\{\})?$/.exec(line);
+    if (match === null) continue;
+    const [, oid, name, peeled] = match as unknown as [string, string, string, string | undefined];
+    const entry = refs.get(name) ?? { name, oid };
+    if (peeled === undefined) entry.oid = oid;
+    else entry.peeled = oid;
+    refs.set(name, entry);
+  }
+  return [...refs.values()].filter((ref) => wantedRef(names, ref.name));
+}
