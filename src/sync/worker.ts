@@ -74,7 +74,8 @@ export interface SyncWorker {
 /**
  * The sync worker wires, per source, a follower (when to sync), the source object (how), retention (what
  * stays) to state.json (what is remembered) and the catalog (what is served). A failure costs only its source,
- * and the last good commit keeps serving.
+ * and the last good commit keeps serving. One sync reads top to bottom: `sync` here (where it runs), `syncHere`
+ * in step.ts (the step), source.ts (git and the index), landing in served.ts (record, publish, persist).
  */
 export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   const w = workerOf(options);
