@@ -11,7 +11,7 @@ import { createServerFactory, type ServerFactory } from '../mcp/server.ts';
 import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
-import { type Clock, systemClock } from '../sync/clock.ts';
+import { type Clock, systemClock } from '../shared/clock.ts';
 import { joinDataDir, type Membership } from '../sync/membership.ts';
 import { DataDirConflictError } from '../sync/processes.ts';
 import type { SyncOutcome } from '../shared/status.ts';
@@ -241,7 +241,7 @@ export const SEARCH_INDEX_DELAY_MS = 1000;
  */
 async function coordinationOf(config: Config, options: ServeOptions, membership: Membership) {
   if (config.coordination === undefined || options.http === undefined) return undefined;
-  const { connectRedisCoordination } = await import('../sync/redisCoordination.ts');
+  const { connectRedisCoordination } = await import('../sync/coordination/connect.ts');
   return connectRedisCoordination({
     config: config.coordination,
     replica: membership.holder,

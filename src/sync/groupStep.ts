@@ -1,10 +1,56 @@
 import { isDeepStrictEqual } from 'node:util';
+import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { SyncOutcome } from '../shared/status.ts';
+import type { Followed } from './follower.ts';
+import { applyListings } from './reconfigure.ts';
 import { chooseRefs, EMPTY_LISTING, type GroupListing, isRefsSource, nextListing } from './refGroup.ts';
+import { leased, listingOf, persist, record, type SourceRecord, type Worker } from './served.ts';
 import type { Source } from './source.ts';
-import { failedRecord, failureOf, logFailure, type SourceRecord } from './step.ts';
-import type { SourceConfig } from '../config/index.ts';
+import { failedRecord, failureOf, inTurn, logFailure } from './step.ts';
+
+/**
+ * One sync of a `refs:` source: one listing of its refs (by the holder of its lease; another process serves
+ * what the holder published), the refs' sources started and stopped to match, then each ref synced in turn.
+ */
+export async function syncGroup(w: Worker, followed: Followed, why: string): Promise<SyncOutcome> {
+  const { id } = followed.config;
+  w.asked.delete(id);
+  let outcome: SyncOutcome;
+  if (await leased(w, followed)) {
+    const taken = new Set(w.running.config.sources.filter((s) => s.group?.id !== id).map((s) => s.id));
+    const at = () => new Date(w.clock.now()).toISOString();
+    const options = { why, at, logger: w.logger, taken };
+    const step = await inTurn(w, () =>
+      listGroup(followed.source, followed.config, w.records.get(id)!, options),
+    );
+    if (w.stopped) return step.outcome;
+    record(w, id, step.record);
+    outcome = step.outcome;
+  } else outcome = await published(w, id);
+  await applyListings(w);
+  await persist(w, [followed]);
+  // Each ref syncs in turn; one that fails reports on its own line (status, skillpin sync) and retries with its
+  // source's next listing, which keeps its poll: a broken tag never slows how soon a new one is served.
+  for (const ref of [...listingOf(w, id).refs, ...listingOf(w, id).gone])
+    await w.running.followed.get(ref.id)?.follower.trigger(why);
+  return outcome;
+}
+
+/** What the holder of a `refs:` source's lease published of its listing, served here. */
+async function published(w: Worker, id: string): Promise<SyncOutcome> {
+  const entry = (await w.stateFile.read()).state.sources[id];
+  const before = w.records.get(id)!;
+  record(w, id, { ...before, tried: true, listing: entry?.listing ?? before.listing });
+  if (entry?.listing === undefined)
+    return {
+      id,
+      ok: false,
+      reason: 'source-pending',
+      detail: 'another skillpin process on this dataDir lists this source and has not published it yet',
+    };
+  return { id, ok: true, commit: entry.listing.refs[0]?.commit ?? '', changed: false };
+}
 
 export interface GroupStep {
   outcome: SyncOutcome;
@@ -69,5 +115,6 @@ export async function listGroup(
 export function resolvedOf(listing: GroupListing, ref: string) {
   const found = [...listing.refs, ...listing.gone].find((r) => r.name === ref);
   if (found === undefined) return undefined;
-  return { commit: found.commit, ...(found.tag === undefined ? {} : { tag: found.tag, ref: found.name }) };
+  // A ref goes with the annotated tag it names, never alone.
+  return { commit: found.commit, tag: found.tag, ref: found.tag === undefined ? undefined : found.name };
 }

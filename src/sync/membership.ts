@@ -2,9 +2,18 @@ import { mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:f
 import path from 'node:path';
 import type { Config } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
-import { systemClock, type Clock } from './clock.ts';
-import { HOLDER_REFRESH_MS, type Holder, leftHere, newHolder, readHolder } from './holder.ts';
-import { holdsLease, releaseLease, takeLease, type Taken } from './lease.ts';
+import { systemClock, type Clock } from '../shared/clock.ts';
+import {
+  HOLDER_REFRESH_MS,
+  type Holder,
+  holdsLease,
+  leftHere,
+  newHolder,
+  readHolder,
+  releaseLease,
+  type Taken,
+  takeLease,
+} from './lease.ts';
 import { checkShared, definitionsOf, liveProcesses, processFile, type ProcessRecord } from './processes.ts';
 
 /** One process (one worker) using a dataDir beside others: its process file and the source leases it holds. */

@@ -1,47 +1,118 @@
-import type { ServedSource } from '../catalog/index.ts';
+import { isDeepStrictEqual } from 'node:util';
 import type { Config, SourceConfig } from '../config/index.ts';
-import type { Logger } from '../shared/log.ts';
-import { type Reconfigured, sourceChanges } from './changes.ts';
-import { type Followed, unfollow } from './followed.ts';
-import { restartedRecord } from './restart.ts';
-import type { SourceRecord } from './step.ts';
+import { type Followed, unfollow } from './follower.ts';
+import { EMPTY_LISTING, expandedSources, type GroupListing, isRefsSource } from './refGroup.ts';
+import { restartedRecord } from './restore.ts';
+import type { SyncOutcome } from '../shared/status.ts';
+import { listingOf, persist, publish, type Restored, restarted, type Worker } from './served.ts';
 
-/** The config running and a follower per source: swapped whole by a reconfigure. */
-export interface Running {
-  config: Config;
-  followed: ReadonlyMap<string, Followed>;
+/** What a reconfigure does, by source id. */
+export interface Reconfigured {
+  added: string[];
+  removed: string[];
+  changed: string[];
 }
 
-/** A reconfigure up to its swap: what changed, what runs next, what each restarted source starts from. */
-export interface Restarted {
-  changes: Reconfigured;
-  running: Running;
-  starting: ReadonlyMap<string, SourceRecord>;
+/** The sources `next` adds, removes and changes (any setting of theirs differs) against those `running`. */
+export function sourceChanges(running: readonly SourceConfig[], next: readonly SourceConfig[]): Reconfigured {
+  const known = new Map(running.map((source) => [source.id, source]));
+  return {
+    added: next.filter((s) => !known.has(s.id)).map((s) => s.id),
+    removed: running.filter((s) => !next.some((n) => n.id === s.id)).map((s) => s.id),
+    changed: next.filter((s) => known.has(s.id) && !isDeepStrictEqual(known.get(s.id), s)).map((s) => s.id),
+  };
+}
+
+/** Serves `next` instead of the config the worker runs (see SyncWorker.reconfigure). */
+export function reconfigure(w: Worker, next: Config): Promise<Reconfigured> {
+  w.base = next;
+  w.listings = new Map(
+    [...w.listings].filter(([id]) => next.sources.some((s) => s.id === id && isRefsSource(s))),
+  );
+  return apply(w, expanded(w));
+}
+
+/** The config to run: the base with the sources of each `refs:` source's refs after it. */
+export const expanded = (w: Worker): Config => ({
+  ...w.base,
+  sources: expandedSources(w.base.sources, w.listings),
+});
+
+/** Starts and stops the refs' sources to match what each `refs:` source listed last; one catalog swap. */
+export async function applyListings(w: Worker): Promise<void> {
+  w.listings = new Map(w.base.sources.filter(isRefsSource).map((s) => [s.id, listingOf(w, s.id)]));
+  // Refs added, removed or their settings changed: their sources start and stop; else the order may move.
+  if (isDeepStrictEqual(expanded(w).sources, w.running.config.sources)) publish(w);
+  else await apply(w, expanded(w));
+}
+
+/** Each `refs:` source's refs as it listed them last (state.json): their sources start without the network. */
+export function restoreListings(
+  w: Worker,
+  saved: Readonly<Record<string, { listing?: GroupListing }>>,
+): void {
+  w.listings = new Map(
+    w.base.sources.filter(isRefsSource).map((s) => [s.id, saved[s.id]?.listing ?? EMPTY_LISTING]),
+  );
 }
 
 /**
- * Restarts the sources `next` changes: removed and changed ones stop, added and changed ones are followed
- * anew and start from what they served (`served`) while their repository is the same. Nothing is swapped yet.
+ * Runs `next`: removed and changed sources stop, added and changed ones start from what they served while their
+ * repository is the same; one catalog swap, state.json written, and what stopped being served forgotten. The
+ * added and changed sources' first syncs follow.
  */
-export async function restartChanged(
-  running: Running,
-  next: Config,
-  follow: (source: SourceConfig, config: Config) => Followed,
-  served: (id: string) => ServedSource | undefined,
-  logger: Logger,
-): Promise<Restarted> {
-  const changes = sourceChanges(running.config.sources, next.sources);
+async function apply(w: Worker, next: Config): Promise<Reconfigured> {
+  const { membership } = w;
+  membership.reconfigure(next);
+  const was = w.running;
+  const changes = sourceChanges(was.config.sources, next.sources);
+  const starting = await restart(w, next, changes);
+  w.queue.concurrency = next.sync.concurrency;
+  w.coordination?.follow(next.sources, w.replicaEvents);
+  const removed = changes.removed.map((id) => was.followed.get(id)!);
+  restarted(w, next.sources, starting, removed);
+  publish(w);
+  // What the changed sources and the removed refs stopped serving is forgotten once state.json is written.
+  const changed = changes.changed.map((id) => w.running.followed.get(id)!);
+  await persist(w, [...changed, ...removed.filter((f) => f.config.group !== undefined)], changes.removed);
+  for (const id of changes.removed) membership.release(id);
+  void syncAll(w, 'reload', (source) => starting.has(source.id));
+  return changes;
+}
+
+/**
+ * Stops the sources `changes` removes and changes (a running sync lands first: a stopped follower starts none),
+ * follows the added and changed ones anew, and says what each of those starts from.
+ */
+async function restart(w: Worker, next: Config, changes: Reconfigured): Promise<Map<string, Restored>> {
+  const was = w.running;
   const { added, removed, changed } = changes;
-  // A stopped follower starts no sync, and the one running lands before this goes on.
-  await unfollow([...removed, ...changed].map((id) => running.followed.get(id)!));
+  await unfollow([...removed, ...changed].map((id) => was.followed.get(id)!));
   const ids = new Set([...added, ...changed]);
-  const followed = new Map(
-    next.sources.map((s) => [s.id, ids.has(s.id) ? follow(s, next) : running.followed.get(s.id)!]),
+  const followed = new Map<string, Followed>(
+    next.sources.map((s) => [s.id, ids.has(s.id) ? w.follow(s, next) : was.followed.get(s.id)!]),
   );
-  const starting = new Map<string, SourceRecord>();
+  const starting = new Map<string, Restored>();
   for (const id of ids) {
-    const was = { config: running.followed.get(id)?.config, served: served(id) };
-    starting.set(id, await restartedRecord(followed.get(id)!, was, logger));
+    const before = { config: was.followed.get(id)?.config, served: w.records.get(id)?.served };
+    starting.set(id, await restartedRecord(followed.get(id)!, before, w.logger));
   }
-  return { changes, running: { config: next, followed }, starting };
+  w.running = { config: next, followed };
+  return starting;
+}
+
+/** Syncs the sources `which` selects (default all) now; the refs of a `refs:` source are synced by its sync. */
+export function syncAll(
+  w: Worker,
+  why: string,
+  which: (source: SourceConfig) => boolean = () => true,
+): Promise<SyncOutcome[]> {
+  const { config, followed } = w.running;
+  // Locked refs run without their `refs:` source: synced on their own.
+  const chosen = config.sources.filter(
+    (source) => (source.group === undefined || !followed.has(source.group.id)) && which(source),
+  );
+  // `skillpin sync` asks for a sync of every source; a server's start serves what the holders publish.
+  if (w.membership.role.command === 'sync') for (const source of chosen) w.asked.add(source.id);
+  return Promise.all(chosen.flatMap((source) => followed.get(source.id)!.follower.trigger(why) ?? []));
 }

@@ -91,6 +91,7 @@ export function chooseRefs(
     }
     const ref = refs[0]!;
     const commit = ref.peeled ?? ref.oid;
+    // No tag is no `tag` key: a listing is compared (isDeepStrictEqual) with the one state.json gave back.
     chosen.push({ name: ref.name, id, commit, ...(ref.peeled === undefined ? {} : { tag: ref.oid }) });
   }
   chosen.sort(compareRefs);

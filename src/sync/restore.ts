@@ -1,10 +1,54 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Namespace, ServedSource } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
+import type { Followed } from './follower.ts';
 import { rebuilt } from './retention.ts';
+import { commitsOf, type Restored } from './served.ts';
 import type { Source } from './source.ts';
-import type { SourceState } from './state.ts';
+import type { SourceState, StateFile, SyncState } from './state.ts';
 import { failureOf } from './step.ts';
+
+/** What the last run left in state.json; a corrupt one is logged and read as empty (sources are rebuilt). */
+export async function lastState(stateFile: StateFile, logger: Logger): Promise<SyncState> {
+  const read = await stateFile.read();
+  if (read.found === 'corrupt')
+    logger.warn(
+      { file: stateFile.file, detail: read.detail },
+      'state.json is corrupt: rebuilding it from the index files and pins in dataDir',
+    );
+  return read.state;
+}
+
+/** What a source starts from: restored from dataDir alone, with the times state.json kept (`last`). */
+export async function restoredRecord(
+  { config, source }: Followed,
+  last: SourceState | undefined,
+  logger: Logger,
+): Promise<Restored> {
+  const { served, dropped } = await restoreServed(source, config, last, logger);
+  const { lastSync, lastSuccess, lastError, listing } = last ?? {};
+  return { record: { tried: false, served, lastSync, lastSuccess, lastError, listing }, dropped };
+}
+
+/** What a source a reconfigure adds or changes starts from, given its config and what it served `before`. */
+export async function restartedRecord(
+  restarting: Followed,
+  before: { config: SourceConfig | undefined; served: ServedSource | undefined },
+  logger: Logger,
+): Promise<Restored> {
+  const old = before.served;
+  // A changed source keeps its commits while its repository is the same one: they are re-indexed under the
+  // new settings (paths, strictNames, verify) from dataDir. Another repository's commits are forgotten.
+  if (old !== undefined && !isDeepStrictEqual(before.config?.location, restarting.config.location))
+    return { record: { tried: false }, dropped: commitsOf(old) };
+  // An added source starts as at a start: from what dataDir holds for it.
+  const last: SourceState | undefined =
+    old === undefined
+      ? undefined
+      : { current: old.current.commit, retained: old.retained.map((ns) => ns.commit) };
+  return restoredRecord(restarting, last, logger);
+}
 
 /**
  * What a source served when the last run ended, from dataDir alone (never the network): the commits state.json
@@ -12,7 +56,7 @@ import { failureOf } from './step.ts';
  * hold; serving a lockfile, only the locked commit. `dropped`: held commits beyond retention, to forget once
  * state.json is written.
  */
-export async function restoreServed(
+async function restoreServed(
   source: Source,
   config: SourceConfig,
   saved: SourceState | undefined,

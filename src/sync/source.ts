@@ -4,26 +4,29 @@ import { buildNamespace, type Namespace, type Origin } from '../catalog/index.ts
 import type { SourceConfig } from '../config/index.ts';
 import {
   blobAccess,
+  type FetchProgress,
   fetchCommit,
   GitError,
   keyringOf,
+  listRefsBelow,
+  openLocalRepository,
+  openStore,
   pinnedTag,
   pinRef,
   readBlob,
   redactUrl,
+  type Remote,
+  type RemoteRef,
   refetchCommit,
+  removeIncomplete,
+  type Repository,
+  type ResolvedRef,
   resolveLocalTarget,
   resolveRemoteTarget,
+  type TreeCache,
   unpinCommit,
   verifyTarget,
   walkCommit,
-  type FetchProgress,
-  listRefsBelow,
-  type Remote,
-  type RemoteRef,
-  type Repository,
-  type ResolvedRef,
-  type TreeCache,
 } from '../git/index.ts';
 import {
   indexCommit,
@@ -36,12 +39,10 @@ import {
   type IndexStore,
 } from '../index/index.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
-import { type Damage, guardedReader } from './damage.ts';
+import { checkReads, checkStore, type Damage, guardedReader } from './damage.ts';
 import { checkLocked } from './lockCheck.ts';
 import { REF_PREFIXES, refMatcher } from '../shared/refNames.ts';
-import { type RepositoryOnUse, repositoryOnUse } from './repository.ts';
 import type { CommitStatus } from '../shared/status.ts';
-import { checkReads, checkStore } from './storeCheck.ts';
 
 export interface SourceDeps {
   dataDir: string;
@@ -115,24 +116,16 @@ export function sourceOrigin(source: SourceConfig): Origin {
       source.location.kind === 'remote'
         ? redactUrl(source.location.url)
         : `local:${source.location.given ?? path.basename(source.location.path)}`,
-    ...(source.group === undefined ? {} : { ref: source.group.ref }),
+    ref: source.group?.ref,
   };
 }
 
 function remoteOf(source: SourceConfig): Remote | undefined {
-  if (source.location.kind !== 'remote') return undefined;
-  return {
-    url: source.location.url,
-    timeoutMs: source.timeoutMs,
-    ...(source.deadlineMs === undefined ? {} : { deadlineMs: source.deadlineMs }),
-    ...(source.maxFetchBytes === undefined ? {} : { maxFetchBytes: source.maxFetchBytes }),
-    maxFetchObjects: source.maxFetchObjects,
-    ...(source.redirects === undefined ? {} : { redirects: source.redirects }),
-    ...(source.location.token === undefined ? {} : { token: source.location.token }),
-    ...(source.location.credentialHelper === undefined
-      ? {}
-      : { credentialHelper: source.location.credentialHelper }),
-  };
+  const { location } = source;
+  if (location.kind !== 'remote') return undefined;
+  const { timeoutMs, deadlineMs, maxFetchBytes, maxFetchObjects, redirects } = source;
+  const { url, token, credentialHelper } = location;
+  return { url, timeoutMs, deadlineMs, maxFetchBytes, maxFetchObjects, redirects, token, credentialHelper };
 }
 
 /** Commits named by `<dir>/<commit><suffix>` files. */
@@ -163,91 +156,194 @@ export function storeDirOf(dataDir: string, config: SourceConfig): string {
   return path.join(dataDir, 'repos', `${config.group?.id ?? config.id}.git`);
 }
 
-export function openSource(config: SourceConfig, deps: SourceDeps): Source {
-  const origin = sourceOrigin(config);
-  const remote = remoteOf(config);
-  const storeDir = storeDirOf(deps.dataDir, config);
+/** A source's repository, opened once at first use (so pack indexes are parsed once) until closed. */
+export interface RepositoryOnUse {
+  /** The repository, opened now when it is not; an open that failed is tried again at the next call. */
+  get(): Promise<Repository>;
+  /** Ends its git processes and closes its files; the next `get` opens it again. */
+  close(): Promise<void>;
+  /**
+   * Removes what an interrupted transfer left in a remote source's store, and returns it. Only the holder of the
+   * source's lease calls it: no other process writes the store meanwhile.
+   */
+  sweep(): Promise<string[]>;
+}
+
+/** Opens `config`'s repository (a remote source's store at `storeDir`) when first used. */
+export function repositoryOnUse(config: SourceConfig, storeDir: string): RepositoryOnUse {
+  let opened: Promise<Repository> | undefined;
+  return {
+    get() {
+      opened ??= (
+        config.location.kind === 'local'
+          ? openLocalRepository(config.location.path, config.git, config.location.given)
+          : openStore(storeDir, config.git)
+      ).catch((error: unknown) => {
+        // Not there yet (a local path created later): the next sync tries again.
+        opened = undefined;
+        throw error;
+      });
+      return opened;
+    },
+    async close() {
+      const open = opened;
+      opened = undefined;
+      await (await open?.catch(() => undefined))?.close();
+    },
+    sweep: async () => (config.location.kind === 'local' ? [] : removeIncomplete(storeDir)),
+  };
+}
+
+/**
+ * How a source indexes its commits: from their index files (saved only once verified, under the same keys), or
+ * built from git and saved, a source that verifies signatures checking the commit's (or tag's) signature first;
+ * its caches (trees, blob digests, SKILL.md bodies) carry over from one commit to the next.
+ */
+function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
   const indexes = (deps.indexStore ?? indexStore)(path.join(deps.dataDir, 'index', config.id));
   // Parsed on first use (and once per config): a bad key file fails what needs it, never an idle promise.
   const keyring = () => (config.verify === undefined ? undefined : keyringOf(config.verify));
-  const indexOptions = async (): Promise<IndexOptions> => ({
+  const options = async (): Promise<IndexOptions> => ({
     paths: config.paths,
     strictNames: config.strictNames,
-    ...(config.verify === undefined ? {} : { verify: (await keyring()!).fingerprint }),
+    verify: config.verify === undefined ? undefined : (await keyring()!).fingerprint,
   });
-  const indexCache = newIndexCache();
+  const cache = newIndexCache();
   // What the indexer read of the served SKILL.md files (the cache keeps the latest indexed commit's): the search
   // index of a namespace published from it reads none of them again.
-  const skillMdBody = skillMdBodies(indexCache);
-  let trees: TreeCache | undefined;
-
-  const repository = deps.shared?.repository ?? repositoryOnUse(config, storeDir);
-  const namespace = (index: CommitIndex, repo: Repository, checkFirst = false) =>
-    buildNamespace(
-      config.id,
-      index,
-      origin,
-      guardedReader(
+  const skillMdBody = skillMdBodies(cache);
+  const indexer = {
+    indexes,
+    options,
+    /** The trees walked last (by a fetch's completeness check or an index walk): the next walk reuses them. */
+    trees: undefined as TreeCache | undefined,
+    /** The index of a commit in store; a locked commit's only once it is what its lock entry lists. */
+    async indexOf(repo: Repository, target: ResolvedRef): Promise<CommitIndex> {
+      const index = await indexedOnce(repo, target);
+      const { target: pinned } = config;
+      if (pinned.kind === 'commit' && pinned.lock !== undefined && pinned.commit === index.commit)
+        checkLocked(pinned.lock, index);
+      return index;
+    },
+    namespace: (index: CommitIndex, repo: Repository, checkFirst = false) =>
+      buildNamespace(
+        config.id,
         index,
-        (blob) => readBlob(repo, blob),
-        (damage) => deps.onDamage?.(damage),
-        checkFirst ? () => checkStore(repo, index) : undefined,
+        sourceOrigin(config),
+        guardedReader(
+          index,
+          (blob) => readBlob(repo, blob),
+          (damage) => deps.onDamage?.(damage),
+          checkFirst ? () => checkStore(repo, index) : undefined,
+        ),
+        skillMdBody,
       ),
-      skillMdBody,
-    );
-
-  /** The index of a commit in store; a locked commit's only once it is what its lock entry lists. */
-  const indexOf = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
-    const index = await indexedOnce(repo, target);
-    const { target: pinned } = config;
-    if (pinned.kind === 'commit' && pinned.lock !== undefined && pinned.commit === index.commit)
-      checkLocked(pinned.lock, index);
-    return index;
   };
-
-  /**
-   * The index of a commit in store: its index file (saved only once verified, under the same keys), or built
-   * from git and saved; a source that verifies signatures checks the commit's (or tag's) signature first.
-   */
   const indexedOnce = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
     const { commit } = target;
-    const options = await indexOptions();
-    const stored = await indexes.load(commit, options);
+    const opts = await options();
+    const stored = await indexes.load(commit, opts);
     if (stored !== undefined) return stored;
     const keys = await keyring();
     const signer = keys === undefined ? undefined : await verifyTarget(repo, target, keys);
     deps.onProgress?.({ phase: 'indexing' });
-    const tree = await walkCommit(repo, commit, trees);
-    trees = tree.trees;
+    const tree = await walkCommit(repo, commit, indexer.trees);
+    indexer.trees = tree.trees;
     const built = await indexCommit({
       ...tree,
       ...blobAccess(repo),
-      paths: options.paths,
-      strictNames: options.strictNames,
-      cache: indexCache,
+      paths: opts.paths,
+      strictNames: opts.strictNames,
+      cache,
     });
-    keepServed(indexCache, built);
+    keepServed(cache, built);
     const index = signer === undefined ? built : { ...built, signer };
-    await indexes.save(index, options);
+    await indexes.save(index, opts);
     return index;
   };
+  return indexer;
+}
+
+/**
+ * The commit `config` should serve now: its pin, or its ref resolved (remote refs over the network; a ref of a
+ * `refs:` source from what its source listed last), with the annotated tag the ref names.
+ */
+async function resolveTarget(
+  config: SourceConfig,
+  remote: Remote | undefined,
+  repository: RepositoryOnUse,
+  listed: ((ref: string) => ResolvedRef | undefined) | undefined,
+): Promise<ResolvedRef> {
+  const { target } = config;
+  // A ref goes with the annotated tag it names, never alone.
+  if (target.kind === 'commit')
+    return { commit: target.commit, tag: target.tag, ref: target.tag === undefined ? undefined : target.ref };
+  if (target.kind === 'refs')
+    throw new GitError(
+      'source-ref-not-found',
+      'a refs: source is listed, not resolved (each ref is a source)',
+    );
+  if (listed !== undefined) {
+    const found = listed(target.ref);
+    if (found === undefined)
+      throw new GitError('source-ref-not-found', `${target.ref} is no longer on the remote`);
+    return found;
+  }
+  return remote === undefined
+    ? resolveLocalTarget(await repository.get(), target.ref)
+    : resolveRemoteTarget(await repository.get(), remote, target.ref);
+}
+
+/**
+ * Repairs a damaged commit: its objects fetched again (remote; a local repository cannot be), and its index
+ * rebuilt when that is what was wrong, or when it names objects the store still lacks.
+ */
+async function repairCommit(
+  config: SourceConfig,
+  remote: Remote | undefined,
+  indexer: ReturnType<typeof sourceIndexer>,
+  repo: Repository,
+  damage: Damage,
+  target: ResolvedRef,
+): Promise<Namespace> {
+  const { commit } = damage;
+  if (damage.kind === 'objects') {
+    if (remote === undefined)
+      throw new GitError('source-incomplete', `objects of commit ${commit} are missing from the repository`, {
+        log: damage.log,
+      });
+    const tag = config.verify?.require === 'tag' ? target.tag : undefined;
+    await refetchCommit(repo, remote, commit, { paths: config.paths, tag, settings: config.git });
+  }
+  // An index that names objects the store still lacks is as wrong as one with wrong digests: rebuilt.
+  const stored = await indexer.indexes.load(commit, await indexer.options());
+  if (damage.kind === 'index' || (stored !== undefined && (await checkStore(repo, stored)) !== undefined))
+    await indexer.indexes.remove(commit);
+  return indexer.namespace(await indexer.indexOf(repo, target), repo);
+}
+
+export function openSource(config: SourceConfig, deps: SourceDeps): Source {
+  const remote = remoteOf(config);
+  const storeDir = storeDirOf(deps.dataDir, config);
+  const indexer = sourceIndexer(config, deps);
+  const { indexes } = indexer;
+  const repository = deps.shared?.repository ?? repositoryOnUse(config, storeDir);
 
   /** Fetches the commit (remote) with the tag verification reads, then its index: from its file, or built. */
   const fetchAndIndex = async (target: ResolvedRef, have?: string): Promise<CommitIndex> => {
     const repo = await repository.get();
     // Only a tag that verification reads is fetched and kept.
     const tag = config.verify?.require === 'tag' ? target.tag : undefined;
-    if (remote !== undefined) {
+    if (remote !== undefined)
       // The completeness check walks the commit's trees: the index walk that follows reuses them all.
-      trees = await fetchCommit(repo, remote, target.commit, {
-        ...(have === undefined ? {} : { have }),
-        ...(trees === undefined ? {} : { trees }),
-        ...(tag === undefined ? {} : { tag }),
+      indexer.trees = await fetchCommit(repo, remote, target.commit, {
+        have,
+        trees: indexer.trees,
+        tag,
         paths: config.paths,
         onProgress: (progress) => deps.onProgress?.(progress),
       });
-    }
-    return indexOf(repo, target);
+    return indexer.indexOf(repo, target);
   };
 
   /**
@@ -262,79 +358,36 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
         : target.kind === 'commit' && target.commit === commit
           ? target.tag
           : undefined;
-    const ref = target.kind === 'refs' ? undefined : target.ref;
-    return { commit, ...(tag === undefined ? {} : { tag, ref }) };
+    const ref = target.kind === 'refs' || tag === undefined ? undefined : target.ref;
+    return { commit, tag, ref };
   };
 
   return {
     id: config.id,
-    origin,
-    async resolve() {
-      const { target } = config;
-      if (target.kind === 'commit')
-        return {
-          commit: target.commit,
-          ...(target.tag === undefined ? {} : { tag: target.tag, ref: target.ref }),
-        };
-      if (target.kind === 'refs')
-        throw new GitError(
-          'source-ref-not-found',
-          'a refs: source is listed, not resolved (each ref is a source)',
-        );
-      if (deps.shared?.listed !== undefined) {
-        const listed = deps.shared.listed(target.ref);
-        if (listed === undefined)
-          throw new GitError('source-ref-not-found', `${target.ref} is no longer on the remote`);
-        return listed;
-      }
-      return remote === undefined
-        ? resolveLocalTarget(await repository.get(), target.ref)
-        : resolveRemoteTarget(await repository.get(), remote, target.ref);
-    },
+    origin: sourceOrigin(config),
+    resolve: async () => resolveTarget(config, remote, repository, deps.shared?.listed),
     async listRefs() {
       const { target } = config;
       if (target.kind !== 'refs') throw new Error(`source ${config.id} follows no refs: patterns`);
       return listRefsBelow(await repository.get(), remote, REF_PREFIXES, refMatcher(target.patterns));
     },
-    async load(target, have) {
-      return namespace(await fetchAndIndex(target, have), await repository.get());
-    },
+    load: async (target, have) =>
+      indexer.namespace(await fetchAndIndex(target, have), await repository.get()),
     index: (target, have) => fetchAndIndex(target, have),
-    restore: async (commit) =>
-      namespace(await indexOf(await repository.get(), await targetOf(commit)), await repository.get(), true),
+    async restore(commit) {
+      const repo = await repository.get();
+      return indexer.namespace(await indexer.indexOf(repo, await targetOf(commit)), repo, true);
+    },
     check: async (ns) => checkStore(await repository.get(), ns),
     readable: async (ns) => checkReads(await repository.get(), ns),
-    async repair(damage) {
-      const { commit } = damage;
-      const repo = await repository.get();
-      const target = await targetOf(commit);
-      if (damage.kind === 'objects') {
-        if (remote === undefined)
-          throw new GitError(
-            'source-incomplete',
-            `objects of commit ${commit} are missing from the repository`,
-            {
-              ...(damage.log === undefined ? {} : { log: damage.log }),
-            },
-          );
-        await refetchCommit(repo, remote, commit, {
-          paths: config.paths,
-          ...(config.verify?.require === 'tag' && target.tag !== undefined ? { tag: target.tag } : {}),
-          ...(config.git === undefined ? {} : { settings: config.git }),
-        });
-      }
-      // An index that names objects the store still lacks is as wrong as one with wrong digests: rebuilt.
-      const stored = await indexes.load(commit, await indexOptions());
-      if (damage.kind === 'index' || (stored !== undefined && (await checkStore(repo, stored)) !== undefined))
-        await indexes.remove(commit);
-      return namespace(await indexOf(repo, target), repo);
-    },
+    repair: async (damage) =>
+      repairCommit(config, remote, indexer, await repository.get(), damage, await targetOf(damage.commit)),
     async forget(commit) {
       await indexes.remove(commit);
       if (remote !== undefined) await unpinCommit(await repository.get(), commit).catch(() => undefined);
     },
     async status(commit) {
-      const index = await indexes.load(commit, await indexOptions());
+      const index = await indexes.load(commit, await indexer.options());
       if (index === undefined) return { commit };
       return { commit, commitTime: index.commitTime, skills: index.skills.length, problems: index.problems };
     },

@@ -1,7 +1,10 @@
 import type { Namespace } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import type { CommitStatus, SourceStatus, StatusReport } from '../shared/status.ts';
+import type { DamageLedger } from './damage.ts';
+import type { Followed } from './follower.ts';
 import { EMPTY_LISTING, type GroupListing } from './refGroup.ts';
+import type { SourceRecord } from './served.ts';
 
 export const refOf = (source: SourceConfig): string | null =>
   source.target.kind === 'ref' ? source.target.ref : null;
@@ -32,6 +35,28 @@ export function commitStatusOf(ns: Namespace): CommitStatus {
   };
 }
 
+/** A running source's status: what it serves and when it syncs; damage found shows before its last error. */
+export function liveStatusOf(
+  { config, source, follower }: Followed,
+  record: SourceRecord,
+  damage: Pick<DamageLedger, 'error'>,
+): SourceStatus {
+  const next = follower.nextAt;
+  return {
+    id: source.id,
+    repository: source.origin.repository,
+    ref: refOf(config),
+    current: record.served === undefined ? null : commitStatusOf(record.served.current),
+    retained: record.served?.retained.map(commitStatusOf) ?? [],
+    syncing: follower.syncing,
+    lastSync: record.lastSync ?? null,
+    lastSuccess: record.lastSuccess ?? null,
+    nextSync: next === undefined ? null : new Date(next).toISOString(),
+    lastError: damage.error(source.id) ?? record.lastError ?? null,
+    ...refsStatusOf(config, record.listing),
+  };
+}
+
 export function statusReportOf(sources: SourceStatus[]): StatusReport {
   const failures = sources.flatMap((s) =>
     s.lastError === null
@@ -41,7 +66,7 @@ export function statusReportOf(sources: SourceStatus[]): StatusReport {
             id: s.id,
             reason: s.lastError.reason,
             detail: s.lastError.detail,
-            ...(s.group === undefined ? {} : { group: s.group }),
+            group: s.group,
           },
         ],
   );

@@ -2,26 +2,62 @@ import type { Namespace, ServedSource, SourceFailure } from '../catalog/index.ts
 import { GitError, type ResolvedRef } from '../git/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { errnoReason } from '../shared/reasons.ts';
-import { messageOf } from '../shared/text.ts';
 import type { SyncOutcome } from '../shared/status.ts';
+import { messageOf } from '../shared/text.ts';
+import { coordinatedStep } from './coordination/step.ts';
 import type { Damage } from './damage.ts';
+import type { Followed } from './follower.ts';
 import { advance, replaced } from './retention.ts';
+import { persist, publish, record, type SourceRecord, type Worker } from './served.ts';
 import type { Source } from './source.ts';
-import type { GroupListing } from './refGroup.ts';
-import type { SourceState } from './state.ts';
 
-/** What the worker knows of one source. Replaced whole, never edited. */
-export interface SourceRecord {
-  served?: ServedSource;
-  /** The latest sync in this process failed. */
-  failure?: SourceFailure;
-  /** A sync has finished in this process (readiness). */
-  tried: boolean;
-  lastSync?: string;
-  lastSuccess?: string;
-  lastError?: SourceState['lastError'];
-  /** A `refs:` source: what its last listing found. */
-  listing?: GroupListing;
+/**
+ * One sync of a source by this process, under its lease, in its turn: its target resolved as the replicas agree
+ * (coordination/step.ts), then repaired, fetched, indexed and retained (`syncSource`); then recorded, served and
+ * written to state.json, which lets retention forget what it dropped.
+ */
+export async function syncHere(w: Worker, followed: Followed, why: string): Promise<SyncOutcome> {
+  const { source } = followed;
+  const { id, keep, group } = followed.config;
+  const { logger, clock } = w;
+  const at = () => new Date(clock.now()).toISOString();
+  const run = (resolve: () => Promise<ResolvedRef>) =>
+    syncSource(source, w.records.get(id)!, { keep, why, at, logger, damaged: w.damage.of(id), resolve });
+  const coordinated = () =>
+    coordinatedStep(followed, run, {
+      coordination: w.coordination,
+      logger,
+      serving: w.records.get(id)!.served?.current.commit,
+      aloneAt: w.aloneAt.get(id),
+      onAlone: () => w.aloneAt.set(id, clock.now()),
+    });
+  // The refs of one `refs:` source fetch into one store, one at a time.
+  const step = await inTurn(w, coordinated, group?.id);
+  if (w.stopped) return step.outcome;
+  record(w, id, step.record, step.dropped);
+  w.damage.repaired(id, step.repaired);
+  publish(w);
+  await persist(w, [followed]);
+  return step.outcome;
+}
+
+/**
+ * Runs `step` in its turn in the worker's queue (and after every earlier step of the same `store`), and tells
+ * `onSynced` how long it ran, in seconds: waiting for its turn is not counted.
+ */
+export async function inTurn<T extends { outcome: SyncOutcome }>(
+  w: Worker,
+  step: () => Promise<T>,
+  store?: string,
+): Promise<T> {
+  const timed = async () => {
+    const started = performance.now();
+    const done = await step();
+    w.onSynced?.(done.outcome, (performance.now() - started) / 1000);
+    return done;
+  };
+  const turn = async () => (await w.queue.add(timed))!;
+  return store === undefined ? turn() : w.storeTurn(store, turn);
 }
 
 export function failureOf(id: string, error: unknown): SourceFailure {
@@ -136,7 +172,7 @@ export async function syncSource(
         why,
         skills: ns.skills.length,
         problems: ns.problems.length,
-        ...(ns.signer === undefined ? {} : { signer: ns.signer }),
+        signer: ns.signer,
         retained: served.retained.map((r) => r.commit),
         ms: Math.round(performance.now() - started),
       },
@@ -159,9 +195,9 @@ export async function syncSource(
         ok: false,
         reason: failure.reason,
         detail: failure.detail,
-        ...(held === undefined ? {} : { serving: held.current.commit }),
+        serving: held?.current.commit,
       },
-      record: { ...failedRecord(before, failure, at), ...(held === undefined ? {} : { served: held }) },
+      record: { ...failedRecord(before, failure, at), served: held },
       dropped: [],
       repaired,
     };

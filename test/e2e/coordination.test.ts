@@ -2,7 +2,7 @@ import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
-import { sharedKey } from '../../src/sync/coordination.ts';
+import { sharedKey } from '../../src/sync/coordination/coordination.ts';
 import type { StatusReport } from '../../src/shared/status.ts';
 import { manualClock, type ManualClock } from '../helpers/clock.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';

@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/sync/clock.ts';
+import type { Clock } from '../../src/shared/clock.ts';
 
 export interface ManualClock extends Clock {
   /** Moves time forward by `ms`, firing every timer that falls due, in order. */

@@ -4,8 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
-import { leftHere, newHolder, processStart, type Holder } from '../../src/sync/holder.ts';
-import { releaseLease, takeLease } from '../../src/sync/lease.ts';
+import {
+  type Holder,
+  leftHere,
+  newHolder,
+  processStart,
+  releaseLease,
+  takeLease,
+} from '../../src/sync/lease.ts';
 import { joinDataDir, leaseFile, type Membership } from '../../src/sync/membership.ts';
 import { openStateFile, type SourceState } from '../../src/sync/state.ts';
 import { capturingLogger } from '../helpers/logs.ts';

@@ -402,6 +402,10 @@ describe.each(BACKENDS)('a remote followed by refs: over loopback ($name backend
       ['policies.v1.0.0', C('c1'), true],
     ]);
     await expect(skills.get(uri('v2.10.0', C('c4')))).rejects.toMatchObject({ code: -32602 });
+    // v2.10.0 stopped serving c4, and v2.9.0 serves it still: the store the refs share keeps it pinned.
+    const store = path.join(loadConfig(file).dataDir, 'repos', 'policies.git');
+    const pins = git(['--git-dir', store, 'for-each-ref', '--format=%(refname)', 'refs/skillpin/pins/']);
+    expect(pins.split('\n')).toContain(`refs/skillpin/pins/${C('c4')}`);
   });
 
   it('serves the same refs after a restart, without the network', async () => {

@@ -1,9 +1,9 @@
-import { COMMIT_PATTERN } from '../shared/patterns.ts';
-import type { Clock } from './clock.ts';
-import type { ReplicaServing, SourceReplicas } from '../shared/status.ts';
+import { COMMIT_PATTERN } from '../../shared/patterns.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { ReplicaServing, SourceReplicas } from '../../shared/status.ts';
 import type { RedisLink } from './redis.ts';
-import type { SharedSource } from './redisLeases.ts';
-import { KEEP_MS, keysOf, replicaOf } from './redisScripts.ts';
+import type { SharedSource } from './leases.ts';
+import { KEEP_MS, keysOf, replicaOf } from './scripts.ts';
 
 /** How often a replica reports what it serves; a report older than REPORT_STALE_MS is a replica gone. */
 export const REPORT_MS = 10_000;

@@ -1,11 +1,11 @@
-import { GitError, type ResolvedRef } from '../git/index.ts';
-import type { Logger } from '../shared/log.ts';
+import { GitError, type ResolvedRef } from '../../git/index.ts';
+import type { Logger } from '../../shared/log.ts';
 import { type Coordination, coordinated } from './coordination.ts';
-import type { Followed } from './followed.ts';
-import type { SyncStep } from './step.ts';
+import type { SyncOutcome } from '../../shared/status.ts';
+import type { Followed } from '../follower.ts';
 
 /** One sync of a source, given where its target comes from. */
-type Run = (resolve: () => Promise<ResolvedRef>) => Promise<SyncStep>;
+type Run<T> = (resolve: () => Promise<ResolvedRef>) => Promise<T>;
 
 export interface CoordinatedOptions {
   coordination: Coordination | undefined;
@@ -23,11 +23,11 @@ export interface CoordinatedOptions {
  * it resolved; another replica fetches exactly that commit (no listing of its own), and lists only when that commit
  * cannot be served here; without coordination each replica lists on its own.
  */
-export async function coordinatedStep(
+export async function coordinatedStep<T extends { outcome: SyncOutcome }>(
   followed: Followed,
-  run: Run,
+  run: Run<T>,
   options: CoordinatedOptions,
-): Promise<SyncStep> {
+): Promise<T> {
   const { source } = followed;
   const { id } = followed.config;
   const { coordination, logger } = options;

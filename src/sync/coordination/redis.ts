@@ -1,10 +1,10 @@
 import { createClient } from '@redis/client';
-import type { CoordinationConfig } from '../config/index.ts';
-import type { Logger } from '../shared/log.ts';
-import { redact, rememberSecret } from '../shared/redact.ts';
-import { messageOf } from '../shared/text.ts';
-import type { Clock } from './clock.ts';
-import type { CoordinationStatus } from '../shared/status.ts';
+import type { CoordinationConfig } from '../../config/index.ts';
+import type { Logger } from '../../shared/log.ts';
+import { redact, rememberSecret } from '../../shared/redact.ts';
+import { messageOf } from '../../shared/text.ts';
+import type { Clock } from '../../shared/clock.ts';
+import type { CoordinationStatus } from '../../shared/status.ts';
 
 /** Published messages longer than this are not ours: ignored. */
 const MAX_MESSAGE_BYTES = 1024;
@@ -51,9 +51,7 @@ export async function connectRedis(options: RedisLinkOptions): Promise<RedisLink
       connectTimeout: config.connectTimeoutMs,
       // 100 ms, 200 ms, … at most 5 s apart.
       reconnectStrategy: (retries: number) => Math.min(100 * 2 ** Math.min(retries, 6), 5_000),
-      ...(config.tls === undefined
-        ? {}
-        : { tls: true as const, ...(config.tls.ca === undefined ? {} : { ca: config.tls.ca }) }),
+      ...(config.tls === undefined ? {} : { tls: true as const, ca: config.tls.ca }),
     },
     disableOfflineQueue: true,
     commandOptions: { timeout },

@@ -1,4 +1,4 @@
-/** Time as the sync layer sees it: passed in, so tests move it instead of waiting for it. */
+/** Time passed in (sync, the replicas' coordination), so tests move it instead of waiting for it. */
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;

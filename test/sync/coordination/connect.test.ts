@@ -1,12 +1,12 @@
 import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CoordinationConfig, SourceConfig } from '../../src/config/index.ts';
-import { createLogger } from '../../src/shared/logger.ts';
-import type { Coordination } from '../../src/sync/coordination.ts';
-import { sharedKey } from '../../src/sync/coordination.ts';
-import { connectRedisCoordination } from '../../src/sync/redisCoordination.ts';
-import { manualClock, type ManualClock } from '../helpers/clock.ts';
-import { type RedisServer, startRedisServer } from '../helpers/redisServer.ts';
+import type { CoordinationConfig, SourceConfig } from '../../../src/config/index.ts';
+import { createLogger } from '../../../src/shared/logger.ts';
+import type { Coordination } from '../../../src/sync/coordination/coordination.ts';
+import { sharedKey } from '../../../src/sync/coordination/coordination.ts';
+import { connectRedisCoordination } from '../../../src/sync/coordination/connect.ts';
+import { manualClock, type ManualClock } from '../../helpers/clock.ts';
+import { type RedisServer, startRedisServer } from '../../helpers/redisServer.ts';
 
 const PASSWORD = 'redis-pass-7f3a9c1e';
 const LEASE_MS = 30_000;

@@ -1,10 +1,10 @@
-import type { ResolvedRef } from '../git/index.ts';
-import type { Logger } from '../shared/log.ts';
-import { COMMIT_PATTERN } from '../shared/patterns.ts';
-import type { Clock } from './clock.ts';
+import type { ResolvedRef } from '../../git/index.ts';
+import type { Logger } from '../../shared/log.ts';
+import { COMMIT_PATTERN } from '../../shared/patterns.ts';
+import type { Clock } from '../../shared/clock.ts';
 import type { PollVerdict } from './coordination.ts';
 import type { RedisLink } from './redis.ts';
-import { ACQUIRE, KEEP_MS, keysOf, PUBLISH, RELEASE, replicaOf } from './redisScripts.ts';
+import { ACQUIRE, KEEP_MS, keysOf, PUBLISH, RELEASE, replicaOf } from './scripts.ts';
 
 /** A source the replicas share: its id here, its key in Redis, how long its lease lasts. */
 export interface SharedSource {
@@ -33,6 +33,58 @@ function hintOf(fields: readonly (string | null)[]): { target: ResolvedRef; at: 
   return { target: { commit, tag, ref }, at: when };
 }
 
+/** The fields of a published commit, in the order `hintOf` reads them. */
+const HINT = ['commit', 'tag', 'ref', 'at'];
+
+/** Takes or renews `source`'s lease; `undefined` when Redis does not answer. */
+async function acquireLease(link: RedisLink, options: LeasesOptions, source: SharedSource) {
+  const keys = keysOf(options.keyPrefix, source.key);
+  const now = options.clock.now();
+  const answer = await link.script<[number, string, string, string]>(
+    ACQUIRE,
+    [keys.lease, keys.fence],
+    [options.replica, String(now), String(source.leaseMs), String(source.leaseMs * 4)],
+  );
+  if (answer === undefined) return undefined;
+  const [ours, holder, expires, token] = answer;
+  const expiresAt = Number(expires);
+  return {
+    ours: ours === 1,
+    holder: replicaOf(holder) ?? 'another replica',
+    expiresAt: Number.isFinite(expiresAt) ? expiresAt : now + source.leaseMs,
+    token,
+  };
+}
+
+/**
+ * Writes what the holder resolved while `token` holds the lease, announcing a new commit to every replica: 0 (not
+ * the holder: nothing written), 1 (the same commit again), 2 (a new commit); `undefined` when Redis does not answer.
+ */
+function publishTarget(
+  link: RedisLink,
+  options: LeasesOptions,
+  source: SharedSource,
+  token: string,
+  target: ResolvedRef,
+): Promise<number | undefined> {
+  const keys = keysOf(options.keyPrefix, source.key);
+  return link.script<number>(
+    PUBLISH,
+    [keys.lease, keys.commit],
+    [
+      options.replica,
+      token,
+      String(options.clock.now()),
+      target.commit,
+      target.tag ?? '',
+      target.tag === undefined ? '' : (target.ref ?? ''),
+      options.channel,
+      `commit ${source.key} ${options.replica}`,
+      String(KEEP_MS),
+    ],
+  );
+}
+
 /**
  * The poll leases of this replica: one per shared source, taken or renewed in one script (expiry on the replicas'
  * clocks, a fencing token drawn when it changes hands), renewed by its holder every third of its length, watched
@@ -49,24 +101,7 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
     timers.delete(source);
   };
 
-  const acquire = async (source: SharedSource) => {
-    const keys = keysOf(keyPrefix, source.key);
-    const now = clock.now();
-    const answer = await link.script<[number, string, string, string]>(
-      ACQUIRE,
-      [keys.lease, keys.fence],
-      [replica, String(now), String(source.leaseMs), String(source.leaseMs * 4)],
-    );
-    if (answer === undefined) return undefined;
-    const [ours, holder, expires, token] = answer;
-    const expiresAt = Number(expires);
-    return {
-      ours: ours === 1,
-      holder: replicaOf(holder) ?? 'another replica',
-      expiresAt: Number.isFinite(expiresAt) ? expiresAt : now + source.leaseMs,
-      token,
-    };
-  };
+  const acquire = (source: SharedSource) => acquireLease(link, options, source);
 
   /** Renewed every third of the lease: a renewal missed leaves two more before it lapses. */
   const keepRenewing = (source: SharedSource) => {
@@ -121,33 +156,16 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
       const fields = await link.command<Array<string | null>>([
         'HMGET',
         keysOf(keyPrefix, source.key).commit,
-        'commit',
-        'tag',
-        'ref',
-        'at',
+        ...HINT,
       ]);
       if (fields === undefined) return { kind: 'alone' };
       const hint = hintOf(fields);
+      // No hint is no `hint` key: a verdict is probed for it (the tests ask that a bad one leaves none).
       return { kind: 'follower', holder: lease.holder, ...(hint === undefined ? {} : { hint }) };
     },
     /** Writes what the holder resolved while `token` holds the lease, announcing a new commit to every replica. */
     async publish(source: SharedSource, token: string, target: ResolvedRef): Promise<void> {
-      const keys = keysOf(keyPrefix, source.key);
-      const written = await link.script<number>(
-        PUBLISH,
-        [keys.lease, keys.commit],
-        [
-          replica,
-          token,
-          String(clock.now()),
-          target.commit,
-          target.tag ?? '',
-          target.tag === undefined ? '' : (target.ref ?? ''),
-          options.channel,
-          `commit ${source.key} ${replica}`,
-          String(KEEP_MS),
-        ],
-      );
+      const written = await publishTarget(link, options, source, token, target);
       if (written === 0) {
         stop(renewing, source);
         logger.warn(

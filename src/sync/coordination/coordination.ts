@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { SourceConfig } from '../config/index.ts';
-import type { ResolvedRef } from '../git/index.ts';
-import { definitionOf } from './processes.ts';
-import type { CoordinationStatus, SourceReplicas } from '../shared/status.ts';
+import type { SourceConfig } from '../../config/index.ts';
+import type { ResolvedRef } from '../../git/index.ts';
+import { definitionOf } from '../processes.ts';
+import type { CoordinationStatus, SourceReplicas } from '../../shared/status.ts';
 
 /** What one sync of a source may do, as the replicas agreed it. */
 export type PollVerdict =

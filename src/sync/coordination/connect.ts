@@ -1,10 +1,10 @@
-import type { CoordinationConfig } from '../config/index.ts';
-import type { Logger } from '../shared/log.ts';
-import type { Clock } from './clock.ts';
+import type { CoordinationConfig, SourceConfig } from '../../config/index.ts';
+import type { Logger } from '../../shared/log.ts';
+import type { Clock } from '../../shared/clock.ts';
 import { type Coordination, type CoordinationEvents, coordinated, sharedKey } from './coordination.ts';
 import { connectRedis } from './redis.ts';
-import { createLeases, type SharedSource } from './redisLeases.ts';
-import { createReports, REPORT_MS } from './redisReports.ts';
+import { createLeases, type SharedSource } from './leases.ts';
+import { createReports, REPORT_MS } from './reports.ts';
 
 /** Status asked for reads what the replicas serve again, at most this often (in the background). */
 const VIEW_REFRESH_MS = 1_000;
@@ -25,8 +25,56 @@ export interface RedisCoordinationOptions {
 }
 
 /**
- * Coordination of replicas through Redis: a poll lease per source (redisLeases.ts), the commit its holder resolves
- * published as a hint, webhooks announced on one channel, and what each replica serves (redisReports.ts). Every
+ * The shared sources of `sources` (remote sources tracking a ref), each lease as long as its poll at most; one
+ * whose key and lease are as `before` stays the same object (its lease and reports carry on).
+ */
+function sharedSources(
+  sources: readonly SourceConfig[],
+  before: ReadonlyMap<string, SharedSource>,
+  leaseMs: number,
+): Map<string, SharedSource> {
+  return new Map(
+    sources.filter(coordinated).map((source) => {
+      const key = sharedKey(source);
+      const ms = Math.min(leaseMs, source.pollMs ?? leaseMs);
+      const kept = before.get(source.id);
+      const same = kept?.key === key && kept.leaseMs === ms;
+      return [source.id, same ? kept : { id: source.id, key, leaseMs: ms }];
+    }),
+  );
+}
+
+/** A message on the channel: a replica asks every one to sync a source, or the polling one published a commit. */
+function heard(
+  message: string,
+  replica: string,
+  keyed: ReadonlyMap<string, SharedSource>,
+  events: CoordinationEvents,
+): void {
+  const [kind, key, from] = message.split(' ');
+  const source = keyed.get(key ?? '');
+  // What this replica announced or published, it has done already.
+  if (source === undefined || from === replica) return;
+  if (kind === 'sync') events.triggered(source.id, 'a webhook at another replica');
+  if (kind === 'commit') events.triggered(source.id, 'a new commit published by the replica polling it');
+}
+
+/** Calls `fire` every `ms` until the returned function is called. */
+function every(clock: Clock, ms: number, fire: () => void): () => void {
+  let stop = () => {};
+  const later = () => {
+    stop = clock.after(ms, () => {
+      fire();
+      later();
+    });
+  };
+  later();
+  return () => stop();
+}
+
+/**
+ * Coordination of replicas through Redis: a poll lease per source (leases.ts), the commit its holder resolves
+ * published as a hint, webhooks announced on one channel, and what each replica serves (reports.ts). Every
  * failure makes this replica follow on its own until Redis answers again; nothing here throws at the sync worker.
  * Resolves once connected, or after the connect timeout (down then, reconnecting behind).
  */
@@ -43,14 +91,7 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
   const reportAll = () => {
     for (const source of followed.values()) reports.report(source, served[source.id] ?? null);
   };
-  const onMessage = (message: string) => {
-    const [kind, key, from] = message.split(' ');
-    const source = keyed.get(key ?? '');
-    // What this replica announced or published, it has done already.
-    if (source === undefined || from === replica) return;
-    if (kind === 'sync') events.triggered(source.id, 'a webhook at another replica');
-    if (kind === 'commit') events.triggered(source.id, 'a new commit published by the replica polling it');
-  };
+  const onMessage = (message: string) => heard(message, replica, keyed, events);
   const link = await connectRedis({
     config,
     replica,
@@ -76,29 +117,14 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
     keyPrefix: config.keyPrefix,
     clock,
   });
-  let stopReporting = () => {};
-  const reportLater = () => {
-    stopReporting = clock.after(REPORT_MS, () => {
-      reportAll();
-      reportLater();
-    });
-  };
-  reportLater();
+  const stopReporting = every(clock, REPORT_MS, reportAll);
   let viewedAt = 0;
 
   return {
     follow(sources, next) {
       events = next;
       const before = followed;
-      followed = new Map(
-        sources.filter(coordinated).map((source) => {
-          const key = sharedKey(source);
-          const leaseMs = Math.min(config.leaseMs, source.pollMs ?? config.leaseMs);
-          const kept = before.get(source.id);
-          const same = kept?.key === key && kept.leaseMs === leaseMs;
-          return [source.id, same ? kept : { id: source.id, key, leaseMs }];
-        }),
-      );
+      followed = sharedSources(sources, before, config.leaseMs);
       keyed = new Map([...followed.values()].map((source) => [source.key, source]));
       for (const [id, source] of before)
         if (followed.get(id) !== source) {

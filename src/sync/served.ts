@@ -1,0 +1,201 @@
+import type PQueue from 'p-queue';
+import type { Catalog, ServedSource, SourceFailure } from '../catalog/index.ts';
+import type { Config, SourceConfig } from '../config/index.ts';
+import type { Logger } from '../shared/log.ts';
+import type { SyncOutcome } from '../shared/status.ts';
+import { messageOf } from '../shared/text.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Coordination, CoordinationEvents } from './coordination/coordination.ts';
+import type { DamageLedger } from './damage.ts';
+import type { Followed } from './follower.ts';
+import type { Membership } from './membership.ts';
+import { liveProcesses } from './processes.ts';
+import { arrangedSources, EMPTY_LISTING, type GroupListing } from './refGroup.ts';
+import type { Retention } from './retention.ts';
+import type { SourceState, StateFile } from './state.ts';
+
+/** What the worker knows of one source. Replaced whole, never edited. */
+export interface SourceRecord {
+  served?: ServedSource;
+  /** The latest sync in this process failed. */
+  failure?: SourceFailure;
+  /** A sync has finished in this process (readiness). */
+  tried: boolean;
+  lastSync?: string;
+  lastSuccess?: string;
+  lastError?: SourceState['lastError'];
+  /** A `refs:` source: what its last listing found. */
+  listing?: GroupListing;
+}
+
+/** The config running and a follower per source: swapped whole by a reconfigure. */
+export interface Running {
+  config: Config;
+  followed: ReadonlyMap<string, Followed>;
+}
+
+/**
+ * What the parts of one sync worker share: its collaborators, and the state that changes (each field replaced
+ * whole, in one assignment). Every catalog swap, process file and state.json write follows from `records`.
+ */
+export interface Worker {
+  readonly catalog: Catalog;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly membership: Membership;
+  readonly coordination: Coordination | undefined;
+  readonly stateFile: StateFile;
+  readonly queue: PQueue;
+  /** Runs a step after every step of the same store asked for before it (the refs of one `refs:` source). */
+  readonly storeTurn: <T>(store: string, step: () => Promise<T>) => Promise<T>;
+  readonly damage: DamageLedger;
+  /** What the sources stopped serving: told only by this file's record, restarted and persist. */
+  readonly retention: Retention;
+  /** Told after every sync how long it ran, waiting for its turn not counted (metrics). */
+  readonly onSynced: ((outcome: SyncOutcome, seconds: number) => void) | undefined;
+  /** How long a sync asked of another process's lease waits for its publication. */
+  readonly askedWaitMs: number | undefined;
+  /** Sources a webhook or `skillpin sync` asked for: their holder is asked when it is another process. */
+  readonly asked: Set<string>;
+  /** When each source was last resolved by this replica alone (coordination down): older hints are not taken. */
+  readonly aloneAt: Map<string, number>;
+  /** What the other replicas ask of this one. */
+  readonly replicaEvents: CoordinationEvents;
+  /** Opens a source and the follower that syncs it through this worker. */
+  readonly follow: (source: SourceConfig, config: Config) => Followed;
+  records: ReadonlyMap<string, SourceRecord>;
+  /** What each `refs:` source listed last (its refs are sources of their own). */
+  listings: ReadonlyMap<string, GroupListing>;
+  running: Running;
+  /** The config as given: `running.config` is it with each `refs:` source's refs after it. */
+  base: Config;
+  stopped: boolean;
+}
+
+/** What a source starts from (a start, a reconfigure), and the commits it held that it no longer serves. */
+export interface Restored {
+  record: SourceRecord;
+  dropped: string[];
+}
+
+/** The commits a served set names: the current one, then the retained ones. */
+export const commitsOf = (served: ServedSource | undefined): string[] =>
+  served === undefined ? [] : [served.current, ...served.retained].map((ns) => ns.commit);
+
+export const listingOf = (w: Worker, id: string): GroupListing =>
+  w.records.get(id)?.listing ?? w.listings.get(id) ?? EMPTY_LISTING;
+
+/** Records what source `id` is now; `dropped`: the commits it stopped serving (forgotten once state.json says so). */
+export function record(w: Worker, id: string, next: SourceRecord, dropped: readonly string[] = []): void {
+  w.records = new Map(w.records).set(id, next);
+  w.retention.drop(id, dropped);
+}
+
+/**
+ * The records of the sources `sources` once a reconfigure restarted some: the `starting` ones (added, changed)
+ * from what they start from, the others as they were. A `removed` ref of a `refs:` source drops what it served
+ * (its store is shared with the refs that stay); a removed source of its own keeps its commits in dataDir.
+ */
+export function restarted(
+  w: Worker,
+  sources: readonly SourceConfig[],
+  starting: ReadonlyMap<string, Restored>,
+  removed: readonly Followed[],
+): void {
+  for (const { config } of removed) {
+    w.retention.reset(config.id);
+    if (config.group !== undefined) w.retention.drop(config.id, commitsOf(w.records.get(config.id)?.served));
+  }
+  w.records = new Map(
+    sources.map((s) => [s.id, starting.get(s.id)?.record ?? w.records.get(s.id) ?? { tried: false }]),
+  );
+  for (const [id, { dropped }] of starting) {
+    w.retention.reset(id);
+    w.retention.drop(id, dropped);
+  }
+}
+
+/** Commits the other refs of `followed`'s `refs:` source serve: their shared store keeps them pinned. */
+export function siblingsServe(w: Worker, followed: Followed): Set<string> {
+  const group = followed.config.group?.id;
+  if (group === undefined) return new Set();
+  const siblings = w.running.config.sources.filter(
+    (s) => s.id !== followed.config.id && s.group?.id === group,
+  );
+  return new Set(siblings.flatMap((s) => commitsOf(w.records.get(s.id)?.served)));
+}
+
+/**
+ * Serves the records: one catalog swap (each source's commits; why a failing one fails, damage first), this
+ * process's file (what it serves, which other processes' retention keeps), and the replicas' report.
+ */
+export function publish(w: Worker): void {
+  const { records, running, damage } = w;
+  const groupOf = new Map(running.config.sources.map((s) => [s.id, s.group?.id]));
+  const failures = [...records].flatMap(([id, r]): SourceFailure[] => {
+    const damaged = damage.error(id);
+    const failure =
+      damaged === undefined ? r.failure : { id, reason: damaged.reason, detail: damaged.detail };
+    if (failure === undefined) return [];
+    const group = groupOf.get(id);
+    return [group === undefined ? failure : { ...failure, group }];
+  });
+  const served = [...records.values()].flatMap((r) => (r.served === undefined ? [] : [r.served]));
+  w.catalog.swap({ sources: arrangedSources(served, running.config.sources, w.listings), failures });
+  try {
+    w.membership.serving(Object.fromEntries([...records].map(([id, r]) => [id, commitsOf(r.served)])));
+  } catch (error) {
+    w.logger.warn({ err: messageOf(error) }, 'could not write this process file in dataDir/processes');
+  }
+  w.coordination?.report(Object.fromEntries([...records].map(([id, r]) => [id, r.served?.current.commit])));
+}
+
+/** What state.json remembers of a record: the commits it serves and when it synced. */
+function savedState(r: SourceRecord): SourceState {
+  return {
+    current: r.served?.current.commit,
+    retained: r.served?.retained.map((ns) => ns.commit) ?? [],
+    lastSync: r.lastSync,
+    lastSuccess: r.lastSuccess,
+    lastError: r.lastError,
+    listing: r.listing,
+  };
+}
+
+/**
+ * Writes the entries of the sources this process leases into state.json (merged with the other processes'
+ * entries), then lets retention forget what the `touched` sources stopped serving: a crash in between restarts
+ * with it intact. `removed`: sources no longer run here, whose entries go unless another live process runs
+ * them. A failed write is logged and forgets nothing.
+ */
+export async function persist(w: Worker, touched: readonly Followed[], removed: readonly string[] = []) {
+  const { membership, stateFile } = w;
+  const mine = [...w.records].filter(([id]) => membership.holds(id));
+  const elsewhere = new Set(
+    liveProcesses(membership.dataDir)
+      .filter((other) => other.nonce !== membership.holder.nonce)
+      .flatMap((other) => Object.keys(other.sources)),
+  );
+  try {
+    await stateFile.merge(
+      membership.holder,
+      Object.fromEntries(mine.map(([id, r]) => [id, savedState(r)])),
+      removed.filter((id) => !elsewhere.has(id)),
+    );
+  } catch (error) {
+    w.logger.error({ err: messageOf(error), file: stateFile.file }, 'could not write state.json');
+    return;
+  }
+  await w.retention.settle(touched);
+}
+
+/** Takes `followed`'s lease unless held: a new holder first sweeps what a gone one's transfer left. */
+export async function leased(w: Worker, followed: Followed): Promise<boolean> {
+  const { id } = followed.config;
+  if (w.membership.holds(id)) return true;
+  if (!w.membership.lease(id).ours) return false;
+  const removed = await followed.source.sweep();
+  if (removed.length > 0)
+    w.logger.warn({ source: id, removed }, 'removed what an interrupted transfer left in the store');
+  return true;
+}
