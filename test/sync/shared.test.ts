@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createCatalog, type Catalog } from '../../src/catalog/index.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
+import { joinDataDir } from '../../src/sync/membership.ts';
 import { createSyncWorker } from '../../src/sync/worker.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { git } from '../helpers/git.ts';
@@ -27,7 +28,7 @@ function twoWorkers(config: Config) {
 }
 
 describe('two workers on one dataDir', () => {
-  it("the follower serves what the holder publishes, and a commit it still serves outlives the holder's retention", async () => {
+  it("the follower serves what the holder publishes, and a commit another live process serves outlives the holder's retention", async () => {
     const repo = makeRepo({ 'alpha/SKILL.md': skillMd('one') });
     const commit = (text: string) => {
       writeFileSync(path.join(repo.dir, 'alpha', 'SKILL.md'), skillMd(text));
@@ -49,17 +50,26 @@ describe('two workers on one dataDir', () => {
       { id: 'skills', ok: true, commit: repo.commit, changed: false },
     ]);
 
-    const two = commit('two');
-    await holder.worker.syncAll('poll');
-    // keep: 0 dropped the first commit, but the follower still serves it: its index file stays.
-    expect([current(holder.catalog), indexed(config, repo.commit)]).toEqual([two, true]);
-    await until('the follower to serve the second commit', () => current(follower.catalog) === two);
-    const three = commit('three');
-    await holder.worker.syncAll('poll');
-    // Nobody serves the first commit any more: forgotten now, and the second once the follower moves on.
-    expect([indexed(config, repo.commit), current(holder.catalog)]).toEqual([false, three]);
-    await until('the follower to serve the third commit', () => current(follower.catalog) === three);
-    await follower.worker.stop();
-    await holder.worker.stop();
+    // A third process that has not moved on yet (the follower moves on as soon as it hears of a publication, so
+    // it cannot stand for one): its process file says it serves the first commit.
+    const slow = joinDataDir(config, { command: 'serve', transport: 'stdio' }, silentLogger());
+    try {
+      slow.serving({ skills: [repo.commit] });
+      const two = commit('two');
+      await holder.worker.syncAll('poll');
+      // keep: 0 dropped the first commit from the holder, but a live process serves it: its index file stays.
+      expect([current(holder.catalog), indexed(config, repo.commit)]).toEqual([two, true]);
+      await until('the follower to serve the second commit', () => current(follower.catalog) === two);
+      slow.serving({ skills: [two] });
+      const three = commit('three');
+      await holder.worker.syncAll('poll');
+      // Nobody serves the first commit any more: forgotten now, and the second once the others move on.
+      expect([indexed(config, repo.commit), current(holder.catalog)]).toEqual([false, three]);
+      await until('the follower to serve the third commit', () => current(follower.catalog) === three);
+    } finally {
+      slow.leave();
+      await follower.worker.stop();
+      await holder.worker.stop();
+    }
   });
 });
