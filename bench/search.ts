@@ -31,13 +31,7 @@ import {
   newIndexCache,
   skillMdBodies,
 } from '../src/index/index.ts';
-import {
-  buildSkillIndex,
-  type SkillIndex,
-  searchNamespaces,
-  searchTerm,
-  searchWords,
-} from '../src/mcp/search.ts';
+import { buildSkillIndex, type SkillIndex, searchNamespaces, searchTerms } from '../src/mcp/search.ts';
 import { createServerFactory } from '../src/mcp/server.ts';
 import { snapshotOf, type ServedSkill } from '../src/mcp/snapshot.ts';
 import { silentLogger } from '../src/shared/log.ts';
@@ -115,8 +109,8 @@ const everyWord =
 function nameAndDescription(skills: readonly ServedSkill[]): Ranker {
   const index = new MiniSearch({
     fields: ['name', 'description'],
-    tokenize: searchWords,
-    processTerm: searchTerm,
+    tokenize: (text) => [...new Set(searchTerms(text))],
+    processTerm: (term) => term,
   });
   index.addAll(skills.map((s, id) => ({ id, name: s.skill.name, description: s.description })));
   return (query) => index.search(query).map((r) => skills[r.id as number]!.skill.name);
