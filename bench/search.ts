@@ -4,13 +4,16 @@
  *            (a 504-skill catalog modelled on real ones, and bench/synthetic.ts's 1000 skills read through git),
  *            against two baselines: the every-word filter skill_list had (name and description contain every
  *            word, sorted by URI) and BM25 over name and description alone (MiniSearch on those two fields, the same
- *            words and stemming);
+ *            terms, each counted once per field as ours counts it once per place);
  *   speed    p50 and p99 of one search in-process at 5,000 served skills (the realistic catalog ten times over): the
  *            ranking alone, and the skill_search tool called through an MCP client in the same process;
  *   build    building the index of bench/synthetic.ts's 5,000 skills as sync does when it publishes the commit (the
  *            SKILL.md text the indexer read) against indexing that commit (the cli backend, nothing cached, git's
  *            CPU counted), and after a restart (every SKILL.md read through git again);
- *   memory   heap held by the search index against the heap held by the namespace's serving snapshot.
+ *   memory   heap held by the search index (the words it adds to the shared word cache included) against the heap
+ *            held by the namespace's serving snapshot, both measured alike: heap growth, after full collections, of
+ *            building each from the live namespace. For scale, a copy of the indexed skills the namespace holds (and
+ *            the snapshot serves from, so it is in neither figure).
  * Usage: npx tsx bench/search.ts [skills=5000]
  */
 import { createHash } from 'node:crypto';
@@ -303,6 +306,9 @@ async function buildAndMemory(skills: number): Promise<void> {
     skillMdBodies(cache),
   );
   const snapshot = await heapOf(() => snapshotOf(ns));
+  // Measured first, as publishing builds it: the words it adds to the word cache every index shares are counted.
+  const held = await heapOf(() => buildSkillIndex(ns, snapshot.value.ordered));
+  const indexed = await heapOf(() => structuredClone(ns.skills));
   const builds: Timing[] = [];
   let built: SkillIndex | undefined;
   for (let run = 0; run < RUNS; run++)
@@ -327,7 +333,6 @@ async function buildAndMemory(skills: number): Promise<void> {
         await reader.close();
       }, true),
     );
-  const held = await heapOf(() => buildSkillIndex(ns, snapshot.value.ordered));
   await git.close();
   const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(1)}%`;
   const median = (timings: Timing[], of: (t: Timing) => number) => medianOf(timings.map(of));
@@ -350,6 +355,9 @@ async function buildAndMemory(skills: number): Promise<void> {
   console.log(
     `memory: ${skills} skills x 5 files: serving snapshot ${snapshot.mib.toFixed(1)} MiB heap; search index ${held.mib.toFixed(1)} MiB = ${pct(held.mib, snapshot.mib)} (target <= 25%)`,
   );
+  console.log(
+    `  for scale, not the target: the indexed skills the namespace holds and the snapshot serves from (a copy) ${indexed.mib.toFixed(1)} MiB; search index = ${pct(held.mib, snapshot.mib + indexed.mib)} of both`,
+  );
 }
 
 /** The same for the realistic catalog ten times over (one file a skill, varied words). */
@@ -361,8 +369,13 @@ async function realisticMemory(): Promise<void> {
   const ns = memoryNamespace('memory', skills);
   const snapshot = await heapOf(() => snapshotOf(ns));
   const held = await heapOf(() => buildSkillIndex(ns, snapshot.value.ordered));
+  const indexed = await heapOf(() => structuredClone(ns.skills));
+  const pct = (part: number) => `${((100 * held.mib) / part).toFixed(1)}%`;
   console.log(
-    `memory: ${skills.length} realistic skills x 1 file: serving snapshot ${snapshot.mib.toFixed(1)} MiB heap; search index ${held.mib.toFixed(1)} MiB = ${((100 * held.mib) / snapshot.mib).toFixed(1)}%`,
+    `memory: ${skills.length} realistic skills x 1 file: serving snapshot ${snapshot.mib.toFixed(1)} MiB heap; search index ${held.mib.toFixed(1)} MiB = ${pct(snapshot.mib)} (target <= 25%)`,
+  );
+  console.log(
+    `  for scale, not the target: indexed skills (a copy) ${indexed.mib.toFixed(1)} MiB; search index = ${pct(snapshot.mib + indexed.mib)} of both`,
   );
 }
 

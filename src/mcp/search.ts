@@ -126,18 +126,19 @@ const HEADING = /^#{1,6}\s/;
 
 /**
  * Hands each line of SKILL.md's body to `heading` or `text`; code fences are text. A line the same as the one before
- * it (no fence between) is left out: its terms count already (placeCounter), and a body that says one line a
+ * it (no fence between) is left out: its terms count already (placeTerms), and a body that says one line a
  * thousand times costs no more to read.
  */
 function eachBodyLine(body: string, heading: (line: string) => void, text: (line: string) => void): void {
   let fenced = false;
   let previous: string | undefined;
   for (const line of body.slice(0, MAX_INDEXED_BODY_CHARS).split('\n')) {
+    // A fence is never `previous`: a fence after a fence toggles it again.
+    if (line === previous) continue;
     if (FENCE.test(line)) {
       fenced = !fenced;
       previous = undefined;
-    } else if (line === previous) continue;
-    else previous = line;
+    } else previous = line;
     if (!fenced && HEADING.test(line)) heading(line);
     else text(line);
   }
@@ -182,32 +183,32 @@ async function bodiesOf(ns: Namespace, skills: readonly ServedSkill[]): Promise<
 }
 
 /**
- * Counts the terms of one place of a skill (its name and description, its headings, its text) into `counts`: `weight`
- * for each term the place says, however often it says it. Saying a term more often in one place ranked no better on
+ * Adds the terms of one place of a skill (its name and description, its headings, its text) to `terms`: `weight`
+ * times each term the place says, however often it says it. Saying a term more often in one place ranked no better on
  * bench/search.ts's queries (counted up to three times: the same top-1, top-5 and MRR) and took a fifth longer to
  * build (each time is one more term for MiniSearch to add).
  */
-function placeCounter(counts: Map<string, number>, weight: number): (text: string) => void {
+function placeTerms(weight: number, terms: string[]): (text: string) => void {
   const said = new Set<string>();
   return (text) => {
     for (const word of text.split(NOT_WORD))
-      for (const term of word === '' ? [] : termsOfWord(word))
+      for (const term of word === '' ? NO_TERMS : termsOfWord(word))
         if (!said.has(term)) {
           said.add(term);
-          counts.set(term, (counts.get(term) ?? 0) + weight);
+          for (let n = 0; n < weight; n++) terms.push(term);
         }
   };
 }
 
+const NO_TERMS: readonly string[] = [];
+
 /** One skill as indexed: its name and description, and its SKILL.md headings and text apart (none when its SKILL.md
  * could not be read), each weighted (WEIGHT). */
 function documentOf(id: number, served: ServedSkill, body: string | undefined): Document {
-  const counts = new Map<string, number>();
-  placeCounter(counts, WEIGHT.about)(`${served.skill.name}\n${served.description}`);
-  if (body !== undefined)
-    eachBodyLine(body, placeCounter(counts, WEIGHT.headings), placeCounter(counts, WEIGHT.text));
   const terms: string[] = [];
-  for (const [term, count] of counts) for (let n = 0; n < count; n++) terms.push(term);
+  placeTerms(WEIGHT.about, terms)(`${served.skill.name}\n${served.description}`);
+  if (body !== undefined)
+    eachBodyLine(body, placeTerms(WEIGHT.headings, terms), placeTerms(WEIGHT.text, terms));
   return { id, terms };
 }
 
