@@ -14,8 +14,9 @@ const READS_AT_ONCE = 32;
  * How many times a term counts for each place it stands in (BM25F: one field whose term frequencies are the weighted
  * sums of the places', not a field each): a word of the name or description says more about what a skill is for
  * than one of its body; headings and text count apart. One field holds a (term, skill) pair once where four fields
- * held it up to four times: on bench/search.ts's catalogs the index is about a fifth smaller (realistic, 5,040 skills: 196k
- * postings to 141k), builds faster, and ranks its queries better (top-1 0.847 to 0.861, MRR 0.879 to 0.884).
+ * held it up to four times: on bench/search.ts's catalogs the index is about a fifth smaller (realistic, 5,040
+ * skills: 196k postings to 141k), builds faster, and ranks its queries better (top-1 0.847 to 0.861, MRR 0.879 to
+ * 0.884).
  */
 const WEIGHT = { about: 2, headings: 1, text: 1 };
 
