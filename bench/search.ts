@@ -4,13 +4,16 @@
  *            (a 504-skill catalog modelled on real ones, and bench/synthetic.ts's 1000 skills read through git),
  *            against two baselines: the every-word filter skill_list had (name and description contain every
  *            word, sorted by URI) and BM25 over name and description alone (MiniSearch on those two fields, the same
- *            words and stemming);
+ *            terms, each counted once per field as ours counts it once per place);
  *   speed    p50 and p99 of one search in-process at 5,000 served skills (the realistic catalog ten times over): the
  *            ranking alone, and the skill_search tool called through an MCP client in the same process;
  *   build    building the index of bench/synthetic.ts's 5,000 skills as sync does when it publishes the commit (the
  *            SKILL.md text the indexer read) against indexing that commit (the cli backend, nothing cached, git's
  *            CPU counted), and after a restart (every SKILL.md read through git again);
- *   memory   heap held by the search index against the heap held by the namespace's serving snapshot.
+ *   memory   heap held by the search index (the words it adds to the shared word cache included) against the heap
+ *            held by the namespace's serving snapshot, both measured alike: heap growth, after full collections, of
+ *            building each from the live namespace (the indexed skills the namespace holds, which the snapshot serves
+ *            from, are in neither figure).
  * Usage: npx tsx bench/search.ts [skills=5000]
  */
 import { createHash } from 'node:crypto';
@@ -31,13 +34,7 @@ import {
   newIndexCache,
   skillMdBodies,
 } from '../src/index/index.ts';
-import {
-  buildSkillIndex,
-  type SkillIndex,
-  searchNamespaces,
-  searchTerm,
-  searchWords,
-} from '../src/mcp/search.ts';
+import { buildSkillIndex, type SkillIndex, searchNamespaces, searchTerms } from '../src/mcp/search.ts';
 import { createServerFactory } from '../src/mcp/server.ts';
 import { snapshotOf, type ServedSkill } from '../src/mcp/snapshot.ts';
 import { silentLogger } from '../src/shared/logger.ts';
@@ -115,8 +112,8 @@ const everyWord =
 function nameAndDescription(skills: readonly ServedSkill[]): Ranker {
   const index = new MiniSearch({
     fields: ['name', 'description'],
-    tokenize: searchWords,
-    processTerm: searchTerm,
+    tokenize: (text) => [...new Set(searchTerms(text))],
+    processTerm: (term) => term,
   });
   index.addAll(skills.map((s, id) => ({ id, name: s.skill.name, description: s.description })));
   return (query) => index.search(query).map((r) => skills[r.id as number]!.skill.name);
@@ -309,6 +306,9 @@ async function buildAndMemory(skills: number): Promise<void> {
     skillMdBodies(cache),
   );
   const snapshot = await heapOf(() => snapshotOf(ns));
+  // Measured first, as publishing builds it: the words it adds to the word cache every index shares are counted.
+  // Only the figure is kept: that index is not live while the builds are timed.
+  const held = { mib: (await heapOf(() => buildSkillIndex(ns, snapshot.value.ordered))).mib };
   const builds: Timing[] = [];
   let built: SkillIndex | undefined;
   for (let run = 0; run < RUNS; run++)
@@ -333,7 +333,6 @@ async function buildAndMemory(skills: number): Promise<void> {
         await reader.close();
       }, true),
     );
-  const held = await heapOf(() => buildSkillIndex(ns, snapshot.value.ordered));
   await git.close();
   const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(1)}%`;
   const median = (timings: Timing[], of: (t: Timing) => number) => medianOf(timings.map(of));
@@ -368,7 +367,7 @@ async function realisticMemory(): Promise<void> {
   const snapshot = await heapOf(() => snapshotOf(ns));
   const held = await heapOf(() => buildSkillIndex(ns, snapshot.value.ordered));
   console.log(
-    `memory: ${skills.length} realistic skills x 1 file: serving snapshot ${snapshot.mib.toFixed(1)} MiB heap; search index ${held.mib.toFixed(1)} MiB = ${((100 * held.mib) / snapshot.mib).toFixed(1)}%`,
+    `memory: ${skills.length} realistic skills x 1 file: serving snapshot ${snapshot.mib.toFixed(1)} MiB heap; search index ${held.mib.toFixed(1)} MiB = ${((100 * held.mib) / snapshot.mib).toFixed(1)}% (target <= 25%)`,
   );
 }
 

@@ -1,4 +1,6 @@
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildNamespace, type Catalog, createCatalog } from '../../src/catalog/index.ts';
 import { type CommitIndex, INDEX_VERSION } from '../../src/index/index.ts';
@@ -17,8 +19,7 @@ import {
   queryTerms,
   searchIndexOf,
   searchStatsOf,
-  searchTerm,
-  searchWords,
+  searchTerms,
 } from '../../src/mcp/search.ts';
 import { snapshotOf } from '../../src/mcp/snapshot.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
@@ -65,30 +66,11 @@ const search = async (client: Client, args: Record<string, unknown>) =>
   (await client.callTool({ name: 'skill_search', arguments: args })) as unknown as SearchResult;
 const uris = (result: SearchResult) => result.structuredContent.results.map((r) => r.uri);
 
-describe('search words', () => {
-  it('splits kebab-case, snake_case and camelCase, keeps a camelCase word whole, and counts a word at most thrice', () => {
-    expect(searchWords('pdf-forms snake_case PowerPoint a a a a')).toEqual([
-      'pdf',
-      'forms',
-      'snake',
-      'case',
-      'PowerPoint',
-      'Power',
-      'Point',
-      'a',
-      'a',
-      'a',
-    ]);
-  });
-
-  it('lowercases and stems English words, and drops function words', () => {
-    expect(['Filling', 'forms', 'validates', 'the', 'What'].map(searchTerm)).toEqual([
-      'fill',
-      'form',
-      'valid',
-      null,
-      null,
-    ]);
+describe('search terms', () => {
+  it('splits kebab-case, snake_case and camelCase (a camelCase word also whole), lowercases, stems and drops function words', () => {
+    expect(
+      searchTerms('pdf-forms snake_case PowerPoint, Filling the What validates a form. Use using used'),
+    ).toEqual(['pdf', 'form', 'snake', 'case', 'powerpoint', 'power', 'point', 'fill', 'valid', 'form']);
   });
 });
 
@@ -318,31 +300,64 @@ describe('search index build', () => {
     ]);
   });
 
-  it('ranks a body that says a line a thousand times as one that says it thrice, above one that says it less', async () => {
+  it('counts a term once for each place it stands in: a body that says it a thousand times ranks as one that says it once', async () => {
     const line = 'Reconcile the ledger balances.\n';
     const { ns } = bodiesNamespace({
       once: line,
-      twice: line.repeat(2),
-      thrice: line.repeat(3),
       thousand: line.repeat(1000),
-      // In a heading the line counts apart: three headings and three lines of text are both kept.
+      // In a heading it counts apart from the text.
       headed: `${'# Reconcile the ledger balances.\n'.repeat(5)}${line.repeat(5)}`,
-      // A fence ends a run: the heading-like line inside it is text, and counts.
-      fenced: `${'# Reconcile the ledger balances.\n'.repeat(3)}\`\`\`\n# Reconcile the ledger balances.\n\`\`\`\n`,
+      // A fenced heading-like line is text.
+      fenced: `# Reconcile the ledger balances.\n\`\`\`\n# Reconcile the ledger balances.\n\`\`\`\n`,
       unfenced: '# Reconcile the ledger balances.\n'.repeat(3),
+      // The name and description count twice (ledger: 2 against the body's 1).
+      'ledger-balances': 'Nothing here.',
     });
     const scores = new Map(
       (await buildSkillIndex(ns, snapshotOf(ns).ordered))
         .search('ledger')
         .map((hit) => [hit.served.skill.name, hit.score]),
     );
-    expect(scores.get('thousand')).toBe(scores.get('thrice'));
+    expect([scores.get('thousand'), scores.get('unfenced'), scores.get('fenced')]).toEqual([
+      scores.get('once'),
+      scores.get('once'),
+      scores.get('headed'),
+    ]);
     expect([
-      scores.get('thrice')! > scores.get('twice')!,
-      scores.get('twice')! > scores.get('once')!,
-      scores.get('headed')! > scores.get('thrice')!,
-      scores.get('fenced')! > scores.get('unfenced')!,
-    ]).toEqual([true, true, true, true]);
+      scores.get('headed')! > scores.get('once')!,
+      scores.get('ledger-balances')! > scores.get('once')!,
+    ]).toEqual([true, true]);
+  });
+
+  it('matches no skill on function words alone, and ranks a query with them as one without', async () => {
+    // "use" (in nearly every real description: "Use when…") matches nothing either, though b's body says it.
+    const { ns } = bodiesNamespace({
+      a: 'Reconcile the ledger.',
+      b: 'Use it to close the ledger and the books.',
+    });
+    const index = await buildSkillIndex(ns, snapshotOf(ns).ordered);
+    const ranked = (query: string) => index.search(query).map((hit) => [hit.served.skill.name, hit.score]);
+    expect(ranked('the and of a what is use')).toEqual([]);
+    expect(ranked('what are the books of the ledger to use')).toEqual(ranked('books ledger'));
+  });
+
+  it('keeps no SKILL.md text alive once indexed, even a word of its own in each', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // 200 bodies of 64 KiB, each with a long word of its own: a word kept as a slice of its body would keep the
+    // body (12.5 MiB in all).
+    const bodies = Object.fromEntries(
+      Array.from({ length: 200 }, (_, i) => [`s${i}`, `${'filler words\n'.repeat(5000)}Uniquelongword${i}x`]),
+    );
+    const { ns } = bodiesNamespace(bodies, Object.keys(bodies));
+    const ordered = snapshotOf(ns).ordered;
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const index = await buildSkillIndex(ns, ordered);
+    for (const key of Object.keys(bodies)) delete bodies[key];
+    gc();
+    expect((process.memoryUsage().heapUsed - before) / 2 ** 20).toBeLessThan(2);
+    expect(index.search('uniquelongword7x').map((hit) => hit.served.skill.name)).toEqual(['s7']);
   });
 });
 
