@@ -35,6 +35,12 @@ export type ParsedUri =
 
 const invalid = (problem: string): ParsedUri => ({ ok: false, problem });
 
+/** The source id of a URI that parseSkillUri accepted: its authority, read without parsing the URI again. */
+export function sourceIdOf(uri: string): string {
+  const end = uri.indexOf('/', SCHEME.length);
+  return uri.slice(SCHEME.length, end === -1 ? undefined : end);
+}
+
 /** Parses a request URI. `path` is the decoded served path ('' for the namespace root). */
 export function parseSkillUri(uri: string): ParsedUri {
   if (!uri.startsWith(SCHEME)) return invalid(`only ${SCHEME} URIs are served`);

@@ -90,13 +90,23 @@ export function webRequestHead(req: IncomingMessage, signal: AbortSignal): Reque
 export const withBody = (head: Request, body: Uint8Array): Request =>
   body.byteLength === 0 ? head : new Request(head, { body });
 
-/** Writes a web Response to a Node response; a streamed one (SSE) as it comes, at the pace the client reads. */
+/**
+ * Writes a web Response to a Node response. An event stream (SSE) goes as it comes, at the pace the client reads;
+ * any other answer (JSON, a page, metrics) is whole in memory already, so it goes in one write with its length: a
+ * stream pipeline per answer cost an abort signal, an abort error and a stream of its own.
+ */
 export async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
-  res.writeHead(response.status, Object.fromEntries(response.headers));
+  const headers = Object.fromEntries(response.headers);
   if (response.body === null) {
-    res.end();
+    res.writeHead(response.status, headers).end();
     return;
   }
+  if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    const bytes = Buffer.from(await response.arrayBuffer());
+    res.writeHead(response.status, { 'content-length': String(bytes.byteLength), ...headers }).end(bytes);
+    return;
+  }
+  res.writeHead(response.status, headers);
   // A client that leaves ends the stream (its producer is cancelled); that is no error here.
   await pipeline(Readable.fromWeb(response.body as NodeReadableStream), res).catch(() => undefined);
 }

@@ -6,7 +6,7 @@ import {
   type SkillReadResult,
 } from '@modelcontextprotocol/server/ext/skills';
 import { z } from 'zod';
-import { parseSkillUri } from '../catalog/index.ts';
+import { sourceIdOf } from '../catalog/index.ts';
 import type { CachePolicy } from './cache.ts';
 import { entriesBytes, type PageSlot } from './pageBytes.ts';
 import { isModernProtocol } from './protocol.ts';
@@ -23,12 +23,6 @@ function toContents(uri: string, result: SkillReadResult): ReadResourceResult['c
     ? { uri, ...mimeType, text: result.text }
     : { uri, ...mimeType, blob: Buffer.from(result.bytes).toString('base64') };
 }
-
-/** The source id of a URI that was just served (so it parses). */
-const sourceOf = (uri: string) => {
-  const parsed = parseSkillUri(uri);
-  return parsed.ok ? parsed.source : '';
-};
 
 /**
  * skills/list, skills/get, resources/read and resources/directory/read answered from the snapshots, in place of
@@ -47,7 +41,8 @@ export function answerFromSnapshots(
   const server = mcp.server;
   const modern = () => isModernProtocol(server.getNegotiatedProtocolVersion());
   const listed = () => (modern() ? cache.listed : {});
-  const pinned = (uri: string) => (modern() ? cache.pinned(sourceOf(uri)) : {});
+  // Every URI given here was just served, so it parsed: its authority is its source id.
+  const pinned = (uri: string) => (modern() ? cache.pinned(sourceIdOf(uri)) : {});
   server.removeRequestHandler(SKILLS_LIST_METHOD);
   server.setRequestHandler(SKILLS_LIST_METHOD, { params: listParams }, async ({ cursor }) => {
     const page = await source.list({ cursor });

@@ -5,6 +5,7 @@ import {
   parseSkillUri,
   skillFileUri,
   skillMdUri,
+  sourceIdOf,
 } from '../../src/catalog/index.ts';
 
 const C = 'a'.repeat(40);
@@ -27,6 +28,17 @@ describe('skill URIs', () => {
     for (const name of ['a%2Fb', '%2e%2e', 'Q&A notes.md', 'x?y#z', '100%']) {
       const uri = namespaceUri('src', C, `d/${name}`);
       expect(parseSkillUri(uri)).toEqual({ ok: true, source: 'src', commit: C, path: `d/${name}`, uri });
+    }
+  });
+
+  it('reads the source id of an accepted URI as parsing it would', () => {
+    for (const uri of [
+      `skill://src/${C}`,
+      `skill://policies.v2.1.0/${C}/refunds/SKILL.md`,
+      namespaceUri('a-b', C, 'd/Q&A notes.md'),
+    ]) {
+      const parsed = parseSkillUri(uri);
+      expect([parsed.ok, sourceIdOf(uri)]).toEqual([true, parsed.ok ? parsed.source : undefined]);
     }
   });
 
