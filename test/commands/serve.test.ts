@@ -1,3 +1,4 @@
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
@@ -6,10 +7,14 @@ import { run } from '../../src/cli.ts';
 import {
   SEARCH_INDEX_DELAY_MS,
   settingsNeedingRestart,
+  startServing,
   unauthenticatedRefusal,
 } from '../../src/commands/serve.ts';
 import { searchStatsOf } from '../../src/mcp/search.ts';
 import { loadConfig } from '../../src/config/index.ts';
+import { silentLogger } from '../../src/shared/logger.ts';
+import { newHolder } from '../../src/sync/lease.ts';
+import { withStateMutex } from '../../src/sync/state.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { connectHttp, modernRequest, writeConfig } from '../helpers/server.ts';
 import { connectInProcess, serveInProcess } from '../helpers/serving.ts';
@@ -127,6 +132,40 @@ describe('serving beyond this machine', () => {
     });
     expect(await sourcesListed(new SkillsClient(client))).toEqual(['catalog', 'root']);
     await close();
+  });
+});
+
+describe('a stdio host starting a server on a warm dataDir', () => {
+  it("lists a pinned local source's restored commit before that source's start sync has finished", async () => {
+    const config = loadConfig(writeConfig({ sources: [SOURCES[0]!] }));
+    const first = await serveInProcess(config.file, { http: false });
+    await first.stop();
+    // The start sync of the pinned source records its state under the state mutex, held here until the host
+    // has its listing: a host that had to wait for that sync would wait here for ever.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const mutex = withStateMutex(config.dataDir, newHolder(), () => held);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    let started = false;
+    const starting = startServing(config, { logger: silentLogger(), transport: serverSide }).then(
+      (serving) => {
+        started = true;
+        return serving;
+      },
+    );
+    const client = new Client({ name: 'skillpin-test', version: '1.0.0' });
+    await client.connect(clientSide);
+    const { skills } = await new SkillsClient(client).list();
+    expect([skills.length, new Set(skills.map((skill) => skill.uri.split('/')[3])), started]).toEqual([
+      7,
+      new Set([catalog.commits['c2']]),
+      false,
+    ]);
+    release();
+    await mutex;
+    const serving = await starting;
+    await client.close();
+    await serving.close();
   });
 });
 
