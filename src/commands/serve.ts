@@ -253,7 +253,8 @@ async function coordinationOf(config: Config, options: ServeOptions, membership:
 /** An open endpoint: where it is, what the start line says of it, and how it closes. */
 interface Endpoint {
   url: string | undefined;
-  started: { message: string; fields: Record<string, unknown> };
+  /** The start line, once the git backend is known. */
+  started: { message: (git: string) => string; fields: Record<string, unknown> };
   close(): Promise<void>;
 }
 
@@ -261,7 +262,6 @@ interface Endpoint {
 async function serveTransport(
   core: Core,
   options: ServeOptions,
-  git: string,
   stdio: Promise<typeof import('@modelcontextprotocol/server/stdio')>,
 ): Promise<Endpoint> {
   const { serveStdio } = await stdio;
@@ -271,7 +271,7 @@ async function serveTransport(
   });
   return {
     url: undefined,
-    started: { message: `serving MCP over stdio (git backend: ${git})`, fields: {} },
+    started: { message: (git) => `serving MCP over stdio (git backend: ${git})`, fields: {} },
     close: () => handle.close(),
   };
 }
@@ -282,7 +282,6 @@ async function serveHttp(
   config: Config,
   listen: { host: string; port: number },
   options: ServeOptions,
-  git: string,
 ): Promise<Endpoint> {
   const { logger } = options;
   const [{ ListenError, MCP_PATH, startHttpServer }, gate] = await Promise.all([
@@ -323,7 +322,8 @@ async function serveHttp(
   return {
     url: server.url,
     started: {
-      message: `serving MCP over Streamable HTTP at ${server.url}${everywhere} (status page ${page}; git backend: ${git})`,
+      message: (git) =>
+        `serving MCP over Streamable HTTP at ${server.url}${everywhere} (status page ${page}; git backend: ${git})`,
       fields: { url: server.url, listening: server.listening, auth: auth?.summary ?? null },
     },
     close: () => server.close(),
@@ -363,6 +363,7 @@ export async function startServing(config: Config, options: ServeOptions): Promi
   checkExposure(config, options);
   const membership = joinAsServer(config, options);
   let core: Core | undefined;
+  let endpoint: Endpoint | undefined;
   try {
     // `git --version` runs while the core loads and restores (its repositories wait for the same answer), and
     // the stdio transport's module loads meanwhile.
@@ -370,26 +371,26 @@ export async function startServing(config: Config, options: ServeOptions): Promi
     const stdio = options.http === undefined ? import('@modelcontextprotocol/server/stdio') : undefined;
     stdio?.catch(() => undefined);
     core = await startCore(config, options, membership);
-    const git = await probed;
-    const backend = `${git.backend}, ${git.reason}`;
     // Over HTTP the port opens first (probes answer while local sources sync); a stdio host lists as soon as it
     // connects, so a local source that may have moved is in the catalog before the connection opens. Every local
     // source has synced when this resolves.
     const first = options.http === undefined ? movableLocal(core.catalog) : () => false;
-    const endpoint =
+    const opened =
       options.http === undefined
-        ? await core.worker
-            .syncAll('start', first)
-            .then(() => serveTransport(core!, options, backend, stdio!))
-        : await serveHttp(core, config, options.http, options, backend);
+        ? await core.worker.syncAll('start', first).then(() => serveTransport(core!, options, stdio!))
+        : await serveHttp(core, config, options.http, options);
+    endpoint = opened;
     await core.worker.syncAll('start', (source) => isLocal(source) && !first(source));
+    // The start line names the git backend: a host lists without waiting for `git --version`.
+    const git = await probed;
     options.logger.info(
-      { ...endpoint.started.fields, skills: skillsOf(core.catalog), sources: config.sources.length, git },
-      endpoint.started.message,
+      { ...opened.started.fields, skills: skillsOf(core.catalog), sources: config.sources.length, git },
+      opened.started.message(`${git.backend}, ${git.reason}`),
     );
     void core.worker.syncAll('start', (source) => !isLocal(source));
-    return handleOf(core, endpoint, options.logger);
+    return handleOf(core, opened, options.logger);
   } catch (error) {
+    await endpoint?.close();
     // Stopping the worker leaves dataDir; without one, this process leaves it here.
     if (core === undefined) membership.leave();
     else await core.worker.stop();
