@@ -30,6 +30,12 @@ export async function bundle(outdir: string = DIST): Promise<void> {
     // Identifiers are minified and their names not kept (keepNames re-names every function at load, ~3% of a
     // server's start): our error classes set `this.name` themselves, and logs and messages carry no class names.
     minify: true,
+    // pino's file destination (sonic-boom) and worker-thread transports (thread-stream) are never used: logs go
+    // through shared/logger.ts's own stderr destination. Left out, a server loads neither (nor worker_threads).
+    alias: {
+      'sonic-boom': path.join(root, 'scripts', 'absent.cjs'),
+      'thread-stream': path.join(root, 'scripts', 'absent.cjs'),
+    },
     sourcemap: true,
     sourcesContent: false,
     // CommonJS bundled into an ES module requires Node's built-ins by name.

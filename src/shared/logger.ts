@@ -72,5 +72,5 @@ export function createLogger(options: LogOptions = {}): Logger {
 
 /** A logger that drops everything: for tests and library use. */
 export function silentLogger(): Logger {
-  return pino({ level: 'silent' });
+  return pino({ level: 'silent' }, { write: () => undefined });
 }
