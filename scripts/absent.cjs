@@ -2,5 +2,7 @@
 // pino.destination(), and thread-stream, behind pino.transport(). Logs go through shared/logger.ts's own
 // destination. Reaching one of them is a bug in this build, and says so.
 module.exports = function absent() {
-  throw new Error('skillpin bundles neither pino.destination() nor pino.transport(): log through shared/logger.ts');
+  throw new Error(
+    'skillpin bundles neither pino.destination() nor pino.transport(): log through shared/logger.ts',
+  );
 };
