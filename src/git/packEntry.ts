@@ -1,4 +1,8 @@
+import type pako from 'pako';
 import { MAX_LARGE_BLOB_BYTES, MAX_OBJECT_BYTES } from './limits.ts';
+
+/** pako 1's streaming inflater with the two fields its typings leave out (isomorphic-git's pack reader uses them). */
+export type StreamingInflate = pako.Inflate & { ended: boolean; strm: { avail_in: number } };
 
 /** The pack entry type of a blob (gitformat-pack(5)). */
 export const BLOB = 3;

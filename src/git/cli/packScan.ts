@@ -6,12 +6,10 @@ import {
   OFS_DELTA,
   type Oversized,
   REF_DELTA,
+  type StreamingInflate,
   transferSizeRule,
 } from '../packEntry.ts';
 import { INFLATE_INPUT_BYTES, INFLATED_PER_TURN, OBJECTS_PER_TURN } from '../turns.ts';
-
-/** pako 1's inflater with the two fields its typings leave out (as the isomorphic pack writer uses them). */
-type StreamingInflate = pako.Inflate & { ended: boolean; strm: { avail_in: number } };
 
 export interface PackScan {
   /**

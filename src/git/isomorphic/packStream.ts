@@ -8,6 +8,7 @@ import {
   OFS_DELTA,
   type Oversized,
   REF_DELTA,
+  type StreamingInflate,
   transferSizeRule,
 } from '../packEntry.ts';
 import type { GitObject } from '../objects.ts';
@@ -15,9 +16,6 @@ import type { FetchProgress } from '../repository.ts';
 import type { IndexedObject } from './packIndex.ts';
 import { TransportStop } from './stop.ts';
 import { INFLATE_INPUT_BYTES, INFLATED_PER_TURN, OBJECTS_PER_TURN } from '../turns.ts';
-
-/** pako 1's inflater with the two fields its typings leave out (isomorphic-git's pack reader uses them too). */
-type StreamingInflate = pako.Inflate & { ended: boolean; strm: { avail_in: number } };
 
 const TYPE_NAMES: Record<number, GitObject['type']> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
 
