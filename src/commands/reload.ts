@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type { Config } from '../config/index.ts';
 import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
-import { liveProcesses } from '../sync/processes.ts';
+import { liveProcesses } from '../sync/dataDir/processes.ts';
 
 /**
  * `skillpin reload`: the config is valid (it was loaded to get here), so every `skillpin serve` on this host that

@@ -12,8 +12,8 @@ import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
 import { type Clock, systemClock } from '../shared/clock.ts';
-import { joinDataDir, type Membership } from '../sync/membership.ts';
-import { DataDirConflictError } from '../sync/processes.ts';
+import { joinDataDir, type Membership } from '../sync/dataDir/membership.ts';
+import { DataDirConflictError } from '../sync/dataDir/processes.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import { createSyncWorker, type Reconfigured, type SyncWorker } from '../sync/worker.ts';
 

@@ -2,12 +2,12 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/index.ts';
 import type { CommitStatus, ProcessStatus, SourceStatus, StatusReport } from '../shared/status.ts';
-import { leaseHolder } from '../sync/membership.ts';
-import { liveProcesses } from '../sync/processes.ts';
+import { leaseHolder } from '../sync/dataDir/membership.ts';
+import { liveProcesses } from '../sync/dataDir/processes.ts';
 import { EMPTY_LISTING, expandedSources, isRefsSource } from '../sync/refGroup.ts';
 import { rebuilt } from '../sync/retention.ts';
 import { openSource } from '../sync/source.ts';
-import { openStateFile } from '../sync/state.ts';
+import { openStateFile } from '../sync/dataDir/state.ts';
 import { refOf, refsStatusOf, statusReportOf } from '../sync/status.ts';
 
 export type { StatusReport } from '../shared/status.ts';

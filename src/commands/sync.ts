@@ -3,8 +3,8 @@ import type { Config } from '../config/index.ts';
 import type { FetchProgress } from '../git/index.ts';
 import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import type { Logger } from '../shared/log.ts';
-import { joinDataDir, type Membership } from '../sync/membership.ts';
-import { DataDirConflictError } from '../sync/processes.ts';
+import { joinDataDir, type Membership } from '../sync/dataDir/membership.ts';
+import { DataDirConflictError } from '../sync/dataDir/processes.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import { createSyncWorker } from '../sync/worker.ts';
 

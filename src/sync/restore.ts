@@ -6,7 +6,7 @@ import type { Followed } from './follower.ts';
 import { rebuilt } from './retention.ts';
 import { commitsOf, type Restored } from './served.ts';
 import type { Source } from './source.ts';
-import type { SourceState, StateFile, SyncState } from './state.ts';
+import type { SourceState, StateFile, SyncState } from './dataDir/state.ts';
 import { failureOf } from './step.ts';
 
 /** What the last run left in state.json; a corrupt one is logged and read as empty (sources are rebuilt). */

@@ -8,11 +8,11 @@ import type { Clock } from '../shared/clock.ts';
 import type { Coordination, CoordinationEvents } from './coordination/coordination.ts';
 import type { DamageLedger } from './damage.ts';
 import type { Followed } from './follower.ts';
-import type { Membership } from './membership.ts';
-import { liveProcesses } from './processes.ts';
+import type { Membership } from './dataDir/membership.ts';
+import { liveProcesses } from './dataDir/processes.ts';
 import { arrangedSources, EMPTY_LISTING, type GroupListing } from './refGroup.ts';
 import type { Retention } from './retention.ts';
-import type { SourceState, StateFile } from './state.ts';
+import type { SourceState, StateFile } from './dataDir/state.ts';
 
 /** What the worker knows of one source. Replaced whole, never edited. */
 export interface SourceRecord {

@@ -10,15 +10,15 @@ import type { Coordination, CoordinationEvents } from './coordination/coordinati
 import { createDamageLedger, type Damage } from './damage.ts';
 import { type Followed, type FollowHooks, followSource, unfollow } from './follower.ts';
 import { resolvedOf, syncGroup } from './groupStep.ts';
-import { joinDataDir, type Membership } from './membership.ts';
-import { adopt, askHolder, watchDataDir } from './published.ts';
+import { joinDataDir, type Membership } from './dataDir/membership.ts';
+import { adopt, askHolder, watchDataDir } from './dataDir/published.ts';
 import { expanded, type Reconfigured, reconfigure, restoreListings, syncAll } from './reconfigure.ts';
 import { isRefsSource } from './refGroup.ts';
 import { lastState, restoredRecord } from './restore.ts';
 import { createRetention } from './retention.ts';
 import { commitsOf, leased, listingOf, publish, record, siblingsServe, type Worker } from './served.ts';
 import { type RepositoryOnUse, repositoryOnUse, storeDirOf } from './source.ts';
-import { openStateFile } from './state.ts';
+import { openStateFile } from './dataDir/state.ts';
 import { liveStatusOf, statusReportOf } from './status.ts';
 import { syncHere } from './step.ts';
 

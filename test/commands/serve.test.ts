@@ -13,8 +13,8 @@ import {
 import { searchStatsOf } from '../../src/mcp/search.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
-import { newHolder } from '../../src/sync/lease.ts';
-import { withStateMutex } from '../../src/sync/state.ts';
+import { newHolder } from '../../src/sync/dataDir/lease.ts';
+import { withStateMutex } from '../../src/sync/dataDir/state.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { connectHttp, modernRequest, writeConfig } from '../helpers/server.ts';
 import { connectInProcess, serveInProcess } from '../helpers/serving.ts';

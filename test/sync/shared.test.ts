@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createCatalog, type Catalog } from '../../src/catalog/index.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
-import { joinDataDir } from '../../src/sync/membership.ts';
+import { joinDataDir } from '../../src/sync/dataDir/membership.ts';
 import { createSyncWorker } from '../../src/sync/worker.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { git } from '../helpers/git.ts';

@@ -12,7 +12,7 @@ import { indexStore } from '../../src/index/index.ts';
 import type { WriteFs } from '../../src/shared/fs.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import type { SyncOutcome } from '../../src/shared/status.ts';
-import { openStateFile } from '../../src/sync/state.ts';
+import { openStateFile } from '../../src/sync/dataDir/state.ts';
 import { createSyncWorker, type SyncWorkerOptions } from '../../src/sync/worker.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { startFaultProxy, type Fault } from '../helpers/faultProxy.ts';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SourceConfig } from '../../config/index.ts';
 import type { ResolvedRef } from '../../git/index.ts';
-import { definitionOf } from '../processes.ts';
+import { definitionOf } from '../dataDir/processes.ts';
 import type { CoordinationStatus, SourceReplicas } from '../../shared/status.ts';
 
 /** What one sync of a source may do, as the replicas agreed it. */

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/temp.ts';
-import { openStateFile, type SyncState } from '../../src/sync/state.ts';
+import { tempDir } from '../../helpers/temp.ts';
+import { openStateFile, type SyncState } from '../../../src/sync/dataDir/state.ts';
 
 const dirs: string[] = [];
 const dataDir = () => {

@@ -1,11 +1,11 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { latestWins, writeFileAtomic, type WriteFs } from '../shared/fs.ts';
-import { COMMIT_PATTERN } from '../shared/patterns.ts';
-import { isProblemReason, isSourceReason, type SourceReason } from '../shared/reasons.ts';
-import type { GroupListing } from './refGroup.ts';
-import { messageOf } from '../shared/text.ts';
+import { latestWins, writeFileAtomic, type WriteFs } from '../../shared/fs.ts';
+import { COMMIT_PATTERN } from '../../shared/patterns.ts';
+import { isProblemReason, isSourceReason, type SourceReason } from '../../shared/reasons.ts';
+import type { GroupListing } from '../refGroup.ts';
+import { messageOf } from '../../shared/text.ts';
 import { type Holder, releaseLease, takeLease } from './lease.ts';
 
 /** What skillpin remembers about a source between runs (dataDir/state.json). Never holds a secret. */

@@ -1,16 +1,16 @@
 import { type FSWatcher, mkdirSync, readdirSync, statSync, watch } from 'node:fs';
 import path from 'node:path';
-import type { Namespace } from '../catalog/index.ts';
-import type { SourceConfig } from '../config/index.ts';
-import { writeFileAtomic } from '../shared/fs.ts';
-import type { Logger } from '../shared/log.ts';
-import type { SyncOutcome } from '../shared/status.ts';
-import type { Followed } from './follower.ts';
+import type { Namespace } from '../../catalog/index.ts';
+import type { SourceConfig } from '../../config/index.ts';
+import { writeFileAtomic } from '../../shared/fs.ts';
+import type { Logger } from '../../shared/log.ts';
+import type { SyncOutcome } from '../../shared/status.ts';
+import type { Followed } from '../follower.ts';
 import type { Holder } from './lease.ts';
 import { leaseHolder } from './membership.ts';
-import { commitsOf, leased, publish, record, type SourceRecord, type Worker } from './served.ts';
+import { commitsOf, leased, publish, record, type SourceRecord, type Worker } from '../served.ts';
 import type { SourceState } from './state.ts';
-import { failureOf } from './step.ts';
+import { failureOf } from '../step.ts';
 
 // What the other processes on a dataDir publish, and what this one asks of them: the holder of a source's lease
 // syncs it and publishes the result in state.json; the others watch for that and serve what it names.

@@ -1,9 +1,9 @@
 import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import type { Config, SourceConfig } from '../config/index.ts';
+import type { Config, SourceConfig } from '../../config/index.ts';
 import { type Holder, holderAlive, readHolder } from './lease.ts';
-import { sourceOrigin } from './source.ts';
+import { sourceOrigin } from '../source.ts';
 
 /** What makes two processes' sources of one id the same source: they share its lease, store and state. */
 export interface SourceDefinition {

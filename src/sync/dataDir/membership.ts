@@ -1,8 +1,8 @@
 import { mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../config/index.ts';
-import type { Logger } from '../shared/log.ts';
-import { systemClock, type Clock } from '../shared/clock.ts';
+import type { Config } from '../../config/index.ts';
+import type { Logger } from '../../shared/log.ts';
+import { systemClock, type Clock } from '../../shared/clock.ts';
 import {
   HOLDER_REFRESH_MS,
   type Holder,

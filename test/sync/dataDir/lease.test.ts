@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.ts';
+import { loadConfig } from '../../../src/config/index.ts';
 import {
   type Holder,
   leftHere,
@@ -11,13 +11,13 @@ import {
   processStart,
   releaseLease,
   takeLease,
-} from '../../src/sync/lease.ts';
-import { joinDataDir, leaseFile, type Membership } from '../../src/sync/membership.ts';
-import { openStateFile, type SourceState } from '../../src/sync/state.ts';
-import { capturingLogger } from '../helpers/logs.ts';
-import { writeConfig } from '../helpers/server.ts';
-import { tempDir } from '../helpers/temp.ts';
-import { until } from '../helpers/until.ts';
+} from '../../../src/sync/dataDir/lease.ts';
+import { joinDataDir, leaseFile, type Membership } from '../../../src/sync/dataDir/membership.ts';
+import { openStateFile, type SourceState } from '../../../src/sync/dataDir/state.ts';
+import { capturingLogger } from '../../helpers/logs.ts';
+import { writeConfig } from '../../helpers/server.ts';
+import { tempDir } from '../../helpers/temp.ts';
+import { until } from '../../helpers/until.ts';
 
 const left: Array<Holder | Membership> = [];
 afterEach(() => {
