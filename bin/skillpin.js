@@ -10,13 +10,14 @@ import { fileURLToPath } from 'node:url';
 module.enableCompileCache?.();
 
 const cli = new URL('../dist/cli.js', import.meta.url);
-let run;
+let main;
 try {
-  ({ run } = await import(cli.href));
+  ({ main } = await import(cli.href));
 } catch (error) {
   if (error?.code !== 'ERR_MODULE_NOT_FOUND' || !String(error.message).includes(fileURLToPath(cli)))
     throw error;
   process.stderr.write('skillpin: dist/ is missing; run `npm run build` in this checkout first\n');
-  process.exit(2);
+  // 70 (EX_SOFTWARE, docs/exit-codes.md): the installed program itself is incomplete.
+  process.exit(70);
 }
-process.exitCode = await run(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2));

@@ -482,11 +482,15 @@ export async function run(args: readonly string[], io: CliIo = processIo): Promi
   }
 }
 
-const entry = process.argv[1];
-if (entry !== undefined && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
-  process.exitCode = await run(process.argv.slice(2)).catch((error: unknown) => {
-    // A bug, not an outcome: not 1, which says what a command found.
+/** The process's CLI (`bin/skillpin.js` calls it): `run`, with a bug reported as one (exit 70, not 1, which says
+ * what a command found). */
+export async function main(args: readonly string[]): Promise<number> {
+  return run(args).catch((error: unknown) => {
     process.stderr.write(`skillpin: internal error: ${inspect(error)}\n`);
     return EXIT.internal;
   });
 }
+
+const entry = process.argv[1];
+if (entry !== undefined && import.meta.url === pathToFileURL(realpathSync(entry)).href)
+  process.exitCode = await main(process.argv.slice(2));
