@@ -1,5 +1,4 @@
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
-import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
 import { sharedKey } from '../../src/sync/coordination/coordination.ts';
@@ -8,7 +7,7 @@ import { manualClock, type ManualClock } from '../helpers/clock.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { waitReady } from '../helpers/ready.ts';
-import { type RedisServer, startRedisServer } from '../helpers/redisServer.ts';
+import { type RedisServer, type RedisProbe, startRedisServer } from '../helpers/redisServer.ts';
 import { connectHttp, writeConfig } from '../helpers/server.ts';
 import { type InProcessServer, serveInProcess } from '../helpers/serving.ts';
 import { tempDir } from '../helpers/temp.ts';
@@ -35,7 +34,7 @@ describe('three replicas coordinated through a real Redis', () => {
   let git: GitHttpServer;
   let repo: ReturnType<typeof pushableRepo>;
   let soloRepo: ReturnType<typeof pushableRepo>;
-  let probe: ReturnType<typeof createClient>;
+  let probe: RedisProbe;
   let leaseKey: string;
   const replicas: Replica[] = [];
   /** One replica alone (no coordination) following another repository: what one replica costs the remote. */
@@ -92,10 +91,7 @@ describe('three replicas coordinated through a real Redis', () => {
 
   beforeAll(async () => {
     redis = await startRedisServer();
-    probe = createClient({ url: redis.url });
-    // The probe sees Redis go down too: its errors are expected.
-    probe.on('error', () => undefined);
-    await probe.connect();
+    probe = await redis.probe();
     const root = tempDir('skillpin-coordination-');
     repo = pushableRepo(root, 'skills');
     soloRepo = pushableRepo(root, 'solo');

@@ -1,10 +1,9 @@
-import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusReport } from '../../src/shared/status.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { waitReady } from '../helpers/ready.ts';
-import { type RedisServer, startRedisServer } from '../helpers/redisServer.ts';
+import { type RedisServer, type RedisProbe, startRedisServer } from '../helpers/redisServer.ts';
 import { type HttpServerProcess, startHttp, writeConfig } from '../helpers/server.ts';
 import { tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
@@ -16,7 +15,7 @@ describe('a lease holder killed with -9', () => {
   let redis: RedisServer;
   let git: GitHttpServer;
   let repo: ReturnType<typeof pushableRepo>;
-  let probe: ReturnType<typeof createClient>;
+  let probe: RedisProbe;
   const servers: HttpServerProcess[] = [];
 
   const status = async (server: HttpServerProcess) =>
@@ -28,9 +27,7 @@ describe('a lease holder killed with -9', () => {
 
   beforeAll(async () => {
     redis = await startRedisServer();
-    probe = createClient({ url: redis.url });
-    probe.on('error', () => undefined);
-    await probe.connect();
+    probe = await redis.probe();
     const root = tempDir('skillpin-coordination-kill-');
     repo = pushableRepo(root, 'skills');
     repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v1') });

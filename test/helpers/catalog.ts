@@ -1,6 +1,6 @@
 import { buildNamespace, type Namespace } from '../../src/catalog/index.ts';
 import { blobAccess, openLocalRepository, readBlob, walkCommit } from '../../src/git/index.ts';
-import { indexCommit } from '../../src/index/index.ts';
+import { type CommitIndex, INDEX_VERSION, type IndexedSkill, indexCommit } from '../../src/index/index.ts';
 import { guardedReader } from '../../src/sync/damage.ts';
 
 /**
@@ -28,4 +28,33 @@ export async function namespaceOf(
     () => undefined,
   );
   return buildNamespace(source, index, { repository: 'local:test' }, read);
+}
+
+/** A commit's index with no repository behind it: `skills` and `problems` at a fixed commit, time and tree. */
+export const commitIndexOf = (
+  skills: IndexedSkill[],
+  problems: CommitIndex['problems'] = [],
+): CommitIndex => ({
+  version: INDEX_VERSION,
+  commit: 'a'.repeat(40),
+  commitTime: '2024-01-01T00:00:00.000Z',
+  tree: 'b'.repeat(40),
+  skills,
+  problems,
+});
+
+/** A skill of one SKILL.md in folder `dir` (served there): its blob, size and digest as given, or placeholders. */
+export function oneFileSkill(
+  name: string,
+  description: string,
+  { dir = name, blob = 'c'.repeat(40), size = 1, digest = 'sha256:d' } = {},
+): IndexedSkill {
+  return {
+    name,
+    dir,
+    servedDir: dir,
+    frontmatter: { name, description },
+    files: [{ path: `${dir}/SKILL.md`, relPath: 'SKILL.md', blob, size, digest }],
+    bytes: size,
+  };
 }

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createClient } from '@redis/client';
 import { createServer } from 'node:net';
 import { tempDir } from './temp.ts';
 
@@ -11,7 +12,20 @@ export interface RedisServer {
   /** Starts it again on the same port, empty. */
   start(): Promise<void>;
   close(): Promise<void>;
+  /** A connected client for a test to look at what the replicas wrote; it sees Redis go down too, so its errors are
+   * dropped. The test closes it. */
+  probe(): Promise<RedisProbe>;
 }
+
+/** A client for looking at a test's Redis; its errors (a Redis killed on purpose) are dropped. */
+async function connectProbe(url: string, password: string | undefined) {
+  const client = createClient({ url, password });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
+}
+
+export type RedisProbe = Awaited<ReturnType<typeof connectProbe>>;
 
 /** A port nothing listens on now. */
 async function freePort(): Promise<number> {
@@ -66,5 +80,6 @@ export async function startRedisServer(options: { password?: string } = {}): Pro
     });
   };
   await start();
-  return { url: `redis://127.0.0.1:${port}`, kill, start, close: kill };
+  const url = `redis://127.0.0.1:${port}`;
+  return { url, kill, start, close: kill, probe: () => connectProbe(url, options.password) };
 }

@@ -1,46 +1,29 @@
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildNamespace, createCatalog, type Catalog, type Namespace } from '../../src/catalog/index.ts';
-import { type CommitIndex, INDEX_VERSION } from '../../src/index/index.ts';
 import { DEFAULT_LIST_LIMIT, LIST_PAGE_CHARS, MAX_LISTED_PROBLEMS } from '../../src/mcp/budget.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { problem } from '../../src/shared/reasons.ts';
 import { cachePolicy } from '../../src/mcp/cache.ts';
-
-const COMMIT = 'a'.repeat(40);
+import { commitIndexOf, oneFileSkill } from '../helpers/catalog.ts';
 
 /** A namespace of `count` skills with descriptions of `length` characters, and `errors` skills not served. */
 function synthetic(source: string, count: number, length: number, errors = 0): Namespace {
   const description = (i: number) => `Skill ${i}: ${'x'.repeat(length)}`.slice(0, length);
-  const index: CommitIndex = {
-    version: INDEX_VERSION,
-    commit: COMMIT,
-    commitTime: '2024-01-01T00:00:00.000Z',
-    tree: 'b'.repeat(40),
-    skills: Array.from({ length: count }, (_, i) => {
+  const index = commitIndexOf(
+    Array.from({ length: count }, (_, i) => {
       const name = `skill-${String(i).padStart(4, '0')}`;
-      return {
-        name,
+      return oneFileSkill(name, description(i), {
         dir: `skills/${name}`,
-        servedDir: `skills/${name}`,
-        frontmatter: { name, description: description(i) },
-        files: [
-          {
-            path: `skills/${name}/SKILL.md`,
-            relPath: 'SKILL.md',
-            blob: 'c'.repeat(40),
-            size: 10,
-            digest: `sha256:${'d'.repeat(64)}`,
-          },
-        ],
-        bytes: 10,
-      };
+        size: 10,
+        digest: `sha256:${'d'.repeat(64)}`,
+      });
     }),
-    problems: Array.from({ length: errors }, (_, i) =>
+    Array.from({ length: errors }, (_, i) =>
       problem(`broken/b${i}/SKILL.md`, 'name-invalid', `name "B${i}" must be lowercase`, 2),
     ),
-  };
+  );
   return buildNamespace(source, index, { repository: 'local:test' }, async () => new Uint8Array());
 }
 

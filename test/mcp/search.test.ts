@@ -3,7 +3,6 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildNamespace, type Catalog, createCatalog } from '../../src/catalog/index.ts';
-import { type CommitIndex, INDEX_VERSION } from '../../src/index/index.ts';
 import {
   DEFAULT_SEARCH_LIMIT,
   LIST_PAGE_CHARS,
@@ -24,7 +23,7 @@ import {
 import { snapshotOf } from '../../src/mcp/snapshot.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
-import { namespaceOf } from '../helpers/catalog.ts';
+import { commitIndexOf, namespaceOf, oneFileSkill } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 const catalogRepo = fixture('catalog');
@@ -239,33 +238,14 @@ describe('skill_search', () => {
 function bodiesNamespace(bodies: Record<string, string>, handed: readonly string[] = []) {
   const blobs = new Map<string, { name: string; bytes: Uint8Array }>();
   const reads: string[] = [];
-  const index: CommitIndex = {
-    version: INDEX_VERSION,
-    commit: 'a'.repeat(40),
-    commitTime: '2024-01-01T00:00:00.000Z',
-    tree: 'b'.repeat(40),
-    problems: [],
-    skills: Object.entries(bodies).map(([name, body], i) => {
+  const index = commitIndexOf(
+    Object.entries(bodies).map(([name, body], i) => {
       const blob = String(i).padStart(40, '0');
       const bytes = Buffer.from(`---\nname: ${name}\ndescription: A skill.\n---\n${body}`);
       blobs.set(blob, { name, bytes });
-      const file = {
-        path: `${name}/SKILL.md`,
-        relPath: 'SKILL.md',
-        blob,
-        size: bytes.length,
-        digest: 'sha256:d',
-      };
-      return {
-        name,
-        dir: name,
-        servedDir: name,
-        frontmatter: { name, description: 'A skill.' },
-        files: [file],
-        bytes: 1,
-      };
+      return oneFileSkill(name, 'A skill.', { blob, size: bytes.length });
     }),
-  };
+  );
   const ns = buildNamespace(
     'bodies',
     index,
@@ -365,31 +345,11 @@ describe('skill_search budget', () => {
   it('cuts descriptions in the text and ends the results before they pass the fallback tools budget', async () => {
     // 60 skills whose 1,024-character descriptions all match: 50 of them would be about 80,000 characters.
     const description = (i: number) => `Skill ${i} ${'y'.repeat(1024)}`.slice(0, 1024);
-    const index: CommitIndex = {
-      version: INDEX_VERSION,
-      commit: 'a'.repeat(40),
-      commitTime: '2024-01-01T00:00:00.000Z',
-      tree: 'b'.repeat(40),
-      problems: [],
-      skills: Array.from({ length: 60 }, (_, i) => {
-        const name = `skill-${String(i).padStart(2, '0')}`;
-        const file = {
-          path: `${name}/SKILL.md`,
-          relPath: 'SKILL.md',
-          blob: 'c'.repeat(40),
-          size: 1,
-          digest: 'sha256:d',
-        };
-        return {
-          name,
-          dir: name,
-          servedDir: name,
-          frontmatter: { name, description: description(i) },
-          files: [file],
-          bytes: 1,
-        };
-      }),
-    };
+    const index = commitIndexOf(
+      Array.from({ length: 60 }, (_, i) =>
+        oneFileSkill(`skill-${String(i).padStart(2, '0')}`, description(i)),
+      ),
+    );
     const ns = buildNamespace('long', index, { repository: 'local:test' }, async () => new Uint8Array());
     const client = await connect(
       createCatalog({ sources: [{ id: 'long', current: ns, retained: [] }], failures: [] }),

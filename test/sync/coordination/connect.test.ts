@@ -1,4 +1,3 @@
-import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoordinationConfig, SourceConfig } from '../../../src/config/index.ts';
 import { createLogger } from '../../../src/shared/logger.ts';
@@ -6,7 +5,7 @@ import type { Coordination } from '../../../src/sync/coordination/coordination.t
 import { sharedKey } from '../../../src/sync/coordination/coordination.ts';
 import { connectRedisCoordination } from '../../../src/sync/coordination/connect.ts';
 import { manualClock, type ManualClock } from '../../helpers/clock.ts';
-import { type RedisServer, startRedisServer } from '../../helpers/redisServer.ts';
+import { type RedisServer, type RedisProbe, startRedisServer } from '../../helpers/redisServer.ts';
 
 const PASSWORD = 'redis-pass-7f3a9c1e';
 const LEASE_MS = 30_000;
@@ -26,7 +25,7 @@ const source: SourceConfig = {
 
 describe('Redis coordination: leases, fencing, hints', () => {
   let redis: RedisServer;
-  let probe: ReturnType<typeof createClient>;
+  let probe: RedisProbe;
   const opened: Coordination[] = [];
   const logged: string[] = [];
 
@@ -62,9 +61,7 @@ describe('Redis coordination: leases, fencing, hints', () => {
 
   beforeAll(async () => {
     redis = await startRedisServer({ password: PASSWORD });
-    probe = createClient({ url: redis.url, password: PASSWORD });
-    probe.on('error', () => undefined);
-    await probe.connect();
+    probe = await redis.probe();
   });
   afterAll(async () => {
     for (const coordination of opened) await coordination.close();
