@@ -6,7 +6,6 @@ import { describeGitBackend } from '../git/index.ts';
 import type { Metrics } from '../http/metrics.ts';
 import { cachePolicy, type CachePolicy } from '../mcp/cache.ts';
 import { observeRequests } from '../mcp/observe.ts';
-import { searchIndexOf } from '../mcp/search.ts';
 import { createServerFactory, type ServerFactory } from '../mcp/server.ts';
 import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import type { Logger } from '../shared/log.ts';
@@ -201,7 +200,9 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
   const unsubscribe = catalog.onChange(() => {
     clearTimeout(building);
     building = setTimeout(() => {
-      for (const ns of catalog.listed()) void searchIndexOf(ns).catch(() => undefined);
+      void import('../mcp/search.ts').then(({ searchIndexOf }) => {
+        for (const ns of catalog.listed()) void searchIndexOf(ns).catch(() => undefined);
+      });
     }, SEARCH_INDEX_DELAY_MS);
     building.unref();
   });

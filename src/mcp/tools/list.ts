@@ -8,11 +8,10 @@ import {
   MAX_SEARCH_QUERY_CHARS,
 } from '../budget.ts';
 import { encodeCursor, itemsAfter, itemsAfterKey } from '../paging.ts';
-import { searchNamespaces } from '../search.ts';
 import type { ServedSkill } from '../snapshot.ts';
 import { viewOf } from '../view.ts';
 import type { PlannedScript } from '../../run/plan.ts';
-import { READ_ONLY, type ToolDeps } from './common.ts';
+import { READ_ONLY, searchModule, type ToolDeps } from './common.ts';
 import { renderList, skillLine } from './render.ts';
 import { renderScripts } from './skillRunRender.ts';
 
@@ -154,7 +153,9 @@ export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts 
     // With a query, the skills matching it best first; without, every listed skill sorted by URI.
     const matching = byQuery
       ? (
-          await searchNamespaces(
+          await (
+            await searchModule()
+          ).searchNamespaces(
             catalog.listed().filter((ns) => only === undefined || ns.source === only),
             query,
           )

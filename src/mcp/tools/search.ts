@@ -8,8 +8,8 @@ import {
   MAX_SEARCH_QUERY_CHARS,
   SEARCH_LINE_DESCRIPTION_CHARS,
 } from '../budget.ts';
-import { searchNamespaces, type SearchHit } from '../search.ts';
-import { failure, READ_ONLY, type ToolDeps } from './common.ts';
+import type { SearchHit } from '../search.ts';
+import { failure, READ_ONLY, searchModule, type ToolDeps } from './common.ts';
 
 const inputSchema = z.object({
   query: z
@@ -115,7 +115,7 @@ export function registerSkillSearch(mcp: McpServer, { catalog }: ToolDeps): void
     const namespaces = namespacesOf(catalog, source);
     if (namespaces === undefined)
       return failure(`no source "${source}" is served; skill_list shows the sources and their commits`);
-    const hits = await searchNamespaces(namespaces, query);
+    const hits = await (await searchModule()).searchNamespaces(namespaces, query);
     const { results, lines } = bestOf(hits, limit ?? DEFAULT_SEARCH_LIMIT);
     const text =
       hits.length === 0
