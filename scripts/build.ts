@@ -4,17 +4,34 @@
  * modules (`serve`) one by one. Each command's module, and a library only some runs need (openpgp, isomorphic-git,
  * the MCP client), stays in a chunk of its own that the dynamic import asking for it loads; pino is in the chunk of
  * the logger (a command that logs loads it). pino-pretty (for a terminal) and prom-client (metrics), CommonJS
- * required where they are used, are read from node_modules. A source map beside each file
- * (`node --enable-source-maps` shows src/ lines in stacks).
+ * required where they are used, are read from node_modules. Two modules of our dependencies are bundled as
+ * lighter ones of ours that every start would otherwise compile for nothing: the SDK's `_shims` (its Ajv validator
+ * then loads at the first schema it checks, scripts/sdkShims.ts) and zod's locale table (English only,
+ * scripts/zodLocales.ts). A source map beside each file (`node --enable-source-maps` shows src/ lines in stacks).
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 const root = path.resolve(import.meta.dirname, '..');
 /** Where the package's JavaScript goes (`bin/skillpin.js` runs `dist/cli.js`). */
 export const DIST = path.join(root, 'dist');
+
+/** The SDK's `_shims` and zod's locale table, bundled as the lighter modules of ours beside this file. */
+const lighter: Plugin = {
+  name: 'skillpin-lighter',
+  setup(build) {
+    build.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, () => ({
+      path: path.join(root, 'scripts', 'sdkShims.ts'),
+    }));
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, ({ importer }) =>
+      importer.includes(`${path.sep}zod${path.sep}`)
+        ? { path: path.join(root, 'scripts', 'zodLocales.ts') }
+        : undefined,
+    );
+  },
+};
 
 /** Bundles src/cli.ts into `outdir` (emptied first). The tests run their child processes from such a bundle. */
 export async function bundle(outdir: string = DIST): Promise<void> {
@@ -32,6 +49,7 @@ export async function bundle(outdir: string = DIST): Promise<void> {
     minify: true,
     // pino's file destination (sonic-boom) and worker-thread transports (thread-stream) are never used: logs go
     // through shared/logger.ts's own stderr destination. Left out, a server loads neither (nor worker_threads).
+    plugins: [lighter],
     alias: {
       'sonic-boom': path.join(root, 'scripts', 'absent.cjs'),
       'thread-stream': path.join(root, 'scripts', 'absent.cjs'),
