@@ -11,8 +11,8 @@
  *            SKILL.md text the indexer read) against indexing that commit (the cli backend, nothing cached, git's
  *            CPU counted), and after a restart (every SKILL.md read through git again);
  *   memory   heap held by the search index (the words it adds to the shared word cache included) against the heap
- *            held by the namespace's serving snapshot, both measured alike: heap growth, after full collections, of
- *            building each from the live namespace (the indexed skills the namespace holds, which the snapshot serves
+ *            held by the namespace's serving snapshot, both measured alike: heap growth (typed arrays' memory
+ *            included, where the index's postings are), after full collections, of building each from the live namespace (the indexed skills the namespace holds, which the snapshot serves
  *            from, are in neither figure). The snapshot is measured whole, its folder map (which it builds at the
  *            first read that needs one) included, as it was before that map was built on demand.
  * Usage: npx tsx bench/search.ts [skills=5000]
@@ -268,14 +268,20 @@ function wholeSnapshot(ns: Namespace) {
   return snapshot;
 }
 
+/** What the heap holds, typed arrays' memory (outside the V8 heap) included: the search index's postings are there. */
+const heldBytes = () => {
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
+};
+
 async function heapOf<T>(make: () => Promise<T> | T): Promise<{ value: T; mib: number }> {
   // Twice: a namespace's WeakMap entries (its snapshot, its index) go a collection after the namespace.
   gc();
   gc();
-  const before = process.memoryUsage().heapUsed;
+  const before = heldBytes();
   const value = await make();
   gc();
-  return { value, mib: (process.memoryUsage().heapUsed - before) / 1024 / 1024 };
+  return { value, mib: (heldBytes() - before) / 1024 / 1024 };
 }
 
 const RUNS = 3;

@@ -1,8 +1,8 @@
-import MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
 import type { Namespace } from '../catalog/index.ts';
 import { decodeUtf8, SKILL_MD } from '../skills/index.ts';
 import { compareText } from '../shared/text.ts';
+import { PostingsBuilder } from './postings.ts';
 import { snapshotOf, type ServedSkill } from './snapshot.ts';
 
 /** A SKILL.md body is indexed up to this many characters (a hostile body costs no more). */
@@ -86,17 +86,6 @@ export function queryTerms(query: string): string[] {
   return [...terms];
 }
 
-/**
- * One field of terms: a document's are handed to MiniSearch as the array they are (stringifyField leaves them be), a
- * query's space-separated (queryTerms); either way each is taken as it is.
- */
-const AS_TERMS = {
-  fields: ['terms'],
-  stringifyField: (terms: string[]) => terms as unknown as string,
-  tokenize: (terms: string | string[]) => (typeof terms === 'string' ? terms.split(' ') : terms),
-  processTerm: (term: string) => term,
-};
-
 /** What an index cost, for status and metrics. */
 export interface SearchStats {
   /** Milliseconds to read the SKILL.md files and build the index. */
@@ -118,12 +107,6 @@ export interface SkillIndex {
   readonly stats: SearchStats;
   /** Every skill matching some word of `query`, best first (ties by URI). */
   search(query: string): SearchHit[];
-}
-
-/** A skill as MiniSearch indexes it: its terms, each as often as it counts (documentOf). */
-interface Document {
-  id: number;
-  terms: string[];
 }
 
 const FENCE = /^\s*(```|~~~)/;
@@ -191,7 +174,7 @@ async function bodiesOf(ns: Namespace, skills: readonly ServedSkill[]): Promise<
  * Adds the terms of one place of a skill (its name and description, its headings, its text) to `terms`: `weight`
  * times each term the place says, however often it says it. Saying a term more often in one place ranked no better on
  * bench/search.ts's queries (counted up to three times: the same top-1, top-5 and MRR) and took a fifth longer to
- * build (each time is one more term for MiniSearch to add).
+ * build.
  */
 function placeTerms(weight: number, terms: string[]): (text: string) => void {
   const said = new Set<string>();
@@ -207,37 +190,36 @@ function placeTerms(weight: number, terms: string[]): (text: string) => void {
 
 const NO_TERMS: readonly string[] = [];
 
-/** One skill as indexed: its name and description, and its SKILL.md headings and text apart (none when its SKILL.md
- * could not be read), each weighted (WEIGHT). */
-function documentOf(id: number, served: ServedSkill, body: string | undefined): Document {
+/** One skill as indexed: its name and description (`about`), and its SKILL.md headings and text apart (none when its
+ * SKILL.md could not be read), each weighted (WEIGHT): every term as often as it counts. */
+export function skillTerms(about: string, body: string | undefined): string[] {
   const terms: string[] = [];
-  placeTerms(WEIGHT.about, terms)(`${served.skill.name}\n${served.description}`);
+  placeTerms(WEIGHT.about, terms)(about);
   if (body !== undefined)
     eachBodyLine(body, placeTerms(WEIGHT.headings, terms), placeTerms(WEIGHT.text, terms));
-  return { id, terms };
+  return terms;
 }
 
 /** Builds the index of one namespace's served skills: name and description, SKILL.md headings and text. */
 export async function buildSkillIndex(ns: Namespace, skills: readonly ServedSkill[]): Promise<SkillIndex> {
   const started = performance.now();
   const bodies = await bodiesOf(ns, skills);
-  const index = new MiniSearch<Document>(AS_TERMS);
-  // One document at a time: each is garbage once added, none outlives the young generation.
-  for (const [id, served] of skills.entries()) index.add(documentOf(id, served, bodies[id]));
+  const builder = new PostingsBuilder();
+  // One skill at a time: its terms are garbage once counted, none outlives the young generation.
+  for (const [id, served] of skills.entries())
+    builder.add(id, skillTerms(`${served.skill.name}\n${served.description}`, bodies[id]));
+  const postings = builder.done();
   const stats: SearchStats = {
     buildMs: Math.round((performance.now() - started) * 10) / 10,
     skills: skills.length,
-    terms: index.termCount,
+    terms: postings.termCount,
     unread: bodies.filter((body) => body === undefined).length,
   };
   return {
     stats,
     // Ids are positions in `skills`, which are sorted by URI: equal scores keep URI order.
     search: (query) =>
-      index
-        .search(queryTerms(query).join(' '))
-        .sort((a, b) => b.score - a.score || (a.id as number) - (b.id as number))
-        .map((result) => ({ served: skills[result.id as number]!, score: result.score })),
+      postings.rank(queryTerms(query)).map(({ id, score }) => ({ served: skills[id]!, score })),
   };
 }
 

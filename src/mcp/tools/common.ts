@@ -28,7 +28,7 @@ export function toolOrigin(served: CatalogSkill): z.infer<typeof originSchema> {
   return { source: served.ns.source, commit: served.ns.commit, uri: served.uri };
 }
 
-/** Ranked search (and MiniSearch with it), loaded with the first search: a server that lists loads none of it. */
+/** Ranked search (and the stemmer with it), loaded with the first search: a server that lists loads none of it. */
 export const searchModule = () => import('../search.ts');
 
 export function failure(message: string): CallToolResult {

@@ -1,0 +1,141 @@
+/**
+ * A search index's postings, held as a few typed arrays, and ranked by BM25 exactly as MiniSearch ranks one field
+ * (k 1.2, b 0.7, the BM25+ lower bound d 0.5; a skill's length is its count of distinct terms; a skill's score is the
+ * sum of its matched terms' scores, in query order, times how many of the query's terms it matched).
+ *
+ * Why not MiniSearch itself, which chose these rules: it keeps each (term, skill) pair as an entry of a Map of its
+ * own per term, about 50 bytes, so an index of every skill's name, description and SKILL.md body held 70% of its
+ * serving snapshot's heap (bench/search.ts, 5,040 realistic skills; 39% on 5,000 synthetic ones) and took 18% of the
+ * commit's indexing time to build. Here a pair is 3 to 5 bytes: 2 or 4 for the skill, 1 for its count, in arrays
+ * ordered by term. test/mcp/postings.test.ts holds every score and every order to MiniSearch's on bench's catalog.
+ */
+
+/** BM25's parameters as MiniSearch sets them by default: term saturation k, length normalisation b, lower bound d. */
+export const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
+
+/** How often a term counts in one skill at most (a place counts a term once, times its weight: 4 at most today). */
+const MAX_COUNT = 0xff;
+
+export interface Ranked {
+  /** The skill's id, as added (PostingsBuilder.add). */
+  id: number;
+  score: number;
+}
+
+/** Postings of every skill added, in the order added; then `done()`. */
+export class PostingsBuilder {
+  readonly #termIds = new Map<string, number>();
+  /** Skills holding each term, by term id. */
+  readonly #skillsOf: number[] = [];
+  /** Each skill's (term id, count) pairs, one skill after another; `#ends[i]` is where skill i's end. */
+  readonly #pairs: number[] = [];
+  readonly #ends: number[] = [];
+  readonly #lengths: number[] = [];
+  #averageLength = 0;
+  readonly #counts = new Map<string, number>();
+
+  /** Adds skill `id` (the count of skills added so far) with its terms, each as often as it counts. */
+  add(id: number, terms: readonly string[]): void {
+    if (id !== this.#ends.length) throw new Error(`skill ${id} added as skill ${this.#ends.length}`);
+    const counts = this.#counts;
+    for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
+    for (const [term, count] of counts) {
+      let termId = this.#termIds.get(term);
+      if (termId === undefined) {
+        termId = this.#skillsOf.length;
+        this.#termIds.set(term, termId);
+        this.#skillsOf.push(0);
+      }
+      this.#skillsOf[termId]!++;
+      this.#pairs.push(termId, Math.min(count, MAX_COUNT));
+    }
+    this.#ends.push(this.#pairs.length);
+    // The running mean, computed as MiniSearch computes it (the same float, to the last bit).
+    const added = this.#lengths.length;
+    this.#averageLength = (this.#averageLength * added + counts.size) / (added + 1);
+    this.#lengths.push(counts.size);
+    counts.clear();
+  }
+
+  done(): Postings {
+    const skills = this.#ends.length;
+    const terms = this.#skillsOf.length;
+    const starts = new Uint32Array(terms + 1);
+    for (let term = 0; term < terms; term++) starts[term + 1] = starts[term]! + this.#skillsOf[term]!;
+    const size = starts[terms]!;
+    const ids = skills <= 0x10000 ? new Uint16Array(size) : new Uint32Array(size);
+    const counts = new Uint8Array(size);
+    const next = starts.slice(0, terms);
+    let at = 0;
+    for (let skill = 0; skill < skills; skill++)
+      for (const end = this.#ends[skill]!; at < end; at += 2) {
+        const slot = next[this.#pairs[at]!]!++;
+        ids[slot] = skill;
+        counts[slot] = this.#pairs[at + 1]!;
+      }
+    return new Postings(
+      this.#termIds,
+      starts,
+      ids,
+      counts,
+      Uint32Array.from(this.#lengths),
+      this.#averageLength,
+    );
+  }
+}
+
+/** An index's postings: each term's skills (ascending) and counts, and each skill's length. */
+export class Postings {
+  /** A score per skill and how many query terms it matched, reused by every ranking (each runs to its end at once). */
+  readonly #scores: Float64Array;
+  readonly #matched: Uint8Array;
+
+  constructor(
+    readonly termIds: ReadonlyMap<string, number>,
+    /** Where each term's postings start in `ids` and `counts`; the last entry is where the last term's end. */
+    private readonly starts: Uint32Array,
+    private readonly ids: Uint16Array | Uint32Array,
+    private readonly counts: Uint8Array,
+    private readonly lengths: Uint32Array,
+    private readonly averageLength: number,
+  ) {
+    this.#scores = new Float64Array(lengths.length);
+    this.#matched = new Uint8Array(lengths.length);
+  }
+
+  get termCount(): number {
+    return this.termIds.size;
+  }
+
+  /** Every skill holding one of `terms` (distinct, at most 255), best first; equal scores by id. */
+  rank(terms: readonly string[]): Ranked[] {
+    const { k, b, d } = BM25;
+    const skills = this.lengths.length;
+    const scores = this.#scores;
+    const matched = this.#matched;
+    const touched: number[] = [];
+    for (const term of terms) {
+      const termId = this.termIds.get(term);
+      if (termId === undefined) continue;
+      const from = this.starts[termId]!;
+      const to = this.starts[termId + 1]!;
+      const held = to - from;
+      const idf = Math.log(1 + (skills - held + 0.5) / (held + 0.5));
+      for (let at = from; at < to; at++) {
+        const skill = this.ids[at]!;
+        const count = this.counts[at]!;
+        const length = this.lengths[skill]!;
+        const score =
+          idf * (d + (count * (k + 1)) / (count + k * (1 - b + (b * length) / this.averageLength)));
+        if (matched[skill] === 0) {
+          touched.push(skill);
+          scores[skill] = score;
+        } else scores[skill]! += score;
+        matched[skill]!++;
+      }
+    }
+    const ranked = touched.map((id) => ({ id, score: scores[id]! * matched[id]! }));
+    for (const id of touched) matched[id] = 0;
+    return ranked.sort((x, y) => y.score - x.score || x.id - y.id);
+  }
+}

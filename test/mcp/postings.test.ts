@@ -1,0 +1,75 @@
+import MiniSearch from 'minisearch';
+import { describe, expect, it } from 'vitest';
+import { QUERIES, realisticCatalog } from '../../bench/searchCatalog.ts';
+import { PostingsBuilder, type Ranked } from '../../src/mcp/postings.ts';
+import { queryTerms, skillTerms } from '../../src/mcp/search.ts';
+
+/** MiniSearch over one field of terms, handed over as they are: the ranking the postings are held to. */
+function miniSearchOf(skills: readonly string[][]): (terms: readonly string[]) => Ranked[] {
+  const index = new MiniSearch<{ id: number; terms: string[] }>({
+    fields: ['terms'],
+    stringifyField: (terms: string[]) => terms as unknown as string,
+    tokenize: (terms: string | string[]) => (typeof terms === 'string' ? terms.split(' ') : terms),
+    processTerm: (term: string) => term,
+  });
+  for (const [id, terms] of skills.entries()) index.add({ id, terms });
+  return (terms) =>
+    index
+      .search(terms.join(' '))
+      .map(({ id, score }) => ({ id: id as number, score }))
+      .sort((a, b) => b.score - a.score || a.id - b.id);
+}
+
+function postingsOf(skills: readonly string[][]) {
+  const builder = new PostingsBuilder();
+  for (const [id, terms] of skills.entries()) builder.add(id, terms);
+  return builder.done();
+}
+
+describe('postings', () => {
+  // bench/search.ts's realistic catalog, indexed as a namespace indexes it, and its paraphrased queries.
+  const catalog = realisticCatalog();
+  const skills = catalog.map((skill) => skillTerms(`${skill.name}\n${skill.description}`, skill.body));
+
+  it('rank every query of bench/search.ts as MiniSearch does: the same skills, order and scores, to the last bit', () => {
+    const postings = postingsOf(skills);
+    const miniSearch = miniSearchOf(skills);
+    const queries = [
+      ...QUERIES.map(({ query }) => queryTerms(query)),
+      // Each term alone, a term in no skill beside one in many, and nothing.
+      ...[...postings.termIds.keys()].slice(0, 200).map((term) => [term]),
+      ['nosuchtermanywhere', 'step'],
+      [],
+    ];
+    let compared = 0;
+    for (const terms of queries) {
+      const ours = postings.rank(terms);
+      expect([terms, ours]).toEqual([terms, miniSearch(terms)]);
+      compared += ours.length;
+    }
+    // The catalog and queries are those of the quality figures: thousands of scored skills, 947 terms.
+    expect([skills.length, postings.termCount]).toEqual([504, 947]);
+    expect(compared).toBeGreaterThan(10_000);
+  });
+
+  it('hold a skill id past 65,535 (4-byte ids) and rank ties by id', () => {
+    const many = Array.from({ length: 70_000 }, (_, id) => (id % 7 === 0 ? ['seven'] : ['other']));
+    many.push(['last', 'seven']);
+    const ranked = postingsOf(many).rank(['last', 'seven']);
+    expect(ranked[0]).toEqual(miniSearchOf(many)(['last', 'seven'])[0]);
+    expect(ranked.map(({ id }) => id).slice(0, 3)).toEqual([70_000, 0, 7]);
+    expect(ranked.length).toBe(10_001);
+  });
+
+  it('count a term at most 255 times in one skill', () => {
+    const postings = postingsOf([Array(300).fill('word'), Array(255).fill('word'), ['else']]);
+    const [first, second] = postings.rank(['word']);
+    expect([first!.score, [first!.id, second!.id]]).toEqual([second!.score, [0, 1]]);
+  });
+
+  it('refuse a skill added out of turn', () => {
+    const builder = new PostingsBuilder();
+    builder.add(0, ['a']);
+    expect(() => builder.add(2, ['b'])).toThrow('skill 2 added as skill 1');
+  });
+});
