@@ -16,12 +16,6 @@ export const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
 /** How often a term counts in one skill at most (a place counts a term once, times its weight: 4 at most today). */
 const MAX_COUNT = 0xff;
 
-export interface Ranked {
-  /** The skill's id, as added (PostingsBuilder.add). */
-  id: number;
-  score: number;
-}
-
 /** Postings of every skill added, in the order added; then `done()`. */
 export class PostingsBuilder {
   readonly #termIds = new Map<string, number>();
@@ -107,13 +101,16 @@ export class Postings {
     return this.termIds.size;
   }
 
-  /** Every skill holding one of `terms` (distinct, at most 255), best first; equal scores by id. */
-  rank(terms: readonly string[]): Ranked[] {
+  /**
+   * Every skill holding one of `terms` (distinct, at most 255), best first, equal scores by id: each as `hit(id,
+   * score)` makes it (one object per skill found: a query of common words finds most of a catalog).
+   */
+  rank<T>(terms: readonly string[], hit: (id: number, score: number) => T): T[] {
     const { k, b, d } = BM25;
     const skills = this.lengths.length;
     const scores = this.#scores;
     const matched = this.#matched;
-    const touched: number[] = [];
+    const found: number[] = [];
     for (const term of terms) {
       const termId = this.termIds.get(term);
       if (termId === undefined) continue;
@@ -128,14 +125,17 @@ export class Postings {
         const score =
           idf * (d + (count * (k + 1)) / (count + k * (1 - b + (b * length) / this.averageLength)));
         if (matched[skill] === 0) {
-          touched.push(skill);
+          found.push(skill);
           scores[skill] = score;
         } else scores[skill]! += score;
         matched[skill]!++;
       }
     }
-    const ranked = touched.map((id) => ({ id, score: scores[id]! * matched[id]! }));
-    for (const id of touched) matched[id] = 0;
-    return ranked.sort((x, y) => y.score - x.score || x.id - y.id);
+    for (const id of found) {
+      scores[id]! *= matched[id]!;
+      matched[id] = 0;
+    }
+    found.sort((x, y) => scores[y]! - scores[x]! || x - y);
+    return found.map((id) => hit(id, scores[id]!));
   }
 }

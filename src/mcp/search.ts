@@ -218,8 +218,7 @@ export async function buildSkillIndex(ns: Namespace, skills: readonly ServedSkil
   return {
     stats,
     // Ids are positions in `skills`, which are sorted by URI: equal scores keep URI order.
-    search: (query) =>
-      postings.rank(queryTerms(query)).map(({ id, score }) => ({ served: skills[id]!, score })),
+    search: (query) => postings.rank(queryTerms(query), (id, score) => ({ served: skills[id]!, score })),
   };
 }
 
