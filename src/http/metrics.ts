@@ -152,6 +152,11 @@ const GAUGES: readonly ScrapedGauge[] = [
     "Distinct terms in the search index of each source's current commit (absent until it is built)",
     (stats) => stats.terms,
   ),
+  searchGauge(
+    'skillpin_search_index_bytes',
+    "Bytes the postings of the search index of each source's current commit take (typed arrays; absent until it is built)",
+    (stats) => stats.bytes,
+  ),
   // With coordination: whether Redis answers, and the sources whose poll this replica holds.
   {
     name: 'skillpin_coordination_up',

@@ -69,13 +69,16 @@ export function relative(iso: string, now: number): string {
 const when = (iso: string | null, now: number, none: string) =>
   iso === null ? none : html`<time datetime="${iso}">${iso}</time> (${relative(iso, now)})`;
 
+/** Bytes as whole KiB, rounded up (a non-empty index is never 0 KiB). */
+const kib = (bytes: number) => `${Math.ceil(bytes / 1024)} KiB`;
+
 const commitLine = (status: CommitStatus, now: number) =>
   html`<code class="sha" title="${status.commit}">${short(status.commit)}</code>${
     status.commitTime === undefined ? '' : html` · committed ${when(status.commitTime, now, '')}`
   }${status.skills === undefined ? '' : html` · ${plural(status.skills, 'skill')}`}${
     status.search === undefined
       ? ''
-      : html` · search index built in ${status.search.buildMs} ms, ${plural(status.search.terms, 'term')}`
+      : html` · search index built in ${status.search.buildMs} ms, ${plural(status.search.terms, 'term')}, ${kib(status.search.bytes)} of postings`
   }`;
 
 function problemList(problems: readonly SkillProblem[]): Html {

@@ -101,6 +101,14 @@ export class Postings {
     return this.termIds.size;
   }
 
+  /** Bytes of the typed arrays (postings, lengths, the ranking's scratch); the term table (a Map) aside. */
+  get bytes(): number {
+    return [this.starts, this.ids, this.counts, this.lengths, this.#scores, this.#matched].reduce(
+      (sum, array) => sum + array.byteLength,
+      0,
+    );
+  }
+
   /**
    * Every skill holding one of `terms` (distinct, at most 255), best first, equal scores by id: each as `hit(id,
    * score)` makes it (one object per skill found: a query of common words finds most of a catalog).

@@ -93,6 +93,8 @@ export interface SearchStats {
   skills: number;
   /** Distinct terms indexed. */
   terms: number;
+  /** Bytes its postings take (typed arrays; the term table aside). */
+  bytes: number;
   /** Skills whose SKILL.md could not be read: indexed by name and description only. */
   unread: number;
 }
@@ -213,6 +215,7 @@ export async function buildSkillIndex(ns: Namespace, skills: readonly ServedSkil
     buildMs: Math.round((performance.now() - started) * 10) / 10,
     skills: skills.length,
     terms: postings.termCount,
+    bytes: postings.bytes,
     unread: bodies.filter((body) => body === undefined).length,
   };
   return {

@@ -58,8 +58,9 @@ export interface CommitStatus {
   commitTime?: string;
   skills?: number;
   problems?: SkillProblem[];
-  /** Its search index, once built (live status only): milliseconds to build, skills and distinct terms indexed. */
-  search?: { buildMs: number; skills: number; terms: number; unread: number };
+  /** Its search index, once built (live status only): milliseconds to build, skills and distinct terms indexed, bytes
+   * of its postings. */
+  search?: { buildMs: number; skills: number; terms: number; bytes: number; unread: number };
 }
 
 export interface SourceStatus {

@@ -73,6 +73,13 @@ describe('postings', () => {
     expect([first!.score, [first!.id, second!.id]]).toEqual([second!.score, [0, 1]]);
   });
 
+  it('say how many bytes they take: postings, starts, lengths and the scratch of a ranking', () => {
+    // 2 terms, 3 postings, 2 skills: ids 3 x 2 bytes, counts 3 x 1, starts 3 x 4, lengths 2 x 4, scores 2 x 8,
+    // matched 2 x 1.
+    const postings = postingsOf([['a', 'b', 'b'], ['b']]);
+    expect([postings.termCount, postings.bytes]).toEqual([2, 6 + 3 + 12 + 8 + 16 + 2]);
+  });
+
   it('refuse a skill added out of turn', () => {
     const builder = new PostingsBuilder();
     builder.add(0, ['a']);

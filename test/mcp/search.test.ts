@@ -201,6 +201,7 @@ describe('skill_search', () => {
       buildMs: expect.any(Number),
       skills: ns.skills.length,
       terms: expect.any(Number),
+      bytes: expect.any(Number),
       unread: 0,
     });
     const stats = searchStatsOf(ns)!;
@@ -229,6 +230,7 @@ describe('skill_search', () => {
     const metrics = createMetrics({ catalog, status: () => report, process: false });
     const text = await metrics.render();
     expect(text).toContain(`skillpin_search_index_terms{source="catalog"} ${stats.terms}\n`);
+    expect(text).toContain(`skillpin_search_index_bytes{source="catalog"} ${stats.bytes}\n`);
     expect(text).toContain(`skillpin_search_index_build_seconds{source="catalog"} ${stats.buildMs / 1000}\n`);
   });
 });
