@@ -69,6 +69,8 @@ const FAULTS: Array<[string, Fault, string]> = [
   ['a remote that stops answering', { kind: 'hang' }, 'source-timeout'],
   ['an empty pack', { kind: 'empty-pack' }, 'source-pack-invalid'],
   ['a truncated pack', { kind: 'truncate-pack', bytes: 200 }, 'source-pack-invalid'],
+  // What a cut a few hundred bytes in meets when the server sends progress lines first (a slow server does).
+  ['an answer that ends before its pack', { kind: 'cut-before-pack' }, 'source-pack-invalid'],
 ];
 
 // The fixture repositories, served read-only as built once for the run: no copy per test or per backend.

@@ -10,6 +10,8 @@ export type Fault =
   | { kind: 'hang' }
   | { kind: 'empty-pack' }
   | { kind: 'truncate-pack'; bytes: number }
+  /** The real answer's lines up to where its pack starts (side band 1), and there the answer ends. */
+  | { kind: 'cut-before-pack' }
   /**
    * The real answer up to where its pack starts, then a pack of valid objects that never ends (`first` the first of
    * them, when given).
@@ -162,12 +164,27 @@ export async function startFaultProxy(
     }
     const cut = now.kind === 'truncate-pack' && isPack(req) ? now.bytes : undefined;
     const endless = now.kind === 'endless-pack' && isPack(req) ? now : undefined;
+    const beforePack = now.kind === 'cut-before-pack' && isPack(req);
     const drip = now.kind === 'drip' && (!now.packOnly || isPack(req)) ? now : undefined;
     if (endless !== undefined || drip !== undefined) stalled.add(res);
     const upstream = forward(`${target}${url}`, { method: req.method, headers: req.headers }, (answer) => {
       const headers = { ...answer.headers };
-      if (cut !== undefined || endless !== undefined || drip !== undefined) delete headers['content-length'];
+      if (cut !== undefined || endless !== undefined || drip !== undefined || beforePack)
+        delete headers['content-length'];
       res.writeHead(answer.statusCode ?? 502, headers);
+      if (beforePack) {
+        const feed = pktLines((line, payload) => {
+          if (payload[0] !== 1) {
+            res.write(line);
+            return undefined;
+          }
+          answer.destroy();
+          res.end();
+          return false;
+        });
+        answer.on('data', feed);
+        return;
+      }
       if (endless !== undefined) {
         // The answer's lines pass until its pack begins (side band 1); from there the pack never ends.
         const feed = pktLines((line, payload) => {

@@ -245,9 +245,12 @@ async function fetchCommit(
   }
   if (!arrived) arrived = await transfer({ depth: 1 });
   if (arrived) return;
-  // An empty answer to the pack request, or a pack without the commit (isomorphic-git reports success).
+  // An empty answer to the pack request, or one that ended before its pack without saying why (a cut: isomorphic-git
+  // takes either for an answer without objects), is no pack; a refusal (`ERR upload-pack: not our ref`) or a pack
+  // without the commit is a commit the remote will not give (isomorphic-git reports success).
   const where = `fetching ${commit} from ${redactUrl(remote.url)}`;
-  if (seen.packResponseBytes === 0) throw transportFailure('source-pack-invalid', where);
+  if (seen.packResponseBytes === 0 || (seen.packBytes === 0 && seen.packRefused !== true))
+    throw transportFailure('source-pack-invalid', where);
   throw transportFailure('source-commit-not-found', where);
 }
 

@@ -35,6 +35,10 @@ export interface HttpClientOptions {
 export interface HttpObservations {
   /** Bytes of the last upload-pack response body. */
   packResponseBytes?: number;
+  /** Bytes of the pack (side band 1) in the last upload-pack response. */
+  packBytes?: number;
+  /** Whether the last upload-pack response said it refused (an `ERR` line, or side band 3). */
+  packRefused?: boolean;
 }
 
 /** CA certificates git (curl) would trust beside the system's: GIT_SSL_CAINFO, else SSL_CERT_FILE. */
@@ -157,12 +161,13 @@ async function* watched(
 
 /**
  * An upload-pack answer without its pack: pkt-lines on side band 1 (the pack) go to `pack`, every other line
- * (NAK, ACK, shallow, progress, errors, flushes) passes on. Without side band the pack follows the last line as
+ * (NAK, ACK, shallow, progress, errors, flushes) passes on; an error line (`ERR`, side band 3) calls `refused`. Without side band the pack follows the last line as
  * it is, from its `PACK` signature on.
  */
 async function* withoutPack(
   body: AsyncIterable<Uint8Array>,
   pack: PackWriter,
+  refused: () => void,
 ): AsyncIterableIterator<Uint8Array> {
   let pending = Buffer.alloc(0);
   let raw = false;
@@ -186,7 +191,10 @@ async function* withoutPack(
       if (pending.length - at < length) break;
       const line = pending.subarray(at, at + length);
       if (length > 5 && line[4] === 1 && !Number.isNaN(size)) await pack.write(line.subarray(5));
-      else passed.push(line);
+      else {
+        if (line[4] === 3 || line.toString('latin1', 4, 8) === 'ERR ') refused();
+        passed.push(line);
+      }
       at += length;
     }
     const rest = pending.subarray(at);
@@ -262,12 +270,16 @@ function stop<T>(client: Client, why: T): T {
 
 /** A writer whose failures are the client's: isomorphic-git may report them as errors of its own. */
 function noted(client: Client, writer: PackWriter): PackWriter {
+  client.seen.packBytes = 0;
+  client.seen.packRefused = false;
   return {
     ...writer,
-    write: (bytes) =>
-      writer.write(bytes).catch((error: unknown) => {
+    write: (bytes) => {
+      client.seen.packBytes! += bytes.byteLength;
+      return writer.write(bytes).catch((error: unknown) => {
         throw stop(client, error);
-      }),
+      });
+    },
   };
 }
 
@@ -394,6 +406,6 @@ function answer(
     statusCode: response.statusCode ?? 0,
     statusMessage: response.statusMessage ?? '',
     headers: flat,
-    body: writer === undefined ? body : withoutPack(body, writer),
+    body: writer === undefined ? body : withoutPack(body, writer, () => (client.seen.packRefused = true)),
   };
 }
