@@ -161,8 +161,8 @@ async function* watched(
 
 /**
  * An upload-pack answer without its pack: pkt-lines on side band 1 (the pack) go to `pack`, every other line
- * (NAK, ACK, shallow, progress, errors, flushes) passes on; an error line (`ERR`, side band 3) calls `refused`. Without side band the pack follows the last line as
- * it is, from its `PACK` signature on.
+ * (NAK, ACK, shallow, progress, errors, flushes) passes on, and an error line (`ERR`, side band 3) calls `refused`.
+ * Without side band the pack follows the last line as it is, from its `PACK` signature on.
  */
 async function* withoutPack(
   body: AsyncIterable<Uint8Array>,
