@@ -32,12 +32,7 @@ const all = Object.values(fixtures()).flatMap((fx) =>
 
 describe('the cli backend lists a whole tree with one git ls-tree', () => {
   it(`a fetched commit whose tree passes ${MAX_TREE_ENTRIES} entries is source-too-large, not a missing commit`, async () => {
-    const { gitdir, commit } = repoWith((mktree, blob) => {
-      const b = blob('x\n');
-      const thousand = mktree(Array.from({ length: 1000 }, (_, i) => line('100644', 'blob', b, `f${i}`)));
-      const width = Math.floor(MAX_TREE_ENTRIES / 1000) + 1;
-      return mktree(Array.from({ length: width }, (_, i) => line('040000', 'tree', thousand, `d${i}`)));
-    });
+    const { gitdir, commit } = pastMaxEntries();
     const store = await openStore(path.join(tempDir(), 'store.git'), { backend: 'cli' });
     const error = (await fetchCommit(store, { url: `file://${gitdir}` }, commit).catch(
       (e: unknown) => e,
@@ -136,8 +131,14 @@ describe('the cli backend lists a whole tree with one git ls-tree', () => {
 });
 
 /** A bare repository holding a tree built with `git mktree` from `<mode> <type> <oid>\t<name>` lines. */
+/**
+ * A bare repository whose commit's tree `build` makes. Its objects stay loose, unless `packed`: then they go into one
+ * pack, as a fetch leaves them (git reads a loose object's size by inflating it, once per entry: a million entries
+ * of one loose blob took git 34 s to list with sizes, 2 s packed).
+ */
 function repoWith(
   build: (mktree: (lines: Buffer[]) => string, blob: (text: string | Buffer) => string) => string,
+  { packed = false } = {},
 ) {
   const gitdir = path.join(tempDir('skillpin-lstree-'), 'repo.git');
   execFileSync('git', ['init', '--quiet', '--bare', gitdir], { env: gitEnv() });
@@ -149,11 +150,31 @@ function repoWith(
   const blob = (text: string | Buffer) => run(['hash-object', '-w', '--stdin'], text);
   const tree = build(mktree, blob);
   const commit = run(['commit-tree', tree, '-m', 'tree'], '');
+  if (packed) {
+    // Every object, whether or not the commit reaches it (a tree may name missing ones: mktree --missing).
+    const objects = run(['cat-file', '--batch-all-objects', '--batch-check=%(objectname)'], '');
+    run(['pack-objects', '-q', path.join(gitdir, 'objects', 'pack', 'pack')], `${objects}\n`);
+    run(['prune-packed'], '');
+  }
   return { gitdir, commit };
 }
 
 const line = (mode: string, type: string, oid: string, name: string | Buffer) =>
   Buffer.concat([Buffer.from(`${mode} ${type} ${oid}\t`), Buffer.from(name), Buffer.from([0])]);
+
+let pastMax: { gitdir: string; commit: string } | undefined;
+/** A commit whose tree holds MAX_TREE_ENTRIES + 1000 entries (1,001 copies of one subtree of 1,000), packed as a
+ * fetch leaves it; built once for the file, only read. */
+const pastMaxEntries = () =>
+  (pastMax ??= repoWith(
+    (mktree, blob) => {
+      const b = blob('x\n');
+      const thousand = mktree(Array.from({ length: 1000 }, (_, i) => line('100644', 'blob', b, `f${i}`)));
+      const width = Math.floor(MAX_TREE_ENTRIES / 1000) + 1;
+      return mktree(Array.from({ length: width }, (_, i) => line('040000', 'tree', thousand, `d${i}`)));
+    },
+    { packed: true },
+  ));
 
 describe.each(BACKENDS)('a hostile tree, $name backend', ({ name: backend }) => {
   it('names with any bytes (not UTF-8, a byte-order mark, tabs, newlines) list as the walk decodes them', async () => {
@@ -195,18 +216,13 @@ describe.each(BACKENDS)('a hostile tree, $name backend', ({ name: backend }) => 
   });
 
   it(`refuses a tree of repeated subtrees past ${MAX_TREE_ENTRIES} entries (source-too-large)`, async () => {
-    const { gitdir, commit } = repoWith((mktree, blob) => {
-      const b = blob('x\n');
-      const thousand = mktree(Array.from({ length: 1000 }, (_, i) => line('100644', 'blob', b, `f${i}`)));
-      const width = Math.floor(MAX_TREE_ENTRIES / 1000) + 1;
-      return mktree(Array.from({ length: width }, (_, i) => line('040000', 'tree', thousand, `d${i}`)));
-    });
+    const { gitdir, commit } = pastMaxEntries();
     const repo = await open(gitdir, backend);
     const error = (await walkCommit(repo, commit).catch((e: unknown) => e)) as GitError;
     expect(error.code).toBe('source-too-large');
     expect(error.message).toMatch(`more than ${MAX_TREE_ENTRIES} entries`);
     await repo.close();
-    // A million entries listed by git and parsed: 10-40 s on two cores, past the default timeout under load.
+    // A million entries listed and parsed: 3-7 s on two cores (packed), more under load.
   }, 180_000);
 
   it('an id that is not a commit of the repository is source-commit-not-found, though its listing ran', async () => {
@@ -243,15 +259,18 @@ describe.each(BACKENDS)('a hostile tree, $name backend', ({ name: backend }) => 
   });
 
   it(`refuses a tree whose paths pass ${MAX_TREE_LISTING_BYTES} bytes (source-too-large) before it lists them`, async () => {
-    const { gitdir, commit } = repoWith((mktree, blob) => {
-      const b = blob('x\n');
-      const long = 'n'.repeat(1000);
-      const thousand = mktree(
-        Array.from({ length: 1000 }, (_, i) => line('100644', 'blob', b, `${long}${i}`)),
-      );
-      const copies = Math.ceil(MAX_TREE_LISTING_BYTES / 1000 / 1000) + 1;
-      return mktree(Array.from({ length: copies }, (_, i) => line('040000', 'tree', thousand, `d${i}`)));
-    });
+    const { gitdir, commit } = repoWith(
+      (mktree, blob) => {
+        const b = blob('x\n');
+        const long = 'n'.repeat(1000);
+        const thousand = mktree(
+          Array.from({ length: 1000 }, (_, i) => line('100644', 'blob', b, `${long}${i}`)),
+        );
+        const copies = Math.ceil(MAX_TREE_LISTING_BYTES / 1000 / 1000) + 1;
+        return mktree(Array.from({ length: copies }, (_, i) => line('040000', 'tree', thousand, `d${i}`)));
+      },
+      { packed: true },
+    );
     const repo = await open(gitdir, backend);
     const error = (await walkCommit(repo, commit).catch((e: unknown) => e)) as GitError;
     expect(error.code).toBe('source-too-large');
