@@ -78,7 +78,11 @@ const commitLine = (status: CommitStatus, now: number) =>
   }${status.skills === undefined ? '' : html` · ${plural(status.skills, 'skill')}`}${
     status.search === undefined
       ? ''
-      : html` · search index built in ${status.search.buildMs} ms, ${plural(status.search.terms, 'term')}, ${kib(status.search.bytes)} of postings`
+      : html` · search index built in ${status.search.buildMs} ms, ${plural(status.search.terms, 'term')}, ${kib(status.search.bytes)} of postings${
+          status.search.cut === 0
+            ? ''
+            : html`, ${plural(status.search.cut, 'skill')} indexed by their first terms only`
+        }`
   }`;
 
 function problemList(problems: readonly SkillProblem[]): Html {

@@ -16,39 +16,92 @@ export const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
 /** How often a term counts in one skill at most (a place counts a term once, times its weight: 4 at most today). */
 const MAX_COUNT = 0xff;
 
+/**
+ * Distinct terms one skill is indexed by, at most: the first ones it says (its name and description come first, so
+ * they always count). 64 KiB of real prose (READMEs and changelogs, measured) say 1,100 to 1,800; 64 KiB of random
+ * words say about 10,000, and a repository can hold thousands of such skills in a small pack (each blob a delta of
+ * another): 200 of them made a MiniSearch index of 959 MiB, and one of 105 MiB here before these bounds.
+ */
+export const MAX_SKILL_TERMS = 4096;
+/** Distinct terms one index holds, at most (a term table entry is about 70 bytes: 35 MiB at most). */
+export const MAX_INDEX_TERMS = 500_000;
+/**
+ * (term, skill) pairs past which each further skill is indexed by its first MIN_SKILL_TERMS distinct terms only (its
+ * name and description): 5 bytes a pair, 40 MiB, where bench/search.ts's 5,040 skills hold 135,000.
+ */
+export const MAX_INDEX_POSTINGS = 8_000_000;
+/** Distinct terms every skill is indexed by, however full the index: its name and description say fewer. */
+export const MIN_SKILL_TERMS = 256;
+
 /** Postings of every skill added, in the order added; then `done()`. */
 export class PostingsBuilder {
   readonly #termIds = new Map<string, number>();
   /** Skills holding each term, by term id. */
   readonly #skillsOf: number[] = [];
-  /** Each skill's (term id, count) pairs, one skill after another; `#ends[i]` is where skill i's end. */
-  readonly #pairs: number[] = [];
+  /** Each skill's pairs, one skill after another (`#ends[i]` is where skill i's end): term ids, and counts. */
+  #terms = new Uint32Array(1024);
+  #counts = new Uint8Array(1024);
+  #size = 0;
   readonly #ends: number[] = [];
   readonly #lengths: number[] = [];
   #averageLength = 0;
-  readonly #counts = new Map<string, number>();
+  readonly #said = new Map<string, number>();
+  #cut = 0;
+
+  /** Skills some of whose terms were left out (past MAX_SKILL_TERMS, MAX_INDEX_TERMS or MAX_INDEX_POSTINGS). */
+  get cut(): number {
+    return this.#cut;
+  }
 
   /** Adds skill `id` (the count of skills added so far) with its terms, each as often as it counts. */
   add(id: number, terms: readonly string[]): void {
     if (id !== this.#ends.length) throw new Error(`skill ${id} added as skill ${this.#ends.length}`);
-    const counts = this.#counts;
-    for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
-    for (const [term, count] of counts) {
-      let termId = this.#termIds.get(term);
+    const said = this.#said;
+    const known = this.#termIds;
+    const room = this.#size < MAX_INDEX_POSTINGS ? MAX_SKILL_TERMS : MIN_SKILL_TERMS;
+    let cut = false;
+    let unknown = 0;
+    for (const term of terms) {
+      const count = said.get(term);
+      if (count !== undefined) said.set(term, count + 1);
+      else if (said.size === room) cut = true;
+      else if (known.has(term)) said.set(term, 1);
+      else if (known.size + unknown < MAX_INDEX_TERMS) {
+        said.set(term, 1);
+        unknown++;
+      } else cut = true;
+    }
+    if (cut) this.#cut++;
+    this.#reserve(said.size);
+    for (const [term, count] of said) {
+      let termId = known.get(term);
       if (termId === undefined) {
         termId = this.#skillsOf.length;
-        this.#termIds.set(term, termId);
+        known.set(term, termId);
         this.#skillsOf.push(0);
       }
       this.#skillsOf[termId]!++;
-      this.#pairs.push(termId, Math.min(count, MAX_COUNT));
+      this.#terms[this.#size] = termId;
+      this.#counts[this.#size++] = Math.min(count, MAX_COUNT);
     }
-    this.#ends.push(this.#pairs.length);
+    this.#ends.push(this.#size);
     // The running mean, computed as MiniSearch computes it (the same float, to the last bit).
     const added = this.#lengths.length;
-    this.#averageLength = (this.#averageLength * added + counts.size) / (added + 1);
-    this.#lengths.push(counts.size);
-    counts.clear();
+    this.#averageLength = (this.#averageLength * added + said.size) / (added + 1);
+    this.#lengths.push(said.size);
+    said.clear();
+  }
+
+  /** Room for `more` pairs: the arrays double as they fill. */
+  #reserve(more: number): void {
+    if (this.#size + more <= this.#terms.length) return;
+    const length = Math.max(this.#terms.length * 2, this.#size + more);
+    const terms = new Uint32Array(length);
+    terms.set(this.#terms.subarray(0, this.#size));
+    const counts = new Uint8Array(length);
+    counts.set(this.#counts.subarray(0, this.#size));
+    this.#terms = terms;
+    this.#counts = counts;
   }
 
   done(): Postings {
@@ -56,16 +109,15 @@ export class PostingsBuilder {
     const terms = this.#skillsOf.length;
     const starts = new Uint32Array(terms + 1);
     for (let term = 0; term < terms; term++) starts[term + 1] = starts[term]! + this.#skillsOf[term]!;
-    const size = starts[terms]!;
-    const ids = skills <= 0x10000 ? new Uint16Array(size) : new Uint32Array(size);
-    const counts = new Uint8Array(size);
+    const ids = skills <= 0x10000 ? new Uint16Array(this.#size) : new Uint32Array(this.#size);
+    const counts = new Uint8Array(this.#size);
     const next = starts.slice(0, terms);
     let at = 0;
     for (let skill = 0; skill < skills; skill++)
-      for (const end = this.#ends[skill]!; at < end; at += 2) {
-        const slot = next[this.#pairs[at]!]!++;
+      for (const end = this.#ends[skill]!; at < end; at++) {
+        const slot = next[this.#terms[at]!]!++;
         ids[slot] = skill;
-        counts[slot] = this.#pairs[at + 1]!;
+        counts[slot] = this.#counts[at]!;
       }
     return new Postings(
       this.#termIds,

@@ -97,6 +97,8 @@ export interface SearchStats {
   bytes: number;
   /** Skills whose SKILL.md could not be read: indexed by name and description only. */
   unread: number;
+  /** Skills indexed by their first terms only (MAX_SKILL_TERMS distinct ones, or the index held MAX_INDEX_TERMS). */
+  cut: number;
 }
 
 export interface SearchHit {
@@ -217,6 +219,7 @@ export async function buildSkillIndex(ns: Namespace, skills: readonly ServedSkil
     terms: postings.termCount,
     bytes: postings.bytes,
     unread: bodies.filter((body) => body === undefined).length,
+    cut: builder.cut,
   };
   return {
     stats,

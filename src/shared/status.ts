@@ -60,7 +60,7 @@ export interface CommitStatus {
   problems?: SkillProblem[];
   /** Its search index, once built (live status only): milliseconds to build, skills and distinct terms indexed, bytes
    * of its postings. */
-  search?: { buildMs: number; skills: number; terms: number; bytes: number; unread: number };
+  search?: { buildMs: number; skills: number; terms: number; bytes: number; unread: number; cut: number };
 }
 
 export interface SourceStatus {

@@ -113,16 +113,22 @@ describe('the status page sources', () => {
   const sectionOf = (text: string, id: string) =>
     text.slice(text.indexOf(`<section class="source" id="source-${id}">`)).split('</section>')[0]!;
 
-  it("shows a commit's search index: build time, terms and its postings' KiB (rounded up)", () => {
-    const search = { buildMs: 12.5, skills: 2, terms: 947, bytes: 2049, unread: 0 };
-    const indexed = {
-      ...report,
-      sources: [source('ok', { current: { commit, skills: 2, problems: [], search } })],
-    };
-    const text = renderStatusPage(indexed, { mcpUrl: 'http://127.0.0.1:1/mcp', now, metrics: false });
-    expect(sectionOf(text, 'ok')).toContain(
-      ' · 2 skills · search index built in 12.5 ms, 947 terms, 3 KiB of postings',
-    );
+  it("shows a commit's search index: build time, terms, its postings' KiB (rounded up), skills cut short", () => {
+    const search = { buildMs: 12.5, skills: 2, terms: 947, bytes: 2049, unread: 0, cut: 0 };
+    const page = (stats: typeof search) =>
+      sectionOf(
+        renderStatusPage(
+          {
+            ...report,
+            sources: [source('ok', { current: { commit, skills: 2, problems: [], search: stats } })],
+          },
+          { mcpUrl: 'http://127.0.0.1:1/mcp', now, metrics: false },
+        ),
+        'ok',
+      );
+    const line = ' · 2 skills · search index built in 12.5 ms, 947 terms, 3 KiB of postings';
+    expect(page(search)).toContain(`${line}</`);
+    expect(page({ ...search, cut: 1 })).toContain(`${line}, 1 skill indexed by their first terms only</`);
   });
 
   it('lists the failing sources first, then the others in configuration order', () => {

@@ -1,7 +1,13 @@
 import MiniSearch from 'minisearch';
 import { describe, expect, it } from 'vitest';
 import { QUERIES, realisticCatalog } from '../../bench/searchCatalog.ts';
-import { PostingsBuilder } from '../../src/mcp/postings.ts';
+import {
+  MAX_INDEX_POSTINGS,
+  MAX_INDEX_TERMS,
+  MAX_SKILL_TERMS,
+  MIN_SKILL_TERMS,
+  PostingsBuilder,
+} from '../../src/mcp/postings.ts';
 import { queryTerms, skillTerms } from '../../src/mcp/search.ts';
 
 interface Ranked {
@@ -78,6 +84,56 @@ describe('postings', () => {
     // matched 2 x 1.
     const postings = postingsOf([['a', 'b', 'b'], ['b']]);
     expect([postings.termCount, postings.bytes]).toEqual([2, 6 + 3 + 12 + 8 + 16 + 2]);
+  });
+
+  describe('bound what a hostile repository can make them hold', () => {
+    const words = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+    const skillsHolding = (postings: ReturnType<typeof postingsOf>, term: string) =>
+      postings.rank([term], ranked).map(({ id }) => id);
+
+    it(`index a skill by its first ${MAX_SKILL_TERMS} distinct terms (its name and description come first)`, () => {
+      const builder = new PostingsBuilder();
+      builder.add(0, ['name', 'name', ...words('t', MAX_SKILL_TERMS + 10)]);
+      builder.add(1, ['other', `t${MAX_SKILL_TERMS}`]);
+      const postings = builder.done();
+      expect(skillsHolding(postings, 'name')).toEqual([0]);
+      expect(skillsHolding(postings, `t${MAX_SKILL_TERMS - 2}`)).toEqual([0]);
+      // The term past the bound is not skill 0's; skill 1 holds it.
+      expect(skillsHolding(postings, `t${MAX_SKILL_TERMS - 1}`)).toEqual([]);
+      expect(skillsHolding(postings, `t${MAX_SKILL_TERMS}`)).toEqual([1]);
+      expect(builder.cut).toBe(1);
+    });
+
+    it(`hold ${MAX_INDEX_TERMS} distinct terms at most; a term held still counts for every skill`, () => {
+      const builder = new PostingsBuilder();
+      const skills = Math.ceil(MAX_INDEX_TERMS / MAX_SKILL_TERMS);
+      for (let id = 0; id < skills; id++) builder.add(id, words(`s${id}w`, MAX_SKILL_TERMS));
+      builder.add(skills, ['s0w0', 'brandnew']);
+      const postings = builder.done();
+      expect(postings.termCount).toBe(MAX_INDEX_TERMS);
+      // The later skill first: it holds fewer terms (BM25's length normalisation).
+      expect(skillsHolding(postings, 's0w0')).toEqual([skills, 0]);
+      expect(skillsHolding(postings, 'brandnew')).toEqual([]);
+      // The skill that filled the table, and the one after it.
+      expect(builder.cut).toBe(2);
+    });
+
+    it(`index each skill past ${MAX_INDEX_POSTINGS} pairs by its first ${MIN_SKILL_TERMS} terms`, () => {
+      const builder = new PostingsBuilder();
+      const shared = words('w', MAX_SKILL_TERMS);
+      const full = Math.ceil(MAX_INDEX_POSTINGS / MAX_SKILL_TERMS);
+      for (let id = 0; id < full; id++) builder.add(id, shared);
+      builder.add(full, ['late', ...words('w', MAX_SKILL_TERMS)]);
+      const postings = builder.done();
+      expect(skillsHolding(postings, 'late')).toEqual([full]);
+      expect(skillsHolding(postings, `w${MIN_SKILL_TERMS - 2}`)).toContain(full);
+      expect(skillsHolding(postings, `w${MIN_SKILL_TERMS - 1}`)).not.toContain(full);
+      expect([builder.cut, postings.bytes]).toEqual([
+        1,
+        // ids (2 bytes) and counts (1) of every pair, the term starts (4), lengths (4), scores (8), matched (1).
+        (full * MAX_SKILL_TERMS + MIN_SKILL_TERMS) * 3 + (MAX_SKILL_TERMS + 2) * 4 + (full + 1) * 13,
+      ]);
+    });
   });
 
   it('refuse a skill added out of turn', () => {

@@ -203,6 +203,7 @@ describe('skill_search', () => {
       terms: expect.any(Number),
       bytes: expect.any(Number),
       unread: 0,
+      cut: 0,
     });
     const stats = searchStatsOf(ns)!;
     const report = withSearchStats(
