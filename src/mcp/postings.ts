@@ -30,7 +30,9 @@ export const MAX_INDEX_TERMS = 500_000;
  * name and description): 5 bytes a pair, 40 MiB, where bench/search.ts's 5,040 skills hold 135,000.
  */
 export const MAX_INDEX_POSTINGS = 8_000_000;
-/** Distinct terms every skill is indexed by, however full the index: its name and description say fewer. */
+/**
+ * Distinct terms every skill is indexed by, however full the index: a name and description of real words say fewer.
+ */
 export const MIN_SKILL_TERMS = 256;
 
 /** Postings of every skill added, in the order added; then `done()`. */
