@@ -292,7 +292,7 @@ function diffCommand(cli: Command, { io, exit }: Wiring): void {
   const diffing = cli
     .command('diff')
     .description(
-      'the skills added, removed and changed between two commits of a repository (exit 0 ok, 2 an end cannot be read)',
+      'the skills added, removed and changed between two commits of a repository (exit 0 the same, 1 they differ, 2 an end cannot be read)',
     )
     .argument(
       '<repository>',

@@ -16,7 +16,7 @@ import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { refMatcher } from '../shared/refNames.ts';
 import { sourceOrigin } from '../sync/source.ts';
-import { renderMarkdown, renderText, sourceDiff } from './diffReport.ts';
+import { changeCount, renderMarkdown, renderText, sourceDiff } from './diffReport.ts';
 import { loadAt } from './pinning.ts';
 import { withScratch } from './scratch.ts';
 import { COMMIT_ID, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
@@ -144,5 +144,7 @@ export async function diff(
   const result = sourceDiff(name, repository, { index: from! }, { index: to! });
   if (options.format === 'json') io.out(`${JSON.stringify({ version: 1, ...result }, null, 2)}\n`);
   else io.out(options.format === 'markdown' ? renderMarkdown([result]) : renderText([result]));
-  return EXIT.ok;
+  // As diff(1): 1 when the ends differ (a skill added, removed or changed, a problem introduced or resolved).
+  const { introduced, resolved } = result.problems;
+  return changeCount(result) + introduced.length + resolved.length > 0 ? EXIT.findings : EXIT.ok;
 }

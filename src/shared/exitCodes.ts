@@ -8,7 +8,7 @@ export const EXIT_CODES = {
   findings: {
     status: 1,
     meaning:
-      'done, and found something to act on: a problem or a refused signature, a file that does not verify, a lockfile that changed',
+      'done, and found something to act on: a problem or a refused signature, a file that does not verify, a lockfile that changed, two commits that differ',
   },
   failed: {
     status: 2,

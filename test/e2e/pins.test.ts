@@ -310,7 +310,8 @@ describe('skillpin diff', () => {
       'README.md': 'still not a skill\n',
     });
     const result = await cli('diff', repo.bare, from.slice(0, 10), 'main', '--json');
-    expect([result.status, result.stderr]).toEqual([0, '']);
+    // 1, as diff(1): the ends differ.
+    expect([result.status, result.stderr]).toEqual([1, '']);
     const diff = JSON.parse(result.stdout) as SourceDiff;
     expect([diff.from?.commit, diff.to?.commit]).toEqual([from, to]);
     const oracle = rawDiff(repo.bare, from, to, [
@@ -351,7 +352,7 @@ describe('skillpin diff', () => {
     const result = await cli('diff', catalog.gitdir, 'v1', c2, '--paths', 'skills', '--json');
     const diff = JSON.parse(result.stdout) as SourceDiff;
     expect([result.status, diff.from?.commit, diff.to?.commit, diff.repository]).toEqual([
-      0,
+      1,
       c1,
       c2,
       `local:${catalog.gitdir}`,
@@ -383,7 +384,10 @@ describe('skillpin diff', () => {
     const c2 = catalog.commits['c2']!;
     const result = await cli('diff', catalog.gitdir, 'main~1', 'v2^{commit}', '--paths', 'skills', '--json');
     const diff = JSON.parse(result.stdout) as SourceDiff;
-    expect([result.status, diff.from?.commit, diff.to?.commit]).toEqual([0, catalog.commits['c1'], c2]);
+    expect([result.status, diff.from?.commit, diff.to?.commit]).toEqual([1, catalog.commits['c1'], c2]);
+    // The same commit by two names: nothing differs, and diff says so by its status too.
+    const same = await cli('diff', catalog.gitdir, 'main', c2, '--paths', 'skills');
+    expect([same.status, same.stderr]).toEqual([0, '']);
     expect(await cli('diff', catalog.gitdir, 'main~99', 'main')).toEqual({
       status: 2,
       stdout: '',

@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config/index.ts';
 import { diff } from '../../src/pins/diff.ts';
 import type { SourceDiff } from '../../src/pins/diffReport.ts';
 import { lock } from '../../src/pins/lock.ts';
+import { EXIT } from '../../src/shared/exitCodes.ts';
 import { readLockfile } from '../../src/pins/lockfile.ts';
 import { type UpdateReport, update } from '../../src/pins/update.ts';
 import { fixture } from '../helpers/fixtures.ts';
@@ -98,7 +99,7 @@ describe('pins of a refs: source', () => {
     const config = loadConfig(file);
     expect(
       await diff({ repository: 'policies', from: 'v1.1.0', to: 'v3.0.0', config, format: 'json' }, streams),
-    ).toBe(0);
+    ).toBe(EXIT.findings);
     const result = JSON.parse(out.join('')) as SourceDiff;
     expect([result.source, result.from?.commit, result.to?.commit]).toEqual(['policies', C('c2'), C('c4')]);
     expect(result.skills.added.map((s) => s.path)).toEqual(['skills/returns']);
