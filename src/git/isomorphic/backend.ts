@@ -249,8 +249,7 @@ async function fetchCommit(
   // takes either for an answer without objects), is no pack; a refusal (`ERR upload-pack: not our ref`) or a pack
   // without the commit is a commit the remote will not give (isomorphic-git reports success).
   const where = `fetching ${commit} from ${redactUrl(remote.url)}`;
-  if (seen.packResponseBytes === 0 || (seen.packBytes === 0 && seen.packRefused !== true))
-    throw transportFailure('source-pack-invalid', where);
+  if (seen.packAnswer === 'nothing') throw transportFailure('source-pack-invalid', where);
   throw transportFailure('source-commit-not-found', where);
 }
 

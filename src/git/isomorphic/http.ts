@@ -33,12 +33,11 @@ export interface HttpClientOptions {
 
 /** What the client saw, for telling apart answers isomorphic-git treats alike. */
 export interface HttpObservations {
-  /** Bytes of the last upload-pack response body. */
-  packResponseBytes?: number;
-  /** Bytes of the pack (side band 1) in the last upload-pack response. */
-  packBytes?: number;
-  /** Whether the last upload-pack response said it refused (an `ERR` line, or side band 3). */
-  packRefused?: boolean;
+  /**
+   * What the last upload-pack answer held: a pack (some of it, at least), no pack and a line saying why (`ERR`, side
+   * band 3), or neither (an empty answer, or one cut before its pack).
+   */
+  packAnswer?: 'pack' | 'refused' | 'nothing';
 }
 
 /** CA certificates git (curl) would trust beside the system's: GIT_SSL_CAINFO, else SSL_CERT_FILE. */
@@ -148,32 +147,32 @@ function send(
 async function* watched(
   body: AsyncIterable<Uint8Array>,
   count: (chunk: Uint8Array) => void,
-  done: (bytes: number) => void,
 ): AsyncIterableIterator<Uint8Array> {
-  let total = 0;
   for await (const chunk of body) {
     count(chunk);
-    total += chunk.byteLength;
     yield chunk;
   }
-  done(total);
 }
 
 /**
  * An upload-pack answer without its pack: pkt-lines on side band 1 (the pack) go to `pack`, every other line
- * (NAK, ACK, shallow, progress, errors, flushes) passes on, and an error line (`ERR`, side band 3) calls `refused`.
- * Without side band the pack follows the last line as it is, from its `PACK` signature on.
+ * (NAK, ACK, shallow, progress, errors, flushes) passes on. Without side band the pack follows the last line as it
+ * is, from its `PACK` signature on. `seen.packAnswer` (`nothing` until then) learns what the answer held.
  */
 async function* withoutPack(
   body: AsyncIterable<Uint8Array>,
   pack: PackWriter,
-  refused: () => void,
+  seen: HttpObservations,
 ): AsyncIterableIterator<Uint8Array> {
+  const write = (bytes: Uint8Array) => {
+    if (bytes.length > 0) seen.packAnswer = 'pack';
+    return pack.write(bytes);
+  };
   let pending = Buffer.alloc(0);
   let raw = false;
   for await (const chunk of body) {
     if (raw) {
-      await pack.write(chunk);
+      await write(chunk);
       continue;
     }
     pending = pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([pending, chunk]);
@@ -190,16 +189,17 @@ async function* withoutPack(
       const length = Number.isNaN(size) ? pending.length - at : Math.max(size, 4);
       if (pending.length - at < length) break;
       const line = pending.subarray(at, at + length);
-      if (length > 5 && line[4] === 1 && !Number.isNaN(size)) await pack.write(line.subarray(5));
+      if (length > 5 && line[4] === 1 && !Number.isNaN(size)) await write(line.subarray(5));
       else {
-        if (line[4] === 3 || line.toString('latin1', 4, 8) === 'ERR ') refused();
+        if (seen.packAnswer === 'nothing' && (line[4] === 3 || line.toString('latin1', 4, 8) === 'ERR '))
+          seen.packAnswer = 'refused';
         passed.push(line);
       }
       at += length;
     }
     const rest = pending.subarray(at);
     pending = raw ? Buffer.alloc(0) : Buffer.from(rest);
-    if (raw) await pack.write(rest);
+    if (raw) await write(rest);
     if (passed.length > 0) yield Buffer.concat(passed);
   }
   if (pending.length > 0) yield pending;
@@ -270,16 +270,12 @@ function stop<T>(client: Client, why: T): T {
 
 /** A writer whose failures are the client's: isomorphic-git may report them as errors of its own. */
 function noted(client: Client, writer: PackWriter): PackWriter {
-  client.seen.packBytes = 0;
-  client.seen.packRefused = false;
   return {
     ...writer,
-    write: (bytes) => {
-      client.seen.packBytes! += bytes.byteLength;
-      return writer.write(bytes).catch((error: unknown) => {
+    write: (bytes) =>
+      writer.write(bytes).catch((error: unknown) => {
         throw stop(client, error);
-      });
-    },
+      }),
   };
 }
 
@@ -395,17 +391,18 @@ function answer(
         ),
       );
   };
-  const body = watched(response, counted, (bytes) => {
-    if (pack) client.seen.packResponseBytes = bytes;
-  });
+  const body = watched(response, counted);
   const writer = pack && client.options.pack !== undefined ? noted(client, client.options.pack()) : undefined;
-  if (writer !== undefined) client.writers.push(writer);
+  if (writer !== undefined) {
+    client.writers.push(writer);
+    client.seen.packAnswer = 'nothing';
+  }
   return {
     url: current,
     method,
     statusCode: response.statusCode ?? 0,
     statusMessage: response.statusMessage ?? '',
     headers: flat,
-    body: writer === undefined ? body : withoutPack(body, writer, () => (client.seen.packRefused = true)),
+    body: writer === undefined ? body : withoutPack(body, writer, client.seen),
   };
 }
