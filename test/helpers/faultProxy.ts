@@ -172,31 +172,22 @@ export async function startFaultProxy(
       if (cut !== undefined || endless !== undefined || drip !== undefined || beforePack)
         delete headers['content-length'];
       res.writeHead(answer.statusCode ?? 502, headers);
-      if (beforePack) {
-        const feed = pktLines((line, payload) => {
-          if (payload[0] !== 1) {
-            res.write(line);
-            return undefined;
-          }
-          answer.destroy();
-          res.end();
-          return false;
-        });
-        answer.on('data', feed);
-        return;
-      }
-      if (endless !== undefined) {
-        // The answer's lines pass until its pack begins (side band 1); from there the pack never ends.
-        const feed = pktLines((line, payload) => {
-          if (payload[0] !== 1) {
-            res.write(line);
-            return undefined;
-          }
-          answer.destroy();
-          void pump(res, endlessPack(endless.first));
-          return false;
-        });
-        answer.on('data', feed);
+      if (beforePack || endless !== undefined) {
+        // The answer's lines pass until its pack begins (side band 1); there the answer ends, or a pack that never
+        // ends takes its place.
+        answer.on(
+          'data',
+          pktLines((line, payload) => {
+            if (payload[0] !== 1) {
+              res.write(line);
+              return undefined;
+            }
+            answer.destroy();
+            if (endless === undefined) res.end();
+            else void pump(res, endlessPack(endless.first));
+            return false;
+          }),
+        );
         return;
       }
       if (drip !== undefined) {
