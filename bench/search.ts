@@ -12,8 +12,9 @@
  *            CPU counted), and after a restart (every SKILL.md read through git again);
  *   memory   heap held by the search index (the words it adds to the shared word cache included) against the heap
  *            held by the namespace's serving snapshot, both measured alike: heap growth (typed arrays' memory
- *            included, where the index's postings are), after full collections, of building each from the live namespace (the indexed skills the namespace holds, which the snapshot serves
- *            from, are in neither figure). The snapshot is measured whole, its folder map (which it builds at the
+ *            included, where the index's postings are), after full collections, of building each from the live
+ *            namespace (the indexed skills the namespace holds, which the snapshot serves from, are in neither
+ *            figure). The snapshot is measured whole, its folder map (which it builds at the
  *            first read that needs one) included, as it was before that map was built on demand.
  * Usage: npx tsx bench/search.ts [skills=5000]
  */

@@ -69,20 +69,18 @@ export function relative(iso: string, now: number): string {
 const when = (iso: string | null, now: number, none: string) =>
   iso === null ? none : html`<time datetime="${iso}">${iso}</time> (${relative(iso, now)})`;
 
-/** Bytes as whole KiB, rounded up (a non-empty index is never 0 KiB). */
-const kib = (bytes: number) => `${Math.ceil(bytes / 1024)} KiB`;
+/** What a commit's search index cost: its build time, terms, postings (whole KiB, rounded up: a non-empty index is
+ * never 0 KiB) and the skills it indexes by their first terms only. */
+const searchLine = (search: NonNullable<CommitStatus['search']>) =>
+  html` · search index built in ${search.buildMs} ms, ${plural(search.terms, 'term')}, ${Math.ceil(search.bytes / 1024)} KiB of postings${
+    search.cut === 0 ? '' : html`, ${plural(search.cut, 'skill')} indexed by their first terms only`
+  }`;
 
 const commitLine = (status: CommitStatus, now: number) =>
   html`<code class="sha" title="${status.commit}">${short(status.commit)}</code>${
     status.commitTime === undefined ? '' : html` · committed ${when(status.commitTime, now, '')}`
   }${status.skills === undefined ? '' : html` · ${plural(status.skills, 'skill')}`}${
-    status.search === undefined
-      ? ''
-      : html` · search index built in ${status.search.buildMs} ms, ${plural(status.search.terms, 'term')}, ${kib(status.search.bytes)} of postings${
-          status.search.cut === 0
-            ? ''
-            : html`, ${plural(status.search.cut, 'skill')} indexed by their first terms only`
-        }`
+    status.search === undefined ? '' : searchLine(status.search)
   }`;
 
 function problemList(problems: readonly SkillProblem[]): Html {
