@@ -1,7 +1,7 @@
 import type { SkillProblem } from '../shared/reasons.ts';
 import { plural } from '../shared/text.ts';
 import type { CoordinationStatus, SourceReplicas } from '../shared/status.ts';
-import type { CommitStatus, SourceStatus, StatusReport } from '../shared/status.ts';
+import type { CommitStatus, SearchStats, SourceStatus, StatusReport } from '../shared/status.ts';
 import { Html, html } from './html.ts';
 
 export interface StatusPageContext {
@@ -71,7 +71,7 @@ const when = (iso: string | null, now: number, none: string) =>
 
 /** What a commit's search index cost: its build time, terms, postings (whole KiB, rounded up: a non-empty index is
  * never 0 KiB) and the skills it indexes by their first terms only. */
-const searchLine = (search: NonNullable<CommitStatus['search']>) =>
+const searchLine = (search: SearchStats) =>
   html` · search index built in ${search.buildMs} ms, ${plural(search.terms, 'term')}, ${Math.ceil(search.bytes / 1024)} KiB of postings${
     search.cut === 0 ? '' : html`, ${plural(search.cut, 'skill')} indexed by their first terms only`
   }`;

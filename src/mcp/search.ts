@@ -1,6 +1,7 @@
 import { stemmer } from 'stemmer';
 import type { Namespace } from '../catalog/index.ts';
 import { decodeUtf8, SKILL_MD } from '../skills/index.ts';
+import type { SearchStats } from '../shared/status.ts';
 import { compareText } from '../shared/text.ts';
 import { PostingsBuilder } from './postings.ts';
 import { snapshotOf, type ServedSkill } from './snapshot.ts';
@@ -86,20 +87,7 @@ export function queryTerms(query: string): string[] {
   return [...terms];
 }
 
-/** What an index cost, for status and metrics. */
-export interface SearchStats {
-  /** Milliseconds to read the SKILL.md files and build the index. */
-  buildMs: number;
-  skills: number;
-  /** Distinct terms indexed. */
-  terms: number;
-  /** Bytes its postings take (typed arrays; the term table aside). */
-  bytes: number;
-  /** Skills whose SKILL.md could not be read: indexed by name and description only. */
-  unread: number;
-  /** Skills indexed by their first terms only (MAX_SKILL_TERMS distinct ones, or the index held MAX_INDEX_TERMS). */
-  cut: number;
-}
+export type { SearchStats } from '../shared/status.ts';
 
 export interface SearchHit {
   served: ServedSkill;

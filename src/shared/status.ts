@@ -58,9 +58,23 @@ export interface CommitStatus {
   commitTime?: string;
   skills?: number;
   problems?: SkillProblem[];
-  /** Its search index, once built (live status only): milliseconds to build, skills and distinct terms indexed, bytes
-   * of its postings. */
-  search?: { buildMs: number; skills: number; terms: number; bytes: number; unread: number; cut: number };
+  /** Its search index, once built (live status only). */
+  search?: SearchStats;
+}
+
+/** What a search index cost (mcp/search.ts builds it), for status and metrics. */
+export interface SearchStats {
+  /** Milliseconds to read the SKILL.md files and build the index. */
+  buildMs: number;
+  skills: number;
+  /** Distinct terms indexed. */
+  terms: number;
+  /** Bytes its postings take (typed arrays; the term table aside). */
+  bytes: number;
+  /** Skills whose SKILL.md could not be read: indexed by name and description only. */
+  unread: number;
+  /** Skills indexed by their first terms only (MAX_SKILL_TERMS distinct ones, or the index held MAX_INDEX_TERMS). */
+  cut: number;
 }
 
 export interface SourceStatus {
