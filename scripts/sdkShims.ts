@@ -3,7 +3,7 @@
 // Ajv instance built at each start, for a validator the server asks only to check an elicitation's answer
 // (skill_run's confirmation form) or a `fromJsonSchema` tool. This shim loads the SDK's own Ajv validator (its
 // CommonJS build, read from node_modules as prom-client is) when the first schema is asked for, and answers exactly
-// as it does: test/scripts/sdkShims.test.ts holds the two side by side.
+// as it does: test/scripts/build.test.ts holds the two side by side.
 import { createRequire } from 'node:module';
 import process from 'node:process';
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/server';
