@@ -130,9 +130,9 @@ describe('the cli backend lists a whole tree with one git ls-tree', () => {
   });
 });
 
-/** A bare repository holding a tree built with `git mktree` from `<mode> <type> <oid>\t<name>` lines. */
 /**
- * A bare repository whose commit's tree `build` makes. Its objects stay loose, unless `packed`: then they go into one
+ * A bare repository whose commit's tree `build` makes with `git mktree` from `<mode> <type> <oid>\t<name>` lines. Its
+ * objects stay loose, unless `packed`: then they go into one
  * pack, as a fetch leaves them (git reads a loose object's size by inflating it, once per entry: a million entries
  * of one loose blob took git 34 s to list with sizes, 2 s packed).
  */
