@@ -132,9 +132,9 @@ describe('the cli backend lists a whole tree with one git ls-tree', () => {
 
 /**
  * A bare repository whose commit's tree `build` makes with `git mktree` from `<mode> <type> <oid>\t<name>` lines. Its
- * objects stay loose, unless `packed`: then they go into one
- * pack, as a fetch leaves them (git reads a loose object's size by inflating it, once per entry: a million entries
- * of one loose blob took git 34 s to list with sizes, 2 s packed).
+ * objects stay loose, unless `packed`: then they go into one pack, as a fetch leaves them (git reads a loose object's
+ * size by inflating it, once per entry: a million entries of one loose blob took git 34 s to list with sizes, 2 s
+ * packed).
  */
 function repoWith(
   build: (mktree: (lines: Buffer[]) => string, blob: (text: string | Buffer) => string) => string,
