@@ -6,7 +6,7 @@ import {
   type SkillReadResult,
 } from '@modelcontextprotocol/server/ext/skills';
 import { z } from 'zod';
-import { sourceIdOf } from '../catalog/index.ts';
+import { type CatalogReader, sourceIdOf } from '../catalog/index.ts';
 import type { CachePolicy } from './cache.ts';
 import { entriesBytes, type PageSlot } from './pageBytes.ts';
 import { isModernProtocol } from './protocol.ts';
@@ -24,6 +24,11 @@ function toContents(uri: string, result: SkillReadResult): ReadResourceResult['c
     : { uri, ...mimeType, blob: Buffer.from(result.bytes).toString('base64') };
 }
 
+/** The configured source that serves `id`: a ref of a `refs:` source is served under that source's settings. */
+function configuredSource(catalog: CatalogReader, id: string): string {
+  return catalog.state.sources.find((served) => served.id === id)?.group ?? id;
+}
+
 /**
  * skills/list, skills/get, resources/read and resources/directory/read answered from the snapshots, in place of
  * the extension's own handlers: those check every entry of an untrusted source on every request (the SDK trusts
@@ -34,6 +39,7 @@ function toContents(uri: string, result: SkillReadResult): ReadResourceResult['c
  */
 export function answerFromSnapshots(
   mcp: McpServer,
+  catalog: CatalogReader,
   source: CatalogSkillSource,
   cache: CachePolicy,
   slot?: PageSlot,
@@ -42,7 +48,7 @@ export function answerFromSnapshots(
   const modern = () => isModernProtocol(server.getNegotiatedProtocolVersion());
   const listed = () => (modern() ? cache.listed : {});
   // Every URI given here was just served, so it parsed: its authority is its source id.
-  const pinned = (uri: string) => (modern() ? cache.pinned(sourceIdOf(uri)) : {});
+  const pinned = (uri: string) => (modern() ? cache.pinned(configuredSource(catalog, sourceIdOf(uri))) : {});
   server.removeRequestHandler(SKILLS_LIST_METHOD);
   server.setRequestHandler(SKILLS_LIST_METHOD, { params: listParams }, async ({ cursor }) => {
     const page = await source.list({ cursor });

@@ -144,7 +144,7 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
     );
     if (surface.skills) {
       extension.attach(mcp);
-      answerFromSnapshots(mcp, source, cache, slot);
+      answerFromSnapshots(mcp, catalog, source, cache, slot);
     }
     if (tools && surface.tools)
       registerTools(mcp, { catalog, read, runner, maxPrompts: prompts ? maxPrompts : undefined });
