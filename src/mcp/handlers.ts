@@ -9,12 +9,14 @@ import { z } from 'zod';
 import { type CatalogReader, sourceIdOf } from '../catalog/index.ts';
 import type { CachePolicy } from './cache.ts';
 import { entriesBytes, type PageSlot } from './pageBytes.ts';
+import { MAX_CURSOR_CHARS } from './paging.ts';
 import { isModernProtocol } from './protocol.ts';
 import type { CatalogSkillSource } from './source.ts';
 
-const listParams = z.object({ cursor: z.string().optional() });
+const cursor = z.string().max(MAX_CURSOR_CHARS).optional();
+const listParams = z.object({ cursor });
 const getParams = z.object({ uri: z.string() });
-const directoryParams = z.object({ uri: z.string(), cursor: z.string().optional() });
+const directoryParams = z.object({ uri: z.string(), cursor });
 
 function toContents(uri: string, result: SkillReadResult): ReadResourceResult['contents'][number] {
   // A resources/read result: a content without a MIME type has no mimeType key (the SDK's schema, the JSON sent).
