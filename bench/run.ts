@@ -141,7 +141,11 @@ async function main(): Promise<void> {
     for (let round = 0; round < rounds; round++) {
       unmaterialise(prepared.prepared.willRun.cwd);
       for (const into of [cold, warm]) {
-        const result = await runner.run(prepared.prepared, runner.issue(prepared.prepared).token);
+        const result = await runner.run(
+          prepared.prepared,
+          runner.issue(prepared.prepared, 'bench').token,
+          'bench',
+        );
         if (!result.ok) throw new Error(result.refusal.detail);
         into.push(result.outcome.startMs);
       }

@@ -119,7 +119,8 @@ function liveCachePolicy(config: () => Config): CachePolicy {
   let policy: CachePolicy = cachePolicy();
   const now = () => {
     const running = config();
-    if (running !== of) [of, policy] = [running, cachePolicy(running.cache, running.sources)];
+    if (running !== of)
+      [of, policy] = [running, cachePolicy(running.cache, running.sources, running.auth !== undefined)];
     return policy;
   };
   return {

@@ -186,16 +186,34 @@ function resolveSource(
     verify:
       source.verify === undefined ? undefined : resolveVerify(source.verify, [...at, 'verify'], resolving),
     run: source.run === undefined ? undefined : grantsOf(source.run),
-    // What anyone may fetch, any cache may share; what needs credentials stays per caller. (Once the server
-    // authenticates its callers, each sees its own view: every source is private then.)
-    cacheScope:
-      source.cacheScope ??
-      (token !== undefined ||
-      source.credentialHelper !== undefined ||
-      (url !== undefined && ['ssh', 'scp'].includes(remoteKind(url) ?? ''))
-        ? 'private'
-        : 'public'),
+    cacheScope: cacheScopeOf(source, url, top.raw.auth !== undefined, [...at, 'cacheScope'], resolving),
   };
+}
+
+/**
+ * What anyone may fetch, any cache may share; what needs credentials stays per caller. Once the server
+ * authenticates its callers, each gets answers of its own: every source is private then, and `public` is refused.
+ */
+function cacheScopeOf(
+  source: RawSource,
+  url: string | undefined,
+  authenticates: boolean,
+  at: Segments,
+  resolving: Resolving,
+): 'public' | 'private' {
+  if (authenticates) {
+    if (source.cacheScope === 'public')
+      resolving.problem(
+        at,
+        'cannot be public while auth: is configured: each caller gets answers of its own, which a shared cache must not hand to another',
+      );
+    return 'private';
+  }
+  const credentials =
+    source.token !== undefined ||
+    source.credentialHelper !== undefined ||
+    (url !== undefined && ['ssh', 'scp'].includes(remoteKind(url) ?? ''));
+  return source.cacheScope ?? (credentials ? 'private' : 'public');
 }
 
 /** What a source serves: a pinned commit, one ref, or the refs matching its patterns. */

@@ -34,6 +34,18 @@ export function callerOf(authInfo: AuthInfo | undefined): Caller | undefined {
 }
 
 /**
+ * Who is asking, for what is bound to one caller (skill_run's confirmations): the principal over authenticated
+ * HTTP; every unauthenticated HTTP caller is one; over stdio, the process at the other end.
+ */
+export function principalOf(
+  context: Pick<McpRequestContext, 'authInfo' | 'requestInfo'> | undefined,
+): string {
+  if (context?.requestInfo === undefined) return 'stdio';
+  if (context.authInfo === undefined) return 'http';
+  return callerOf(context.authInfo)?.id ?? 'unidentified';
+}
+
+/**
  * What a request may see. No authInfo: stdio, or HTTP without auth, sees every source. AuthInfo the HTTP layer
  * did not make (no caller in it) sees nothing: a gap in the wiring fails closed.
  */

@@ -6,15 +6,17 @@ import {
   type SkillReadResult,
 } from '@modelcontextprotocol/server/ext/skills';
 import { z } from 'zod';
-import { sourceIdOf } from '../catalog/index.ts';
+import { type CatalogReader, sourceIdOf } from '../catalog/index.ts';
 import type { CachePolicy } from './cache.ts';
 import { entriesBytes, type PageSlot } from './pageBytes.ts';
+import { MAX_CURSOR_CHARS } from './paging.ts';
 import { isModernProtocol } from './protocol.ts';
 import type { CatalogSkillSource } from './source.ts';
 
-const listParams = z.object({ cursor: z.string().optional() });
+const cursor = z.string().max(MAX_CURSOR_CHARS).optional();
+const listParams = z.object({ cursor });
 const getParams = z.object({ uri: z.string() });
-const directoryParams = z.object({ uri: z.string(), cursor: z.string().optional() });
+const directoryParams = z.object({ uri: z.string(), cursor });
 
 function toContents(uri: string, result: SkillReadResult): ReadResourceResult['contents'][number] {
   // A resources/read result: a content without a MIME type has no mimeType key (the SDK's schema, the JSON sent).
@@ -22,6 +24,11 @@ function toContents(uri: string, result: SkillReadResult): ReadResourceResult['c
   return 'text' in result
     ? { uri, ...mimeType, text: result.text }
     : { uri, ...mimeType, blob: Buffer.from(result.bytes).toString('base64') };
+}
+
+/** The configured source that serves `id`: a ref of a `refs:` source is served under that source's settings. */
+function configuredSource(catalog: CatalogReader, id: string): string {
+  return catalog.state.sources.find((served) => served.id === id)?.group ?? id;
 }
 
 /**
@@ -34,6 +41,7 @@ function toContents(uri: string, result: SkillReadResult): ReadResourceResult['c
  */
 export function answerFromSnapshots(
   mcp: McpServer,
+  catalog: CatalogReader,
   source: CatalogSkillSource,
   cache: CachePolicy,
   slot?: PageSlot,
@@ -42,7 +50,7 @@ export function answerFromSnapshots(
   const modern = () => isModernProtocol(server.getNegotiatedProtocolVersion());
   const listed = () => (modern() ? cache.listed : {});
   // Every URI given here was just served, so it parsed: its authority is its source id.
-  const pinned = (uri: string) => (modern() ? cache.pinned(sourceIdOf(uri)) : {});
+  const pinned = (uri: string) => (modern() ? cache.pinned(configuredSource(catalog, sourceIdOf(uri))) : {});
   server.removeRequestHandler(SKILLS_LIST_METHOD);
   server.setRequestHandler(SKILLS_LIST_METHOD, { params: listParams }, async ({ cursor }) => {
     const page = await source.list({ cursor });

@@ -1,14 +1,18 @@
 import { SCHEME } from '../catalog/index.ts';
-import { compareText } from '../shared/text.ts';
+import { MAX_URI_BYTES } from '../skills/index.ts';
+import { compareText, quoteInput } from '../shared/text.ts';
 import { invalidParams } from './errors.ts';
 
 // Cursors name the last URI of the previous page, so paging survives a catalog swap (spec: stable cursors).
 export const encodeCursor = (uri: string) => Buffer.from(uri, 'utf8').toString('base64url');
 
+/** The longest cursor this server writes: the base64url of the longest URI it serves. Schemas refuse longer. */
+export const MAX_CURSOR_CHARS = Math.ceil((MAX_URI_BYTES * 4) / 3);
+
 function decodeCursor(cursor: string): string {
   const uri = Buffer.from(cursor, 'base64url').toString('utf8');
   if (!uri.startsWith(SCHEME) || encodeCursor(uri) !== cursor)
-    throw invalidParams(`invalid cursor ${JSON.stringify(cursor)}`);
+    throw invalidParams(`invalid cursor ${quoteInput(cursor)}`);
   return uri;
 }
 

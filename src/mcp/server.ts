@@ -11,7 +11,7 @@ import { createRunner, type RunnerOptions } from '../run/runner.ts';
 import { DEFAULT_MAX_PROMPTS, defaultRunSettings } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { SERVER_NAME, SERVER_VERSION } from '../shared/version.ts';
-import { visibilityOf } from './caller.ts';
+import { principalOf, visibilityOf } from './caller.ts';
 import { cachePolicy, type CachePolicy } from './cache.ts';
 import { answerFromSnapshots } from './handlers.ts';
 import { type PageSlot, pageSlot } from './pageBytes.ts';
@@ -137,24 +137,29 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
     return serving;
   };
 
-  const make = (surface: Surface, { catalog, source, extension }: Serving, slot?: PageSlot): McpServer => {
+  const make = (
+    surface: Surface,
+    { catalog, source, extension }: Serving,
+    caller: string,
+    slot?: PageSlot,
+  ): McpServer => {
     const mcp = new McpServer(
       { name: SERVER_NAME, version: SERVER_VERSION },
       { capabilities: { resources: { listChanged: true } }, cacheHints: cacheHints() },
     );
     if (surface.skills) {
       extension.attach(mcp);
-      answerFromSnapshots(mcp, source, cache, slot);
+      answerFromSnapshots(mcp, catalog, source, cache, slot);
     }
     if (tools && surface.tools)
-      registerTools(mcp, { catalog, read, runner, maxPrompts: prompts ? maxPrompts : undefined });
+      registerTools(mcp, { catalog, read, runner, caller, maxPrompts: prompts ? maxPrompts : undefined });
     if (prompts && surface.prompts) registerPrompts(mcp, catalog, read, maxPrompts);
     return mcp;
   };
 
   return (context) => {
     const serving = servingFor(visibilityOf(context));
-    const mcp = make(surfaceFor(context), serving, pageSlot(context?.requestInfo));
+    const mcp = make(surfaceFor(context), serving, principalOf(context), pageSlot(context?.requestInfo));
     // HTTP servers are told of changes by the HTTP layer (its sessions, subscriptions/listen); a stdio
     // connection is told here, for as long as it is open.
     if (context?.requestInfo === undefined) {

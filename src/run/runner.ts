@@ -21,13 +21,14 @@ export interface Runner {
   problemsOf(ns: Namespace): readonly SkillProblem[];
   /** The preview of running `script` of `served` with `args`, or why it cannot run. Starts nothing. */
   prepare(served: CatalogSkill, script: string, args: readonly string[]): Prepare;
-  /** A confirmation token bound to the preview. */
-  issue(prepared: Prepared): { token: string; expiresAt: number };
+  /** A confirmation token bound to the preview and to `caller` (caller.ts's principal). */
+  issue(prepared: Prepared, caller: string): { token: string; expiresAt: number };
   /**
-   * Runs the prepared script once, if `token` confirms exactly this preview and no other run is going on.
+   * Runs the prepared script once, if `token` confirms exactly this preview for `caller` and no other run is
+   * going on.
    * Aborting `signal` ends the script as its timeout does; aborted before the script starts, nothing starts.
    */
-  run(prepared: Prepared, token: string, signal?: AbortSignal): Promise<ScriptRunResult>;
+  run(prepared: Prepared, token: string, caller: string, signal?: AbortSignal): Promise<ScriptRunResult>;
 }
 
 export interface RunnerOptions {
@@ -96,12 +97,12 @@ export function createRunner(options: RunnerOptions, deps: RunnerDeps): Runner {
     enabled: [...options.grants.values()].some((grants) => grants === 'all-declared' || grants.length > 0),
     settings: options.settings,
     ...planner,
-    issue: (prepared) => tokens.issue(prepared.willRun),
-    async run(prepared, token, signal) {
+    issue: (prepared, caller) => tokens.issue(prepared.willRun, caller),
+    async run(prepared, token, caller, signal) {
       const calledAt = performance.now();
       if (signal?.aborted === true) return executor.cancelledBeforeStart(prepared.willRun, 'still good');
       // Checked and taken without a pause: two calls cannot both pass.
-      const refused = tokens.check(token, prepared.willRun);
+      const refused = tokens.check(token, prepared.willRun, caller);
       if (refused !== undefined) return { ok: false, refusal: refused };
       if (executor.busy)
         return {

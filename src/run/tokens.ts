@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { ReasonOf } from '../shared/reasons.ts';
 import { partsOf, type PreviewParts, type WillRun } from './preview.ts';
@@ -10,10 +10,13 @@ export type TokenRefusal = {
 };
 
 export interface TokenBook {
-  /** A token for exactly this preview: an HMAC over it, valid until `expiresAt`, good for one run. */
-  issue(willRun: WillRun): { token: string; expiresAt: number };
-  /** Why `token` does not confirm `willRun`, or `undefined` when it does (nothing is used up). */
-  check(token: string, willRun: WillRun): TokenRefusal | undefined;
+  /**
+   * A token for exactly this preview, for `caller` alone (caller.ts's principal): an HMAC over both, valid until
+   * `expiresAt`, good for one run.
+   */
+  issue(willRun: WillRun, caller: string): { token: string; expiresAt: number };
+  /** Why `token` does not confirm `willRun` for `caller`, or `undefined` when it does (nothing is used up). */
+  check(token: string, willRun: WillRun, caller: string): TokenRefusal | undefined;
   /** Uses the token up: a later check of it is run-token-reused. Only after `check` passed. */
   spend(token: string): void;
 }
@@ -22,6 +25,8 @@ const PREFIX = 'skr1';
 const payloadSchema = z.strictObject({
   nonce: z.string().min(16).max(64),
   expiresAt: z.number().int(),
+  /** A hash of the caller's principal: a token that leaks does not name whose it is. */
+  caller: z.string(),
   parts: z.strictObject({
     all: z.string(),
     skill: z.string(),
@@ -31,6 +36,8 @@ const payloadSchema = z.strictObject({
   }),
 });
 type Payload = z.infer<typeof payloadSchema>;
+
+const callerHash = (caller: string) => createHash('sha256').update(caller).digest('base64url');
 
 /** What differs between the preview a token was issued for and this one, in words. */
 function changes(issued: PreviewParts, now: PreviewParts): string {
@@ -77,11 +84,12 @@ export function tokenBook(
     }
   };
   return {
-    issue(willRun) {
+    issue(willRun, caller) {
       forget();
       const body: Payload = {
         nonce: randomBytes(16).toString('base64url'),
         expiresAt: now() + ttlMs,
+        caller: callerHash(caller),
         parts: partsOf(willRun),
       };
       const payload = Buffer.from(JSON.stringify(body)).toString('base64url');
@@ -90,7 +98,7 @@ export function tokenBook(
         expiresAt: body.expiresAt,
       };
     },
-    check(token, willRun) {
+    check(token, willRun, caller) {
       const payload = open(token);
       if (payload === undefined)
         return { code: 'run-token-invalid', detail: 'the confirmToken is not one this server issued' };
@@ -104,6 +112,11 @@ export function tokenBook(
         return {
           code: 'run-token-expired',
           detail: `the confirmToken expired at ${new Date(payload.expiresAt).toISOString()}; ask again for a preview`,
+        };
+      if (payload.caller !== callerHash(caller))
+        return {
+          code: 'run-token-other-caller',
+          detail: 'the confirmToken was issued to another caller; nothing ran, ask for a preview of your own',
         };
       const parts = partsOf(willRun);
       if (payload.parts.all !== parts.all)

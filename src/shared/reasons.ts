@@ -406,6 +406,11 @@ export const REASONS = {
     severity: 'error',
     summary: 'the confirmToken confirmed a run already; each confirms one',
   },
+  'run-token-other-caller': {
+    kind: 'run',
+    severity: 'error',
+    summary: 'the confirmToken was issued to another caller (another principal, or stdio rather than HTTP)',
+  },
   'run-draft-changed': {
     kind: 'run',
     severity: 'error',

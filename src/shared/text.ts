@@ -65,3 +65,29 @@ export function utf8Prefix(bytes: Uint8Array, limit: number): Uint8Array {
   while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
   return bytes.subarray(0, end);
 }
+
+// Control, zero-width and bidirectional-override characters would hide or reorder what a reader sees.
+const INVISIBLE =
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+
+/** Text with every character that would hide or reorder others written out as `\u{XXXX}`, so a reader sees it. */
+export function visible(text: string): string {
+  return text.replace(
+    INVISIBLE,
+    (char) => `\\u{${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}}`,
+  );
+}
+
+/** Characters of a caller's input a message quotes at most; past them it gives the length instead. */
+export const QUOTED_INPUT_CHARS = 64;
+
+/** A caller's input quoted in a message: whole when short, else its start and its length; visible either way. */
+export function quoteInput(text: string): string {
+  if (text.length <= QUOTED_INPUT_CHARS) return visible(JSON.stringify(text));
+  return `${visible(JSON.stringify(text.slice(0, QUOTED_INPUT_CHARS)).slice(0, -1))}…" (${text.length} characters)`;
+}
+
+/** Text for one line of a listing: each run of whitespace holding a line break or tab is one space; visible. */
+export function oneLine(text: string): string {
+  return visible(text.replace(/[\t\n\r ]*[\t\n\r][\t\n\r ]*/g, ' '));
+}

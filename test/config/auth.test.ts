@@ -52,6 +52,28 @@ describe('auth: in the config', () => {
     });
   });
 
+  it('makes every source private: each caller gets answers of its own', () => {
+    const config = load(`  tokens:\n    - name: ci\n      token: \${CI_TOKEN}\n`).load();
+    expect(config.sources.map((source) => [source.id, source.cacheScope])).toEqual([
+      ['policies', 'private'],
+      ['public', 'private'],
+    ]);
+  });
+
+  it('refuses a source that says cacheScope: public, saying why', () => {
+    const dir = tempDir('skillpin-auth-config-');
+    const file = path.join(dir, 'skillpin.yaml');
+    writeFileSync(
+      file,
+      'auth:\n  tokens:\n    - name: ci\n      token: ${CI_TOKEN}\n' +
+        'sources:\n  - id: open\n    path: ./p\n    ref: HEAD\n    cacheScope: public\n',
+    );
+    expect(() => loadConfig(file, ENV)).toThrow(
+      `${file}:9:17: sources[0].cacheScope: cannot be public while auth: is configured: each caller gets answers ` +
+        'of its own, which a shared cache must not hand to another',
+    );
+  });
+
   it('is absent when not configured', () => {
     const dir = tempDir('skillpin-auth-config-');
     const file = path.join(dir, 'skillpin.yaml');

@@ -205,6 +205,11 @@ describe.each<Era>(['modern', 'legacy'])('a caller sees only its sources, everyw
     ]).toEqual([true, false]);
   });
 
+  it('/healthz, open to anyone, says only that some source fails: no count, no id', async () => {
+    const health = await fetch(server.url.replace('/mcp', '/healthz'));
+    expect([health.status, await health.json()]).toEqual([200, { status: 'degraded' }]);
+  });
+
   it('prompts are those of its skills only', async () => {
     const names = async (name: string) =>
       (await clients[name]!.client.listPrompts()).prompts.map((p) => p.name);

@@ -95,6 +95,14 @@ describe('cache hints, per result (2026-07-28)', () => {
     }
   });
 
+  it('are private everywhere once the server authenticates its callers, whatever the sources say', () => {
+    const policy = cachePolicy(ttl, [{ id: 'open', cacheScope: 'public' }], true);
+    expect([policy.listed, policy.pinned('open')]).toEqual([
+      { ttlMs: 1500, cacheScope: 'private' },
+      { ttlMs: 7_200_000, cacheScope: 'private' },
+    ]);
+  });
+
   it('let any cache share the listings when every source is public', async () => {
     const policy = cachePolicy(ttl, [{ id: 'open', cacheScope: 'public' }]);
     const handler = createMcpHandler(

@@ -71,7 +71,7 @@ describe('skill_run cancelled', () => {
     const { runner, prepare, lines } = await runnerOver();
     const prepared = prepare(SLOW.script, SLOW.args);
     const controller = new AbortController();
-    const running = runner.run(prepared, runner.issue(prepared).token, controller.signal);
+    const running = runner.run(prepared, runner.issue(prepared, 'stdio').token, 'stdio', controller.signal);
     const pid = await scriptPid(prepared.willRun.cwd, SLOW.script);
     controller.abort();
     const result = await running;
@@ -111,8 +111,8 @@ describe('skill_run cancelled', () => {
   it('starts nothing when the signal was aborted before the run; the token stays good', async () => {
     const { runner, prepare, lines, reads } = await runnerOver();
     const prepared = prepare('scripts/argv.js');
-    const { token } = runner.issue(prepared);
-    const cancelled = await runner.run(prepared, token, AbortSignal.abort());
+    const { token } = runner.issue(prepared, 'stdio');
+    const cancelled = await runner.run(prepared, token, 'stdio', AbortSignal.abort());
     expect(cancelled).toEqual({
       ok: false,
       refusal: {
@@ -124,7 +124,7 @@ describe('skill_run cancelled', () => {
     expect(runLines(lines)).toEqual([
       { ...where(prepared), cancelled: true, msg: 'skill_run: cancelled before the script started' },
     ]);
-    const ran = await runner.run(prepared, token);
+    const ran = await runner.run(prepared, token, 'stdio');
     expect(ran).toMatchObject({ ok: true, outcome: { exitCode: 0, cancelled: false } });
   });
 
@@ -134,7 +134,7 @@ describe('skill_run cancelled', () => {
     const { runner, prepare, lines, reads } = await runnerOver(gate);
     const prepared = prepare(SLOW.script, SLOW.args);
     const controller = new AbortController();
-    const running = runner.run(prepared, runner.issue(prepared).token, controller.signal);
+    const running = runner.run(prepared, runner.issue(prepared, 'stdio').token, 'stdio', controller.signal);
     await until('the skill to be read', () => reads.length > 0);
     controller.abort();
     open();

@@ -10,6 +10,8 @@ export interface ToolDeps {
   read: FileReader;
   /** skill_run's state (grants, tokens, the one run); skill_list shows declared scripts through it. */
   runner?: Runner;
+  /** Who is asking (caller.ts's principalOf): skill_run's confirmations are bound to it. */
+  caller: string;
   /** Prompts served at most (the first skills in listing order); absent when prompts are off. */
   maxPrompts?: number;
 }

@@ -7,13 +7,14 @@ import {
   MAX_LISTED_PROBLEMS,
   MAX_SEARCH_QUERY_CHARS,
 } from '../budget.ts';
-import { encodeCursor, itemsAfter, itemsAfterKey } from '../paging.ts';
+import { encodeCursor, itemsAfter, itemsAfterKey, MAX_CURSOR_CHARS } from '../paging.ts';
 import type { ServedSkill } from '../snapshot.ts';
 import { viewOf } from '../view.ts';
 import type { PlannedScript } from '../../run/plan.ts';
 import { READ_ONLY, searchModule, type ToolDeps } from './common.ts';
 import { renderList, skillLine } from './render.ts';
 import { renderScripts } from './skillRunRender.ts';
+import { oneLine, visible } from '../../shared/text.ts';
 
 /** A skill's declared scripts by what became of them here: runnable, not granted, unavailable. */
 function scriptFields(scripts: readonly PlannedScript[] | undefined) {
@@ -52,7 +53,7 @@ const inputSchema = z.object({
     .max(MAX_LIST_LIMIT)
     .optional()
     .describe(`skills per page (default ${DEFAULT_LIST_LIMIT}); a page also ends before it grows too large`),
-  cursor: z.string().optional().describe('nextCursor of the previous page'),
+  cursor: z.string().max(MAX_CURSOR_CHARS).optional().describe('nextCursor of the previous page'),
 });
 
 const skillSchema = z.object({
@@ -108,7 +109,8 @@ type ListedSkill = z.infer<typeof skillSchema>;
 
 const entryOf = (served: ServedSkill, scripts?: readonly PlannedScript[]): ListedSkill => ({
   name: served.skill.name,
-  description: served.description,
+  // What a host shows, and the model reads: nothing in it may hide or reorder what follows (skills/get has it verbatim).
+  description: oneLine(served.description),
   uri: served.uri,
   source: served.ns.source,
   // structuredContent, checked against outputSchema and sent as JSON: a namespace that follows no ref has no key.
@@ -171,11 +173,14 @@ export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts 
     const more = last !== undefined && matching.at(-1) !== last;
     const nextCursor = more ? encodeCursor(last.uri) : undefined;
     const listed = catalog.listed().filter((ns) => only === undefined || ns.source === only);
+    // A problem names a repository's path and may quote its bytes: written out visibly.
     const all = listed.flatMap((ns) =>
       [...ns.problems, ...(runner?.problemsOf(ns) ?? [])].map((p) => ({
         source: ns.source,
         commit: ns.commit,
         ...p,
+        path: visible(p.path),
+        detail: visible(p.detail),
       })),
     );
     // Errors first: what is not served matters more than what is served with a warning.
@@ -184,7 +189,9 @@ export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts 
       ...all.filter((p) => p.severity !== 'error'),
     ];
     const problems = cursor === undefined ? ranked.slice(0, MAX_LISTED_PROBLEMS) : [];
-    const failures = catalog.state.failures.filter((f) => only === undefined || f.id === only);
+    const failures = catalog.state.failures
+      .filter((f) => only === undefined || f.id === only)
+      .map((f) => ({ ...f, detail: visible(f.detail) }));
     const prompts =
       maxPrompts === undefined
         ? undefined

@@ -1,6 +1,7 @@
 import { encodePath, namespaceUri, type CatalogState } from '../../catalog/index.ts';
 import { SKILL_MD } from '../../skills/index.ts';
 import type { ServedSkill, Snapshot } from '../snapshot.ts';
+import { oneLine } from '../../shared/text.ts';
 
 /** From skillpin source "<id>" at commit <sha>: <uri> — the first line of every tool result about a skill. */
 export function originLine(served: ServedSkill): string {
@@ -16,7 +17,7 @@ interface ListedProblem {
 
 /** One skill of skill_list's text: name, served path, description. */
 export function skillLine(served: ServedSkill): string {
-  return `- ${served.skill.name} [${encodePath(served.skill.servedDir)}]: ${served.description}`;
+  return `- ${served.skill.name} [${encodePath(served.skill.servedDir)}]: ${oneLine(served.description)}`;
 }
 
 export interface ListPage {

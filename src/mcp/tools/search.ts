@@ -10,6 +10,7 @@ import {
 } from '../budget.ts';
 import type { SearchHit } from '../search.ts';
 import { failure, READ_ONLY, searchModule, type ToolDeps } from './common.ts';
+import { oneLine } from '../../shared/text.ts';
 
 const inputSchema = z.object({
   query: z
@@ -79,7 +80,7 @@ function namespacesOf(catalog: CatalogReader, source: string | undefined): Names
 const resultOf = ({ served, score }: SearchHit): Result => ({
   uri: served.uri,
   name: served.skill.name,
-  description: served.description,
+  description: oneLine(served.description),
   source: served.ns.source,
   // structuredContent, checked against outputSchema and sent as JSON: a namespace that follows no ref has no key.
   ...(served.ns.origin.ref === undefined ? {} : { ref: served.ns.origin.ref }),

@@ -131,10 +131,10 @@ function canElicit(mcp: McpServer, ctx: ServerContext): boolean {
 async function execute(
   runner: Runner,
   prepared: Prepared,
-  token: string,
+  confirmation: { token: string; caller: string },
   signal: AbortSignal,
 ): Promise<CallToolResult> {
-  const result = await runner.run(prepared, token, signal);
+  const result = await runner.run(prepared, confirmation.token, confirmation.caller, signal);
   if (!result.ok) return refused(result.refusal, prepared);
   const { outcome } = result;
   const { willRun } = prepared;
@@ -161,7 +161,10 @@ async function execute(
  * `runs.elicitation` is off), with the token riding as the request state; any other host gets a preview and a
  * token it must send back (`runs.confirm`: the user approves, the model does, or such hosts are refused).
  */
-export function registerSkillRun(mcp: McpServer, { catalog, runner }: ToolDeps & { runner: Runner }): void {
+export function registerSkillRun(
+  mcp: McpServer,
+  { catalog, runner, caller }: ToolDeps & { runner: Runner },
+): void {
   mcp.registerTool('skill_run', config, async (input, ctx) => {
     if ((input.uri === undefined) === (input.name === undefined))
       return refused({ code: 'run-skill-not-found', detail: 'give exactly one of uri or name' });
@@ -188,10 +191,10 @@ export function registerSkillRun(mcp: McpServer, { catalog, runner }: ToolDeps &
             preview: { willRun: prepared.willRun },
           },
         };
-      return execute(runner, prepared, state, ctx.mcpReq.signal);
+      return execute(runner, prepared, { token: state, caller }, ctx.mcpReq.signal);
     }
     if (input.confirmToken !== undefined && (settings.confirm !== 'refuse' || canElicit(mcp, ctx)))
-      return execute(runner, prepared, input.confirmToken, ctx.mcpReq.signal);
+      return execute(runner, prepared, { token: input.confirmToken, caller }, ctx.mcpReq.signal);
     if (settings.elicitation && canElicit(mcp, ctx))
       return inputRequired({
         inputRequests: {
@@ -200,7 +203,7 @@ export function registerSkillRun(mcp: McpServer, { catalog, runner }: ToolDeps &
             requestedSchema: confirmSchema,
           }),
         },
-        requestState: runner.issue(prepared).token,
+        requestState: runner.issue(prepared, caller).token,
       });
     if (settings.confirm === 'refuse')
       return refused(
@@ -211,7 +214,7 @@ export function registerSkillRun(mcp: McpServer, { catalog, runner }: ToolDeps &
         },
         prepared,
       );
-    const { token, expiresAt } = runner.issue(prepared);
+    const { token, expiresAt } = runner.issue(prepared, caller);
     const expires = new Date(expiresAt).toISOString();
     return {
       content: [
