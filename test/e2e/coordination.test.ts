@@ -310,9 +310,10 @@ describe('three replicas coordinated through a real Redis', () => {
     counts['publication-replayed'] = 1;
     await forge(older, 'publication-replayed', counts);
     expect(replicas.map(live)).toEqual([newest, newest, newest]);
-    // Signed and fresh, but a commit the followers moved away from: only their own listing may move them back.
+    // Signed and fresh (as the holder's last), but a commit the followers moved away from: only their own listing
+    // may move them back.
     counts['publication-backward'] = 1;
-    await forge(signed(pushed, now() + 1), 'publication-backward', counts);
+    await forge(signed(pushed, Number(await probe.hGet(commitKey, 'at'))), 'publication-backward', counts);
     expect(replicas.map(live)).toEqual([newest, newest, newest]);
 
     // The branch really moved back (a force-push to the older commit): the holder lists and publishes it, each
