@@ -186,10 +186,12 @@ const GAUGES: readonly ScrapedGauge[] = [
   {
     counter: true,
     name: 'skillpin_coordination_publications_refused_total',
-    help: "With coordination: publications read from Redis that this replica refused (it listed the refs itself), by source and reason code (publication-unsigned, -forged, -stale, -replayed, -backward, -tag-moved)",
+    help: 'With coordination: publications read from Redis that this replica refused (it listed the refs itself), by source and reason code (publication-unsigned, -forged, -stale, -replayed, -backward, -tag-moved)',
     labelNames: ['source', 'reason'],
     samples: ({ status }) =>
-      (status().coordination?.refused ?? []).map(({ source, reason, count }): Sample => [{ source, reason }, count]),
+      (status().coordination?.refused ?? []).map(
+        ({ source, reason, count }): Sample => [{ source, reason }, count],
+      ),
   },
 ];
 
@@ -234,7 +236,12 @@ function fedMetrics({ Counter, Histogram }: PromClient, registers: Registry[]) {
 }
 
 /** A gauge of the table, registered: reset on each scrape, then given its samples. */
-function registerGauge({ Counter, Gauge }: PromClient, registers: Registry[], gauge: ScrapedGauge, from: Readings) {
+function registerGauge(
+  { Counter, Gauge }: PromClient,
+  registers: Registry[],
+  gauge: ScrapedGauge,
+  from: Readings,
+) {
   new (gauge.counter ? Counter : Gauge)({
     name: gauge.name,
     help: gauge.help,

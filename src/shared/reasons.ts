@@ -454,7 +454,8 @@ export const REASONS = {
   'publication-replayed': {
     kind: 'publication',
     severity: 'error',
-    summary: 'an authentic publication older than one this replica already read, naming another commit: a replay',
+    summary:
+      'an authentic publication older than one this replica already read, naming another commit: a replay',
   },
   'publication-backward': {
     kind: 'publication',

@@ -207,7 +207,6 @@ describe('three replicas coordinated through a real Redis', () => {
 
   it('takes a published commit as a hint only: a replayed message changes nothing', async () => {
     const serving = commits.at(-1)!;
-    const commitKey = leaseKey.replace(':lease:', ':commit:');
     const holder = await until('a lease holder', async () => (await probe.hGetAll(leaseKey))['replica']);
     const [followerA, followerB] = await Promise.all(
       replicas.map(async (replica) => ((await idOf(replica)) === holder ? [] : [replica])),
@@ -233,7 +232,10 @@ describe('three replicas coordinated through a real Redis', () => {
   it('refuses what a Redis writer publishes (unsigned, forged, stale, replayed, backward), logged and counted; follows what the holder signs, and a real force-push back', async () => {
     const commitKey = leaseKey.replace(':lease:', ':commit:');
     const key = leaseKey.slice('skillpin:lease:'.length);
-    const holder = await until('a lease holder', async () => (await probe.hGet(leaseKey, 'replica')) ?? undefined);
+    const holder = await until(
+      'a lease holder',
+      async () => (await probe.hGet(leaseKey, 'replica')) ?? undefined,
+    );
     const ids = await Promise.all(replicas.map(idOf));
     const followers = replicas.filter((_, i) => ids[i] !== holder);
     const now = () => Math.min(...replicas.map((replica) => replica.clock.now()));
@@ -341,7 +343,9 @@ describe('three replicas coordinated through a real Redis', () => {
     }
     const metrics = await (await fetch(`${followers[0]!.base}/metrics`)).text();
     expect(
-      metrics.split('\n').filter((line) => line.startsWith('skillpin_coordination_publications_refused_total{')),
+      metrics
+        .split('\n')
+        .filter((line) => line.startsWith('skillpin_coordination_publications_refused_total{')),
     ).toEqual([
       'skillpin_coordination_publications_refused_total{source="live",reason="publication-unsigned"} 1',
       'skillpin_coordination_publications_refused_total{source="live",reason="publication-forged"} 2',

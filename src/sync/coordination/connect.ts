@@ -1,9 +1,8 @@
 import type { CoordinationConfig, SourceConfig } from '../../config/index.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { Clock } from '../../shared/clock.ts';
-import { type Coordination, type CoordinationEvents, coordinated, sharedKey } from './coordination.ts';
 import { rememberSecret } from '../../shared/redact.ts';
-import type { PublicationReason } from './publication.ts';
+import { type Coordination, type CoordinationEvents, coordinated, sharedKey } from './coordination.ts';
 import { connectRedis } from './redis.ts';
 import { createLeases, type SharedSource } from './leases.ts';
 import { createReports, REPORT_MS } from './reports.ts';

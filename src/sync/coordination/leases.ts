@@ -178,7 +178,11 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
       // Nothing published is no `hint` key: a verdict is probed for it.
       if (read === undefined) return { kind: 'follower', holder: lease.holder };
       if (!read.ok)
-        return { kind: 'follower', holder: lease.holder, refused: { reason: read.reason, detail: read.detail } };
+        return {
+          kind: 'follower',
+          holder: lease.holder,
+          refused: { reason: read.reason, detail: read.detail },
+        };
       const { target, at } = read.publication;
       return { kind: 'follower', holder: lease.holder, hint: { target, at } };
     },

@@ -74,7 +74,8 @@ export async function coordinatedStep<T extends { outcome: SyncOutcome }>(
     return step;
   }
   const { hint, holder } = verdict;
-  const refused = verdict.refused ?? (hint === undefined ? undefined : backward(followed, hint.target, options));
+  const refused =
+    verdict.refused ?? (hint === undefined ? undefined : backward(followed, hint.target, options));
   if (refused !== undefined) {
     coordination.refused(id, refused.reason);
     logger.warn(

@@ -108,7 +108,10 @@ describe('Redis coordination: leases, fencing, hints', () => {
     const d = await replica('d', clock);
     d.follow([source], { triggered: (id, why) => heard.push(`${id}: ${why}`) });
     await probe.hSet(key('commit'), { commit: 'not-a-commit', at: String(clock.now()), mac: 'a'.repeat(64) });
-    expect(await d.poll('live')).toMatchObject({ kind: 'follower', refused: { reason: 'publication-forged' } });
+    expect(await d.poll('live')).toMatchObject({
+      kind: 'follower',
+      refused: { reason: 'publication-forged' },
+    });
     expect((await d.poll('live')) as object).not.toHaveProperty('hint');
     c.announce('live', 'webhook (generic)');
     await expect.poll(() => heard).toEqual(['live: a webhook at another replica']);
@@ -139,7 +142,9 @@ describe('Redis coordination: leases, fencing, hints', () => {
       by: 'g/1/g',
       at: String(at),
       mac: createHmac('sha256', secret)
-        .update(JSON.stringify(['skillpin-publication/1', sharedKey(other), commit, '', '', '1', 'g/1/g', at]))
+        .update(
+          JSON.stringify(['skillpin-publication/1', sharedKey(other), commit, '', '', '1', 'g/1/g', at]),
+        )
         .digest('hex'),
     });
     expect(await probe.hGetAll(commitKey)).toEqual(signed(A_COMMIT, now));
