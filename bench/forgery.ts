@@ -7,7 +7,7 @@
  * - C1, an older commit of main (a rollback), written with a fresh time;
  * - the holder's own authentic publication of C1, read back before C2 was pushed, replayed as it was.
  * Prints how many samples the follower listed the forged commit in, per phase.
- * Usage: npx tsx bench/forgery.ts [seconds=14]
+ * Usage: npx tsx bench/forgery.ts [seconds=14] (BENCH_NO_SECRET=1 against a build from before coordination.secret)
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -108,6 +108,7 @@ const otherBranch = await forge(written(c3), c3);
 const rollback = await forge(written(c1), c1);
 const replayed = await forge(async () => authenticC1, c1);
 const after = live(follower);
+const refused = (await statusOf(follower)).coordination?.refused;
 
 for (const server of servers) await server.stop();
 await probe.close();
@@ -118,6 +119,7 @@ console.log(
     {
       forgedCommitServed: { otherBranch, rollback, replayedAuthentic: replayed },
       followerAtEnd: after === c2 ? 'C2 (main)' : after,
+      refusedByFollower: refused,
     },
     null,
     2,
