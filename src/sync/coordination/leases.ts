@@ -2,7 +2,7 @@ import type { ResolvedRef } from '../../git/index.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { PollVerdict } from './coordination.ts';
-import { checkPublication, PUBLICATION_FIELDS, type Publication, signPublication } from './publication.ts';
+import { PUBLICATION_FIELDS, type Publication, publicationReader, signPublication } from './publication.ts';
 import type { RedisLink } from './redis.ts';
 import { ACQUIRE, KEEP_MS, keysOf, PUBLISH, RELEASE, replicaOf } from './scripts.ts';
 
@@ -132,27 +132,9 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
     );
   };
 
-  /** The newest authentic publication read of each source: an older one naming another commit is a replay. */
-  const newest = new Map<SharedSource, Publication>();
-  const checked = (source: SharedSource, fields: readonly (string | null)[]) => {
-    const read = checkPublication(fields, {
-      secret: options.secret,
-      key: source.key,
-      now: clock.now(),
-      freshMs: source.pollMs + source.leaseMs,
-    });
-    if (read === undefined || !read.ok) return read;
-    const seen = newest.get(source);
-    const { publication } = read;
-    if (seen !== undefined && publication.at < seen.at && publication.target.commit !== seen.target.commit)
-      return {
-        ok: false as const,
-        reason: 'publication-replayed' as const,
-        detail: `the publication in Redis (commit ${publication.target.commit}) is older than one read before (commit ${seen.target.commit}): replayed`,
-      };
-    if (seen === undefined || publication.at >= seen.at) newest.set(source, publication);
-    return read;
-  };
+  const publications = publicationReader(options.secret);
+  const checked = (source: SharedSource, fields: readonly (string | null)[]) =>
+    publications.read(source.key, fields, { now: clock.now(), freshMs: source.pollMs + source.leaseMs });
 
   const release = (source: SharedSource) =>
     link.script(RELEASE, [keysOf(keyPrefix, source.key).lease], [replica]);
@@ -203,7 +185,7 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
       const held = renewing.has(source);
       stop(renewing, source);
       stop(watching, source);
-      newest.delete(source);
+      publications.forget(source.key);
       if (held) await release(source);
     },
   };

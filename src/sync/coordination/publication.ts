@@ -90,3 +90,32 @@ export function checkPublication(
     };
   return { ok: true, publication };
 }
+
+/**
+ * A follower's reading of each source's publications (by shared key): checked, and refused when older than one it
+ * read before that names another commit (a replay of an authentic one: a rollback).
+ */
+export function publicationReader(secret: string) {
+  const newest = new Map<string, Publication>();
+  return {
+    read(
+      key: string,
+      fields: readonly (string | null)[],
+      options: { now: number; freshMs: number },
+    ): Checked | undefined {
+      const read = checkPublication(fields, { secret, key, ...options });
+      if (read === undefined || !read.ok) return read;
+      const { publication } = read;
+      const seen = newest.get(key);
+      if (seen !== undefined && publication.at < seen.at && publication.target.commit !== seen.target.commit)
+        return {
+          ok: false,
+          reason: 'publication-replayed',
+          detail: `the publication in Redis (commit ${publication.target.commit}) is older than one read before (commit ${seen.target.commit}): replayed`,
+        };
+      if (seen === undefined || publication.at >= seen.at) newest.set(key, publication);
+      return read;
+    },
+    forget: (key: string) => void newest.delete(key),
+  };
+}
