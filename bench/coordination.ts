@@ -27,7 +27,11 @@ const repo = pushableRepo(root, 'skills');
 repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v0') });
 const git = await startGitHttpServer({ root });
 const redis = await startRedisServer();
-const env = { REDIS_URL: redis.url, BENCH_SECRET: SECRET };
+const env = {
+  REDIS_URL: redis.url,
+  BENCH_SECRET: SECRET,
+  BENCH_COORDINATION: 'bench-coordination-secret-0123456789',
+};
 
 const listings = () =>
   git.requests.filter((r) => r.method === 'POST' && r.path === '/skills.git/git-upload-pack' && !r.fetch)
@@ -41,7 +45,7 @@ const statusOf = async (server: InProcessServer) =>
 async function replicas(count: number, prefix: string, poll: string): Promise<InProcessServer[]> {
   const config = writeConfig({
     webhook: { secret: '${BENCH_SECRET}' },
-    coordination: { redis: '${REDIS_URL}', keyPrefix: prefix, lease: '1s' },
+    coordination: { redis: '${REDIS_URL}', secret: '${BENCH_COORDINATION}', keyPrefix: prefix, lease: '1s' },
     sources: [{ id: 'live', url: git.urlFor('skills.git'), ref: 'main', poll }],
   });
   const started: InProcessServer[] = [];

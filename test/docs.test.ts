@@ -106,6 +106,7 @@ describe('documentation', () => {
         SKILLPIN_RUN_SECRET: 'r',
         SKILLPIN_CI_TOKEN: 'ci-token-0123456789abcdef',
         REDIS_URL: 'redis://:secret@redis.example.com:6379',
+        SKILLPIN_COORDINATION_SECRET: 'coordination-secret-0123456789',
       }),
     ).not.toThrow();
     const example = parse(readFileSync(file, 'utf8')) as Record<string, unknown> & {

@@ -334,6 +334,27 @@ function resolveTokens(
 }
 
 /**
+ * The secret replicas sign their publications with: required, since a key prefix in a shared Redis gives no
+ * authority; never repeated in a message.
+ */
+function coordinationSecret(reference: string | undefined, resolving: Resolving): string {
+  if (reference === undefined) {
+    resolving.problem(
+      ['coordination', 'secret'],
+      'is required with coordination.redis: an environment reference like ${SKILLPIN_COORDINATION_SECRET} holding a secret every replica shares (openssl rand -hex 32); what one replica publishes is signed with it, and anything unsigned is refused',
+    );
+    return '';
+  }
+  const secret = resolving.fromEnv(reference, ['coordination', 'secret']);
+  if (secret !== '' && secret.length < MIN_TOKEN_LENGTH)
+    resolving.problem(
+      ['coordination', 'secret'],
+      `the secret is shorter than ${MIN_TOKEN_LENGTH} characters; use a random one (openssl rand -hex 32)`,
+    );
+  return secret;
+}
+
+/**
  * `coordination:` with its Redis URL read from the environment. A URL that is not redis:// or rediss:// is a
  * problem whose message never repeats the value (it may hold a password).
  */
@@ -368,6 +389,7 @@ function resolveCoordination(
   return {
     redis: url,
     endpoint,
+    secret: coordinationSecret(raw.secret, resolving),
     tls,
     keyPrefix: raw.keyPrefix,
     connectTimeoutMs: raw.connectTimeout,

@@ -391,6 +391,8 @@ export const configSchema = z.strictObject({
     .strictObject({
       // The URL may carry a password: only an environment reference is accepted.
       redis: envReference('REDIS_URL'),
+      // What the replicas sign their publications with; required (resolve.ts says so at its key).
+      secret: envReference('SKILLPIN_COORDINATION_SECRET').optional(),
       tls: z.union([z.boolean(), z.strictObject({ ca: z.string().min(1) })]).optional(),
       keyPrefix: z
         .string()

@@ -152,6 +152,8 @@ export interface CoordinationConfig {
   redis: string;
   /** `host:port` of the URL, what logs and status name. */
   endpoint: string;
+  /** The secret every replica signs and checks publications with (HMAC-SHA256), from its environment reference. */
+  secret: string;
   /** TLS (`rediss://` or `tls:`), and the CA file's text when one is given. */
   tls?: { ca?: string };
   keyPrefix: string;

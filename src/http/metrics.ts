@@ -67,8 +67,10 @@ interface Readings {
 
 type Sample = readonly [labels: Record<string, string>, value: number];
 
-/** A gauge read when scraped: its samples are computed from what the server holds then. */
+/** A gauge (or a counter kept elsewhere) read when scraped: its samples are computed from what the server holds then. */
 interface ScrapedGauge {
+  /** A counter: a total the server keeps, exposed as one (`_total`). */
+  counter?: true;
   name: string;
   help: string;
   labelNames: readonly string[];
@@ -181,6 +183,16 @@ const GAUGES: readonly ScrapedGauge[] = [
       );
     },
   },
+  {
+    counter: true,
+    name: 'skillpin_coordination_publications_refused_total',
+    help: 'With coordination: publications read from Redis that this replica refused (it listed the refs itself), by source and reason code (publication-unsigned, -forged, -stale, -replayed, -backward, -tag-moved)',
+    labelNames: ['source', 'reason'],
+    samples: ({ status }) =>
+      (status().coordination?.refused ?? []).map(
+        ({ source, reason, count }): Sample => [{ source, reason }, count],
+      ),
+  },
 ];
 
 type PromClient = ReturnType<typeof promClient>;
@@ -224,8 +236,13 @@ function fedMetrics({ Counter, Histogram }: PromClient, registers: Registry[]) {
 }
 
 /** A gauge of the table, registered: reset on each scrape, then given its samples. */
-function registerGauge({ Gauge }: PromClient, registers: Registry[], gauge: ScrapedGauge, from: Readings) {
-  new Gauge({
+function registerGauge(
+  { Counter, Gauge }: PromClient,
+  registers: Registry[],
+  gauge: ScrapedGauge,
+  from: Readings,
+) {
+  new (gauge.counter ? Counter : Gauge)({
     name: gauge.name,
     help: gauge.help,
     labelNames: gauge.labelNames,

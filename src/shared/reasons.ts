@@ -438,6 +438,41 @@ export const REASONS = {
     summary:
       'runs.user names no user, or another user while skillpin is not root, or the switch to it was refused',
   },
+  // Why a replica did not take what it read in Redis as the polling replica's publication: it lists the refs itself.
+  'publication-unsigned': {
+    kind: 'publication',
+    severity: 'error',
+    summary: 'the publication in Redis carries no signature: not written by a replica (coordination.secret)',
+  },
+  'publication-forged': {
+    kind: 'publication',
+    severity: 'error',
+    summary:
+      "the publication's signature does not verify with coordination.secret: a field was changed, or it was signed with another secret",
+  },
+  'publication-stale': {
+    kind: 'publication',
+    severity: 'warning',
+    summary:
+      "the publication's time is further from this replica's clock than the source's poll interval and lease: a replay, or a holder that stopped",
+  },
+  'publication-replayed': {
+    kind: 'publication',
+    severity: 'error',
+    summary:
+      'an authentic publication older than one this replica already read, naming another commit: a replay',
+  },
+  'publication-backward': {
+    kind: 'publication',
+    severity: 'error',
+    summary:
+      'the published commit is one this replica moved away from: a branch never moves back on a publication alone',
+  },
+  'publication-tag-moved': {
+    kind: 'publication',
+    severity: 'warning',
+    summary: 'the published commit for a tag differs from what this replica resolved the tag to',
+  },
   // How a webhook delivery (POST /hooks/git) ended: the outcome label of skillpin_webhook_deliveries_total.
   'webhook-triggered': {
     kind: 'webhook',
@@ -480,7 +515,7 @@ export const REASONS = {
 /**
  * What a code is about, where it is reported: a skill, a file of one, a folder named in `paths`, a ref of a
  * `refs:` source or a declared script (the problems of a commit); a whole source (its sync); an HTTP request
- * (authentication); a skill_run call; a webhook delivery.
+ * (authentication); a skill_run call; a webhook delivery; a publication read from Redis (coordination).
  */
 export type ReasonKind =
   | 'skill'
@@ -491,7 +526,8 @@ export type ReasonKind =
   | 'source'
   | 'request'
   | 'run'
-  | 'webhook';
+  | 'webhook'
+  | 'publication';
 
 export type Reason = keyof typeof REASONS;
 

@@ -48,8 +48,10 @@ export interface CoordinationStatus {
   replica: string;
   /** When the state last changed, ISO 8601. */
   since: string;
-  /** Why it is down (the client's error, redacted); `null` when up. */
+  /** Why it is down (the client's error, redacted; `authentication failed: …` for a refused password); `null` when up. */
   error: string | null;
+  /** Publications read from Redis and refused since this replica started, by source and reason (none: empty). */
+  refused: Array<{ source: string; reason: string; count: number }>;
 }
 
 /** One commit as reported: what its index says (only `commit` when its index file is gone). */

@@ -28,6 +28,7 @@ export async function syncHere(w: Worker, followed: Followed, why: string): Prom
       coordination: w.coordination,
       logger,
       serving: w.records.get(id)!.served?.current.commit,
+      movedFrom: w.records.get(id)!.served?.retained.map((ns) => ns.commit) ?? [],
       aloneAt: w.aloneAt.get(id),
       onAlone: () => w.aloneAt.set(id, clock.now()),
     });

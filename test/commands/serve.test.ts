@@ -199,7 +199,11 @@ describe('a reload that changes what is set up once', () => {
         ...extra,
         sources: [{ id: 'one', url: 'https://example.invalid/one.git', commit: C, ...source }],
       }),
-      { SKILLPIN_TEST_TOKEN: 'test-token-0123456789', REDIS_URL: 'redis://127.0.0.1:6379' },
+      {
+        SKILLPIN_TEST_TOKEN: 'test-token-0123456789',
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        SKILLPIN_COORDINATION_SECRET: 'coordination-secret-0123456789',
+      },
     );
 
   it('names skill_run grants and settings and auth as waiting for a restart', () => {
@@ -217,7 +221,11 @@ describe('a reload that changes what is set up once', () => {
       waiting(configOf({ auth: { tokens: [{ name: 'ci', token: '${SKILLPIN_TEST_TOKEN}' }] } })),
     ).toEqual(['auth']);
     // Coordination connects once, at the start.
-    expect(waiting(configOf({ coordination: { redis: '${REDIS_URL}' } }))).toEqual(['coordination']);
+    expect(
+      waiting(
+        configOf({ coordination: { redis: '${REDIS_URL}', secret: '${SKILLPIN_COORDINATION_SECRET}' } }),
+      ),
+    ).toEqual(['coordination']);
   });
 });
 

@@ -2,8 +2,10 @@ import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
 import { sharedKey } from '../../src/sync/coordination/coordination.ts';
+import { signPublication } from '../../src/sync/coordination/publication.ts';
 import type { StatusReport } from '../../src/shared/status.ts';
 import { manualClock, type ManualClock } from '../helpers/clock.ts';
+import { git as runGit } from '../helpers/git.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { waitReady } from '../helpers/ready.ts';
@@ -14,6 +16,7 @@ import { tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
 
 const SECRET = 'coordination-webhook-secret';
+const SHARED = 'coordination-shared-secret-5d1e83a0c4';
 const POLL_MS = 60_000;
 const LEASE_MS = 30_000;
 /** The clocks move this much at a time, and the replicas settle between two moves. */
@@ -98,12 +101,16 @@ describe('three replicas coordinated through a real Redis', () => {
     commits.push(repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v1') }));
     soloRepo.push({ 'alpha/SKILL.md': skillMd('alpha', 'solo') });
     git = await startGitHttpServer({ root });
-    const env = { REDIS_URL: redis.url, SKILLPIN_WEBHOOK_SECRET: SECRET };
+    const env = {
+      REDIS_URL: redis.url,
+      SKILLPIN_WEBHOOK_SECRET: SECRET,
+      SKILLPIN_COORDINATION_SECRET: SHARED,
+    };
     vi.stubEnv('SKILLPIN_WEBHOOK_SECRET', SECRET);
     const config = writeConfig({
       webhook: { secret: '${SKILLPIN_WEBHOOK_SECRET}' },
       http: { metrics: true },
-      coordination: { redis: '${REDIS_URL}', lease: '30s' },
+      coordination: { redis: '${REDIS_URL}', secret: '${SKILLPIN_COORDINATION_SECRET}', lease: '30s' },
       sources: [{ id: 'live', url: git.urlFor('skills.git'), ref: 'main', poll: '1m' }],
     });
     leaseKey = `skillpin:lease:${sharedKey(loadConfig(config, { ...process.env, ...env }).sources[0]!)}`;
@@ -198,9 +205,8 @@ describe('three replicas coordinated through a real Redis', () => {
     expect((await status(replicas[0]!)).sources[0]!.replicas!.leaseHolder).toBe(holder);
   });
 
-  it('takes a published commit as a hint only: a replayed message changes nothing, a forged commit is not served', async () => {
+  it('takes a published commit as a hint only: a replayed message changes nothing', async () => {
     const serving = commits.at(-1)!;
-    const commitKey = leaseKey.replace(':lease:', ':commit:');
     const holder = await until('a lease holder', async () => (await probe.hGetAll(leaseKey))['replica']);
     const [followerA, followerB] = await Promise.all(
       replicas.map(async (replica) => ((await idOf(replica)) === holder ? [] : [replica])),
@@ -221,27 +227,137 @@ describe('three replicas coordinated through a real Redis', () => {
       listings: 0,
       serving: [serving, serving, serving],
     });
-    // A commit the remote does not have, written into Redis and announced by someone who is no replica.
-    const forged = 'f'.repeat(40);
-    await probe.hSet(commitKey, {
-      commit: forged,
+  });
+
+  it('refuses what a Redis writer publishes (unsigned, forged, stale, replayed, backward), logged and counted; follows what the holder signs, and a real force-push back', async () => {
+    const commitKey = leaseKey.replace(':lease:', ':commit:');
+    const key = leaseKey.slice('skillpin:lease:'.length);
+    const holder = await until(
+      'a lease holder',
+      async () => (await probe.hGet(leaseKey, 'replica')) ?? undefined,
+    );
+    const ids = await Promise.all(replicas.map(idOf));
+    const followers = replicas.filter((_, i) => ids[i] !== holder);
+    const now = () => Math.min(...replicas.map((replica) => replica.clock.now()));
+    const token = async () => (await probe.hGet(leaseKey, 'token'))!;
+    const refusedOf = async (replica: Replica) =>
+      Object.fromEntries((await status(replica)).coordination!.refused.map((r) => [r.reason, r.count]));
+    const reasonsLogged = (replica: Replica) =>
+      replica.server
+        .logs()
+        .split('\n')
+        .filter((line) => line.includes('this replica resolves the ref itself'))
+        .map((line) => (JSON.parse(line) as { reason: string }).reason);
+    /**
+     * Writes `fields` as the publication and announces it under the holder's id (so only the followers sync); once
+     * both refused it, puts the holder's own publication back.
+     */
+    const forge = async (fields: Record<string, string>, reason: string, counts: Record<string, number>) => {
+      const authentic = await probe.hGetAll(commitKey);
+      await probe.del(commitKey);
+      await probe.hSet(commitKey, fields);
+      await probe.publish('skillpin:events', `commit ${key} ${holder}`);
+      for (const replica of followers)
+        await until(`${replica.name} to refuse it (${reason})`, async () =>
+          (await refusedOf(replica))[reason] === counts[reason] ? true : undefined,
+        );
+      await settle(replicas);
+      await probe.del(commitKey);
+      await probe.hSet(commitKey, authentic);
+    };
+    const signed = (commit: string, at: number, secret = SHARED) => ({
+      commit,
       tag: '',
       ref: '',
-      at: String(replicas[0]!.clock.now() + 1),
+      token: '',
+      by: holder,
+      at: String(at),
+      mac: signPublication(secret, key, { target: { commit }, token: '', by: holder, at }),
     });
-    await probe.publish('skillpin:events', `commit ${leaseKey.slice('skillpin:lease:'.length)} forger`);
-    for (const replica of [followerA!, followerB!])
-      await until(`${replica.name} to refuse the forged commit`, () =>
-        replica.server
-          .logs()
-          .includes('"msg":"the commit the polling replica published cannot be served here'),
-      );
-    // The holder, asked too, lists the refs and publishes the real commit over the forged one.
-    await until('the real commit published again', async () =>
-      (await probe.hGet(commitKey, 'commit')) === serving ? true : undefined,
-    );
+
+    // C3 exists only on another branch; the forger knows the lease's holder and token, and writes a fresh time.
+    const serving = commits.at(-1)!;
+    const other = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'other branch') }, 'elsewhere', 'other');
+    const counts: Record<string, number> = {};
+    const refuse = async (fields: Record<string, string>, reason: string) => {
+      counts[reason] = (counts[reason] ?? 0) + 1;
+      await forge(fields, reason, counts);
+      expect(replicas.map(live)).toEqual([serving, serving, serving]);
+    };
+    const unsigned = { ...signed(other, now()), token: await token() };
+    delete (unsigned as Partial<typeof unsigned>).mac;
+    await refuse(unsigned, 'publication-unsigned');
+    await refuse(signed(other, now(), 'not-the-shared-secret-0000'), 'publication-forged');
+    // Signed, then its commit changed.
+    await refuse({ ...signed(serving, now()), commit: other }, 'publication-forged');
+    await refuse(signed(other, now() - POLL_MS - LEASE_MS - 1), 'publication-stale');
+    await refuse(signed(other, now() + POLL_MS + LEASE_MS + 1), 'publication-stale');
+
+    // An authentic publication read back, then a newer one: replayed, the older one moves nobody back.
+    const before = commits.at(-1)!;
+    for (const replica of replicas) replica.clock.advance(1);
+    const pushed = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v5') });
+    commits.push(pushed);
+    expect((await hook(followers[0]!)).status).toBe(202);
+    await allList(pushed);
     await settle(replicas);
-    expect(replicas.map(live)).toEqual([serving, serving, serving]);
+    const older = await probe.hGetAll(commitKey);
+    expect(older['commit']).toBe(pushed);
+    for (const replica of replicas) replica.clock.advance(1);
+    const newest = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'v6') });
+    commits.push(newest);
+    expect((await hook(followers[1]!)).status).toBe(202);
+    await allList(newest);
+    await settle(replicas);
+    counts['publication-replayed'] = 1;
+    await forge(older, 'publication-replayed', counts);
+    expect(replicas.map(live)).toEqual([newest, newest, newest]);
+    // Signed and fresh (as the holder's last), but a commit the followers moved away from: only their own listing
+    // may move them back.
+    counts['publication-backward'] = 1;
+    await forge(signed(pushed, Number(await probe.hGet(commitKey, 'at'))), 'publication-backward', counts);
+    expect(replicas.map(live)).toEqual([newest, newest, newest]);
+
+    // The branch really moved back (a force-push to the older commit): the holder lists and publishes it, each
+    // follower refuses it as a hint, lists the refs itself, and follows.
+    for (const replica of replicas) replica.clock.advance(5);
+    runGit(['-C', repo.bare, 'update-ref', 'refs/heads/main', before]);
+    counts['publication-backward'] = 2;
+    expect((await hook(followers[0]!)).status).toBe(202);
+    await allList(before);
+    for (const replica of followers) {
+      await until(`${replica.name} to count it`, async () =>
+        (await refusedOf(replica))['publication-backward'] === 2 ? true : undefined,
+      );
+      expect(await refusedOf(replica)).toEqual(counts);
+      expect(reasonsLogged(replica)).toEqual([
+        'publication-unsigned',
+        'publication-forged',
+        'publication-forged',
+        'publication-stale',
+        'publication-stale',
+        'publication-replayed',
+        'publication-backward',
+        'publication-backward',
+      ]);
+    }
+    const metrics = await (await fetch(`${followers[0]!.base}/metrics`)).text();
+    expect(
+      metrics
+        .split('\n')
+        .filter((line) => line.startsWith('skillpin_coordination_publications_refused_total{')),
+    ).toEqual([
+      'skillpin_coordination_publications_refused_total{source="live",reason="publication-unsigned"} 1',
+      'skillpin_coordination_publications_refused_total{source="live",reason="publication-forged"} 2',
+      'skillpin_coordination_publications_refused_total{source="live",reason="publication-stale"} 2',
+      'skillpin_coordination_publications_refused_total{source="live",reason="publication-replayed"} 1',
+      'skillpin_coordination_publications_refused_total{source="live",reason="publication-backward"} 2',
+    ]);
+    // The secret itself is nowhere a replica shows.
+    for (const replica of replicas) {
+      expect(replica.server.logs()).not.toContain(SHARED);
+      expect(JSON.stringify(await status(replica))).not.toContain(SHARED);
+    }
   });
 
   it('answers every request while Redis is down, each replica following alone, and converges when it is back', async () => {

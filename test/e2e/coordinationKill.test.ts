@@ -35,10 +35,14 @@ describe('a lease holder killed with -9', () => {
     // Two replicas of one source, each with its own dataDir: a minute's poll, a 2 s lease.
     for (let i = 0; i < 2; i++) {
       const config = writeConfig({
-        coordination: { redis: '${REDIS_URL}', lease: '2s' },
+        coordination: { redis: '${REDIS_URL}', secret: '${SKILLPIN_COORDINATION_SECRET}', lease: '2s' },
         sources: [{ id: 'live', url: git.urlFor('skills.git'), ref: 'main', poll: '1m' }],
       });
-      const server = await startHttp(config, [], { REDIS_URL: redis.url, SKILLPIN_LOG_LEVEL: 'info' });
+      const server = await startHttp(config, [], {
+        REDIS_URL: redis.url,
+        SKILLPIN_COORDINATION_SECRET: 'coordination-kill-secret-0123456789',
+        SKILLPIN_LOG_LEVEL: 'info',
+      });
       servers.push(server);
       await waitReady(server.url);
     }

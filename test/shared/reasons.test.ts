@@ -21,12 +21,13 @@ describe('the reason registry', () => {
     expect(entries.filter(([, { summary }]) => summary.length < 20)).toEqual([]);
   });
 
-  it('names the kind of a whole source, a request, a run and a webhook delivery by its prefix, and no other', () => {
+  it('names the kind of a whole source, a request, a run, a webhook delivery and a publication by its prefix, and no other', () => {
     const prefixes: Array<[ReasonKind, string]> = [
       ['source', 'source-'],
       ['request', 'auth-'],
       ['run', 'run-'],
       ['webhook', 'webhook-'],
+      ['publication', 'publication-'],
     ];
     for (const [kind, prefix] of prefixes)
       expect(entries.filter(([code]) => code.startsWith(prefix)).map(([code]) => code)).toEqual(
@@ -60,7 +61,15 @@ describe('the reason registry', () => {
       'webhook-invalid',
       'webhook-too-large',
     ]);
-    expect(entries.length).toBe(90);
+    expect(codesOf('publication')).toEqual([
+      'publication-unsigned',
+      'publication-forged',
+      'publication-stale',
+      'publication-replayed',
+      'publication-backward',
+      'publication-tag-moved',
+    ]);
+    expect(entries.length).toBe(96);
   });
 
   it("gives severity info only to a webhook delivery that was not refused; a run's refusal is an error", () => {

@@ -1,6 +1,7 @@
 import type { CoordinationConfig, SourceConfig } from '../../config/index.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { Clock } from '../../shared/clock.ts';
+import { rememberSecret } from '../../shared/redact.ts';
 import { type Coordination, type CoordinationEvents, coordinated, sharedKey } from './coordination.ts';
 import { connectRedis } from './redis.ts';
 import { createLeases, type SharedSource } from './leases.ts';
@@ -37,9 +38,10 @@ function sharedSources(
     sources.filter(coordinated).map((source) => {
       const key = sharedKey(source);
       const ms = Math.min(leaseMs, source.pollMs ?? leaseMs);
+      const pollMs = source.pollMs ?? leaseMs;
       const kept = before.get(source.id);
-      const same = kept?.key === key && kept.leaseMs === ms;
-      return [source.id, same ? kept : { id: source.id, key, leaseMs: ms }];
+      const same = kept?.key === key && kept.leaseMs === ms && kept.pollMs === pollMs;
+      return [source.id, same ? kept : { id: source.id, key, leaseMs: ms, pollMs }];
     }),
   );
 }
@@ -80,6 +82,7 @@ function every(clock: Clock, ms: number, fire: () => void): () => void {
  */
 export async function connectRedisCoordination(options: RedisCoordinationOptions): Promise<Coordination> {
   const { config, logger, clock } = options;
+  rememberSecret(config.secret);
   const replica = `${options.replica.host}/${options.replica.pid}/${options.replica.nonce}`;
   const channel = `${config.keyPrefix}events`;
   let events: CoordinationEvents = { triggered: () => undefined };
@@ -103,6 +106,7 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
   });
   const leases = createLeases(link, {
     replica,
+    secret: config.secret,
     keyPrefix: config.keyPrefix,
     channel,
     clock,
@@ -118,6 +122,8 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
     clock,
   });
   const stopReporting = every(clock, REPORT_MS, reportAll);
+  /** Refused publications by `<source id> <reason>`. */
+  const refusals = new Map<string, number>();
   let viewedAt = 0;
 
   return {
@@ -152,7 +158,17 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
       served = next;
       reportAll();
     },
-    status: () => link.status(),
+    refused(id, reason) {
+      const at = `${id} ${reason}`;
+      refusals.set(at, (refusals.get(at) ?? 0) + 1);
+    },
+    status: () => ({
+      ...link.status(),
+      refused: [...refusals].map(([at, count]) => {
+        const [source, reason] = at.split(' ') as [string, string];
+        return { source, reason, count };
+      }),
+    }),
     replicas(id) {
       const source = followed.get(id);
       if (source === undefined) return undefined;

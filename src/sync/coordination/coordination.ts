@@ -3,6 +3,7 @@ import type { SourceConfig } from '../../config/index.ts';
 import type { ResolvedRef } from '../../git/index.ts';
 import { definitionOf } from '../dataDir/processes.ts';
 import type { CoordinationStatus, SourceReplicas } from '../../shared/status.ts';
+import type { PublicationReason } from './publication.ts';
 
 /** What one sync of a source may do, as the replicas agreed it. */
 export type PollVerdict =
@@ -12,10 +13,16 @@ export type PollVerdict =
   | { kind: 'holder'; token: string }
   /**
    * Another replica holds the lease: `hint` is the commit it published last and when it last resolved it (ms since
-   * the epoch); absent: none yet. A hint is never trusted bytes: the commit is fetched from the source's own remote
+   * the epoch), signed with the shared secret, fresh and no older than one read before; absent: none yet or refused. A hint is never trusted bytes: the commit is fetched from the source's own remote
    * like any other.
    */
-  | { kind: 'follower'; holder: string; hint?: { target: ResolvedRef; at: number } };
+  | {
+      kind: 'follower';
+      holder: string;
+      hint?: { target: ResolvedRef; at: number };
+      /** What Redis holds as the publication was not taken (unsigned, forged, stale, replayed): no `hint` then. */
+      refused?: { reason: PublicationReason; detail: string };
+    };
 
 /** What the replicas tell one another, as this replica hears it. */
 export interface CoordinationEvents {
@@ -31,6 +38,8 @@ export interface Coordination {
   poll(id: string): Promise<PollVerdict>;
   /** Publishes what the lease holder resolved, fenced by the lease's `token`: a lost lease publishes nothing. */
   publish(id: string, token: string, target: ResolvedRef): Promise<void>;
+  /** Counts a publication of source `id` this replica refused (the caller logs it): status and metrics show the counts. */
+  refused(id: string, reason: PublicationReason): void;
   /** Asks every replica to sync source `id` now (a webhook arrived here). */
   announce(id: string, why: string): void;
   /** Reports the commit this replica lists per source (`undefined`: none yet). */

@@ -1,20 +1,24 @@
 import type { ResolvedRef } from '../../git/index.ts';
 import type { Logger } from '../../shared/log.ts';
-import { COMMIT_PATTERN } from '../../shared/patterns.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { PollVerdict } from './coordination.ts';
+import { PUBLICATION_FIELDS, type Publication, publicationReader, signPublication } from './publication.ts';
 import type { RedisLink } from './redis.ts';
 import { ACQUIRE, KEEP_MS, keysOf, PUBLISH, RELEASE, replicaOf } from './scripts.ts';
 
-/** A source the replicas share: its id here, its key in Redis, how long its lease lasts. */
+/** A source the replicas share: its id here, its key in Redis, how long its lease lasts, how often it is polled. */
 export interface SharedSource {
   id: string;
   key: string;
   leaseMs: number;
+  /** A publication further than poll and lease from a follower's clock is stale (its holder republishes each poll). */
+  pollMs: number;
 }
 
 export interface LeasesOptions {
   replica: string;
+  /** What publications are signed and checked with (`coordination.secret`). */
+  secret: string;
   keyPrefix: string;
   channel: string;
   clock: Clock;
@@ -22,19 +26,6 @@ export interface LeasesOptions {
   /** Another replica's lease on `source` may have lapsed: a sync of it now takes it if so. */
   lapsed(source: SharedSource): void;
 }
-
-/** A published commit read back: a hint only when every field is what a commit and tag look like. */
-function hintOf(fields: readonly (string | null)[]): { target: ResolvedRef; at: number } | undefined {
-  const [commit, tag, ref, at] = fields;
-  const when = Number(at);
-  if (commit == null || !COMMIT_PATTERN.test(commit) || !Number.isSafeInteger(when)) return undefined;
-  if (tag == null || tag === '') return { target: { commit }, at: when };
-  if (!COMMIT_PATTERN.test(tag) || ref == null || ref === '' || ref.length > 1024) return undefined;
-  return { target: { commit, tag, ref }, at: when };
-}
-
-/** The fields of a published commit, in the order `hintOf` reads them. */
-const HINT = ['commit', 'tag', 'ref', 'at'];
 
 /** Takes or renews `source`'s lease; `undefined` when Redis does not answer. */
 async function acquireLease(link: RedisLink, options: LeasesOptions, source: SharedSource) {
@@ -68,19 +59,21 @@ function publishTarget(
   target: ResolvedRef,
 ): Promise<number | undefined> {
   const keys = keysOf(options.keyPrefix, source.key);
+  const publication: Publication = { target, token, by: options.replica, at: options.clock.now() };
   return link.script<number>(
     PUBLISH,
     [keys.lease, keys.commit],
     [
       options.replica,
       token,
-      String(options.clock.now()),
+      String(publication.at),
       target.commit,
       target.tag ?? '',
       target.tag === undefined ? '' : (target.ref ?? ''),
       options.channel,
       `commit ${source.key} ${options.replica}`,
       String(KEEP_MS),
+      signPublication(options.secret, source.key, publication),
     ],
   );
 }
@@ -139,6 +132,10 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
     );
   };
 
+  const publications = publicationReader(options.secret);
+  const checked = (source: SharedSource, fields: readonly (string | null)[]) =>
+    publications.read(source.key, fields, { now: clock.now(), freshMs: source.pollMs + source.leaseMs });
+
   const release = (source: SharedSource) =>
     link.script(RELEASE, [keysOf(keyPrefix, source.key).lease], [replica]);
 
@@ -156,12 +153,20 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
       const fields = await link.command<Array<string | null>>([
         'HMGET',
         keysOf(keyPrefix, source.key).commit,
-        ...HINT,
+        ...PUBLICATION_FIELDS,
       ]);
       if (fields === undefined) return { kind: 'alone' };
-      const hint = hintOf(fields);
-      // No hint is no `hint` key: a verdict is probed for it (the tests ask that a bad one leaves none).
-      return { kind: 'follower', holder: lease.holder, ...(hint === undefined ? {} : { hint }) };
+      const read = checked(source, fields);
+      // Nothing published is no `hint` key: a verdict is probed for it.
+      if (read === undefined) return { kind: 'follower', holder: lease.holder };
+      if (!read.ok)
+        return {
+          kind: 'follower',
+          holder: lease.holder,
+          refused: { reason: read.reason, detail: read.detail },
+        };
+      const { target, at } = read.publication;
+      return { kind: 'follower', holder: lease.holder, hint: { target, at } };
     },
     /** Writes what the holder resolved while `token` holds the lease, announcing a new commit to every replica. */
     async publish(source: SharedSource, token: string, target: ResolvedRef): Promise<void> {
@@ -180,6 +185,7 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
       const held = renewing.has(source);
       stop(renewing, source);
       stop(watching, source);
+      publications.forget(source.key);
       if (held) await release(source);
     },
   };

@@ -11,14 +11,33 @@ const MAX_MESSAGE_BYTES = 1024;
 /** How long the first start waits for the subscription once connected (it is in place before anyone announces). */
 const SUBSCRIBE_WAIT_MS = 500;
 
+const DOWN =
+  'coordination down: Redis does not answer; every source is followed by this replica on its own until it does';
+
 /** The one connection to Redis (and its subscriber): commands that never throw, and whether Redis answers. */
 export interface RedisLink {
   /** One command; `undefined` when it failed (the link is down then, until Redis answers again). */
   command<T>(args: string[]): Promise<T | undefined>;
   /** A Lua script (EVAL) on `keys` with `args`. */
   script<T>(source: string, keys: string[], args: string[]): Promise<T | undefined>;
-  status(): CoordinationStatus;
+  status(): LinkStatus;
   close(): Promise<void>;
+}
+
+/** What the link knows of coordination's status: whether Redis answers, and why not. */
+export type LinkStatus = Omit<CoordinationStatus, 'refused'>;
+
+/**
+ * Why Redis does not answer, as status and logs say it: a refused password is named as such (the client keeps
+ * retrying it, so it would otherwise show as `connecting` for ever); anything else is the client's error, redacted.
+ */
+export function downReason(error: unknown): string {
+  const message = messageOf(error);
+  if (message.startsWith('WRONGPASS'))
+    return 'authentication failed: Redis refused the username or password of the URL (WRONGPASS)';
+  if (message.startsWith('NOAUTH'))
+    return 'authentication failed: Redis requires a password and the URL gives none (NOAUTH)';
+  return redact(message);
 }
 
 export interface RedisLinkOptions {
@@ -58,7 +77,7 @@ export async function connectRedis(options: RedisLinkOptions): Promise<RedisLink
   });
   const subscriber = client.duplicate();
 
-  let state: CoordinationStatus = {
+  let state: LinkStatus = {
     state: 'down',
     redis: config.endpoint,
     replica: options.replica,
@@ -68,8 +87,16 @@ export async function connectRedis(options: RedisLinkOptions): Promise<RedisLink
   let closed = false;
   let everUp = false;
   const setState = (up: boolean, error?: unknown) => {
-    if (closed || up === (state.state === 'up')) return;
-    const detail = error === undefined ? null : redact(messageOf(error));
+    if (closed) return;
+    const detail = error === undefined ? null : downReason(error);
+    if (up === (state.state === 'up')) {
+      // Still down, for a reason said now (the first answer replaces `connecting`): logged once per reason.
+      if (!up && detail !== null && detail !== state.error) {
+        state = { ...state, error: detail };
+        logger.warn({ redis: config.endpoint, err: detail }, DOWN);
+      }
+      return;
+    }
     state = {
       ...state,
       state: up ? 'up' : 'down',
@@ -77,10 +104,7 @@ export async function connectRedis(options: RedisLinkOptions): Promise<RedisLink
       error: detail,
     };
     if (!up) {
-      logger.warn(
-        { redis: config.endpoint, err: detail },
-        'coordination down: Redis does not answer; every source is followed by this replica on its own until it does',
-      );
+      logger.warn({ redis: config.endpoint, err: detail }, DOWN);
       return;
     }
     logger.info(

@@ -53,7 +53,8 @@ return 0
 
 /**
  * Publishes the commit the lease holder resolved, fenced: only while the lease names this replica and token.
- * KEYS: lease, commit (a hash). ARGV: replica, token, at, commit, tag, ref, channel, message, Redis expiry ms.
+ * KEYS: lease, commit (a hash). ARGV: replica, token, at, commit, tag, ref, channel, message, Redis expiry ms, mac
+ * (publication.ts: the followers check it, since anyone who can write to Redis can write this hash).
  * Returns 0 (not the holder: nothing written), 1 (the same commit again) or 2 (a new commit, announced).
  */
 export const PUBLISH = `
@@ -61,7 +62,7 @@ if redis.call('HGET', KEYS[1], 'replica') ~= ARGV[1] or redis.call('HGET', KEYS[
   return 0
 end
 local before = redis.call('HGET', KEYS[2], 'commit')
-redis.call('HSET', KEYS[2], 'commit', ARGV[4], 'tag', ARGV[5], 'ref', ARGV[6], 'token', ARGV[2], 'by', ARGV[1], 'at', ARGV[3])
+redis.call('HSET', KEYS[2], 'commit', ARGV[4], 'tag', ARGV[5], 'ref', ARGV[6], 'token', ARGV[2], 'by', ARGV[1], 'at', ARGV[3], 'mac', ARGV[10])
 redis.call('PEXPIRE', KEYS[2], ARGV[9])
 if before ~= ARGV[4] then
   redis.call('PUBLISH', ARGV[7], ARGV[8])

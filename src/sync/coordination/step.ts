@@ -3,6 +3,7 @@ import type { Logger } from '../../shared/log.ts';
 import { type Coordination, coordinated } from './coordination.ts';
 import type { SyncOutcome } from '../../shared/status.ts';
 import type { Followed } from '../follower.ts';
+import type { PublicationReason } from './publication.ts';
 
 /** One sync of a source, given where its target comes from. */
 type Run<T> = (resolve: () => Promise<ResolvedRef>) => Promise<T>;
@@ -12,6 +13,8 @@ export interface CoordinatedOptions {
   logger: Logger;
   /** The commit this replica lists now, if any. */
   serving: string | undefined;
+  /** The commits this replica moved away from and still serves (retained): a publication never moves it back there. */
+  movedFrom: readonly string[];
   /** When this replica last resolved the ref itself while alone (ms since the epoch): a hint older than that is not taken. */
   aloneAt: number | undefined;
   /** Told when this replica resolved the ref on its own (coordination down). */
@@ -19,9 +22,35 @@ export interface CoordinatedOptions {
 }
 
 /**
+ * Why a signed, fresh publication still does not move this replica: a branch's commit it moved away from (a replay
+ * or a force-push back, which only its own listing may follow), or a tag it resolved to another commit.
+ */
+function backward(
+  followed: Followed,
+  target: ResolvedRef,
+  options: CoordinatedOptions,
+): { reason: PublicationReason; detail: string } | undefined {
+  const { serving } = options;
+  if (serving === undefined || target.commit === serving) return undefined;
+  const ref = followed.config.target.kind === 'ref' ? followed.config.target.ref : '';
+  if (target.tag !== undefined || ref.startsWith('refs/tags/'))
+    return {
+      reason: 'publication-tag-moved',
+      detail: `the published commit ${target.commit} for tag ${ref} is not the ${serving} this replica resolved it to`,
+    };
+  if (options.movedFrom.includes(target.commit))
+    return {
+      reason: 'publication-backward',
+      detail: `the published commit ${target.commit} is one this replica moved away from (it serves ${serving})`,
+    };
+  return undefined;
+}
+
+/**
  * One sync of a source as the replicas agreed it: the lease holder lists the remote's refs and publishes the commit
  * it resolved; another replica fetches exactly that commit (no listing of its own), and lists only when that commit
- * cannot be served here; without coordination each replica lists on its own.
+ * cannot be served here or the publication is refused (unsigned, forged, stale, replayed, backward: logged and
+ * counted); without coordination each replica lists on its own.
  */
 export async function coordinatedStep<T extends { outcome: SyncOutcome }>(
   followed: Followed,
@@ -45,6 +74,17 @@ export async function coordinatedStep<T extends { outcome: SyncOutcome }>(
     return step;
   }
   const { hint, holder } = verdict;
+  const refused =
+    verdict.refused ?? (hint === undefined ? undefined : backward(followed, hint.target, options));
+  if (refused !== undefined) {
+    coordination.refused(id, refused.reason);
+    logger.warn(
+      { source: id, reason: refused.reason, holder, serving: options.serving ?? null },
+      `${refused.detail}; this replica resolves the ref itself`,
+    );
+    options.onAlone();
+    return run(own);
+  }
   // Nothing published yet, or only before what this replica resolved alone: it keeps what it serves.
   const stale = hint === undefined || (options.aloneAt !== undefined && hint.at < options.aloneAt);
   if (stale && options.serving !== undefined) {

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import type { SourceConfig } from '../../../src/config/index.ts';
+import type { ResolvedRef } from '../../../src/git/index.ts';
+import type { SyncOutcome } from '../../../src/shared/status.ts';
+import type { Coordination, PollVerdict } from '../../../src/sync/coordination/coordination.ts';
+import { coordinatedStep } from '../../../src/sync/coordination/step.ts';
+import type { Followed } from '../../../src/sync/follower.ts';
+import { capturingLogger } from '../../helpers/logs.ts';
+
+const SERVING = 'a'.repeat(40);
+const MOVED_FROM = 'b'.repeat(40);
+const NEWER = 'c'.repeat(40);
+/** What the source's own listing of the remote says. */
+const LISTED = 'd'.repeat(40);
+
+const sourceOf = (ref: string): SourceConfig => ({
+  id: 'live',
+  location: { kind: 'remote', url: 'https://git.example.com/acme/skills.git' },
+  target: { kind: 'ref', ref },
+  paths: [],
+  strictNames: false,
+  pollMs: 60_000,
+  keep: 2,
+  timeoutMs: 30_000,
+});
+
+/**
+ * One follower's sync given `verdict`: the commit it went on to load (the published one, or its own listing's), the
+ * refusals it counted, and what it logged at warn.
+ */
+async function followerStep(verdict: PollVerdict, ref = 'main') {
+  const counted: string[] = [];
+  const coordination = {
+    poll: async () => verdict,
+    refused: (id: string, reason: string) => counted.push(`${id} ${reason}`),
+  } as unknown as Coordination;
+  const followed = {
+    config: sourceOf(ref),
+    source: { resolve: async (): Promise<ResolvedRef> => ({ commit: LISTED }) },
+  } as unknown as Followed;
+  const { logger, lines } = capturingLogger();
+  let alone = 0;
+  const loaded: string[] = [];
+  await coordinatedStep(
+    followed,
+    async (resolve) => {
+      loaded.push((await resolve()).commit);
+      return { outcome: { id: 'live', ok: true, commit: loaded.at(-1)!, changed: true } as SyncOutcome };
+    },
+    {
+      coordination,
+      logger,
+      serving: SERVING,
+      movedFrom: [MOVED_FROM],
+      aloneAt: undefined,
+      onAlone: () => alone++,
+    },
+  );
+  const warned = lines.filter((line) => line.level === 40).map((line) => [line['reason'], line.msg]);
+  return { loaded, counted, warned, alone };
+}
+
+const holder = 'h/1/h';
+const hint = (target: ResolvedRef): PollVerdict => ({ kind: 'follower', holder, hint: { target, at: 1 } });
+
+describe('a follower given what the polling replica published', () => {
+  it('fetches a newer commit published for a branch, listing nothing', async () => {
+    expect(await followerStep(hint({ commit: NEWER }))).toEqual({
+      loaded: [NEWER],
+      counted: [],
+      warned: [],
+      alone: 0,
+    });
+  });
+
+  it('lists the refs itself when the publication was refused, and counts and logs why', async () => {
+    const refused: PollVerdict = {
+      kind: 'follower',
+      holder,
+      refused: { reason: 'publication-forged', detail: 'the publication in Redis is not signed with …' },
+    };
+    expect(await followerStep(refused)).toEqual({
+      loaded: [LISTED],
+      counted: ['live publication-forged'],
+      warned: [
+        [
+          'publication-forged',
+          'the publication in Redis is not signed with …; this replica resolves the ref itself',
+        ],
+      ],
+      alone: 1,
+    });
+  });
+
+  it('never moves a branch back to a commit it moved away from on a publication: its own listing decides', async () => {
+    expect(await followerStep(hint({ commit: MOVED_FROM }))).toEqual({
+      loaded: [LISTED],
+      counted: ['live publication-backward'],
+      warned: [
+        [
+          'publication-backward',
+          `the published commit ${MOVED_FROM} is one this replica moved away from (it serves ${SERVING}); this replica resolves the ref itself`,
+        ],
+      ],
+      alone: 1,
+    });
+  });
+
+  it('lists the refs itself when a tag it resolved is published at another commit', async () => {
+    const expected = (ref: string) => ({
+      loaded: [LISTED],
+      counted: ['live publication-tag-moved'],
+      warned: [
+        [
+          'publication-tag-moved',
+          `the published commit ${NEWER} for tag ${ref} is not the ${SERVING} this replica resolved it to; this replica resolves the ref itself`,
+        ],
+      ],
+      alone: 1,
+    });
+    expect(await followerStep(hint({ commit: NEWER }), 'refs/tags/v2')).toEqual(expected('refs/tags/v2'));
+    // An annotated tag names itself by its tag object, whatever the ref is spelt as.
+    const annotated = { commit: NEWER, tag: 'e'.repeat(40), ref: 'refs/tags/v2' };
+    expect(await followerStep(hint(annotated), 'v2')).toEqual(expected('v2'));
+    // The commit it serves, published again, is no move.
+    expect((await followerStep(hint({ commit: SERVING }), 'refs/tags/v2')).counted).toEqual([]);
+  });
+});
