@@ -116,20 +116,36 @@ async function names(named: readonly RealCatalog[], served: readonly Namespace[]
 }
 
 const dir = process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? DEFAULT_CATALOGS;
-const ALSO = ['alirezarezvani+claude-skills', 'sickn33+antigravity-awesome-skills', 'openai+skills', 'vercel-labs+agent-skills'];
+const ALSO = [
+  'alirezarezvani+claude-skills',
+  'sickn33+antigravity-awesome-skills',
+  'openai+skills',
+  'vercel-labs+agent-skills',
+];
 const loaded = new Map<string, RealCatalog>();
 for (const name of [...QUERY_CATALOGS, ...ALSO]) {
   const catalog = await loadCatalog(dir, name);
   if (catalog !== undefined) loaded.set(name, catalog);
 }
-const forQueries = new Map([...loaded].filter(([name]) => (QUERY_CATALOGS as readonly string[]).includes(name)));
+const forQueries = new Map(
+  [...loaded].filter(([name]) => (QUERY_CATALOGS as readonly string[]).includes(name)),
+);
 await quality('tuning set', TUNE, forQueries);
 if (process.argv.includes('--measure')) await quality('measure set', MEASURE, forQueries);
 const named = ['anthropics+skills', 'obra+superpowers'].flatMap((n) => loaded.get(n) ?? []);
 if (named.length > 0) {
   console.log('names: anthropics/skills and obra/superpowers searched by their own names');
   const beside = loaded.get('alirezarezvani+claude-skills');
-  if (beside !== undefined) await names(named, [...named, beside].map((c) => c.ns), 'beside alirezarezvani (239 skills)');
-  await names(named, [...loaded.values()].map((c) => c.ns), `beside every catalog (${loaded.size})`);
+  if (beside !== undefined)
+    await names(
+      named,
+      [...named, beside].map((c) => c.ns),
+      'beside alirezarezvani (239 skills)',
+    );
+  await names(
+    named,
+    [...loaded.values()].map((c) => c.ns),
+    `beside every catalog (${loaded.size})`,
+  );
 }
 for (const catalog of loaded.values()) await catalog.close();

@@ -104,7 +104,10 @@ export function rankAcross(
   groups?: ReadonlyMap<string, string>,
 ): SearchHit[] {
   const ranked = statistics(indexes, query);
-  const hits = indexes.length === 1 ? hitsOf(indexes[0]!, query, ranked) : indexes.flatMap((index) => hitsOf(index, query, ranked));
+  const hits =
+    indexes.length === 1
+      ? hitsOf(indexes[0]!, query, ranked)
+      : indexes.flatMap((index) => hitsOf(index, query, ranked));
   hits.sort(byRank);
   return groups === undefined || groups.size === 0 ? hits : grouped(hits, groups);
 }

@@ -2,7 +2,7 @@ import { stemmer } from 'stemmer';
 import type { Namespace } from '../catalog/index.ts';
 import { decodeUtf8, SKILL_MD } from '../skills/index.ts';
 import type { SearchStats } from '../shared/status.ts';
-import { PLACE, Postings, PostingsBuilder, type RankedTerm } from './postings.ts';
+import { PLACE, type Postings, PostingsBuilder } from './postings.ts';
 import { type ParsedQuery, rankAcross } from './ranking.ts';
 import { snapshotOf, type ServedSkill } from './snapshot.ts';
 
@@ -86,7 +86,7 @@ export function parseQuery(query: string): ParsedQuery {
     for (const [i, term] of termsOfWord(word).entries()) add(term, word, i === 0 ? 1 : PART_WEIGHT);
   for (let i = 1; i < words.length; i++) {
     const [left, right] = [words[i - 1]!.toLowerCase(), words[i]!.toLowerCase()];
-    if (STOP_WORDS.has(left) || STOP_WORDS.has(right)) continue;
+    if (STOP_WORDS.has(left) || STOP_WORDS.has(right) || left === right) continue;
     for (const term of termsOfWord(left + right)) add(term, `${words[i - 1]} ${words[i]}`, 1);
   }
   return { terms: [...terms].map(([term, rest]) => ({ term, ...rest })), name: nameKey(query) };
@@ -189,7 +189,8 @@ async function bodiesOf(ns: Namespace, skills: readonly ServedSkill[]): Promise<
 function placeTerms(place: number, terms: Map<string, number>): (text: string) => void {
   return (text) => {
     for (const word of text.split(NOT_WORD))
-      for (const term of word === '' ? NO_TERMS : termsOfWord(word)) terms.set(term, (terms.get(term) ?? 0) | place);
+      for (const term of word === '' ? NO_TERMS : termsOfWord(word))
+        terms.set(term, (terms.get(term) ?? 0) | place);
   };
 }
 

@@ -47,6 +47,8 @@ interface SearchResult {
       source: string;
       commit: string;
       score: number;
+      matched: Record<string, unknown>;
+      versions?: Array<{ uri: string; source: string; ref?: string; commit: string }>;
     }>;
     total: number;
   };
@@ -74,8 +76,13 @@ describe('search terms', () => {
 });
 
 describe('query terms', () => {
-  it(`takes each term of a query once, in order, the first ${MAX_QUERY_TERMS}`, () => {
-    expect(queryTerms('Fill the PDF form, form and FORMS')).toEqual(['fill', 'pdf', 'form']);
+  it(`takes each term of a query once, in order, then two words side by side joined, the first ${MAX_QUERY_TERMS}`, () => {
+    expect(queryTerms('Fill the PDF form, form and FORMS')).toEqual(['fill', 'pdf', 'form', 'pdfform']);
+    // `word press` finds what `WordPress` is indexed by, and `WordPress` what `word press` is.
+    expect([queryTerms('word press'), queryTerms('WordPress')]).toEqual([
+      ['word', 'press', 'wordpress'],
+      ['wordpress', 'word', 'press'],
+    ]);
     const words = Array.from({ length: MAX_QUERY_TERMS + 5 }, (_, i) => `w${i}x`);
     expect(queryTerms(words.join(' '))).toEqual(words.slice(0, MAX_QUERY_TERMS));
   });
@@ -126,14 +133,24 @@ describe('skill_search', () => {
       source: 'catalog',
       commit: c2,
       score: expect.any(Number),
+      matched: {
+        name: ['commit'],
+        description: ['commit', 'message', 'subject', 'line'],
+        headings: ['commit'],
+        text: ['subject', 'line'],
+      },
     });
     const { results, total } = result.structuredContent;
     expect(results.length).toBe(2);
     expect(results[0]!.score).toBeGreaterThan(results[1]!.score);
+    const why = (r: SearchResult['structuredContent']['results'][number]) =>
+      Object.entries(r.matched)
+        .map(([place, words]) => `${place} (${(words as string[]).join(', ')})`)
+        .join(', ');
     expect(result.content[0]!.text.split('\n')).toEqual([
       `2 of ${total} matching skills, best first (load one with skill_load):`,
-      `1. git-commit-style (catalog) ${uri('git-commit-style')}: ${first!.description}`,
-      `2. ${results[1]!.name} (${results[1]!.source}) ${results[1]!.uri}: ${results[1]!.description}`,
+      `1. git-commit-style (catalog) ${uri('git-commit-style')}: ${first!.description} [matched name (commit), description (commit, message, subject, line), headings (commit), text (subject, line)]`,
+      `2. ${results[1]!.name} (${results[1]!.source}) ${results[1]!.uri}: ${results[1]!.description} [matched ${why(results[1]!)}]`,
     ]);
   });
 
@@ -370,7 +387,9 @@ describe('skill_search budget', () => {
       LIST_PAGE_CHARS,
     );
     expect(
-      lines[0]!.endsWith(`: ${results[0]!.description.slice(0, SEARCH_LINE_DESCRIPTION_CHARS - 1)}…`),
+      lines[0]!.endsWith(
+        `: ${results[0]!.description.slice(0, SEARCH_LINE_DESCRIPTION_CHARS - 1)}… [matched name (skill), description (skill)]`,
+      ),
     ).toBe(true);
   });
 });
