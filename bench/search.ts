@@ -256,7 +256,7 @@ async function speed(): Promise<Namespace> {
   const called = await percentiles(rounds.map((q) => () => tool(q)));
   await client.close();
   const load = `load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores`;
-  console.log(`speed: one search over ${skills.length} served skills (target p99 <= 5 ms; ${load}):`);
+  console.log(`speed: one search over ${skills.length} served skills (target p99 <= 20 ms; ${load}):`);
   console.log(`  ranking (searchNamespaces), ${ranking}`);
   console.log(`  skill_search tool call through an in-process MCP client, ${called}`);
   return ns;

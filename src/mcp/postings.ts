@@ -1,20 +1,34 @@
 /**
- * A search index's postings, held as a few typed arrays, and ranked by BM25 exactly as MiniSearch ranks one field
- * (k 1.2, b 0.7, the BM25+ lower bound d 0.5; a skill's length is its count of distinct terms; a skill's score is the
- * sum of its matched terms' scores, in query order, times how many of the query's terms it matched).
+ * A search index's postings, held as a few typed arrays: for each term, the skills holding it (ascending) and the
+ * places of each it stands in (name, description, a heading, the text: one bit each), and each skill's length (its
+ * count of distinct terms). A pair is 3 to 5 bytes: 2 or 4 for the skill, 1 for its places. (A MiniSearch index of
+ * the same skills kept each pair in a Map entry of its own, about 50 bytes: 70% of the serving snapshot's heap.)
  *
- * Why not MiniSearch itself, which chose these rules: it keeps each (term, skill) pair as an entry of a Map of its
- * own per term, about 50 bytes, so an index of every skill's name, description and SKILL.md body held 70% of its
- * serving snapshot's heap (bench/search.ts, 5,040 realistic skills; 39% on 5,000 synthetic ones) and took 18% of the
- * commit's indexing time to build. Here a pair is 3 to 5 bytes: 2 or 4 for the skill, 1 for its count, in arrays
- * ordered by term. test/mcp/postings.test.ts holds every score and every order to MiniSearch's on bench's catalog.
+ * Ranked by BM25F with one saturation: a term's frequency in a skill is the weighted sum of its places', the body's
+ * (headings and text) normalised by the skill's length, the name's and description's not (they are short and say
+ * what the skill is for); the statistics (skills, how many hold each term, the mean length) are handed in by the
+ * caller, summed over every index it searches, so one ranking spans them all.
  */
 
-/** BM25's parameters as MiniSearch sets them by default: term saturation k, length normalisation b, lower bound d. */
-export const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
+/** Where a term stands in a skill, as the bits of its posting. */
+export const PLACE = { name: 1, description: 2, heading: 4, text: 8 } as const;
 
-/** How often a term counts in one skill at most (a place counts a term once, times its weight: 4 at most today). */
-const MAX_COUNT = 0xff;
+/**
+ * BM25F's parameters: term saturation k, length normalisation b of the body, each place's weight, and what a term
+ * of the name adds past saturation (times its idf). Tuned on bench/searchQueries.ts's tuning set (bench/searchReal.ts):
+ * the description weighs most (it says what the skill is for in its author's words; the name's words are there
+ * too, mostly), b 0.5 rather than 0.75 (long bodies were held back too much). Multiplying a skill's score by the
+ * count of query terms it matched (MiniSearch's rule, kept before) lowered top-1 0.750 to 0.717: long bodies match
+ * many of a sentence's ordinary words.
+ */
+export const BM25F = { k: 1.2, b: 0.5, name: 1, description: 3, heading: 1, text: 1, nameBonus: 1 };
+
+/** A query's term as a ranking weighs it: its inverse document frequency over everything searched. */
+export interface RankedTerm {
+  readonly term: string;
+  /** Its inverse document frequency times the query's weight of it (less for a part of a word). */
+  readonly idf: number;
+}
 
 /**
  * Distinct terms one skill is indexed by, at most: the first ones it says (its name and description come first, so
@@ -40,14 +54,12 @@ export class PostingsBuilder {
   readonly #termIds = new Map<string, number>();
   /** Skills holding each term, by term id. */
   readonly #skillsOf: number[] = [];
-  /** Each skill's pairs, one skill after another (`#ends[i]` is where skill i's end): term ids, and counts. */
+  /** Each skill's pairs, one skill after another (`#ends[i]` is where skill i's end): term ids, and places. */
   #terms = new Uint32Array(1024);
-  #counts = new Uint8Array(1024);
+  #places = new Uint8Array(1024);
   #size = 0;
   readonly #ends: number[] = [];
   readonly #lengths: number[] = [];
-  #averageLength = 0;
-  readonly #said = new Map<string, number>();
   #cut = 0;
 
   /** Skills some of whose terms were left out (past MAX_SKILL_TERMS, MAX_INDEX_TERMS or MAX_INDEX_POSTINGS). */
@@ -55,43 +67,34 @@ export class PostingsBuilder {
     return this.#cut;
   }
 
-  /** Adds skill `id` (the count of skills added so far) with its terms, each as often as it counts. */
-  add(id: number, terms: readonly string[]): void {
+  /** Adds skill `id` (the count of skills added so far) with its terms, in the order it says them, and their places. */
+  add(id: number, terms: ReadonlyMap<string, number>): void {
     if (id !== this.#ends.length) throw new Error(`skill ${id} added as skill ${this.#ends.length}`);
-    const said = this.#said;
     const known = this.#termIds;
     const room = this.#size < MAX_INDEX_POSTINGS ? MAX_SKILL_TERMS : MIN_SKILL_TERMS;
-    let cut = false;
-    let unknown = 0;
-    for (const term of terms) {
-      const count = said.get(term);
-      if (count !== undefined) said.set(term, count + 1);
-      else if (said.size === room) cut = true;
-      else if (known.has(term)) said.set(term, 1);
-      else if (known.size + unknown < MAX_INDEX_TERMS) {
-        said.set(term, 1);
-        unknown++;
-      } else cut = true;
-    }
-    if (cut) this.#cut++;
-    this.#reserve(said.size);
-    for (const [term, count] of said) {
+    let kept = 0;
+    let cut = terms.size > room;
+    this.#reserve(Math.min(terms.size, room));
+    for (const [term, places] of terms) {
+      if (kept === room) break;
       let termId = known.get(term);
       if (termId === undefined) {
+        if (known.size === MAX_INDEX_TERMS) {
+          cut = true;
+          continue;
+        }
         termId = this.#skillsOf.length;
         known.set(term, termId);
         this.#skillsOf.push(0);
       }
       this.#skillsOf[termId]!++;
       this.#terms[this.#size] = termId;
-      this.#counts[this.#size++] = Math.min(count, MAX_COUNT);
+      this.#places[this.#size++] = places;
+      kept++;
     }
+    if (cut) this.#cut++;
     this.#ends.push(this.#size);
-    // The running mean, computed as MiniSearch computes it (the same float, to the last bit).
-    const added = this.#lengths.length;
-    this.#averageLength = (this.#averageLength * added + said.size) / (added + 1);
-    this.#lengths.push(said.size);
-    said.clear();
+    this.#lengths.push(kept);
   }
 
   /** Room for `more` pairs: the arrays double as they fill. */
@@ -100,10 +103,10 @@ export class PostingsBuilder {
     const length = Math.max(this.#terms.length * 2, this.#size + more);
     const terms = new Uint32Array(length);
     terms.set(this.#terms.subarray(0, this.#size));
-    const counts = new Uint8Array(length);
-    counts.set(this.#counts.subarray(0, this.#size));
+    const places = new Uint8Array(length);
+    places.set(this.#places.subarray(0, this.#size));
     this.#terms = terms;
-    this.#counts = counts;
+    this.#places = places;
   }
 
   done(): Postings {
@@ -112,52 +115,79 @@ export class PostingsBuilder {
     const starts = new Uint32Array(terms + 1);
     for (let term = 0; term < terms; term++) starts[term + 1] = starts[term]! + this.#skillsOf[term]!;
     const ids = skills <= 0x10000 ? new Uint16Array(this.#size) : new Uint32Array(this.#size);
-    const counts = new Uint8Array(this.#size);
+    const places = new Uint8Array(this.#size);
     const next = starts.slice(0, terms);
     let at = 0;
     for (let skill = 0; skill < skills; skill++)
       for (const end = this.#ends[skill]!; at < end; at++) {
         const slot = next[this.#terms[at]!]!++;
         ids[slot] = skill;
-        counts[slot] = this.#counts[at]!;
+        places[slot] = this.#places[at]!;
       }
-    return new Postings(
-      this.#termIds,
-      starts,
-      ids,
-      counts,
-      Uint32Array.from(this.#lengths),
-      this.#averageLength,
-    );
+    return new Postings(this.#termIds, starts, ids, places, Uint32Array.from(this.#lengths));
   }
 }
 
-/** An index's postings: each term's skills (ascending) and counts, and each skill's length. */
+/** A term's weight in one skill from its places (BM25F's frequency, before saturation). */
+function frequency(places: number, length: number, averageLength: number): number {
+  const { b, name, description, heading, text } = BM25F;
+  const body = (places & PLACE.heading ? heading : 0) + (places & PLACE.text ? text : 0);
+  const about = (places & PLACE.name ? name : 0) + (places & PLACE.description ? description : 0);
+  return body === 0 ? about : about + body / (1 - b + (b * length) / averageLength);
+}
+
+/** An index's postings: each term's skills (ascending) and places, and each skill's length. */
 export class Postings {
   /** A score per skill and how many query terms it matched, reused by every ranking (each runs to its end at once). */
   readonly #scores: Float64Array;
   readonly #matched: Uint8Array;
+  /** The sum of every skill's length (for the mean length over several indexes). */
+  readonly totalLength: number;
 
   constructor(
     readonly termIds: ReadonlyMap<string, number>,
-    /** Where each term's postings start in `ids` and `counts`; the last entry is where the last term's end. */
+    /** Where each term's postings start in `ids` and `places`; the last entry is where the last term's end. */
     private readonly starts: Uint32Array,
     private readonly ids: Uint16Array | Uint32Array,
-    private readonly counts: Uint8Array,
+    private readonly places: Uint8Array,
     private readonly lengths: Uint32Array,
-    private readonly averageLength: number,
   ) {
     this.#scores = new Float64Array(lengths.length);
     this.#matched = new Uint8Array(lengths.length);
+    this.totalLength = lengths.reduce((sum, length) => sum + length, 0);
   }
 
   get termCount(): number {
     return this.termIds.size;
   }
 
+  get skillCount(): number {
+    return this.lengths.length;
+  }
+
+  /** How many skills hold `term`. */
+  held(term: string): number {
+    const termId = this.termIds.get(term);
+    return termId === undefined ? 0 : this.starts[termId + 1]! - this.starts[termId]!;
+  }
+
+  /** Where `term` stands in skill `id` (PLACE bits; 0: nowhere), found by bisection. */
+  placesOf(term: string, id: number): number {
+    const termId = this.termIds.get(term);
+    if (termId === undefined) return 0;
+    let low = this.starts[termId]!;
+    let high = this.starts[termId + 1]!;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.ids[middle]! < id) low = middle + 1;
+      else high = middle;
+    }
+    return low < this.starts[termId + 1]! && this.ids[low] === id ? this.places[low]! : 0;
+  }
+
   /** Bytes of the typed arrays (postings, lengths, the ranking's scratch); the term table (a Map) aside. */
   get bytes(): number {
-    return [this.starts, this.ids, this.counts, this.lengths, this.#scores, this.#matched].reduce(
+    return [this.starts, this.ids, this.places, this.lengths, this.#scores, this.#matched].reduce(
       (sum, array) => sum + array.byteLength,
       0,
     );
@@ -165,27 +195,24 @@ export class Postings {
 
   /**
    * Every skill holding one of `terms` (distinct, at most 255), best first, equal scores by id: each as `hit(id,
-   * score)` makes it (one object per skill found: a query of common words finds most of a catalog).
+   * score)` makes it (one object per skill found: a query of common words finds most of a catalog). A skill's
+   * score is the sum of its terms' BM25F scores (`averageLength`: the mean over everything searched).
    */
-  rank<T>(terms: readonly string[], hit: (id: number, score: number) => T): T[] {
-    const { k, b, d } = BM25;
-    const skills = this.lengths.length;
+  rank<T>(terms: readonly RankedTerm[], averageLength: number, hit: (id: number, score: number) => T): T[] {
+    const k = BM25F.k;
     const scores = this.#scores;
     const matched = this.#matched;
     const found: number[] = [];
-    for (const term of terms) {
+    for (const { term, idf } of terms) {
       const termId = this.termIds.get(term);
       if (termId === undefined) continue;
-      const from = this.starts[termId]!;
       const to = this.starts[termId + 1]!;
-      const held = to - from;
-      const idf = Math.log(1 + (skills - held + 0.5) / (held + 0.5));
-      for (let at = from; at < to; at++) {
+      for (let at = this.starts[termId]!; at < to; at++) {
         const skill = this.ids[at]!;
-        const count = this.counts[at]!;
-        const length = this.lengths[skill]!;
-        const score =
-          idf * (d + (count * (k + 1)) / (count + k * (1 - b + (b * length) / this.averageLength)));
+        const places = this.places[at]!;
+        const tf = frequency(places, this.lengths[skill]!, averageLength);
+        // A term of the name counts once more, unsaturated: the name says what the skill is.
+        const score = idf * ((tf * (k + 1)) / (tf + k) + (places & PLACE.name ? BM25F.nameBonus : 0));
         if (matched[skill] === 0) {
           found.push(skill);
           scores[skill] = score;
@@ -193,11 +220,8 @@ export class Postings {
         matched[skill]!++;
       }
     }
-    for (const id of found) {
-      scores[id]! *= matched[id]!;
-      matched[id] = 0;
-    }
     found.sort((x, y) => scores[y]! - scores[x]! || x - y);
+    for (const id of found) matched[id] = 0;
     return found.map((id) => hit(id, scores[id]!));
   }
 }

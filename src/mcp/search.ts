@@ -2,24 +2,14 @@ import { stemmer } from 'stemmer';
 import type { Namespace } from '../catalog/index.ts';
 import { decodeUtf8, SKILL_MD } from '../skills/index.ts';
 import type { SearchStats } from '../shared/status.ts';
-import { compareText } from '../shared/text.ts';
-import { PostingsBuilder } from './postings.ts';
+import { PLACE, type Postings, PostingsBuilder } from './postings.ts';
+import { type ParsedQuery, rankAcross } from './ranking.ts';
 import { snapshotOf, type ServedSkill } from './snapshot.ts';
 
 /** A SKILL.md body is indexed up to this many characters (a hostile body costs no more). */
 export const MAX_INDEXED_BODY_CHARS = 64 * 1024;
 /** SKILL.md files read at once while an index is built. */
 const READS_AT_ONCE = 32;
-
-/**
- * How many times a term counts for each place it stands in (BM25F: one field whose term frequencies are the weighted
- * sums of the places', not a field each): a word of the name or description says more about what a skill is for
- * than one of its body; headings and text count apart. One field holds a (term, skill) pair once where four fields
- * held it up to four times: on bench/search.ts's catalogs the index is about a fifth smaller (realistic, 5,040
- * skills: 196k postings to 141k), builds faster, and ranks its queries better (top-1 0.847 to 0.861, MRR 0.879 to
- * 0.884).
- */
-const WEIGHT = { about: 2, headings: 1, text: 1 };
 
 /**
  * English function words: they match everything and say nothing about a task. And `use`: a skill's description says
@@ -73,31 +63,64 @@ export function searchTerms(text: string): string[] {
  * walk over every skill holding it). */
 export const MAX_QUERY_TERMS = 32;
 
+/** How much a part of a camelCase word counts in a query, against the word whole. */
+export const PART_WEIGHT = 0.5;
+
 /** The terms a query searches for: its words as indexed, each once (a word said twice does not weigh twice), in
  * order, the first MAX_QUERY_TERMS. */
 export function queryTerms(query: string): string[] {
-  const terms = new Set<string>();
-  for (const word of query.split(NOT_WORD)) {
-    if (word === '') continue;
-    for (const term of termsOfWord(word)) {
-      terms.add(term);
-      if (terms.size === MAX_QUERY_TERMS) return [...terms];
-    }
+  return parseQuery(query).terms.map(({ term }) => term);
+}
+
+/**
+ * A query as ranked: its words' terms, then two words side by side joined (`word press`: `wordpress`, as a
+ * `WordPress` or `googlemeet` is indexed), each term once, the first MAX_QUERY_TERMS; and the query as a name.
+ */
+export function parseQuery(query: string): ParsedQuery {
+  const words = query.split(NOT_WORD).filter((word) => word !== '');
+  const terms = new Map<string, { word: string; weight: number }>();
+  const add = (term: string, word: string, weight: number) =>
+    terms.size < MAX_QUERY_TERMS && !terms.has(term) && terms.set(term, { word, weight });
+  // A camelCase word's parts count less than the word (`ImageKit`: imagekit, then image and kit).
+  for (const word of words)
+    for (const [i, term] of termsOfWord(word).entries()) add(term, word, i === 0 ? 1 : PART_WEIGHT);
+  for (let i = 1; i < words.length; i++) {
+    const [left, right] = [words[i - 1]!.toLowerCase(), words[i]!.toLowerCase()];
+    if (STOP_WORDS.has(left) || STOP_WORDS.has(right) || left === right) continue;
+    for (const term of termsOfWord(left + right)) add(term, `${words[i - 1]} ${words[i]}`, 1);
   }
-  return [...terms];
+  return { terms: [...terms].map(([term, rest]) => ({ term, ...rest })), name: nameKey(query) };
 }
 
 export type { SearchStats } from '../shared/status.ts';
 
+/** The places a query's words matched in one skill, by place (each word as the query says it). */
+export interface Matched {
+  /** The query is the skill's name, or its name's words. */
+  exactName?: true;
+  name?: string[];
+  description?: string[];
+  headings?: string[];
+  text?: string[];
+}
+
 export interface SearchHit {
   served: ServedSkill;
   score: number;
+  /** Where the query's words matched (worked out when asked: a query can match thousands of skills). */
+  matched(): Matched;
+  /** Other versions of the same skill (refs of one `refs:` source) that matched too, newest first. */
+  versions?: ServedSkill[];
 }
 
 /** One namespace's search index. */
 export interface SkillIndex {
   readonly stats: SearchStats;
-  /** Every skill matching some word of `query`, best first (ties by URI). */
+  readonly postings: Postings;
+  /** The skills (positions in the namespace's ordered skills) whose name is `key` (nameKey). */
+  named(key: string): readonly number[] | undefined;
+  readonly skills: readonly ServedSkill[];
+  /** Every skill matching some word of `query`, best first (ties by URI), ranked by this index's statistics. */
   search(query: string): SearchHit[];
 }
 
@@ -162,35 +185,37 @@ async function bodiesOf(ns: Namespace, skills: readonly ServedSkill[]): Promise<
   return bodies;
 }
 
-/**
- * Adds the terms of one place of a skill (its name and description, its headings, its text) to `terms`: `weight`
- * times each term the place says, however often it says it. Saying a term more often in one place ranked no better on
- * bench/search.ts's queries (counted up to three times: the same top-1, top-5 and MRR) and took a fifth longer to
- * build.
- */
-function placeTerms(weight: number, terms: string[]): (text: string) => void {
-  const said = new Set<string>();
+/** Marks the terms of one place of a skill (its name, its description, its headings, its text) in `terms`. */
+function placeTerms(place: number, terms: Map<string, number>): (text: string) => void {
   return (text) => {
     for (const word of text.split(NOT_WORD))
       for (const term of word === '' ? NO_TERMS : termsOfWord(word))
-        if (!said.has(term)) {
-          said.add(term);
-          for (let n = 0; n < weight; n++) terms.push(term);
-        }
+        terms.set(term, (terms.get(term) ?? 0) | place);
   };
 }
 
 const NO_TERMS: readonly string[] = [];
 
-/** One skill as indexed: its name and description (`about`), and its SKILL.md headings and text apart (none when its
- * SKILL.md could not be read), each weighted (WEIGHT): every term as often as it counts. */
-export function skillTerms(about: string, body: string | undefined): string[] {
-  const terms: string[] = [];
-  placeTerms(WEIGHT.about, terms)(about);
-  if (body !== undefined)
-    eachBodyLine(body, placeTerms(WEIGHT.headings, terms), placeTerms(WEIGHT.text, terms));
+/** One skill as indexed: each term it says, in the order first said (name, description, then its SKILL.md body: none
+ * when it could not be read), and the places it stands in (PLACE bits). */
+export function skillTerms(name: string, description: string, body: string | undefined): Map<string, number> {
+  const terms = new Map<string, number>();
+  placeTerms(PLACE.name, terms)(name);
+  // Its words side by side joined too (`google-meet`: `googlemeet`), as a query may say them.
+  const words = name.split(NOT_WORD);
+  for (let i = 1; i < words.length; i++) placeTerms(PLACE.name, terms)(words[i - 1]! + words[i]!);
+  placeTerms(PLACE.description, terms)(description);
+  if (body !== undefined) eachBodyLine(body, placeTerms(PLACE.heading, terms), placeTerms(PLACE.text, terms));
   return terms;
 }
+
+/** A name as a query may say it: its words, lowercase, joined by `-` (`Writing plans`, `writing_plans`: `writing-plans`). */
+export const nameKey = (text: string) =>
+  text
+    .toLowerCase()
+    .split(NOT_WORD)
+    .filter((word) => word !== '')
+    .join('-');
 
 /** Builds the index of one namespace's served skills: name and description, SKILL.md headings and text. */
 export async function buildSkillIndex(ns: Namespace, skills: readonly ServedSkill[]): Promise<SkillIndex> {
@@ -198,8 +223,12 @@ export async function buildSkillIndex(ns: Namespace, skills: readonly ServedSkil
   const bodies = await bodiesOf(ns, skills);
   const builder = new PostingsBuilder();
   // One skill at a time: its terms are garbage once counted, none outlives the young generation.
-  for (const [id, served] of skills.entries())
-    builder.add(id, skillTerms(`${served.skill.name}\n${served.description}`, bodies[id]));
+  const named = new Map<string, number[]>();
+  for (const [id, served] of skills.entries()) {
+    builder.add(id, skillTerms(served.skill.name, served.description, bodies[id]));
+    const key = nameKey(served.skill.name);
+    named.set(key, [...(named.get(key) ?? []), id]);
+  }
   const postings = builder.done();
   const stats: SearchStats = {
     buildMs: Math.round((performance.now() - started) * 10) / 10,
@@ -209,11 +238,14 @@ export async function buildSkillIndex(ns: Namespace, skills: readonly ServedSkil
     unread: bodies.filter((body) => body === undefined).length,
     cut: builder.cut,
   };
-  return {
+  const index: SkillIndex = {
     stats,
-    // Ids are positions in `skills`, which are sorted by URI: equal scores keep URI order.
-    search: (query) => postings.rank(queryTerms(query), (id, score) => ({ served: skills[id]!, score })),
+    postings,
+    skills,
+    named: (key) => named.get(key),
+    search: (query) => rankAcross([index], parseQuery(query)),
   };
+  return index;
 }
 
 interface Held {
@@ -245,14 +277,11 @@ export function searchStatsOf(ns: Namespace): SearchStats | undefined {
   return indexes.get(ns)?.stats;
 }
 
-/** The skills of `namespaces` matching `query`, best first across them (ties by URI). */
+/** The skills of `namespaces` matching `query`, best first across them (ranking.ts). */
 export async function searchNamespaces(
   namespaces: readonly Namespace[],
   query: string,
+  groups?: ReadonlyMap<string, string>,
 ): Promise<SearchHit[]> {
-  const built = await Promise.all(namespaces.map(searchIndexOf));
-  if (built.length === 1) return built[0]!.search(query);
-  return built
-    .flatMap((index) => index.search(query))
-    .sort((a, b) => b.score - a.score || compareText(a.served.uri, b.served.uri));
+  return rankAcross(await Promise.all(namespaces.map(searchIndexOf)), parseQuery(query), groups);
 }

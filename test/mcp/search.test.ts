@@ -2,7 +2,14 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildNamespace, type Catalog, createCatalog } from '../../src/catalog/index.ts';
+import {
+  buildNamespace,
+  type Catalog,
+  createCatalog,
+  EVERY_SOURCE,
+  onlySources,
+  visibleCatalog,
+} from '../../src/catalog/index.ts';
 import {
   DEFAULT_SEARCH_LIMIT,
   LIST_PAGE_CHARS,
@@ -11,12 +18,13 @@ import {
 } from '../../src/mcp/budget.ts';
 import { cachePolicy } from '../../src/mcp/cache.ts';
 import { createMetrics } from '../../src/http/metrics.ts';
-import { withSearchStats } from '../../src/http/search.ts';
+import { pageSearch, withSearchStats } from '../../src/http/search.ts';
 import {
   buildSkillIndex,
   MAX_QUERY_TERMS,
   queryTerms,
   searchIndexOf,
+  searchNamespaces,
   searchStatsOf,
   searchTerms,
 } from '../../src/mcp/search.ts';
@@ -45,8 +53,11 @@ interface SearchResult {
       name: string;
       description: string;
       source: string;
+      ref?: string;
       commit: string;
       score: number;
+      matched: Record<string, unknown>;
+      versions?: Array<{ uri: string; source: string; ref?: string; commit: string }>;
     }>;
     total: number;
   };
@@ -74,8 +85,13 @@ describe('search terms', () => {
 });
 
 describe('query terms', () => {
-  it(`takes each term of a query once, in order, the first ${MAX_QUERY_TERMS}`, () => {
-    expect(queryTerms('Fill the PDF form, form and FORMS')).toEqual(['fill', 'pdf', 'form']);
+  it(`takes each term of a query once, in order, then two words side by side joined, the first ${MAX_QUERY_TERMS}`, () => {
+    expect(queryTerms('Fill the PDF form, form and FORMS')).toEqual(['fill', 'pdf', 'form', 'pdfform']);
+    // `word press` finds what `WordPress` is indexed by, and `WordPress` what `word press` is.
+    expect([queryTerms('word press'), queryTerms('WordPress')]).toEqual([
+      ['word', 'press', 'wordpress'],
+      ['wordpress', 'word', 'press'],
+    ]);
     const words = Array.from({ length: MAX_QUERY_TERMS + 5 }, (_, i) => `w${i}x`);
     expect(queryTerms(words.join(' '))).toEqual(words.slice(0, MAX_QUERY_TERMS));
   });
@@ -126,14 +142,24 @@ describe('skill_search', () => {
       source: 'catalog',
       commit: c2,
       score: expect.any(Number),
+      matched: {
+        name: ['commit'],
+        description: ['commit', 'message', 'subject', 'line'],
+        headings: ['commit'],
+        text: ['subject', 'line'],
+      },
     });
     const { results, total } = result.structuredContent;
     expect(results.length).toBe(2);
     expect(results[0]!.score).toBeGreaterThan(results[1]!.score);
+    const why = (r: SearchResult['structuredContent']['results'][number]) =>
+      Object.entries(r.matched)
+        .map(([place, words]) => `${place} (${(words as string[]).join(', ')})`)
+        .join(', ');
     expect(result.content[0]!.text.split('\n')).toEqual([
       `2 of ${total} matching skills, best first (load one with skill_load):`,
-      `1. git-commit-style (catalog) ${uri('git-commit-style')}: ${first!.description}`,
-      `2. ${results[1]!.name} (${results[1]!.source}) ${results[1]!.uri}: ${results[1]!.description}`,
+      `1. git-commit-style (catalog) ${uri('git-commit-style')}: ${first!.description} [matched name (commit), description (commit, message, subject, line), headings (commit), text (subject, line)]`,
+      `2. ${results[1]!.name} (${results[1]!.source}) ${results[1]!.uri}: ${results[1]!.description} [matched ${why(results[1]!)}]`,
     ]);
   });
 
@@ -370,7 +396,163 @@ describe('skill_search budget', () => {
       LIST_PAGE_CHARS,
     );
     expect(
-      lines[0]!.endsWith(`: ${results[0]!.description.slice(0, SEARCH_LINE_DESCRIPTION_CHARS - 1)}…`),
+      lines[0]!.endsWith(
+        `: ${results[0]!.description.slice(0, SEARCH_LINE_DESCRIPTION_CHARS - 1)}… [matched name (skill), description (skill)]`,
+      ),
     ).toBe(true);
+  });
+});
+
+/** A namespace of one-file skills (name → [description, body]) of `source` at `commit` made at `commitTime`. */
+function skillsNamespace(
+  source: string,
+  skills: Record<string, readonly [string, string]>,
+  {
+    commit = 'a'.repeat(40),
+    commitTime = '2024-01-01T00:00:00.000Z',
+    ref = undefined as string | undefined,
+  } = {},
+) {
+  const blobs = new Map<string, Uint8Array>();
+  const indexed = Object.entries(skills).map(([name, [description, body]], i) => {
+    const blob = `${source.length}${i}`.padStart(40, '0');
+    blobs.set(blob, Buffer.from(`---\nname: ${name}\ndescription: ${description}\n---\n${body}`));
+    return oneFileSkill(name, description, { blob });
+  });
+  const index = { ...commitIndexOf(indexed), commit, commitTime };
+  const origin = ref === undefined ? { repository: 'local:test' } : { repository: 'local:test', ref };
+  return buildNamespace(source, index, origin, async (blob) => blobs.get(blob)!);
+}
+
+/** Two sources: a small one with skills `pdf` and `writing-plans`, a larger one whose skills say "pdf" (and, with
+ * `samePdf`, one named `pdf` too). */
+function twoSources(samePdf = true) {
+  const small = skillsNamespace('small', {
+    pdf: ['Read, merge and split documents.', 'Use pypdf.'],
+    'writing-plans': ['Before touching code, for a multi-step task.', 'Steps.'],
+  });
+  const large = skillsNamespace(
+    'large',
+    Object.fromEntries([
+      ...(samePdf ? [['pdf', ['Another source serving a skill of the same name.', 'Nothing else.']]] : []),
+      ...Array.from({ length: 40 }, (_, i) => [
+        `report-${i}`,
+        [`Writes report ${i} as a PDF: plans, writing, pdf pdf.`, 'Export to pdf. Writing plans for pdf.'],
+      ]),
+    ]),
+  );
+  return { small, large };
+}
+
+describe('one ranking across sources', () => {
+  it('ranks a skill first when the query is its name or its name as words, and every source serving that name', async () => {
+    const { small, large } = twoSources();
+    const client = await connect(
+      createCatalog({
+        sources: [
+          { id: 'small', current: small, retained: [] },
+          { id: 'large', current: large, retained: [] },
+        ],
+        failures: [],
+      }),
+    );
+    const first = async (query: string, n: number) =>
+      (await search(client, { query })).structuredContent.results
+        .slice(0, n)
+        .map((r) => [r.name, r.source, r.matched.exactName]);
+    expect(await first('pdf', 3)).toEqual([
+      ['pdf', 'large', true],
+      ['pdf', 'small', true],
+      [expect.stringMatching(/^report-/), 'large', undefined],
+    ]);
+    expect(await first('writing plans', 1)).toEqual([['writing-plans', 'small', true]]);
+    expect(await first('Writing_Plans', 1)).toEqual([['writing-plans', 'small', true]]);
+    const text = (await search(client, { query: 'writing-plans', limit: 1 })).content[0]!.text;
+    expect(text).toContain(
+      ': Before touching code, for a multi-step task. [the query is its name; matched name (writing, plans, writing plans)]',
+    );
+  });
+
+  it('scores with the statistics of every namespace searched, as one index holding them all would', async () => {
+    const { small, large } = twoSources(false);
+    const both = skillsNamespace('both', {
+      pdf: ['Read, merge and split documents.', 'Use pypdf.'],
+      'writing-plans': ['Before touching code, for a multi-step task.', 'Steps.'],
+      ...Object.fromEntries(
+        Array.from({ length: 40 }, (_, i) => [
+          `report-${i}`,
+          [`Writes report ${i} as a PDF: plans, writing, pdf pdf.`, 'Export to pdf. Writing plans for pdf.'],
+        ]),
+      ),
+    });
+    const apart = (await searchNamespaces([small, large], 'merge plans for a multi-step report')).map(
+      (hit) => [hit.served.skill.name, hit.score],
+    );
+    const together = (await searchNamespaces([both], 'merge plans for a multi-step report')).map((hit) => [
+      hit.served.skill.name,
+      hit.score,
+    ]);
+    expect(apart).toEqual(together);
+    expect(together.length).toBe(42);
+  });
+
+  it('gives one result per skill of a refs: source, its newest version first, the others named as versions', async () => {
+    const skill = { refunds: ['Refund a customer order.', 'Policy.'] as const };
+    const v1 = skillsNamespace('pol.v1', skill, {
+      commit: '1'.repeat(40),
+      commitTime: '2024-01-01T00:00:00.000Z',
+      ref: 'refs/tags/v1',
+    });
+    const v2 = skillsNamespace('pol.v2', skill, {
+      commit: '2'.repeat(40),
+      commitTime: '2025-01-01T00:00:00.000Z',
+      ref: 'refs/tags/v2',
+    });
+    const client = await connect(
+      createCatalog({
+        sources: [
+          { id: 'pol.v1', group: 'pol', current: v1, retained: [] },
+          { id: 'pol.v2', group: 'pol', current: v2, retained: [] },
+        ],
+        failures: [],
+      }),
+    );
+    const result = await search(client, { query: 'refund an order' });
+    expect(result.structuredContent.total).toBe(1);
+    expect(result.structuredContent.results.map((r) => [r.source, r.ref, r.versions])).toEqual([
+      [
+        'pol.v2',
+        'refs/tags/v2',
+        [
+          {
+            uri: `skill://pol.v1/${'1'.repeat(40)}/refunds/SKILL.md`,
+            source: 'pol.v1',
+            ref: 'refs/tags/v1',
+            commit: '1'.repeat(40),
+          },
+        ],
+      ],
+    ]);
+    expect(result.content[0]!.text.split('\n')[1]!.endsWith(' (also refs/tags/v1)')).toBe(true);
+  });
+
+  it('reveals nothing of a source the caller may not see: the same results, scores, total and text as without it', async () => {
+    const { small, large } = twoSources();
+    const served = createCatalog({
+      sources: [
+        { id: 'small', current: small, retained: [] },
+        { id: 'large', current: large, retained: [] },
+      ],
+      failures: [],
+    });
+    const alone = createCatalog({ sources: [{ id: 'small', current: small, retained: [] }], failures: [] });
+    const seen = await connect(visibleCatalog(served, onlySources(['small'])) as Catalog);
+    const only = await connect(alone);
+    for (const query of ['pdf', 'writing plans for a report', 'report', 'merge'])
+      expect(await search(seen, { query })).toEqual(await search(only, { query }));
+    for (const query of ['pdf', 'report'])
+      expect(await pageSearch(served, onlySources(['small']), query)).toEqual(
+        await pageSearch(alone, EVERY_SOURCE, query),
+      );
   });
 });

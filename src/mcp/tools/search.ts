@@ -9,6 +9,7 @@ import {
   SEARCH_LINE_DESCRIPTION_CHARS,
 } from '../budget.ts';
 import type { SearchHit } from '../search.ts';
+import type { ServedSkill } from '../snapshot.ts';
 import { failure, READ_ONLY, searchModule, type ToolDeps } from './common.ts';
 import { oneLine } from '../../shared/text.ts';
 
@@ -33,6 +34,25 @@ const inputSchema = z.object({
     ),
 });
 
+const words = z.array(z.string()).optional();
+
+/** Where the query's words matched (each word as the query said it), so a host or a person can judge the result. */
+const matchedSchema = z.object({
+  /** The query is the skill's name, or its name's words. */
+  exactName: z.literal(true).optional(),
+  name: words,
+  description: words,
+  headings: words,
+  text: words,
+});
+
+const versionSchema = z.object({
+  uri: z.string(),
+  source: z.string(),
+  ref: z.string().optional(),
+  commit: z.string(),
+});
+
 const resultSchema = z.object({
   uri: z.string(),
   name: z.string(),
@@ -42,6 +62,9 @@ const resultSchema = z.object({
   ref: z.string().optional(),
   commit: z.string(),
   score: z.number(),
+  matched: matchedSchema,
+  /** Older versions of this skill (other refs of its `refs:` source) that matched too, newest first. */
+  versions: z.array(versionSchema).optional(),
 });
 
 const outputSchema = z.object({
@@ -77,22 +100,45 @@ function namespacesOf(catalog: CatalogReader, source: string | undefined): Names
   return ns === undefined ? undefined : [ns];
 }
 
-const resultOf = ({ served, score }: SearchHit): Result => ({
+/** Where a skill is served: URI, source, the ref of a `refs:` source, commit. */
+const placeOf = (served: ServedSkill) => ({
   uri: served.uri,
-  name: served.skill.name,
-  description: oneLine(served.description),
   source: served.ns.source,
   // structuredContent, checked against outputSchema and sent as JSON: a namespace that follows no ref has no key.
   ...(served.ns.origin.ref === undefined ? {} : { ref: served.ns.origin.ref }),
   commit: served.ns.commit,
-  score: Math.round(score * 1000) / 1000,
 });
+
+const resultOf = ({ served, score, matched, versions }: SearchHit): Result => {
+  const { uri, ...where } = placeOf(served);
+  return {
+    uri,
+    name: served.skill.name,
+    description: oneLine(served.description),
+    ...where,
+    score: Math.round(score * 1000) / 1000,
+    matched: matched(),
+    ...(versions === undefined || versions.length === 0 ? {} : { versions: versions.map(placeOf) }),
+  };
+};
+
+/** Why a result matched, in a few words: `the query is its name`, or the places and the words found there. */
+function whyLine({ exactName, ...places }: Result['matched']): string {
+  const found = Object.entries(places).map(([place, said]) => `${place} (${said.join(', ')})`);
+  return [
+    ...(exactName ? ['the query is its name'] : []),
+    ...(found.length > 0 ? [`matched ${found.join(', ')}`] : []),
+  ].join('; ');
+}
 
 const clip = (text: string, chars: number) => (text.length <= chars ? text : `${text.slice(0, chars - 1)}…`);
 
-/** One result of the text: rank, name, source (and ref), URI, the description cut short. */
+/** One result of the text: rank, name, source (and ref), URI, the description cut short, why it matched, and the
+ * other versions' refs. */
 const resultLine = (result: Result, rank: number) =>
-  `${rank}. ${result.name} (${result.source}${result.ref === undefined ? '' : `, ${result.ref}`}) ${result.uri}: ${clip(result.description.replace(/\s+/g, ' '), SEARCH_LINE_DESCRIPTION_CHARS)}`;
+  `${rank}. ${result.name} (${result.source}${result.ref === undefined ? '' : `, ${result.ref}`}) ${result.uri}: ${clip(result.description.replace(/\s+/g, ' '), SEARCH_LINE_DESCRIPTION_CHARS)} [${whyLine(result.matched)}]${
+    result.versions === undefined ? '' : ` (also ${result.versions.map((v) => v.ref ?? v.source).join(', ')})`
+  }`;
 
 /** The best `limit` hits, ending before the one that would take text and structure past LIST_PAGE_CHARS. */
 function bestOf(hits: readonly SearchHit[], limit: number): { results: Result[]; lines: string[] } {
@@ -110,13 +156,21 @@ function bestOf(hits: readonly SearchHit[], limit: number): { results: Result[];
   return { results, lines };
 }
 
+/** Each ref of a `refs:` source, by source id, to its source's id: versions of one skill are one result. */
+const refGroups = (catalog: CatalogReader) =>
+  new Map(
+    catalog.state.sources.flatMap((served) =>
+      served.group === undefined ? [] : [[served.id, served.group]],
+    ),
+  );
+
 /** skill_search: the served skills (listed ones unless `source` names a commit) ranked against a query. */
 export function registerSkillSearch(mcp: McpServer, { catalog }: ToolDeps): void {
   mcp.registerTool('skill_search', config, async ({ query, limit, source }) => {
     const namespaces = namespacesOf(catalog, source);
     if (namespaces === undefined)
       return failure(`no source "${source}" is served; skill_list shows the sources and their commits`);
-    const hits = await (await searchModule()).searchNamespaces(namespaces, query);
+    const hits = await (await searchModule()).searchNamespaces(namespaces, query, refGroups(catalog));
     const { results, lines } = bestOf(hits, limit ?? DEFAULT_SEARCH_LIMIT);
     const text =
       hits.length === 0

@@ -1,0 +1,113 @@
+import { compareText } from '../shared/text.ts';
+import { PLACE, type RankedTerm } from './postings.ts';
+import type { Matched, SearchHit, SkillIndex } from './search.ts';
+
+/** A query as ranked: its terms (each with the query's word it came from), and the query read as a skill's name. */
+export interface ParsedQuery {
+  readonly terms: ReadonlyArray<{ readonly term: string; readonly word: string; readonly weight: number }>;
+  /** nameKey of the query. */
+  readonly name: string;
+}
+
+/**
+ * The statistics of everything searched, summed over the indexes (never one index's alone: a word rare in a large
+ * catalog would outweigh the exact name in a small one): each term's inverse document frequency, the mean length.
+ */
+function statistics(indexes: readonly SkillIndex[], query: ParsedQuery) {
+  let skills = 0;
+  let length = 0;
+  for (const { postings } of indexes) {
+    skills += postings.skillCount;
+    length += postings.totalLength;
+  }
+  const terms: RankedTerm[] = query.terms.map(({ term, weight }) => {
+    const held = indexes.reduce((sum, { postings }) => sum + postings.held(term), 0);
+    return { term, idf: weight * Math.log(1 + (skills - held + 0.5) / (held + 0.5)) };
+  });
+  return { terms, averageLength: skills === 0 ? 1 : length / skills };
+}
+
+const PLACES = [
+  ['name', PLACE.name],
+  ['description', PLACE.description],
+  ['headings', PLACE.heading],
+  ['text', PLACE.text],
+] as const;
+
+/** Where the query's words stand in skill `id` of `index`. */
+function matchedIn(index: SkillIndex, id: number, query: ParsedQuery, exactName: boolean): Matched {
+  const matched: Matched = exactName ? { exactName: true } : {};
+  for (const { term, word } of query.terms) {
+    const places = index.postings.placesOf(term, id);
+    for (const [key, bit] of PLACES)
+      if (places & bit && !(matched[key] ??= []).includes(word)) matched[key].push(word);
+  }
+  return matched;
+}
+
+interface Ranked extends SearchHit {
+  exactName: boolean;
+}
+
+/** One index's hits: every skill matching a term, and every skill whose name the query is. */
+function hitsOf(index: SkillIndex, query: ParsedQuery, ranked: ReturnType<typeof statistics>): Ranked[] {
+  const exact = new Set(index.named(query.name));
+  const hit = (id: number, score: number): Ranked => ({
+    served: index.skills[id]!,
+    score,
+    exactName: exact.has(id),
+    matched: () => matchedIn(index, id, query, exact.has(id)),
+  });
+  const hits = index.postings.rank(ranked.terms, ranked.averageLength, hit);
+  // A name of function words alone (`do-it`) matches no term, and is still the skill's name.
+  for (const id of exact) if (!hits.some((h) => h.served === index.skills[id])) hits.push(hit(id, 0));
+  return hits;
+}
+
+/** Exact names first, then by score, then by URI. */
+const byRank = (a: Ranked, b: Ranked) =>
+  Number(b.exactName) - Number(a.exactName) || b.score - a.score || compareText(a.served.uri, b.served.uri);
+
+/**
+ * One hit per skill of a `refs:` source (`groups`: a ref's source id to its source's): at the rank of its best
+ * version, its newest version first (by commit time), the other versions that matched named with it.
+ */
+function grouped(hits: readonly Ranked[], groups: ReadonlyMap<string, string>): SearchHit[] {
+  const kept: Array<Ranked | Ranked[]> = [];
+  const byKey = new Map<string, Ranked[]>();
+  for (const hit of hits) {
+    const group = groups.get(hit.served.ns.source);
+    const key = `${group}\n${hit.served.skill.servedDir}`;
+    const versions = group === undefined ? undefined : byKey.get(key);
+    if (group === undefined) kept.push(hit);
+    else if (versions !== undefined) versions.push(hit);
+    else {
+      byKey.set(key, [hit]);
+      kept.push(byKey.get(key)!);
+    }
+  }
+  return kept.map((hit) => {
+    if (!Array.isArray(hit)) return hit;
+    const [newest, ...others] = [...hit].sort(
+      (a, b) =>
+        compareText(b.served.ns.commitTime, a.served.ns.commitTime) ||
+        compareText(a.served.ns.source, b.served.ns.source),
+    );
+    return { ...newest!, score: hit[0]!.score, versions: others.map((other) => other.served) };
+  });
+}
+
+/** The skills of `indexes` matching `query`, best first across them all (one ranking, statistics of the whole). */
+export function rankAcross(
+  indexes: readonly SkillIndex[],
+  query: ParsedQuery,
+  groups?: ReadonlyMap<string, string>,
+): SearchHit[] {
+  const ranked = statistics(indexes, query);
+  const hits =
+    indexes.length === 1
+      ? hitsOf(indexes[0]!, query, ranked)
+      : indexes.flatMap((index) => hitsOf(index, query, ranked));
+  hits.sort(byRank);
+  return groups === undefined || groups.size === 0 ? hits : grouped(hits, groups);
+}
