@@ -30,7 +30,11 @@ export const annotations = {
   report(report: CheckReport, prefix: string, problemsOnly = false): string {
     // Information is a notice: shown on the file, never failing the run.
     const lines = report.problems.map((p) =>
-      command(p.severity === 'info' ? 'notice' : p.severity, { file: `${prefix}${p.path}`, line: p.line, title: p.reason }, p.detail),
+      command(
+        p.severity === 'info' ? 'notice' : p.severity,
+        { file: `${prefix}${p.path}`, line: p.line, title: p.reason },
+        p.detail,
+      ),
     );
     const uncommitted = report.uncommitted ?? [];
     if (uncommitted.length > 0)

@@ -173,12 +173,17 @@ function skillAt(resolved: Resolution): FoundSkill | undefined {
 }
 
 /** The skill a SKILL.md that is a symlink leads to, or `undefined` with the reason it leads to none. */
-function manifestTarget(path: string, resolved: Resolution, problems: SkillProblem[]): FoundSkill | undefined {
+function manifestTarget(
+  path: string,
+  resolved: Resolution,
+  problems: SkillProblem[],
+): FoundSkill | undefined {
   const skill = skillAt(resolved);
   if (skill !== undefined) return skill;
   const refuse = (reason: ProblemReason, detail: string) =>
     void problems.push(problem(path, reason, `SKILL.md is a symlink ${detail}; the skill is not served`));
-  if (resolved.kind === 'loop') refuse('skill-link-loop', `chain longer than ${MAX_SYMLINK_HOPS} hops (a loop)`);
+  if (resolved.kind === 'loop')
+    refuse('skill-link-loop', `chain longer than ${MAX_SYMLINK_HOPS} hops (a loop)`);
   else if (resolved.kind === 'outside')
     refuse(
       'skill-link-outside',

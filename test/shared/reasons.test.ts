@@ -60,11 +60,12 @@ describe('the reason registry', () => {
       'webhook-invalid',
       'webhook-too-large',
     ]);
-    expect(entries.length).toBe(90);
+    expect(entries.length).toBe(94);
   });
 
-  it("gives severity info only to a webhook delivery that was not refused; a run's refusal is an error", () => {
+  it("gives severity info only to a skill reached through a link and a webhook delivery that was not refused; a run's refusal is an error", () => {
     expect(entries.filter(([, entry]) => entry.severity === 'info').map(([code]) => code)).toEqual([
+      'skill-alias',
       'webhook-triggered',
       'webhook-ignored',
       'webhook-ping',
