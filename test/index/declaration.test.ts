@@ -17,7 +17,7 @@ async function indexed() {
 describe('declarations in the index', () => {
   it("carries each skill's accepted declaration and reports the refused and odd ones", async () => {
     const index = await indexed();
-    expect(index.version).toBe(3);
+    expect(index.version).toBe(4);
     const declared = Object.fromEntries(index.skills.map((skill) => [skill.dir, skill.declaration]));
     expect(declared).toEqual({
       'other/impostor': {
