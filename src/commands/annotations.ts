@@ -19,11 +19,22 @@ function command(
   return `::${kind}${props === '' ? '' : ` ${props}`}::${escapeData(message)}\n`;
 }
 
+/** `3 errors, 1 warning`, and `, 2 info` when there is information. */
+export function countsOf(report: CheckReport): string {
+  const counts = `${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}`;
+  return report.infos === 0 ? counts : `${counts}, ${report.infos} info`;
+}
+
 /** `skillpin check --format github`: one annotation per problem (on its file and line), then the summary. */
 export const annotations = {
   report(report: CheckReport, prefix: string, problemsOnly = false): string {
+    // Information is a notice: shown on the file, never failing the run.
     const lines = report.problems.map((p) =>
-      command(p.severity, { file: `${prefix}${p.path}`, line: p.line, title: p.reason }, p.detail),
+      command(
+        p.severity === 'info' ? 'notice' : p.severity,
+        { file: `${prefix}${p.path}`, line: p.line, title: p.reason },
+        p.detail,
+      ),
     );
     const uncommitted = report.uncommitted ?? [];
     if (uncommitted.length > 0)
@@ -37,7 +48,7 @@ export const annotations = {
     if (!problemsOnly)
       lines.push(
         `${report.repository} @ ${report.commit}: ${plural(report.skills.length, 'skill')} served, ` +
-          `${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}\n`,
+          `${countsOf(report)}\n`,
       );
     return lines.join('');
   },

@@ -18,9 +18,9 @@ import {
 } from '../git/index.ts';
 import { isWithin } from '../skills/index.ts';
 import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
-import type { SourceReason } from '../shared/reasons.ts';
+import type { Severity, SourceReason } from '../shared/reasons.ts';
 import { plural } from '../shared/text.ts';
-import { annotations } from './annotations.ts';
+import { annotations, countsOf } from './annotations.ts';
 import type { Signer } from '../shared/signer.ts';
 import { openSource, type Source } from '../sync/source.ts';
 import { withScratch } from '../pins/scratch.ts';
@@ -78,7 +78,7 @@ export interface CheckReport {
     commit: string;
     path: string;
     reason: string;
-    severity: 'error' | 'warning';
+    severity: Severity;
     detail: string;
     /** The line of the file (1-based), for frontmatter problems. */
     line?: number;
@@ -95,6 +95,8 @@ export interface CheckReport {
   worktree?: { tree: string; default: boolean };
   errors: number;
   warnings: number;
+  /** Problems that are information only (`skill-alias`): they never fail a check, even under --strict. */
+  infos: number;
   /** No errors (and, under --strict, no warnings). */
   ok: boolean;
   /** Who signed the commit (or its tag), when keys were given to verify it; `null` otherwise. */
@@ -238,8 +240,9 @@ async function uncommittedOf(
 
 export function checkReportOf(ns: Namespace, strict: boolean): CheckReport {
   const problems = ns.problems.map((p) => ({ source: ns.source, commit: ns.commit, ...p }));
-  const errors = problems.filter((p) => p.severity === 'error').length;
-  const warnings = problems.length - errors;
+  const count = (severity: Severity) => problems.filter((p) => p.severity === severity).length;
+  const errors = count('error');
+  const warnings = count('warning');
   return {
     version: 1,
     repository: ns.origin.repository,
@@ -256,6 +259,7 @@ export function checkReportOf(ns: Namespace, strict: boolean): CheckReport {
     problems,
     errors,
     warnings,
+    infos: count('info'),
     ok: errors === 0 && (!strict || warnings === 0),
     signer: ns.signer ?? null,
   };
@@ -267,7 +271,7 @@ export function renderReport(report: CheckReport, problemsOnly = false): string 
     report.worktree === undefined
       ? `${report.repository} @ ${report.commit} (${report.commitTime})`
       : `${report.repository} @ work tree, tree ${report.commit} (${report.worktree.default ? 'it has uncommitted changes: ' : ''}checked as \`git add -A\` would stage it${report.worktree.default ? '; --no-worktree checks HEAD' : ''})`,
-    `${plural(report.skills.length, 'skill')} served, ${plural(report.errors, 'error')}, ${plural(report.warnings, 'warning')}`,
+    `${plural(report.skills.length, 'skill')} served, ${countsOf(report)}`,
     ...(report.signer === null
       ? []
       : [

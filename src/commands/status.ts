@@ -15,12 +15,12 @@ export type { StatusReport } from '../shared/status.ts';
 export function renderStatus(report: StatusReport): string {
   const rows = report.sources.map((s) => {
     const problems = s.current?.problems;
-    const errors = problems?.filter((p) => p.severity === 'error').length ?? 0;
+    const count = (severity: string) => problems?.filter((p) => p.severity === severity).length ?? 0;
     return [
       s.id,
       s.current === null ? '-' : s.current.commit.slice(0, 12),
       s.current?.skills === undefined ? '-' : String(s.current.skills),
-      problems === undefined ? '-' : `${errors}/${problems.length - errors}`,
+      problems === undefined ? '-' : `${count('error')}/${count('warning')}`,
       s.retained.length === 0 ? '-' : s.retained.map((c) => c.commit.slice(0, 12)).join(','),
       s.lastSync ?? 'never',
       s.lastError === null ? '-' : `${s.lastError.reason} (${s.lastError.at})`,

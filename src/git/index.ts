@@ -16,7 +16,7 @@ export {
   resolveRemoteRef,
   resolveRemoteTarget,
 } from './refs.ts';
-export { fetchCommit, pinnedTag, unpinCommit } from './remote.ts';
+export { fetchCommit, type Linked, pinnedTag, unpinCommit } from './remote.ts';
 export {
   type FetchProgress,
   pinRef,

@@ -2,7 +2,8 @@ import { packNames, removePacksSince } from './cleanup.ts';
 import { GitError } from './errors.ts';
 import { transportFailure } from './failure.ts';
 import { pinRef, tagPinRef, type FetchProgress, type Remote, type Repository } from './repository.ts';
-import { listCommit, type TreeCache } from './tree.ts';
+import type { TreeEntry } from '../shared/tree.ts';
+import { listCommit, type TreeCache, withTargets } from './tree.ts';
 import { redactUrl } from './url.ts';
 
 export interface FetchOptions {
@@ -14,8 +15,15 @@ export interface FetchOptions {
   tag?: string;
   /** Folders the source serves skills from; with a backend that can, only their blobs are fetched. */
   paths?: readonly string[];
+  /**
+   * With `paths`: the folders outside them whose blobs are served too, from the commit's entries (the targets of the
+   * symlinks the store holds read): the skills that symlinks under `paths` lead to.
+   */
+  linked?: Linked;
   onProgress?: (progress: FetchProgress) => void;
 }
+
+export type Linked = (entries: readonly TreeEntry[]) => readonly string[];
 
 const under = (paths: readonly string[]) => (file: string) =>
   paths.length === 0 || paths.some((dir) => file === dir || file.startsWith(`${dir}/`));
@@ -38,6 +46,7 @@ async function lacking(
   commit: string,
   paths: readonly string[],
   known?: TreeCache,
+  linked?: Linked,
 ): Promise<{ trees: TreeCache; blobs: string[] } | undefined> {
   let listed: Awaited<ReturnType<typeof listCommit>>;
   try {
@@ -47,7 +56,7 @@ async function lacking(
     if (error instanceof GitError && error.code === 'source-too-large') throw error;
     return undefined;
   }
-  const served = under(paths);
+  const served = under([...paths, ...(await linkedFolders(repo, listed.entries, paths, linked))]);
   const needed = listed.entries.filter(
     (entry) => entry.type === 'symlink' || (entry.type === 'file' && served(entry.path)),
   );
@@ -57,6 +66,21 @@ async function lacking(
   // may still see a pack removed since it opened it), then the sizes of those it holds.
   const sizes = listed.listedNow ? ids.map((id) => listedSizes.get(id)) : await heldSizes(repo, ids);
   return { trees: listed.trees, blobs: ids.filter((_, i) => sizes[i] === undefined) };
+}
+
+/** The folders `linked` names from the entries, with the targets of the symlinks the store holds. */
+async function linkedFolders(
+  repo: Repository,
+  entries: readonly TreeEntry[],
+  paths: readonly string[],
+  linked: Linked | undefined,
+): Promise<readonly string[]> {
+  if (linked === undefined || paths.length === 0) return [];
+  const links = entries.filter((entry) => entry.type === 'symlink');
+  if (links.length === 0) return [];
+  const missing = new Set(await repo.missingObjects(links.map((link) => link.id)));
+  const held = links.filter((link) => !missing.has(link.id));
+  return linked(await withTargets(repo, entries, held));
 }
 
 /**
@@ -75,7 +99,8 @@ export async function fetchCommit(
   const transfer = { have: options.have, onProgress: options.onProgress };
   const tagMissing = async () =>
     options.tag !== undefined && (await repo.missingObjects([options.tag])).length > 0;
-  let state = await lacking(repo, commit, paths, options.trees);
+  const lacks = (trees?: TreeCache) => lacking(repo, commit, paths, trees, options.linked);
+  let state = await lacks(options.trees);
   const fetched = state === undefined || (await tagMissing()) ? await packNames(repo.gitdir) : undefined;
   try {
     if (state === undefined || fetched !== undefined) {
@@ -84,15 +109,20 @@ export async function fetchCommit(
         tag: options.tag,
         blobless: repo.partial && paths.length > 0,
       });
-      state = await lacking(repo, commit, paths, options.trees);
+      state = await lacks(options.trees);
       if (state === undefined)
         throw transportFailure('source-commit-not-found', `fetching ${commit} from ${redactUrl(remote.url)}`);
       if (await tagMissing())
         throw new GitError('source-incomplete', `the remote did not send tag object ${options.tag}`);
     }
-    if (state.blobs.length > 0 && repo.partial) {
-      await repo.fetchBlobs(remote, state.blobs, transfer);
-      state = (await lacking(repo, commit, paths, state.trees)) ?? state;
+    // A second round fetches what the first made known: the folders symlinks lead to, once their targets are held.
+    const asked = new Set<string>();
+    for (;;) {
+      const wanted = state.blobs.filter((id) => !asked.has(id));
+      if (wanted.length === 0 || !repo.partial) break;
+      for (const id of wanted) asked.add(id);
+      await repo.fetchBlobs(remote, wanted, transfer);
+      state = (await lacks(state.trees)) ?? state;
     }
     if (state.blobs.length > 0)
       throw new GitError(

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { GitSettings } from '../config/index.ts';
 import { writeFileAtomic } from '../shared/fs.ts';
 import { openStore } from './backend.ts';
-import { fetchCommit, pinCommit } from './remote.ts';
+import { fetchCommit, type Linked, pinCommit } from './remote.ts';
 import type { Remote, Repository } from './repository.ts';
 
 const list = (dir: string) => fsp.readdir(dir).catch(() => [] as string[]);
@@ -44,13 +44,17 @@ export async function refetchCommit(
   repo: Repository,
   remote: Remote,
   commit: string,
-  options: { paths: readonly string[]; tag?: string; settings?: GitSettings },
+  options: { paths: readonly string[]; linked?: Linked; tag?: string; settings?: GitSettings },
 ): Promise<void> {
   const temp = `${repo.gitdir.replace(/\.git$/, '')}.repair.git`;
   await fsp.rm(temp, { recursive: true, force: true });
   const fresh = await openStore(temp, options.settings);
   try {
-    await fetchCommit(fresh, remote, commit, { paths: options.paths, tag: options.tag });
+    await fetchCommit(fresh, remote, commit, {
+      paths: options.paths,
+      linked: options.linked,
+      tag: options.tag,
+    });
     await fresh.close();
     await adoptPacks(temp, repo.gitdir);
     await adoptShallow(temp, repo.gitdir);

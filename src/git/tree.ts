@@ -215,11 +215,22 @@ export async function walkCommit(
   const { commitTime, tree, entries, trees } = await listCommit(repo, commit, previous, { expected: true });
   const links = entries.filter((entry) => entry.type === 'symlink');
   if (links.length === 0) return { commit, commitTime, tree, entries, trees };
+  return { commit, commitTime, tree, entries: await withTargets(repo, entries, links), trees };
+}
+
+/**
+ * `entries` with the targets of `links` (symlink entries among them) read. A target longer than PATH_MAX resolves
+ * nowhere: it is not read, and the link stays without one (dangling).
+ */
+export async function withTargets(
+  repo: Repository,
+  entries: readonly TreeEntry[],
+  links: readonly TreeEntry[],
+): Promise<TreeEntry[]> {
   // A listing made by the cli backend carries each held blob's size; otherwise the headers are asked.
   const sizes = links.every((link) => link.size !== undefined)
     ? links.map((link) => link.size)
     : await repo.objectSizes(links.map((link) => link.id));
-  // A target longer than PATH_MAX resolves nowhere: it is not read, and the link stays without one (dangling).
   const readable = links.filter((_, i) => (sizes[i] ?? 0) <= MAX_SYMLINK_TARGET_BYTES);
   const decoder = new TextDecoder();
   const targets = new Map(
@@ -227,11 +238,10 @@ export async function walkCommit(
       readable.map(async (link) => [link, decoder.decode(await readBlob(repo, link.id))] as const),
     ),
   );
-  const withTargets = entries.map((entry) => {
+  return entries.map((entry) => {
     const target = targets.get(entry);
     return target === undefined ? entry : { ...entry, target };
   });
-  return { commit, commitTime, tree, entries: withTargets, trees };
 }
 
 /**

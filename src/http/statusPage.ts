@@ -84,14 +84,14 @@ const commitLine = (status: CommitStatus, now: number) =>
   }`;
 
 function problemList(problems: readonly SkillProblem[]): Html {
-  const groups = (['error', 'warning'] as const).map((severity) => ({
+  const groups = (['error', 'warning', 'info'] as const).map((severity) => ({
     severity,
     items: problems.filter((problem) => problem.severity === severity),
   }));
   return html`${groups.map(({ severity, items }) =>
     items.length === 0
       ? ''
-      : html`<details${severity === 'error' ? ' open' : ''}><summary>${plural(items.length, severity)}</summary>
+      : html`<details${severity === 'error' ? ' open' : ''}><summary>${severity === 'info' ? `${items.length} info` : plural(items.length, severity)}</summary>
 <ul class="problems">${items.map(
           (problem) =>
             html`<li><code>${problem.path}</code> <span class="reason">${problem.reason}</span>: ${problem.detail}</li>`,

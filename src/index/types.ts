@@ -32,9 +32,10 @@ export interface IndexedSkill {
 
 /**
  * The index file format; a file of another version is rebuilt from git. 2 added skills' declarations; 3 refuses
- * a skill with a file whose URI passes MAX_URI_BYTES (`uri-too-long`), which a version 2 file may still list.
+ * a skill with a file whose URI passes MAX_URI_BYTES (`uri-too-long`), which a version 2 file may still list; 4
+ * follows symlinks to skills in the tree (`skill-alias`, info), which a version 3 file refuses or leaves out.
  */
-export const INDEX_VERSION = 3;
+export const INDEX_VERSION = 4;
 
 /** What one commit serves, as persisted: plain JSON. */
 export interface CommitIndex {

@@ -9,7 +9,23 @@ export const REASONS = {
   'skill-md-not-file': {
     kind: 'skill',
     severity: 'error',
-    summary: 'SKILL.md is not a regular file (a folder, symlink or submodule)',
+    summary:
+      "SKILL.md is not a regular file: a folder, a submodule, or a symlink to a file that is not a skill folder's SKILL.md",
+  },
+  'skill-link-outside': {
+    kind: 'skill',
+    severity: 'error',
+    summary: 'SKILL.md is a symlink that leaves the repository (or is absolute)',
+  },
+  'skill-link-dangling': {
+    kind: 'skill',
+    severity: 'error',
+    summary: 'SKILL.md is a symlink to a path that is not in the commit',
+  },
+  'skill-link-loop': {
+    kind: 'skill',
+    severity: 'error',
+    summary: 'SKILL.md is a symlink that loops or chains past MAX_SYMLINK_HOPS (8) links',
   },
   'skill-md-not-utf8': { kind: 'skill', severity: 'error', summary: 'SKILL.md is not valid UTF-8' },
   'frontmatter-missing': {
@@ -327,6 +343,13 @@ export const REASONS = {
     severity: 'warning',
     summary:
       'a file whose path holds a name that cannot be served (".", "..", ".git", a control character, a backslash or bytes that are not UTF-8) was left out',
+  },
+  // Information: nothing is wrong, and nothing is lost; said so that nothing is silent.
+  'skill-alias': {
+    kind: 'skill',
+    severity: 'info',
+    summary:
+      'a SKILL.md or skill folder that is a symlink (resolved in the commit) to a skill: one skill, served once at its target',
   },
   // Scripts (skill_run): the skill and its files still serve; what is reported is what will not run.
   declaration: {

@@ -1,5 +1,6 @@
 import { LISTED_FILE_COST, MAX_LISTED_BYTES, MAX_SKILL_FILES, MAX_SYMLINK_HOPS } from './limits.ts';
-import { basename, dirname, isWithin, join, relative, resolveRelative } from './paths.ts';
+import { resolveInTree, type Resolution } from './links.ts';
+import { basename, dirname, isWithin, join, relative } from './paths.ts';
 import type { TreeEntry } from '../shared/tree.ts';
 import { problem, type ProblemReason, type SkillProblem } from '../shared/reasons.ts';
 import { closest } from '../shared/text.ts';
@@ -26,6 +27,12 @@ export interface DiscoveredSkill {
   fileCount: number;
 }
 
+/** A folder found holding a skill, and the blob of its SKILL.md. */
+interface FoundSkill {
+  dir: string;
+  skillMd: string;
+}
+
 export const SKILL_MD = 'SKILL.md';
 /** A path below a folder named SKILL.md: that folder's path (the first such one). */
 const SKILL_MD_FOLDER = /^((?:.*?\/)?SKILL\.md)\//;
@@ -49,7 +56,8 @@ export function unusableName(path: string): string | undefined {
 
 /**
  * Finds every folder holding a SKILL.md (any depth, the root included) under `searchPaths`, and the files of
- * each: every entry below it, nested skills' files included (spec: nested content is supporting content).
+ * each: every entry below it, nested skills' files included (spec: nested content is supporting content). A
+ * SKILL.md or a folder that is a symlink to a skill (resolved in the tree) is that skill, found once.
  */
 export function discoverSkills(
   entries: readonly TreeEntry[],
@@ -61,25 +69,36 @@ export function discoverSkills(
   overLimit?: true;
 } {
   const problems: SkillProblem[] = [...missingPaths(entries, searchPaths)];
-  const found = skillFolders(entries, searchPaths, problems);
-  const listed = filesOfSkills(entries, new Set(found.map(({ dir }) => dir)), problems);
+  // Only a symlink is followed by path: a tree without one never needs every entry by path.
+  let byPath: Map<string, TreeEntry> | undefined;
+  const entryAt = (path: string) =>
+    (byPath ??= new Map(entries.map((entry) => [entry.path, entry]))).get(path);
+  const { found, links } = skillFolders(entries, searchPaths, problems);
+  found.push(...linkedSkills(links, found, entryAt, problems));
+  const listed = filesOfSkills(entries, new Set(found.map(({ dir }) => dir)), entryAt, problems);
   if (listed === undefined) return { skills: [], problems, overLimit: true };
   const skills = found.map(({ dir, skillMd }) => ({ dir, skillMd, ...listed.get(dir)! }));
   return { skills, problems };
 }
 
-/** Every folder under `searchPaths` holding a SKILL.md file (with that file's blob); the others reported. */
+/**
+ * Every folder under `searchPaths` holding a SKILL.md file (with that file's blob), the others reported; and the
+ * symlinks there, which may lead to skills.
+ */
 function skillFolders(
   entries: readonly TreeEntry[],
   searchPaths: readonly string[],
   problems: SkillProblem[],
-): Array<{ dir: string; skillMd: string }> {
-  const found: Array<{ dir: string; skillMd: string }> = [];
+): { found: FoundSkill[]; links: TreeEntry[] } {
+  const found: FoundSkill[] = [];
+  const links: TreeEntry[] = [];
   const reportedFolders = new Set<string>();
   for (const entry of entries) {
-    // Most paths do not hold the name at all.
-    if (!entry.path.includes(SKILL_MD) || !searchPaths.some((dir) => isWithin(dir, entry.path))) continue;
-    const folder = SKILL_MD_FOLDER.exec(entry.path)?.[1];
+    // Most paths do not hold the name at all, and are not links.
+    const named = entry.path.includes(SKILL_MD);
+    if (!named && entry.type !== 'symlink') continue;
+    if (!searchPaths.some((dir) => isWithin(dir, entry.path))) continue;
+    const folder = named ? SKILL_MD_FOLDER.exec(entry.path)?.[1] : undefined;
     if (folder !== undefined) {
       if (!reportedFolders.has(folder)) {
         reportedFolders.add(folder);
@@ -87,27 +106,95 @@ function skillFolders(
       }
       continue;
     }
-    if (basename(entry.path) !== SKILL_MD) continue;
-    if (entry.type !== 'file') {
+    if (entry.type === 'symlink') links.push(entry);
+    else if (basename(entry.path) !== SKILL_MD) continue;
+    else if (entry.type !== 'file')
       problems.push(
         problem(entry.path, 'skill-md-not-file', `SKILL.md is a ${entry.type}; the skill is not served`),
       );
-      continue;
+    else {
+      const unusable = unusableName(entry.path);
+      if (unusable === undefined) found.push({ dir: dirname(entry.path), skillMd: entry.id });
+      else
+        problems.push(
+          problem(
+            entry.path,
+            'skill-path-invalid',
+            `the skill's path holds ${unusable}; the skill is not served`,
+          ),
+        );
     }
-    const unusable = unusableName(entry.path);
-    if (unusable !== undefined) {
-      problems.push(
-        problem(
-          entry.path,
-          'skill-path-invalid',
-          `the skill's path holds ${unusable}; the skill is not served`,
-        ),
-      );
-      continue;
-    }
-    found.push({ dir: dirname(entry.path), skillMd: entry.id });
   }
-  return found;
+  return { found, links };
+}
+
+/**
+ * The skills the symlinks under the search paths lead to: a SKILL.md that is a link, or a folder that is one
+ * whose SKILL.md resolves to a skill's. Each is reported (`skill-alias`); a skill they reach that was not found
+ * directly (outside the search paths) is found at its own path, once. A SKILL.md link that leads nowhere a skill is
+ * is reported as not served; a folder link that does not lead to a skill is not one.
+ */
+function linkedSkills(
+  links: readonly TreeEntry[],
+  direct: readonly FoundSkill[],
+  entryAt: (path: string) => TreeEntry | undefined,
+  problems: SkillProblem[],
+): FoundSkill[] {
+  const directDirs = new Set(direct.map(({ dir }) => dir));
+  const added = new Map<string, FoundSkill>();
+  for (const link of links) {
+    const manifest = basename(link.path) === SKILL_MD;
+    const resolved = resolveInTree(manifest ? link.path : join(link.path, SKILL_MD), entryAt);
+    const skill = manifest ? manifestTarget(link.path, resolved, problems) : skillAt(resolved);
+    if (skill === undefined) continue;
+    const reached = directDirs.has(skill.dir);
+    if (!reached && !added.has(skill.dir)) added.set(skill.dir, skill);
+    const where = skill.dir === '' ? '.' : skill.dir;
+    problems.push(
+      problem(
+        link.path,
+        'skill-alias',
+        reached
+          ? `symlink to the skill ${where}: the same skill, counted once, at ${where}`
+          : `symlink to the skill ${where}, which the search paths do not reach: the skill is found at ${where}`,
+      ),
+    );
+  }
+  return [...added.values()];
+}
+
+/** The skill a resolved path is the SKILL.md of: a file named SKILL.md, in a folder that can be served. */
+function skillAt(resolved: Resolution): FoundSkill | undefined {
+  if (resolved.kind !== 'found' || resolved.entry.type !== 'file') return undefined;
+  const { path, id } = resolved.entry;
+  if (basename(path) !== SKILL_MD || SKILL_MD_FOLDER.test(path) || unusableName(path) !== undefined)
+    return undefined;
+  return { dir: dirname(path), skillMd: id };
+}
+
+/** The skill a SKILL.md that is a symlink leads to, or `undefined` with the reason it leads to none. */
+function manifestTarget(
+  path: string,
+  resolved: Resolution,
+  problems: SkillProblem[],
+): FoundSkill | undefined {
+  const skill = skillAt(resolved);
+  if (skill !== undefined) return skill;
+  const refuse = (reason: ProblemReason, detail: string) =>
+    void problems.push(problem(path, reason, `SKILL.md is a symlink ${detail}; the skill is not served`));
+  if (resolved.kind === 'loop')
+    refuse('skill-link-loop', `chain longer than ${MAX_SYMLINK_HOPS} hops (a loop)`);
+  else if (resolved.kind === 'outside')
+    refuse(
+      'skill-link-outside',
+      resolved.absolute
+        ? `to the absolute path ${JSON.stringify(resolved.target)}`
+        : `to ${JSON.stringify(resolved.target)}, which leaves the repository`,
+    );
+  else if (resolved.kind === 'missing')
+    refuse('skill-link-dangling', `to ${JSON.stringify(resolved.target)}: nothing there in this commit`);
+  else refuse('skill-md-not-file', `to ${resolved.entry.path}, which is not the SKILL.md of a skill folder`);
+  return undefined;
 }
 
 /**
@@ -119,16 +206,13 @@ function skillFolders(
 function filesOfSkills(
   entries: readonly TreeEntry[],
   skillDirs: ReadonlySet<string>,
+  entryAt: (path: string) => TreeEntry | undefined,
   problems: SkillProblem[],
 ): Map<string, { files: SkillFile[]; fileCount: number }> | undefined {
   const innermost = innermostIn(skillDirs);
   /** Each skill's enclosing skill. */
   const outer = new Map([...skillDirs].map((dir) => [dir, dir === '' ? undefined : innermost(dirname(dir))]));
   const of = new Map([...skillDirs].map((dir) => [dir, { files: [] as SkillFile[], fileCount: 0 }]));
-  // Only a symlink is followed by path: a tree without one never needs every entry by path.
-  let byPath: Map<string, TreeEntry> | undefined;
-  const entryAt = (path: string) =>
-    (byPath ??= new Map(entries.map((entry) => [entry.path, entry]))).get(path);
   const served: Array<{ entry: TreeEntry; owner: string; blob: TreeEntry }> = [];
   for (const entry of entries) {
     const owner = innermost(dirname(entry.path));
@@ -226,29 +310,19 @@ function servedEntry(
       `submodule at commit ${entry.id} has no content in this repository; left out`,
     );
   if (entry.type === 'file') return entry;
-  let current = entry;
-  for (let hop = 0; hop < MAX_SYMLINK_HOPS; hop++) {
-    const target = current.target ?? '';
-    if (target.startsWith('/'))
-      return leaveOut(
-        'symlink-outside-skill',
-        `symlink to the absolute path ${JSON.stringify(target)}; left out`,
-      );
-    const resolved = resolveRelative(dirname(current.path), target);
-    if (resolved === undefined || !isWithin(skillDir, resolved) || resolved === skillDir) {
-      return leaveOut(
-        'symlink-outside-skill',
-        `symlink to ${JSON.stringify(target)} leaves its skill; left out`,
-      );
-    }
-    const next = entryAt(resolved);
-    if (next === undefined || next.type === 'submodule')
-      return leaveOut(
-        'symlink-dangling',
-        `symlink to ${JSON.stringify(target)}: no file there in this commit; left out`,
-      );
-    if (next.type === 'file') return next;
-    current = next;
-  }
-  return leaveOut('symlink-loop', `symlink chain longer than ${MAX_SYMLINK_HOPS} hops (a loop); left out`);
+  const resolved = resolveInTree(entry.path, entryAt, skillDir);
+  if (resolved.kind === 'found' && resolved.entry.type === 'file') return resolved.entry;
+  if (resolved.kind === 'loop')
+    return leaveOut('symlink-loop', `symlink chain longer than ${MAX_SYMLINK_HOPS} hops (a loop); left out`);
+  if (resolved.kind !== 'outside')
+    return leaveOut(
+      'symlink-dangling',
+      `symlink to ${JSON.stringify(resolved.kind === 'missing' ? resolved.target : (entry.target ?? ''))}: no file there in this commit; left out`,
+    );
+  return leaveOut(
+    'symlink-outside-skill',
+    resolved.absolute
+      ? `symlink to the absolute path ${JSON.stringify(resolved.target)}; left out`
+      : `symlink to ${JSON.stringify(resolved.target)} leaves its skill; left out`,
+  );
 }

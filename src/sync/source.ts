@@ -27,7 +27,9 @@ import {
   unpinCommit,
   verifyTarget,
   walkCommit,
+  type Linked,
 } from '../git/index.ts';
+import { discoverSkills } from '../skills/index.ts';
 import {
   indexCommit,
   indexStore,
@@ -313,7 +315,12 @@ async function repairCommit(
         log: damage.log,
       });
     const tag = config.verify?.require === 'tag' ? target.tag : undefined;
-    await refetchCommit(repo, remote, commit, { paths: config.paths, tag, settings: config.git });
+    await refetchCommit(repo, remote, commit, {
+      paths: config.paths,
+      linked: linkedSkills(config),
+      tag,
+      settings: config.git,
+    });
   }
   // An index that names objects the store still lacks is as wrong as one with wrong digests: rebuilt.
   const stored = await indexer.indexes.load(commit, await indexer.options());
@@ -321,6 +328,12 @@ async function repairCommit(
     await indexer.indexes.remove(commit);
   return indexer.namespace(await indexer.indexOf(repo, target), repo);
 }
+
+/** The skill folders a commit's entries hold under the source's paths, those symlinks there lead to included. */
+const linkedSkills =
+  (config: SourceConfig): Linked =>
+  (entries) =>
+    discoverSkills(entries, config.paths).skills.map((skill) => skill.dir);
 
 export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const remote = remoteOf(config);
@@ -341,6 +354,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
         trees: indexer.trees,
         tag,
         paths: config.paths,
+        linked: linkedSkills(config),
         onProgress: (progress) => deps.onProgress?.(progress),
       });
     return indexer.indexOf(repo, target);

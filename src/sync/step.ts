@@ -181,7 +181,7 @@ export async function syncSource(
     );
     // A skill or paths entry that cannot be served is an error in the log too; a warning stays a warning.
     for (const p of ns.problems)
-      logger[p.severity === 'error' ? 'error' : 'warn'](
+      logger[p.severity === 'error' ? 'error' : p.severity === 'warning' ? 'warn' : 'info'](
         { source: id, commit, path: p.path, reason: p.reason, severity: p.severity },
         p.detail,
       );

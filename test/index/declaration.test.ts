@@ -17,7 +17,7 @@ async function indexed() {
 describe('declarations in the index', () => {
   it("carries each skill's accepted declaration and reports the refused and odd ones", async () => {
     const index = await indexed();
-    expect(index.version).toBe(3);
+    expect(index.version).toBe(4);
     const declared = Object.fromEntries(index.skills.map((skill) => [skill.dir, skill.declaration]));
     expect(declared).toEqual({
       'other/impostor': {
@@ -74,7 +74,7 @@ describe('declarations in the index', () => {
     ]);
   });
 
-  it('rebuilds an index file of an older format (2: over-long URIs not refused) instead of serving it', async () => {
+  it('rebuilds an index file of an older format (3: symlinks to skills not followed) instead of serving it', async () => {
     const index = await indexed();
     const dir = tempDir('skillpin-index-');
     const store = indexStore(dir);
@@ -83,9 +83,9 @@ describe('declarations in the index', () => {
     expect(await store.load(c1, options)).toEqual(index);
     const file = path.join(dir, `${c1}.json`);
     const stored = JSON.parse(readFileSync(file, 'utf8')) as { index: { version: number } };
-    stored.index.version = 2;
+    stored.index.version = 3;
     writeFileSync(file, JSON.stringify(stored));
-    expect(INDEX_VERSION).toBe(3);
+    expect(INDEX_VERSION).toBe(4);
     expect(await store.load(c1, options)).toBeUndefined();
   });
 });

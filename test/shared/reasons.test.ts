@@ -46,6 +46,7 @@ describe('the reason registry', () => {
       'run-token-invalid',
       'run-token-expired',
       'run-token-reused',
+      'run-token-other-caller',
       'run-draft-changed',
       'run-busy',
       'run-failed',
@@ -69,11 +70,12 @@ describe('the reason registry', () => {
       'publication-backward',
       'publication-tag-moved',
     ]);
-    expect(entries.length).toBe(96);
+    expect(entries.length).toBe(101);
   });
 
-  it("gives severity info only to a webhook delivery that was not refused; a run's refusal is an error", () => {
+  it("gives severity info only to a skill reached through a link and a webhook delivery that was not refused; a run's refusal is an error", () => {
     expect(entries.filter(([, entry]) => entry.severity === 'info').map(([code]) => code)).toEqual([
+      'skill-alias',
       'webhook-triggered',
       'webhook-ignored',
       'webhook-ping',

@@ -47,14 +47,14 @@ describe('discoverSkills', () => {
     ).toEqual(['skills/a']);
   });
 
-  it('reports a SKILL.md that is a folder or a symlink', () => {
+  it('reports a SKILL.md that is a folder, or a symlink to nothing', () => {
     const found = discoverSkills([
       file('a/SKILL.md/x'),
       { path: 'b/SKILL.md', type: 'symlink', id: 's', target: 'x' },
     ]);
     expect(found.problems.map((p) => [p.path, p.reason])).toEqual([
       ['a/SKILL.md', 'skill-md-not-file'],
-      ['b/SKILL.md', 'skill-md-not-file'],
+      ['b/SKILL.md', 'skill-link-dangling'],
     ]);
     expect(found.skills).toEqual([]);
   });

@@ -85,7 +85,7 @@ const outputSchema = z.object({
       commit: z.string(),
       path: z.string(),
       reason: z.string(),
-      severity: z.enum(['error', 'warning']),
+      severity: z.enum(['error', 'warning', 'info']),
       detail: z.string(),
     }),
   ),
@@ -183,11 +183,11 @@ export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts 
         detail: visible(p.detail),
       })),
     );
-    // Errors first: what is not served matters more than what is served with a warning.
-    const ranked = [
-      ...all.filter((p) => p.severity === 'error'),
-      ...all.filter((p) => p.severity !== 'error'),
-    ];
+    // Errors first: what is not served matters more than what is served with a warning, which matters more than
+    // what is only said (info).
+    const ranked = (['error', 'warning', 'info'] as const).flatMap((severity) =>
+      all.filter((p) => p.severity === severity),
+    );
     const problems = cursor === undefined ? ranked.slice(0, MAX_LISTED_PROBLEMS) : [];
     const failures = catalog.state.failures
       .filter((f) => only === undefined || f.id === only)

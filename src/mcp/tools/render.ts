@@ -1,5 +1,5 @@
 import { encodePath, namespaceUri, type CatalogState } from '../../catalog/index.ts';
-import { SKILL_MD } from '../../skills/index.ts';
+import { SKILL_MD, type Severity } from '../../skills/index.ts';
 import type { ServedSkill, Snapshot } from '../snapshot.ts';
 import { oneLine } from '../../shared/text.ts';
 
@@ -12,7 +12,7 @@ interface ListedProblem {
   source: string;
   path: string;
   reason: string;
-  severity: 'error' | 'warning';
+  severity: Severity;
 }
 
 /** One skill of skill_list's text: name, served path, description. */
@@ -79,10 +79,11 @@ export function renderList(list: ListPage): string {
         ? [`- and ${errors - shownErrors.length} more (skillpin check or skillpin status lists every one)`]
         : []),
     );
-  if (list.counts.length > errors) {
-    const counts = new Map<string, number>();
-    for (const p of list.counts)
-      if (p.severity === 'warning') counts.set(p.reason, (counts.get(p.reason) ?? 0) + 1);
+  // Information (skill-alias) is in the structured problems only: nothing in it needs a model's attention.
+  const counts = new Map<string, number>();
+  for (const p of list.counts)
+    if (p.severity === 'warning') counts.set(p.reason, (counts.get(p.reason) ?? 0) + 1);
+  if (counts.size > 0) {
     lines.push('', `Warnings: ${[...counts].map(([reason, n]) => `${reason} ×${n}`).join(', ')}`);
   }
   if (list.failures.length > 0)

@@ -60,7 +60,7 @@ const stateSchema = z.object({
             z.object({
               path: z.string(),
               reason: z.string().refine(isProblemReason, 'not a reason'),
-              severity: z.enum(['error', 'warning']),
+              severity: z.enum(['error', 'warning', 'info']),
               detail: z.string(),
             }),
           ),
