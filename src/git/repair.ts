@@ -1,6 +1,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { GitSettings } from '../config/index.ts';
+import { readBounded } from '../shared/boundedRead.ts';
 import { writeFileAtomic } from '../shared/fs.ts';
 import { openStore } from './backend.ts';
 import { fetchCommit, pinCommit } from './remote.ts';
@@ -22,10 +23,13 @@ async function adoptPacks(from: string, into: string): Promise<void> {
   }
 }
 
+/** A shallow file lists commits, 41 bytes each: far fewer than this. */
+const SHALLOW_MAX_BYTES = 64 * 1024 * 1024;
+
 /** Adds `from`'s shallow commits to `into`'s: a depth-1 commit without its parents must stay marked shallow. */
 async function adoptShallow(from: string, into: string): Promise<void> {
   const read = (dir: string) =>
-    fsp.readFile(path.join(dir, 'shallow'), 'utf8').then(
+    readBounded(path.join(dir, 'shallow'), SHALLOW_MAX_BYTES).then(
       (text) => text.split('\n').filter((line) => line !== ''),
       () => [] as string[],
     );
