@@ -23,6 +23,31 @@ export class FileRefusedError extends Error {
 
 // Non-blocking open: a FIFO put in place of a file never stalls the process; fstat then refuses it.
 const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+/** What is read at a time once a file passes the size fstat gave (it grew, or says 0 like /proc). */
+const CHUNK_BYTES = 64 * 1024;
+
+/** Reads `read` to its end in chunks, never more than `max + 1` bytes in all: the first chunk is `size + 1`. */
+function* chunks(size: number, max: number): Generator<number, void, number> {
+  let total = 0;
+  for (let want = Math.min(size, max) + 1; total <= max; want = CHUNK_BYTES) {
+    const n = yield Math.min(want, max + 1 - total);
+    if (n === 0) return;
+    total += n;
+  }
+}
+
+/** Refuses `file` by what fstat says of it: not a regular file, or larger than `max`. */
+function check(file: string, max: number, stat: { isFile(): boolean; size: number }): void {
+  if (!stat.isFile()) throw new FileRefusedError(file, max, undefined);
+  if (stat.size > max) throw new FileRefusedError(file, max, stat.size);
+}
+
+/** The bytes read, as text; refused when they pass `max` (then `max + 1` were read, no more). */
+function textOf(file: string, max: number, parts: Buffer[]): string {
+  const bytes = Buffer.concat(parts);
+  if (bytes.length > max) throw new FileRefusedError(file, max, bytes.length);
+  return bytes.toString('utf8');
+}
 
 /**
  * The text of `file` when it is a regular file of at most `max` bytes: FileRefusedError otherwise, before more
@@ -32,15 +57,16 @@ export function readBoundedSync(file: string, max: number): string {
   const fd = openSync(file, FLAGS);
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) throw new FileRefusedError(file, max, undefined);
-    if (stat.size > max) throw new FileRefusedError(file, max, stat.size);
-    // One byte past what fstat said: a file that grows while read is seen to, and never past `max + 1`.
-    const buffer = Buffer.alloc(Math.min(stat.size, max) + 1);
-    let at = 0;
-    for (let n = -1; n !== 0 && at < buffer.length; at += n)
-      n = readSync(fd, buffer, at, buffer.length - at, null);
-    if (at > max) throw new FileRefusedError(file, max, at);
-    return buffer.subarray(0, at).toString('utf8');
+    check(file, max, stat);
+    const parts: Buffer[] = [];
+    const plan = chunks(stat.size, max);
+    for (let step = plan.next(); !step.done; ) {
+      const buffer = Buffer.allocUnsafe(step.value);
+      const n = readSync(fd, buffer, 0, buffer.length, null);
+      parts.push(buffer.subarray(0, n));
+      step = plan.next(n);
+    }
+    return textOf(file, max, parts);
   } finally {
     closeSync(fd);
   }
@@ -51,14 +77,16 @@ export async function readBounded(file: string, max: number): Promise<string> {
   const handle = await fsp.open(file, FLAGS);
   try {
     const stat = await handle.stat();
-    if (!stat.isFile()) throw new FileRefusedError(file, max, undefined);
-    if (stat.size > max) throw new FileRefusedError(file, max, stat.size);
-    const buffer = Buffer.alloc(Math.min(stat.size, max) + 1);
-    let at = 0;
-    for (let n = -1; n !== 0 && at < buffer.length; at += n)
-      ({ bytesRead: n } = await handle.read(buffer, at, buffer.length - at, null));
-    if (at > max) throw new FileRefusedError(file, max, at);
-    return buffer.subarray(0, at).toString('utf8');
+    check(file, max, stat);
+    const parts: Buffer[] = [];
+    const plan = chunks(stat.size, max);
+    for (let step = plan.next(); !step.done; ) {
+      const buffer = Buffer.allocUnsafe(step.value);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      parts.push(buffer.subarray(0, bytesRead));
+      step = plan.next(bytesRead);
+    }
+    return textOf(file, max, parts);
   } finally {
     await handle.close();
   }

@@ -110,7 +110,7 @@ export function readHolderFile<T extends Holder = Holder>(
     text = readBoundedSync(file, max);
   } catch (error) {
     if (error instanceof FileRefusedError)
-      return { damaged: { file, reason: error.reason, detail: error.message } };
+      return { damaged: { file, reason: error.reason, detail: error.detail } };
     return undefined;
   }
   const damaged = (detail: string) => ({

@@ -83,7 +83,10 @@ describe('a source lease naming a live process that does not renew it', () => {
     const { membership } = member();
     const holder = await stranger();
     const file = processFile(membership.dataDir, holder);
-    writeFileSync(file, JSON.stringify({ ...holder, command: 'serve', sources: {}, served: { skills: ['a'] } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...holder, command: 'serve', sources: {}, served: { skills: ['a'] } }),
+    );
     renewedAgo(file, HOLDER_STALE_MS - 5_000);
     expect(liveProcesses(membership.dataDir).map((p) => p.pid)).toContain(holder.pid);
     renewedAgo(file, HOLDER_STALE_MS + 1_000);
