@@ -104,7 +104,7 @@ export const REASONS = {
     kind: 'ref',
     severity: 'error',
     summary:
-      'two refs of a refs: source map to one source id (or to the id of another source); neither is served',
+      'two refs of a refs: source map to one source id: the one served first keeps it and the newcomer is not served (neither, when both are new); or a ref maps to the id of another source',
   },
   'ref-id-invalid': {
     kind: 'ref',
