@@ -34,7 +34,7 @@ describe('the reason registry', () => {
       );
   });
 
-  it("holds skill_run's refusals and the webhook outcomes with those of skills, files and sources", () => {
+  it("holds skill_run's refusals, the webhook outcomes and the dataDir's files with those of skills, files and sources", () => {
     expect(codesOf('run')).toEqual([
       'run-skill-not-found',
       'run-not-declared',
@@ -60,7 +60,14 @@ describe('the reason registry', () => {
       'webhook-invalid',
       'webhook-too-large',
     ]);
-    expect(entries.length).toBe(90);
+    expect(codesOf('datadir')).toEqual([
+      'datadir-file-oversized',
+      'datadir-file-not-regular',
+      'datadir-file-damaged',
+      'lease-holder-gone',
+      'lease-not-renewed',
+    ]);
+    expect(entries.length).toBe(95);
   });
 
   it("gives severity info only to a webhook delivery that was not refused; a run's refusal is an error", () => {
