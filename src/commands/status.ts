@@ -1,8 +1,15 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/index.ts';
-import type { CommitStatus, ProcessStatus, SourceStatus, StatusReport } from '../shared/status.ts';
-import { leaseHolder } from '../sync/dataDir/membership.ts';
+import type {
+  CommitStatus,
+  DamagedFileStatus,
+  ProcessStatus,
+  SourceStatus,
+  StatusReport,
+} from '../shared/status.ts';
+import { type DamagedFile, readHolderFile } from '../sync/dataDir/lease.ts';
+import { leaseFile } from '../sync/dataDir/membership.ts';
 import { liveProcesses } from '../sync/dataDir/processes.ts';
 import { EMPTY_LISTING, expandedSources, isRefsSource } from '../sync/refGroup.ts';
 import { rebuilt } from '../sync/retention.ts';
@@ -42,6 +49,7 @@ export function renderStatus(report: StatusReport): string {
     }
   }
   out.push(...renderProcesses(report.processes ?? []));
+  for (const d of report.damaged ?? []) out.push(`damaged  ${d.reason.padEnd(24)}  ${d.file}: ${d.detail}`);
   return `${out.join('\n')}\n`;
 }
 
@@ -82,7 +90,13 @@ export async function status(config: Config, options: { json: boolean }, out: (t
  * state.json does not name (it is missing or corrupt) is shown as a restart would rebuild it.
  */
 export async function statusReport(config: Config): Promise<StatusReport> {
-  const { state } = await openStateFile(config.dataDir).read();
+  const read = await openStateFile(config.dataDir).read();
+  const { state } = read;
+  const damaged: DamagedFileStatus[] = [];
+  const report = (d: DamagedFile) =>
+    damaged.push({ file: path.relative(config.dataDir, d.file), reason: d.reason, detail: d.detail });
+  if (read.found === 'corrupt')
+    report({ file: path.join(config.dataDir, 'state.json'), reason: read.reason, detail: read.detail });
   const sources: SourceStatus[] = [];
   const listings = new Map(
     config.sources.filter(isRefsSource).map((s) => [s.id, state.sources[s.id]?.listing ?? EMPTY_LISTING]),
@@ -115,11 +129,12 @@ export async function statusReport(config: Config): Promise<StatusReport> {
       ...refsStatusOf(sourceConfig, listings.get(sourceConfig.id)),
     });
   }
-  return { ...statusReportOf(sources), processes: processesOf(config.dataDir) };
+  const processes = processesOf(config.dataDir, report);
+  return { ...statusReportOf(sources), processes, ...(damaged.length === 0 ? {} : { damaged }) };
 }
 
-/** The live processes on `dataDir`, each with the source leases it holds. */
-export function processesOf(dataDir: string): ProcessStatus[] {
+/** The live processes on `dataDir`, each with the source leases it holds; damaged files are told to `damaged`. */
+export function processesOf(dataDir: string, damaged?: (file: DamagedFile) => void): ProcessStatus[] {
   const leases = new Map<string, string[]>();
   const names = (() => {
     try {
@@ -130,10 +145,12 @@ export function processesOf(dataDir: string): ProcessStatus[] {
   })();
   for (const name of names) {
     const id = name.slice(0, -'.json'.length);
-    const holder = leaseHolder(dataDir, id);
+    const read = readHolderFile(leaseFile(dataDir, id));
+    if (read !== undefined && 'damaged' in read) damaged?.(read.damaged);
+    const holder = read !== undefined && 'holder' in read ? read.holder : undefined;
     if (holder !== undefined) leases.set(holder.nonce, [...(leases.get(holder.nonce) ?? []), id].sort());
   }
-  return liveProcesses(dataDir)
+  return liveProcesses(dataDir, damaged)
     .sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : a.pid - b.pid))
     .map((p) => ({
       pid: p.pid,

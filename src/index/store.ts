@@ -1,6 +1,8 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { FileRefusedError, readBounded } from '../shared/boundedRead.ts';
 import { writeFileAtomic } from '../shared/fs.ts';
+import { MAX_LISTED_BYTES } from '../skills/index.ts';
 import { INDEX_VERSION, type CommitIndex } from './types.ts';
 
 /** What an index depends on besides the commit: a different setting means a different index. */
@@ -14,6 +16,12 @@ export interface IndexOptions {
 /** The rules an index was built under: a file built under other rules is rebuilt (new problems, new refusals). */
 export const INDEX_RULES = 2;
 
+/**
+ * An index file lists what a commit's skills list, which MAX_LISTED_BYTES bounds (each file's path plus 64), with
+ * its digest and size (about 100 bytes more in JSON), and each skill's frontmatter: past this it is damaged.
+ */
+export const INDEX_FILE_MAX_BYTES = 4 * MAX_LISTED_BYTES;
+
 interface StoredIndex {
   rules?: number;
   options: IndexOptions;
@@ -25,8 +33,11 @@ const sameOptions = (a: IndexOptions, b: IndexOptions) =>
   JSON.stringify(a.paths) === JSON.stringify(b.paths) &&
   a.verify === b.verify;
 
-/** Index files of one source: `<dir>/<commit>.json`, written atomically (temp file, fsync, rename). */
-export function indexStore(dir: string) {
+/**
+ * Index files of one source: `<dir>/<commit>.json`, written atomically (temp file, fsync, rename). One larger
+ * than INDEX_FILE_MAX_BYTES (or not a regular file) is not read: told to `refused`, and rebuilt like a missing one.
+ */
+export function indexStore(dir: string, refused?: (error: FileRefusedError) => void) {
   const fileOf = (commit: string) => path.join(dir, `${commit}.json`);
   return {
     async save(index: CommitIndex, options: IndexOptions): Promise<void> {
@@ -39,8 +50,9 @@ export function indexStore(dir: string) {
     async load(commit: string, options: IndexOptions): Promise<CommitIndex | undefined> {
       let stored: StoredIndex;
       try {
-        stored = JSON.parse(await fsp.readFile(fileOf(commit), 'utf8')) as StoredIndex;
-      } catch {
+        stored = JSON.parse(await readBounded(fileOf(commit), INDEX_FILE_MAX_BYTES)) as StoredIndex;
+      } catch (error) {
+        if (error instanceof FileRefusedError) refused?.(error);
         return undefined;
       }
       const index = stored?.index;

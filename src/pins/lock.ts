@@ -73,7 +73,10 @@ async function lockPlan(
     }
     const opened = openSource(source, { dataDir });
     try {
-      const listing = { ...chooseRefs(source, await opened.listRefs(), taken), gone: [] };
+      const served = locked.flatMap((entry) =>
+        entry.ref === undefined ? [] : [{ name: entry.ref, id: entry.id }],
+      );
+      const listing = { ...chooseRefs(source, await opened.listRefs(), taken, served), gone: [] };
       for (const problem of listing.problems) plan.refused.push({ source: source.id, problem });
       for (const ref of listing.refs) {
         plan.sources.push(refSourceConfig(source, ref));

@@ -120,7 +120,7 @@ export const REASONS = {
     kind: 'ref',
     severity: 'error',
     summary:
-      'two refs of a refs: source map to one source id (or to the id of another source); neither is served',
+      'two refs of a refs: source map to one source id: the one served first keeps it and the newcomer is not served (neither, when both are new); or a ref maps to the id of another source',
   },
   'ref-id-invalid': {
     kind: 'ref',
@@ -530,6 +530,37 @@ export const REASONS = {
     severity: 'error',
     summary: 'the body is larger than webhook.maxBodyBytes: refused before it is read (413)',
   },
+  // A file of the dataDir, or a lease in it, as a process on it finds them (logged; `skillpin status` lists them).
+  'datadir-file-oversized': {
+    kind: 'datadir',
+    severity: 'error',
+    summary:
+      'a file of the dataDir is larger than its bound (a lease, a process file, state.json, an index file): not read, taken as damaged',
+  },
+  'datadir-file-not-regular': {
+    kind: 'datadir',
+    severity: 'error',
+    summary:
+      'a file of the dataDir is not a regular file (a FIFO, a device, a folder): not read, taken as damaged',
+  },
+  'datadir-file-damaged': {
+    kind: 'datadir',
+    severity: 'error',
+    summary:
+      'a lease, process file or state.json of the dataDir is not the JSON skillpin writes: taken as damaged',
+  },
+  'lease-holder-gone': {
+    kind: 'datadir',
+    severity: 'warning',
+    summary:
+      "a source lease's holder is not running (its pid is gone, or another process reuses it): taken over",
+  },
+  'lease-not-renewed': {
+    kind: 'datadir',
+    severity: 'warning',
+    summary:
+      "a source lease's holder did not renew it within HOLDER_STALE_MS (not skillpin, or stuck): taken over",
+  },
 } as const satisfies Record<
   string,
   { kind: ReasonKind; severity: 'error' | 'warning' | 'info'; summary: string }
@@ -538,7 +569,8 @@ export const REASONS = {
 /**
  * What a code is about, where it is reported: a skill, a file of one, a folder named in `paths`, a ref of a
  * `refs:` source or a declared script (the problems of a commit); a whole source (its sync); an HTTP request
- * (authentication); a skill_run call; a webhook delivery; a publication read from Redis (coordination).
+ * (authentication); a skill_run call; a webhook delivery; a publication read from Redis (coordination); a file or
+ * lease of the dataDir.
  */
 export type ReasonKind =
   | 'skill'
@@ -550,7 +582,8 @@ export type ReasonKind =
   | 'request'
   | 'run'
   | 'webhook'
-  | 'publication';
+  | 'publication'
+  | 'datadir';
 
 export type Reason = keyof typeof REASONS;
 

@@ -1,4 +1,4 @@
-import type { SkillProblem, SourceReason } from './reasons.ts';
+import type { ReasonOf, SkillProblem, SourceReason } from './reasons.ts';
 
 /**
  * The status report's shape: `GET /status` and the status page (http/), `skillpin status` (commands/), built
@@ -105,6 +105,14 @@ export interface SourceStatus {
   replicas?: SourceReplicas;
 }
 
+/** A file of the dataDir that skillpin does not use, and why (a `datadir-` reason). */
+export interface DamagedFileStatus {
+  /** Its path inside the dataDir. */
+  file: string;
+  reason: ReasonOf<'datadir'>;
+  detail: string;
+}
+
 /** A process using the dataDir, as `skillpin status` reads it from its process file. */
 export interface ProcessStatus {
   pid: number;
@@ -129,6 +137,9 @@ export interface StatusReport {
   failures: StatusFailure[];
   /** Every live process using the dataDir, oldest first (`skillpin status` only). */
   processes?: ProcessStatus[];
+  /** Files of the dataDir that are damaged and not used: too large, not regular files, not what skillpin writes
+   * (`skillpin status` only; absent when there are none). */
+  damaged?: DamagedFileStatus[];
   /** With `coordination:`: whether Redis answers (live status only). */
   coordination?: CoordinationStatus;
 }

@@ -2,6 +2,7 @@ import type { Config, SourceConfig } from '../config/index.ts';
 import type { FetchProgress } from '../git/index.ts';
 import type { IndexStore } from '../index/index.ts';
 import type { Clock } from '../shared/clock.ts';
+import type { FileRefusedError } from '../shared/boundedRead.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import type { Damage } from './damage.ts';
 import { openSource, type Source, type SourceDeps } from './source.ts';
@@ -135,6 +136,8 @@ export interface FollowOptions {
   sync: (followed: Followed, why: string) => Promise<SyncOutcome>;
   /** A read found a served commit of source `id` damaged. */
   onDamage: (id: string, damage: Damage) => void;
+  /** An index file of source `id` was too large or no regular file: it is rebuilt. */
+  onRefused?: (id: string, error: FileRefusedError) => void;
   hooks: FollowHooks;
   /** The store a `refs:` source shares with its refs, and what each ref names (absent: a source of its own). */
   shared?: (source: SourceConfig) => SourceDeps['shared'];
@@ -148,6 +151,7 @@ export function followSource(sourceConfig: SourceConfig, config: Config, options
     shared: options.shared?.(sourceConfig),
     dataDir: options.dataDir,
     onDamage: (damage) => options.onDamage(id, damage),
+    onRefused: (error) => options.onRefused?.(id, error),
     onProgress: (p) => hooks.onProgress?.(id, p),
     indexStore: hooks.indexStore,
   });

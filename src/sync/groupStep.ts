@@ -76,7 +76,8 @@ export async function listGroup(
   const { failure: _failure, lastError: _lastError, ...clean } = before;
   const was = before.listing ?? EMPTY_LISTING;
   try {
-    const listing = nextListing(was, chooseRefs(config, await source.listRefs(), options.taken), config.keep);
+    const chosen = chooseRefs(config, await source.listRefs(), options.taken, [...was.refs, ...was.gone]);
+    const listing = nextListing(was, chosen, config.keep);
     const changed = !isDeepStrictEqual(listing, was);
     if (changed)
       logger.info(

@@ -36,14 +36,16 @@ export function isRefsSource(source: SourceConfig): source is RefsSource {
 
 /**
  * The refs of `listed` that `group` serves: those matching its patterns, annotated tags peeled (`peeled`), each
- * under its own source id. Two refs with one id are both refused, and so is an id that is no source id or one
- * `taken` by another configured source; past `maxRefs` the oldest (in listing order) are left out. Nothing is
- * dropped without a problem naming it.
+ * under its own source id. Of two refs with one id, the one `served` already (the last listing's, or the
+ * lockfile's) keeps it and the newcomer is refused; when neither was, both are. An id that is no source id or one
+ * `taken` by another configured source is refused; past `maxRefs` the oldest (in listing order) are left out.
+ * Nothing is dropped without a problem naming it.
  */
 export function chooseRefs(
   group: RefsSource,
   listed: readonly RemoteRef[],
   taken: ReadonlySet<string>,
+  served: readonly Pick<GroupRef, 'name' | 'id'>[] = [],
 ): { refs: GroupRef[]; problems: SkillProblem[] } {
   const matches = refMatcher(group.target.patterns);
   const problems: SkillProblem[] = [];
@@ -66,7 +68,18 @@ export function chooseRefs(
     byId.set(id, [...(byId.get(id) ?? []), ref]);
   }
   const chosen: GroupRef[] = [];
-  for (const [id, refs] of byId) {
+  for (const [id, all] of byId) {
+    const first = all.find((r) => served.some((s) => s.id === id && s.name === r.name));
+    const refs = first === undefined ? all : [first];
+    // A ref pushed later cannot take a served version down: the first keeps its id, the newcomer is refused.
+    for (const newcomer of all.filter((r) => first !== undefined && r !== first))
+      problems.push(
+        problem(
+          newcomer.name,
+          'ref-id-collision',
+          `${newcomer.name} would be served as ${id}, which ${first!.name} is served as already; it is not served (rename it, or narrow refs:)`,
+        ),
+      );
     if (refs.length > 1) {
       const names = refs.map((r) => r.name).sort();
       for (const name of names)

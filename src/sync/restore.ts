@@ -14,7 +14,7 @@ export async function lastState(stateFile: StateFile, logger: Logger): Promise<S
   const read = await stateFile.read();
   if (read.found === 'corrupt')
     logger.warn(
-      { file: stateFile.file, detail: read.detail },
+      { file: stateFile.file, reason: read.reason, detail: read.detail },
       'state.json is corrupt: rebuilding it from the index files and pins in dataDir',
     );
   return read.state;

@@ -40,6 +40,7 @@ import {
   type IndexOptions,
   type IndexStore,
 } from '../index/index.ts';
+import { type FileRefusedError, readBounded } from '../shared/boundedRead.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { checkReads, checkStore, type Damage, guardedReader } from './damage.ts';
 import { checkLocked } from './lockCheck.ts';
@@ -53,6 +54,8 @@ export interface SourceDeps {
   indexStore?: (dir: string) => IndexStore;
   /** Told when a read finds a served commit's objects missing or its index wrong (the worker repairs it). */
   onDamage?: (damage: Damage) => void;
+  /** Told when an index file is too large or no regular file: it is rebuilt from git (and so replaced). */
+  onRefused?: (error: FileRefusedError) => void;
   /**
    * A ref of a `refs:` source: the repository it shares with the source's other refs, and what its ref names at
    * the source's last listing (so each poll lists the remote once, not once per ref).
@@ -139,11 +142,15 @@ async function commitsIn(dir: string, suffix: string): Promise<string[]> {
     .filter((commit) => COMMIT_PATTERN.test(commit));
 }
 
+/** packed-refs of a store: its pins and the tags a `refs:` source fetched, about 100 bytes each. */
+export const PACKED_REFS_MAX_BYTES = 256 * 1024 * 1024;
+
 /** Commits pinned in a store: loose pin refs, and pin refs a `git gc` packed into packed-refs. */
 async function pinnedCommits(gitdir: string): Promise<string[]> {
   const prefix = pinRef('');
   const loose = await commitsIn(path.join(gitdir, prefix), '');
-  const packed = await fsp.readFile(path.join(gitdir, 'packed-refs'), 'utf8').catch(() => '');
+  // Pins packed by git, one line of 100 bytes each: one larger than PACKED_REFS_MAX_BYTES names none of ours.
+  const packed = await readBounded(path.join(gitdir, 'packed-refs'), PACKED_REFS_MAX_BYTES).catch(() => '');
   const inPacked = packed
     .split('\n')
     .map((line) => line.split(' ')[1] ?? '')
@@ -202,7 +209,8 @@ export function repositoryOnUse(config: SourceConfig, storeDir: string): Reposit
  * its caches (trees, blob digests, SKILL.md bodies) carry over from one commit to the next.
  */
 function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
-  const indexes = (deps.indexStore ?? indexStore)(path.join(deps.dataDir, 'index', config.id));
+  const dir = path.join(deps.dataDir, 'index', config.id);
+  const indexes = deps.indexStore?.(dir) ?? indexStore(dir, deps.onRefused);
   // Parsed on first use (and once per config): a bad key file fails what needs it, never an idle promise.
   const keyring = () => (config.verify === undefined ? undefined : keyringOf(config.verify));
   const options = async (): Promise<IndexOptions> => ({

@@ -150,6 +150,11 @@ function workerOf(options: SyncWorkerOptions): Worker {
         clock: w.clock,
         sync: (followed, why) => sync(w, followed, why),
         onDamage: (id, found) => reportDamage(w, id, found),
+        onRefused: (id, error) =>
+          w.logger.warn(
+            { source: id, file: error.file, reason: error.reason },
+            `an index file is damaged and rebuilt from git: ${error.message}`,
+          ),
         hooks: options,
         shared: (sourceConfig) => sharedStore(w, stores, sourceConfig),
       }),

@@ -35,7 +35,7 @@ describe('the reason registry', () => {
       );
   });
 
-  it("holds skill_run's refusals and the webhook outcomes with those of skills, files and sources", () => {
+  it("holds skill_run's refusals, the webhook outcomes and the dataDir's files with those of skills, files and sources", () => {
     expect(codesOf('run')).toEqual([
       'run-skill-not-found',
       'run-not-declared',
@@ -70,7 +70,14 @@ describe('the reason registry', () => {
       'publication-backward',
       'publication-tag-moved',
     ]);
-    expect(entries.length).toBe(101);
+    expect(codesOf('datadir')).toEqual([
+      'datadir-file-oversized',
+      'datadir-file-not-regular',
+      'datadir-file-damaged',
+      'lease-holder-gone',
+      'lease-not-renewed',
+    ]);
+    expect(entries.length).toBe(106);
   });
 
   it("gives severity info only to a skill reached through a link and a webhook delivery that was not refused; a run's refusal is an error", () => {

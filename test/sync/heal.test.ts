@@ -7,6 +7,7 @@ import {
   truncateSync,
   writeFileSync,
 } from 'node:fs';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +22,7 @@ import { damageOf } from '../../src/sync/damage.ts';
 import type { Source } from '../../src/sync/source.ts';
 import { syncSource } from '../../src/sync/step.ts';
 import { createSyncWorker } from '../../src/sync/worker.ts';
+import { BACKENDS } from '../helpers/backends.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
 import { pushableRepo, skillMd } from '../helpers/pushable.ts';
@@ -247,6 +249,59 @@ describe('a damaged store heals itself', () => {
     expect(await readNotes(catalog)).toBe(NOTES);
     expect(await worker.syncAll('poll')).toEqual([{ id: 'skills', ok: true, commit, changed: false }]);
     expect([catalog.state.failures, worker.status().failures]).toEqual([[], []]);
+    await worker.stop();
+  });
+});
+
+/** Whether a pack index is whole: its last 20 bytes are the SHA-1 of the bytes before them (git's trailer). */
+function wholeIndex(file: string): boolean {
+  const bytes = readFileSync(file);
+  if (bytes.length < 20) return false;
+  const sum = createHash('sha1').update(bytes.subarray(0, -20)).digest();
+  return sum.equals(bytes.subarray(-20));
+}
+
+describe.each(BACKENDS)('a healed pack index ($name backend)', ({ name }) => {
+  let git: GitHttpServer;
+  let repo: ReturnType<typeof pushableRepo>;
+  beforeAll(async () => {
+    const root = tempDir('skillpin-heal-idx-');
+    repo = pushableRepo(root, 'skills');
+    repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'heal'), 'alpha/notes.md': NOTES });
+    git = await startGitHttpServer({ root });
+  });
+  afterAll(async () => git.close());
+
+  it('leaves no truncated .idx beside the pack the repair fetched: every index of the store is whole', async () => {
+    const config = loadConfig(
+      writeConfig({
+        git: { backend: name },
+        sync: { retryMin: '1h', retryMax: '1h' },
+        sources: [{ id: 'skills', url: git.urlFor('skills.git'), ref: 'main', poll: '1h', keep: 0 }],
+      }),
+    );
+    const packDir = path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack');
+    const indexes = () => readdirSync(packDir).filter((file) => file.endsWith('.idx'));
+    const first = workerFor(config);
+    await first.worker.restore();
+    await first.worker.syncAll('start');
+    // The first pack holds alpha's notes; the second only what the next commit adds.
+    const [older] = indexes();
+    const commit = repo.push({ 'beta/SKILL.md': skillMd('beta', 'second') });
+    await first.worker.syncAll('poll');
+    await first.worker.stop();
+    expect(indexes().length).toBe(2);
+    truncateSync(path.join(packDir, older!), Math.floor(statSync(path.join(packDir, older!)).size / 2));
+    const { catalog, worker, next } = workerFor(config);
+    await worker.restore();
+    const repaired = next();
+    const ns = catalog.namespace('skills', commit)!;
+    const blob = ns.skills.find((s) => s.name === 'alpha')!.files.find((f) => f.relPath === 'notes.md')!.blob;
+    await expect(ns.readBlob(blob)).rejects.toMatchObject({ code: 'source-incomplete' });
+    expect(await repaired).toEqual({ id: 'skills', ok: true, commit, changed: false, repaired: [commit] });
+    expect(Buffer.from(await ns.readBlob(blob)).toString()).toBe(NOTES);
+    expect(indexes()).not.toContain(older);
+    expect(indexes().filter((file) => !wholeIndex(path.join(packDir, file)))).toEqual([]);
     await worker.stop();
   });
 });

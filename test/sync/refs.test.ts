@@ -433,6 +433,68 @@ describe.each(BACKENDS)('a remote followed by refs: over loopback ($name backend
   });
 });
 
+describe.each(BACKENDS)(
+  'a tag that collides with a served one after sanitising ($name backend)',
+  ({ name }) => {
+    let root: string;
+    let remote: GitHttpServer;
+    let server: InProcessServer;
+    let close: () => Promise<void>;
+    const bare = () => path.join(root, 'policies.git');
+    const served = () => server.serving.catalog.state.sources.map((s) => [s.id, s.current.commit]);
+    const collisions = () =>
+      server
+        .logs()
+        .split('\n')
+        .filter((line) => line.includes('"ref-id-collision"'))
+        .map((line) => [JSON.parse(line).ref, JSON.parse(line).msg])
+        .sort();
+
+    beforeAll(async () => {
+      root = tempDir('skillpin-refs-collide-');
+      cpSync(fx().gitdir, bare(), { recursive: true });
+      git(['--git-dir', bare(), 'update-ref', '-d', 'refs/tags/v2.1.0-rc_1']);
+      remote = await startGitHttpServer({ root });
+      const file = writeConfig({
+        git: { backend: name },
+        sources: [
+          { id: 'policies', url: remote.urlFor('policies.git'), refs: ['refs/tags/v*', 'refs/tags/V*'] },
+        ],
+      });
+      ({ close, server } = await connectInProcess(file, 'modern'));
+      await server.serving.sync('policies');
+    });
+    afterAll(async () => {
+      await close();
+      await remote.close();
+    });
+
+    it('keeps v1.0.0 and v2.1.0-rc-1 served when V1.0.0 and v2.1.0-rc_1 are pushed, and refuses the newcomers', async () => {
+      expect(served()).toContainEqual(['policies.v1.0.0', C('c1')]);
+      expect(served()).toContainEqual(['policies.v2.1.0-rc-1', C('c4')]);
+      git(['--git-dir', bare(), 'update-ref', 'refs/tags/V1.0.0', C('c4')]);
+      git(['--git-dir', bare(), 'update-ref', 'refs/tags/v2.1.0-rc_1', C('c3')]);
+      await server.serving.sync('policies');
+      expect(served()).toEqual([
+        ['policies.v2.1.0-rc-1', C('c4')],
+        ['policies.v2.0.0', C('c3')],
+        ['policies.v1.1.0', C('c2')],
+        ['policies.v1.0.0', C('c1')],
+      ]);
+      expect(collisions()).toEqual([
+        [
+          'refs/tags/V1.0.0',
+          'refs/tags/V1.0.0 would be served as policies.v1.0.0, which refs/tags/v1.0.0 is served as already; it is not served (rename it, or narrow refs:)',
+        ],
+        [
+          'refs/tags/v2.1.0-rc_1',
+          'refs/tags/v2.1.0-rc_1 would be served as policies.v2.1.0-rc-1, which refs/tags/v2.1.0-rc-1 is served as already; it is not served (rename it, or narrow refs:)',
+        ],
+      ]);
+    });
+  },
+);
+
 describe('a tag pushed to a refs: source reaches the listing through a webhook', () => {
   const SECRET = 'whsec-refs-7c1d';
   let root: string;

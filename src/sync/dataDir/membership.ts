@@ -4,7 +4,9 @@ import type { Config } from '../../config/index.ts';
 import type { Logger } from '../../shared/log.ts';
 import { systemClock, type Clock } from '../../shared/clock.ts';
 import {
+  type DamagedFile,
   HOLDER_REFRESH_MS,
+  HOLDER_STALE_MS,
   type Holder,
   holdsLease,
   leftHere,
@@ -52,6 +54,59 @@ function writeWhole(file: string, value: unknown): void {
 }
 
 /**
+ * Renews this process's files (their modification time is the heartbeat the others look at): the process file,
+ * written again by `rewrite` when something removed it, and the leases held (one gone was taken over: the next
+ * sync finds it is no longer held).
+ */
+function renew(file: string, leases: string[], rewrite: () => void): void {
+  const now = new Date();
+  try {
+    utimesSync(file, now, now);
+  } catch {
+    try {
+      rewrite();
+    } catch {
+      // A full disk: the next renewal tries again.
+    }
+  }
+  for (const lease of leases)
+    try {
+      utimesSync(lease, now, now);
+    } catch {
+      // Gone or replaced: whoever replaced it holds it now.
+    }
+}
+
+/** Logs each damaged file of the dataDir once per process (it is looked at on every sync). */
+function damageReporter(logger: Logger): (damage: DamagedFile) => void {
+  const told = new Set<string>();
+  return ({ file, reason, detail }) => {
+    if (told.has(`${file} ${reason}`)) return;
+    told.add(`${file} ${reason}`);
+    logger.warn({ file, reason }, `a file of the dataDir is damaged and not used: ${file}: ${detail}`);
+  };
+}
+
+/** Says why a lease was taken over: its holder is gone or did not renew it, or the file was no lease. */
+function logTakeover(logger: Logger, id: string, taken: Taken & { ours: true }): void {
+  const { from, why, damaged } = taken;
+  if (damaged !== undefined)
+    logger.warn(
+      { source: id, reason: damaged.reason, file: damaged.file },
+      `took over the lease of source ${id}: its file was damaged (${damaged.detail})`,
+    );
+  if (from === undefined) return;
+  const gone =
+    why === 'lease-not-renewed'
+      ? `its holder (pid ${from.pid}) did not renew it for ${HOLDER_STALE_MS / 1000} s`
+      : `its holder (pid ${from.pid}) is gone`;
+  logger.warn(
+    { source: id, reason: why, from: { pid: from.pid, host: from.host, since: from.since } },
+    `took over the lease of source ${id}: ${gone}`,
+  );
+}
+
+/**
  * Joins `config.dataDir`: refuses (DataDirConflictError) when a live process defines one of its sources
  * otherwise, then writes this process's file. Files are touched every HOLDER_REFRESH_MS for other hosts.
  */
@@ -65,6 +120,7 @@ export function joinDataDir(
   const holder = newHolder();
   const file = processFile(dataDir, holder);
   const held = new Set<string>();
+  const damaged = damageReporter(logger);
   let record: ProcessRecord = {
     ...holder,
     command: role.command,
@@ -74,7 +130,7 @@ export function joinDataDir(
     served: {},
   };
   try {
-    checkShared(dataDir, config, holder);
+    checkShared(dataDir, config, holder, damaged);
     writeWhole(file, record);
   } catch (error) {
     leftHere(holder);
@@ -84,13 +140,11 @@ export function joinDataDir(
   let stopTouching = () => {};
   const touchLater = () => {
     stopTouching = clock.after(HOLDER_REFRESH_MS, () => {
-      const now = new Date(clock.now());
-      for (const touched of [file, ...[...held].map((id) => leaseFile(dataDir, id))])
-        try {
-          utimesSync(touched, now, now);
-        } catch {
-          // Gone or replaced: whoever replaced it holds it now.
-        }
+      renew(
+        file,
+        [...held].map((id) => leaseFile(dataDir, id)),
+        () => writeWhole(file, record),
+      );
       touchLater();
     });
   };
@@ -112,11 +166,7 @@ export function joinDataDir(
       const taken = takeLease(leaseFile(dataDir, id), stamp);
       if (!taken.ours) return taken;
       held.add(id);
-      if (taken.from !== undefined)
-        logger.warn(
-          { source: id, from: { pid: taken.from.pid, host: taken.from.host, since: taken.from.since } },
-          `took over the lease of source ${id}: its holder (pid ${taken.from.pid}) is gone`,
-        );
+      logTakeover(logger, id, taken);
       return taken;
     },
     holds: (id) => held.has(id) && holdsLease(leaseFile(dataDir, id), holder),
@@ -128,11 +178,11 @@ export function joinDataDir(
       writeWhole(file, record);
     },
     servedElsewhere(id) {
-      const others = liveProcesses(dataDir).filter((other) => other.nonce !== holder.nonce);
+      const others = liveProcesses(dataDir, damaged).filter((other) => other.nonce !== holder.nonce);
       return new Set(others.flatMap((other) => other.served[id] ?? []));
     },
     reconfigure(next) {
-      checkShared(dataDir, next, holder);
+      checkShared(dataDir, next, holder, damaged);
       record = { ...record, sources: definitionsOf(next) };
       writeWhole(file, record);
     },

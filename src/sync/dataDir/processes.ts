@@ -2,7 +2,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Config, SourceConfig } from '../../config/index.ts';
-import { type Holder, holderAlive, readHolder } from './lease.ts';
+import { type DamagedFile, type Holder, holderAlive, readHolderFile } from './lease.ts';
 import { sourceOrigin } from '../source.ts';
 
 /** What makes two processes' sources of one id the same source: they share its lease, store and state. */
@@ -25,6 +25,9 @@ export interface ProcessRecord extends Holder {
   /** The commits it serves now (listed and retained), per source: retention keeps them. */
   served: Record<string, string[]>;
 }
+
+/** A process file lists the sources of one config and the commits it serves: far less than this. */
+export const PROCESS_FILE_MAX_BYTES = 16 * 1024 * 1024;
 
 export const processesDir = (dataDir: string) => path.join(dataDir, 'processes');
 export const processFile = (dataDir: string, holder: Holder) =>
@@ -49,8 +52,12 @@ export function definitionOf(source: SourceConfig): SourceDefinition {
 export const definitionsOf = (config: Config): Record<string, SourceDefinition> =>
   Object.fromEntries(config.sources.map((source) => [source.id, definitionOf(source)]));
 
-/** The processes using `dataDir` now; the files of processes that are gone are removed on the way. */
-export function liveProcesses(dataDir: string): ProcessRecord[] {
+/**
+ * The processes using `dataDir` now; the files of processes that are gone (or stopped renewing them) are removed on
+ * the way. A damaged file (too large, not a regular file, not a process's JSON) is told to `damaged` and left: it is
+ * no process's to replace.
+ */
+export function liveProcesses(dataDir: string, damaged?: (file: DamagedFile) => void): ProcessRecord[] {
   const dir = processesDir(dataDir);
   let names: string[];
   try {
@@ -60,10 +67,23 @@ export function liveProcesses(dataDir: string): ProcessRecord[] {
   }
   return names.flatMap((name) => {
     const file = path.join(dir, name);
-    const record = readHolder<ProcessRecord>(file);
-    if (record !== undefined && holderAlive(record, file)) return [record];
-    // A torn file is only ever a temp file: a process file is written whole (temp and rename).
-    if (record !== undefined) rmSync(file, { force: true });
+    const read = readHolderFile<ProcessRecord>(file, PROCESS_FILE_MAX_BYTES);
+    if (read === undefined) return [];
+    if ('damaged' in read) {
+      damaged?.(read.damaged);
+      return [];
+    }
+    const { sources, served } = read.holder;
+    if (typeof sources !== 'object' || sources === null || typeof served !== 'object' || served === null) {
+      damaged?.({
+        file,
+        reason: 'datadir-file-damaged',
+        detail: 'not a process file (no sources, served)',
+      });
+      return [];
+    }
+    if (holderAlive(read.holder, file)) return [read.holder];
+    rmSync(file, { force: true });
     return [];
   });
 }
@@ -90,8 +110,13 @@ export class DataDirConflictError extends Error {
 }
 
 /** Throws DataDirConflictError when a live process other than `self` defines one of `config`'s sources otherwise. */
-export function checkShared(dataDir: string, config: Config, self: Holder): void {
-  for (const other of liveProcesses(dataDir)) {
+export function checkShared(
+  dataDir: string,
+  config: Config,
+  self: Holder,
+  damaged?: (file: DamagedFile) => void,
+): void {
+  for (const other of liveProcesses(dataDir, damaged)) {
     if (other.nonce === self.nonce) continue;
     for (const source of config.sources) {
       const theirs = other.sources[source.id];

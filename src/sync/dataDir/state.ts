@@ -1,9 +1,9 @@
-import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { FileRefusedError, readBounded } from '../../shared/boundedRead.ts';
 import { latestWins, writeFileAtomic, type WriteFs } from '../../shared/fs.ts';
 import { COMMIT_PATTERN } from '../../shared/patterns.ts';
-import { isProblemReason, isSourceReason, type SourceReason } from '../../shared/reasons.ts';
+import { isProblemReason, isSourceReason, type ReasonOf, type SourceReason } from '../../shared/reasons.ts';
 import type { GroupListing } from '../refGroup.ts';
 import { messageOf } from '../../shared/text.ts';
 import { type Holder, releaseLease, takeLease } from './lease.ts';
@@ -70,11 +70,14 @@ const stateSchema = z.object({
   ),
 });
 
+/** state.json names a few commits and a listing per source: past this it is damaged, not read. */
+export const STATE_FILE_MAX_BYTES = 64 * 1024 * 1024;
+
 /** What reading state.json found: the state, or why there is none (then it is rebuilt from dataDir). */
 export type StateRead =
   | { found: 'state'; state: SyncState }
   | { found: 'nothing'; state: SyncState }
-  | { found: 'corrupt'; state: SyncState; detail: string };
+  | { found: 'corrupt'; state: SyncState; reason: ReasonOf<'datadir'>; detail: string };
 
 /** dataDir/state.json, shared by the processes on the dataDir: each writes the entries of the sources it leases. */
 export interface StateFile {
@@ -130,22 +133,28 @@ export function openStateFile(dataDir: string, fs?: WriteFs): StateFile {
   const stateFile: StateFile = {
     file,
     async read() {
+      const corrupt = (detail: string, reason: ReasonOf<'datadir'> = 'datadir-file-damaged'): StateRead => ({
+        found: 'corrupt',
+        state: EMPTY,
+        reason,
+        detail,
+      });
       let text: string;
       try {
-        text = await fsp.readFile(file, 'utf8');
+        text = await readBounded(file, STATE_FILE_MAX_BYTES);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { found: 'nothing', state: EMPTY };
-        return { found: 'corrupt', state: EMPTY, detail: messageOf(error) };
+        if (error instanceof FileRefusedError) return corrupt(error.detail, error.reason);
+        return corrupt(messageOf(error));
       }
       let json: unknown;
       try {
         json = JSON.parse(text);
       } catch (error) {
-        return { found: 'corrupt', state: EMPTY, detail: messageOf(error) };
+        return corrupt(messageOf(error));
       }
       const parsed = stateSchema.safeParse(json);
-      if (!parsed.success)
-        return { found: 'corrupt', state: EMPTY, detail: z.prettifyError(parsed.error).split('\n')[0]! };
+      if (!parsed.success) return corrupt(z.prettifyError(parsed.error).split('\n')[0]!);
       return { found: 'state', state: parsed.data as SyncState };
     },
     write: (state) => write(text(state)),

@@ -69,12 +69,13 @@ describe('a source lease', () => {
     const { logger, lines } = capturingLogger();
     const membership = joinDataDir(config, { command: 'serve', transport: 'stdio' }, logger);
     left.push(membership);
-    expect(membership.lease('skills')).toEqual({ ours: true, from: gone });
+    expect(membership.lease('skills')).toEqual({ ours: true, from: gone, why: 'lease-holder-gone' });
     expect(named(file)).toMatchObject({ pid: process.pid, nonce: membership.holder.nonce, command: 'serve' });
-    expect(lines.map((line) => [line['msg'], line['source'], line['from']])).toEqual([
+    expect(lines.map((line) => [line['msg'], line['source'], line['reason'], line['from']])).toEqual([
       [
         `took over the lease of source skills: its holder (pid ${gone.pid}) is gone`,
         'skills',
+        'lease-holder-gone',
         { pid: gone.pid, host: os.hostname(), since: gone.since },
       ],
     ]);
@@ -98,7 +99,7 @@ describe('a source lease', () => {
       expect(takeLease(file, me)).toEqual({ ours: false, holder: running });
       const reused = { ...running, start: String(Number(start) - 1) };
       writeFileSync(file, JSON.stringify(reused));
-      expect(takeLease(file, me)).toEqual({ ours: true, from: reused });
+      expect(takeLease(file, me)).toEqual({ ours: true, from: reused, why: 'lease-holder-gone' });
     } finally {
       child.kill('SIGKILL');
     }
