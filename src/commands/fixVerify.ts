@@ -1,5 +1,6 @@
 import type { CommitIndex } from '../index/index.ts';
-import { type FrontmatterChange, parseSkillMd } from '../skills/index.ts';
+import { type FrontmatterChange, parseSkillMd, type SkillProblem } from '../skills/index.ts';
+import { someOf } from '../shared/text.ts';
 import type { CheckReport } from './check.ts';
 import type { PatchedIndexer } from './patchedIndex.ts';
 
@@ -88,6 +89,15 @@ function withoutCollisions(fixes: SkillFix[], report: CheckReport, unfixed: Unfi
   });
 }
 
+/** A problem between skills that a fix would cause, in words. */
+function causedText(fix: SkillFix, caused: SkillProblem, after: CommitIndex): string {
+  const name = after.skills.find((skill) => skill.dir === fix.dir)?.name;
+  const others = after.skills.filter((skill) => skill.name === name && skill.dir !== fix.dir);
+  if (caused.reason === 'duplicate-name' && others.length > 0)
+    return `another skill named "${name}" is served at ${someOf(others.map((skill) => reportPath(skill.dir)))}: the fix would add a duplicate-name warning to ${others.length === 1 ? 'both' : 'each'}`;
+  return `with the fix, ${caused.reason}: ${caused.detail}`;
+}
+
 /** Fixes that the index of the fixed tree shows cause a problem between skills, each with why. */
 function harmful(fixes: readonly SkillFix[], report: CheckReport, after: CommitIndex): Map<SkillFix, string> {
   const had = new Set(report.problems.map((p) => `${p.path}\0${p.reason}`));
@@ -96,7 +106,7 @@ function harmful(fixes: readonly SkillFix[], report: CheckReport, after: CommitI
     const caused = after.problems.find(
       (p) => p.path === fix.path && BETWEEN_SKILLS.has(p.reason) && !had.has(`${p.path}\0${p.reason}`),
     );
-    if (caused !== undefined) found.set(fix, `with the fix: ${caused.reason}: ${caused.detail}`);
+    if (caused !== undefined) found.set(fix, causedText(fix, caused, after));
   }
   return found;
 }

@@ -40,35 +40,53 @@ function meantText(raw: string): string | undefined {
   return quote === '"' && inside.includes('\\') ? undefined : inside;
 }
 
-/**
- * The value on the line of the YAML holding `offset`, when it is a one-line `key: value` that a quoted scalar can
- * hold as written: what the frontmatter reader suggests and `check --fix` writes. `undefined` when the line is not
- * such a line, its value goes on over the next lines, or the quoted form would not read back as the text.
- */
-function quotableValueAt(yaml: string, offset: number): QuotableValue | undefined {
+/** A `key: value` line of the YAML: where its value starts, and whether the value goes on over the next lines. */
+interface KeyLine {
+  key: string;
+  indent: string;
+  raw: string;
+  start: number;
+  row: number;
+  continues: boolean;
+}
+
+/** The `key: value` line of the YAML holding `offset`, or `undefined` when that line is not one. */
+function keyLineAt(yaml: string, offset: number): KeyLine | undefined {
   const lineStart = yaml.lastIndexOf('\n', Math.max(0, offset - 1)) + 1;
   const lineEnd = yaml.indexOf('\n', lineStart);
-  const line = yaml.slice(lineStart, lineEnd === -1 ? yaml.length : lineEnd);
-  const match = KEY_LINE.exec(line);
+  const match = KEY_LINE.exec(yaml.slice(lineStart, lineEnd === -1 ? yaml.length : lineEnd));
   if (match === null) return undefined;
   const [, indent, key, gap, raw] = match as unknown as [string, string, string, string, string];
-  // A value that goes on over more indented lines is folded by YAML: quoting one line would change it.
   const next = lineEnd === -1 ? '' : (yaml.slice(lineEnd + 1).split('\n', 1)[0] ?? '');
-  if (next.trim() !== '' && /^ */.exec(next)![0].length > indent.length) return undefined;
-  if (raw.startsWith('|') || raw.startsWith('>')) return undefined;
+  return {
+    key,
+    indent,
+    raw,
+    start: lineStart + indent.length + key.length + 1 + gap.length,
+    row: yaml.slice(0, lineStart).split('\n').length - 1,
+    continues: next.trim() !== '' && /^ */.exec(next)![0].length > indent.length,
+  };
+}
+
+/**
+ * The line's value as a quoted scalar holding it as written: what the frontmatter reader suggests and `check --fix`
+ * writes. `undefined` when the value goes on over the next lines (YAML folds them: quoting one line would change
+ * it), is a block scalar, a list or mapping below the top, or its quoted form would not read back as the text.
+ */
+function quotable(line: KeyLine): QuotableValue | undefined {
+  const { key, indent, raw, start, row } = line;
+  if (line.continues || raw.startsWith('|') || raw.startsWith('>')) return undefined;
   // A list or mapping below the top (metadata's, say) was meant as one: quoting it would make it a string.
   if (indent !== '' && (raw.startsWith('[') || raw.startsWith('{'))) return undefined;
   const text = meantText(raw);
   if (text === undefined) return undefined;
   const quoted = quoteScalar(text);
   if (readsAs(quoted) !== text) return undefined;
-  const start = lineStart + indent.length + key.length + 1 + gap.length;
-  const row = yaml.slice(0, lineStart).split('\n').length - 1;
   return { key, row, start, end: start + raw.length, raw, text, quoted };
 }
 
 /** Why YAML misreads a value, in words, by the parser's error code; `undefined` for a code not listed. */
-function misreadOf(code: string, { key, raw }: QuotableValue): string | undefined {
+function misreadOf(code: string, { key, raw }: KeyLine): string | undefined {
   const what = `the value of "${key}"`;
   if (code === 'BLOCK_AS_IMPLICIT_KEY') return `YAML reads the ": " in ${what} as the start of a mapping`;
   if (code === 'BAD_SCALAR_START') return `${what} starts with "${raw[0]}", which YAML reserves`;
@@ -95,19 +113,28 @@ export function misreadValue(
   code: string,
   offset: number,
 ): { value: QuotableValue; why: string } | undefined {
-  const value = quotableValueAt(yaml, offset);
-  const why = value === undefined ? undefined : misreadOf(code, value);
-  return value === undefined || why === undefined ? undefined : { value, why };
+  const line = keyLineAt(yaml, offset);
+  const why = line === undefined ? undefined : misreadOf(code, line);
+  const value = why === undefined ? undefined : quotable(line!);
+  return value === undefined ? undefined : { value, why: why! };
 }
 
-/** What to do about a YAML error that quoting a value mends, in words, and where that value starts. */
+/** What to do about a YAML error a value on its line causes, in words, and where that value starts. */
 export function quotingAdvice(
   yaml: string,
   code: string,
   offset: number,
 ): { detail: string; offset: number } | undefined {
-  const misread = misreadValue(yaml, code, offset);
-  if (misread === undefined) return undefined;
-  const { value, why } = misread;
-  return { detail: `${why}; quote the value: ${quotedPreview(value)}`, offset: value.start };
+  const line = keyLineAt(yaml, offset);
+  const why = line === undefined ? undefined : misreadOf(code, line);
+  if (line === undefined || why === undefined) return undefined;
+  const value = quotable(line);
+  if (value !== undefined)
+    return { detail: `${why}; quote the value: ${quotedPreview(value)}`, offset: line.start };
+  if (line.continues) return { detail: `${why}; quote the value, all of its lines`, offset: line.start };
+  const quotes = line.raw.startsWith('"') || line.raw.startsWith("'");
+  return {
+    detail: `${why}; ${quotes ? 'escape the quotes inside it' : 'remove what follows it'}`,
+    offset: line.start,
+  };
 }
