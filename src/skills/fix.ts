@@ -179,7 +179,9 @@ function checked(
     (v) => v.key === 'name' || v.key === 'description',
   );
   const same = [...wanted].every(([key, value]) => reread.frontmatter[key] === value);
-  if (!same || left.length > 0) return { ok: false, detail: 'the fix does not read back as intended' };
+  if (left.length > 0)
+    return { ok: false, detail: `with the fix, still: ${left.map((v) => v.detail).join('; ')}` };
+  if (!same) return { ok: false, detail: 'the fix does not read back as intended' };
   const values = [...wanted].map(([key, to]) => ({ kind: 'value' as const, key, from: before[key], to }));
   return { ok: true, text, changes: [...quotes, ...values] };
 }
