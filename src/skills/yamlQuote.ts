@@ -8,8 +8,6 @@ export interface QuotableValue {
   /** Offsets in the YAML of the value as written (leading and trailing blanks left out). */
   start: number;
   end: number;
-  /** The value as written. */
-  raw: string;
   /** What the author meant: the text as written, or the inside of quotes that open and close it. */
   text: string;
   /** `text` as a YAML quoted scalar that reads back as `text`. */
@@ -82,7 +80,7 @@ function quotable(line: KeyLine): QuotableValue | undefined {
   if (text === undefined) return undefined;
   const quoted = quoteScalar(text);
   if (readsAs(quoted) !== text) return undefined;
-  return { key, row, start, end: start + raw.length, raw, text, quoted };
+  return { key, row, start, end: start + raw.length, text, quoted };
 }
 
 /** Why YAML misreads a value, in words, by the parser's error code; `undefined` for a code not listed. */
