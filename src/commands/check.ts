@@ -216,6 +216,8 @@ function fixUsage(source: SourceConfig, options: CheckOptions): void {
     throw new UsageError('--fix prints a patch: not with --json or --format');
   if (source.location.kind !== 'local' || !existsSync(path.join(source.location.path, '.git')))
     throw new UsageError('--fix edits the files of a local work tree (not a bare repository or a remote)');
+  if (options.commit !== undefined || options.ref !== undefined || options.worktree === false)
+    throw new UsageError('--fix edits the work tree: not with --commit, --ref or --no-worktree');
 }
 
 /** Files of the work tree that differ from HEAD and belong to a skill: what a check of HEAD did not see. */
@@ -361,8 +363,8 @@ export async function check(
             : undefined;
       if (uncommitted !== undefined) report.uncommitted = uncommitted;
       if (options.fix && source.location.kind === 'local') {
-        const { applyFixes } = await import('./checkFix.ts');
-        await applyFixes(source.location.path, report, options.write ?? false, io);
+        const { fixWorkTree } = await import('./checkFix.ts');
+        await fixWorkTree(source.location.path, source, ns.commit, report, options.write ?? false, io);
         return report.ok ? EXIT.ok : EXIT.findings;
       }
       if (format === 'json') out(`${JSON.stringify(report, null, 2)}\n`);

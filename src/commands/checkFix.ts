@@ -1,57 +1,69 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { type FrontmatterChange, fixFrontmatter } from '../skills/index.ts';
+import {
+  type FixTarget,
+  type FrontmatterChange,
+  fixFrontmatter,
+  isValidName,
+  kebabName,
+} from '../skills/index.ts';
+import { compareText } from '../shared/text.ts';
 import type { CheckReport } from './check.ts';
+import { type SkillFix, type Unfixed, type VerifiedFix, verifyFixes } from './fixVerify.ts';
+import { type PatchedIndexer, patchedIndexer } from './patchedIndex.ts';
+import type { SourceConfig } from '../config/types.ts';
 
 /** Reasons `check --fix` repairs in the frontmatter. */
-const FIXABLE = new Set(['name-invalid', 'name-missing', 'description-invalid']);
+const FIXABLE = new Set(['name-invalid', 'name-missing', 'description-invalid', 'frontmatter-invalid']);
 
-/** A SKILL.md `check --fix` changes: its text before and after, and whether the skill is then served. */
-export interface SkillFix {
-  path: string;
-  before: string;
-  after: string;
-  changes: FrontmatterChange[];
-  /** Errors of the file the fix leaves (other reasons): the skill stays refused while there are any. */
-  remaining: string[];
+/** What the fix of one SKILL.md is for: the folder that names its skill, and whether that is the repository's root. */
+function targetOf(root: string, file: string): FixTarget & { dir: string } {
+  const dir = file === 'SKILL.md' ? '' : file.slice(0, file.lastIndexOf('/'));
+  const folder = dir === '' ? path.basename(root) : dir.slice(dir.lastIndexOf('/') + 1);
+  return { dir, root: dir === '', folder };
 }
 
-/** The fixes for the refused skills of `report`, read from the work tree at `root`, and the ones it cannot fix. */
+/** A skill in a folder that is not a valid name: the skill already at the path its folder's rename would take. */
+function folderNote(report: CheckReport, target: FixTarget & { dir: string }): string {
+  if (target.root || isValidName(target.folder)) return '';
+  const parent = target.dir.slice(0, Math.max(0, target.dir.lastIndexOf('/')));
+  const renamed = `${parent === '' ? '' : `${parent}/`}${kebabName(target.folder)}`;
+  const skill = report.skills.some((served) => served.path === renamed);
+  const refused = report.problems.some((p) => p.path === `${renamed}/SKILL.md`);
+  return skill || refused ? `; ${renamed} is a skill already` : '';
+}
+
+/** The fixes of the refused skills of `report`, read from the work tree at `root`, and the ones it cannot fix. */
 export async function fixesOf(
   root: string,
   report: CheckReport,
-): Promise<{ fixes: SkillFix[]; unfixed: Array<{ path: string; detail: string }> }> {
+): Promise<{ fixes: SkillFix[]; unfixed: Unfixed[] }> {
   const errors = report.problems.filter((p) => p.severity === 'error');
   const files = [...new Set(errors.filter((p) => FIXABLE.has(p.reason)).map((p) => p.path))];
   const fixes: SkillFix[] = [];
-  const unfixed: Array<{ path: string; detail: string }> = [];
+  const unfixed: Unfixed[] = [];
   for (const file of files) {
-    const folder = path.basename(path.dirname(path.join(root, file)));
+    const target = targetOf(root, file);
     const before = await fsp.readFile(path.join(root, file), 'utf8').catch(() => undefined);
     if (before === undefined) {
       unfixed.push({ path: file, detail: 'not in the work tree' });
       continue;
     }
-    const fixed = fixText(before, folder);
-    if (!fixed.ok) unfixed.push({ path: file, detail: fixed.detail });
-    else {
-      const remaining = [
-        ...new Set(errors.filter((p) => p.path === file && !FIXABLE.has(p.reason)).map((p) => p.reason)),
-      ];
-      fixes.push({ path: file, before, after: fixed.text, changes: fixed.changes, remaining });
-    }
+    const fixed = fixText(before, target);
+    if (!fixed.ok) unfixed.push({ path: file, detail: `${fixed.detail}${folderNote(report, target)}` });
+    else fixes.push({ path: file, dir: target.dir, before, after: fixed.text, changes: fixed.changes });
   }
   return { fixes, unfixed };
 }
 
 /** The fix on the file's own bytes: a BOM and CRLF line ends kept; mixed line ends are left alone. */
-function fixText(before: string, folder: string) {
+function fixText(before: string, target: FixTarget) {
   const bom = before.startsWith('\uFEFF') ? '\uFEFF' : '';
   const lf = before.slice(bom.length).replaceAll('\r\n', '\n');
   const eol = before.includes('\r\n') ? '\r\n' : '\n';
   if (bom + lf.replaceAll('\n', eol) !== before)
     return { ok: false as const, detail: 'mixed line ends: fix it by hand' };
-  const fixed = fixFrontmatter(lf, folder);
+  const fixed = fixFrontmatter(lf, target);
   return fixed.ok ? { ...fixed, text: bom + fixed.text.replaceAll('\n', eol) } : fixed;
 }
 
@@ -93,26 +105,30 @@ export function unifiedDiff(file: string, before: string, after: string): string
   ].join('\n')}\n`;
 }
 
-/** What `--fix` says of each skill: which it makes servable, which it cannot, for the author to read. */
-export function fixSummary(
-  fixes: SkillFix[],
-  unfixed: Array<{ path: string; detail: string }>,
-  written: boolean,
-): string {
+/** One change in words. */
+function changeText(change: FrontmatterChange): string {
+  if (change.kind === 'quote') return `quoted the value of "${change.key}" (line ${change.line}) as written`;
+  return change.key === 'name'
+    ? `name ${JSON.stringify(change.from ?? null)} → ${JSON.stringify(change.to)}`
+    : `description cut to ${[...change.to].length} characters`;
+}
+
+/** What the index of the fixed tree says of a fixed skill. */
+function verdictText(fix: VerifiedFix): string {
+  if (!fix.servable)
+    return `still refused: ${fix.remaining.length > 0 ? fix.remaining.join(', ') : 'not served'}`;
+  return fix.revealed.length === 0 ? 'servable' : `servable; then warned of: ${fix.revealed.join(', ')}`;
+}
+
+/** What `--fix` says of each skill: which the index of the fixed tree serves, which it cannot fix and why. */
+export function fixSummary(fixes: VerifiedFix[], unfixed: Unfixed[], written: boolean): string {
   const verb = written ? 'fixed' : 'would fix';
-  const lines = fixes.map((fix) => {
-    const what = fix.changes
-      .map((c) =>
-        c.key === 'name'
-          ? `name ${JSON.stringify(c.from ?? null)} → ${JSON.stringify(c.to)}`
-          : `description cut to ${[...c.to].length} characters`,
-      )
-      .join(', ');
-    const served = fix.remaining.length === 0 ? 'servable' : `still refused: ${fix.remaining.join(', ')}`;
-    return `${verb} ${fix.path}: ${what} (${served})`;
-  });
-  for (const skip of unfixed) lines.push(`cannot fix ${skip.path}: ${skip.detail}`);
-  const servable = fixes.filter((fix) => fix.remaining.length === 0).length;
+  const lines = fixes.map(
+    (fix) => `${verb} ${fix.path}: ${fix.changes.map(changeText).join(', ')} (${verdictText(fix)})`,
+  );
+  for (const skip of [...unfixed].sort((a, b) => compareText(a.path, b.path)))
+    lines.push(`cannot fix ${skip.path}: ${skip.detail}`);
+  const servable = fixes.filter((fix) => fix.servable).length;
   lines.push(
     `${written ? 'made' : 'would make'} ${servable} refused skill${servable === 1 ? '' : 's'} servable`,
   );
@@ -121,15 +137,19 @@ export function fixSummary(
 
 /**
  * `check --fix`: the patch on stdout and what it would make servable on stderr; with `write`, the files edited in
- * place and what it made servable on stdout.
+ * place and what it made servable on stdout. Every fix is first checked by indexing the fixed tree in memory.
  */
 export async function applyFixes(
   root: string,
   report: CheckReport,
   write: boolean,
   io: { out: (text: string) => void; err: (text: string) => void },
+  indexer: PatchedIndexer,
 ): Promise<void> {
-  const { fixes, unfixed } = await fixesOf(root, report);
+  const proposed = await fixesOf(root, report);
+  const verified = await verifyFixes(proposed.fixes, report, indexer);
+  const unfixed = [...proposed.unfixed, ...verified.unfixed];
+  const { fixes } = verified;
   if (write) {
     for (const fix of fixes) await fsp.writeFile(path.join(root, fix.path), fix.after);
     io.out(fixSummary(fixes, unfixed, true));
@@ -137,4 +157,22 @@ export async function applyFixes(
   }
   for (const fix of fixes) io.out(unifiedDiff(fix.path, fix.before, fix.after));
   io.err(fixSummary(fixes, unfixed, false));
+}
+
+/** `check --fix` on the work tree at `root`, `commit` being what the check indexed of it as `source`. */
+export async function fixWorkTree(
+  root: string,
+  source: SourceConfig,
+  commit: string,
+  report: CheckReport,
+  write: boolean,
+  io: { out: (text: string) => void; err: (text: string) => void },
+): Promise<void> {
+  const { paths, strictNames, git } = source;
+  const indexer = await patchedIndexer(root, commit, { paths, strictNames, git });
+  try {
+    await applyFixes(root, report, write, io, indexer);
+  } finally {
+    await indexer.close();
+  }
 }

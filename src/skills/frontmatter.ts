@@ -1,6 +1,7 @@
 import { isMap, isScalar, LineCounter, parseDocument, Parser } from 'yaml';
 import { MAX_FRONTMATTER_BYTES } from './limits.ts';
 import type { ProblemReason } from '../shared/reasons.ts';
+import { quotingAdvice } from './yamlQuote.ts';
 
 export type Frontmatter = Record<string, unknown>;
 export type FrontmatterResult =
@@ -16,7 +17,7 @@ export type FrontmatterResult =
   | { ok: false; reason: ProblemReason; detail: string; line?: number };
 
 /** SKILL.md's first line is `---`: the frontmatter's first line is the file's second. */
-const FIRST_YAML_LINE = 2;
+export const FIRST_YAML_LINE = 2;
 
 const fail = (reason: ProblemReason, detail: string, line?: number): FrontmatterResult => ({
   ok: false,
@@ -119,8 +120,12 @@ export function readYamlMapping(
   });
   const lineOf = (offset: number) => counter.linePos(offset).line + FIRST_YAML_LINE - 1;
   const error = doc.errors[0] ?? doc.warnings[0];
-  if (error !== undefined)
+  if (error !== undefined) {
+    // Where quoting a value mends it, the message says so at the line of that value.
+    const advice = quotingAdvice(yaml, error.code, error.pos[0]);
+    if (advice !== undefined) return { ok: false, detail: advice.detail, line: lineOf(advice.offset) };
     return { ok: false, detail: `YAML: ${firstLine(error.message)}`, line: lineOf(error.pos[0]) };
+  }
   const refused = refusedSyntax(yaml);
   if (refused !== undefined) return { ok: false, detail: refused.detail, line: lineOf(refused.offset) };
   const lines: Record<string, number> = {};

@@ -3,7 +3,9 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { cli } from '../helpers/cli.ts';
 import { git } from '../helpers/git.ts';
+import { fixture } from '../helpers/fixtures.ts';
 import { makeRepo } from '../helpers/repo.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 beforeAll(() => void vi.stubEnv('SKILLPIN_LOG_LEVEL', 'silent'));
 
@@ -117,7 +119,7 @@ describe('check --fix', () => {
     });
   });
 
-  it('is a usage error with JSON output, or --write alone', async () => {
+  it('is a usage error with JSON output, --write alone, or a commit other than the work tree', async () => {
     const repo = makeRepo(FILES);
     expect(await cli('check', repo.dir, '--fix', '--json')).toEqual({
       status: 64,
@@ -129,6 +131,107 @@ describe('check --fix', () => {
       status: 64,
       stdout: '',
       stderr: 'skillpin check: --write goes with --fix\n',
+    });
+    expect(await cli('check', repo.dir, '--fix', '--ref', 'HEAD')).toEqual({
+      status: 64,
+      stdout: '',
+      stderr: 'skillpin check: --fix edits the work tree: not with --commit, --ref or --no-worktree\n',
+    });
+  });
+});
+
+/** A work tree of the fix-patterns fixture: the mistakes published catalogs make, as real catalogs hold them. */
+function patternsWorkTree(): string {
+  const dir = tempDir('skillpin-fix-');
+  git(['clone', '--quiet', fixture('fix-patterns').gitdir, dir]);
+  return dir;
+}
+
+const CANNOT = [
+  'cannot fix skills/-2chat-automation/SKILL.md: its folder "-2chat-automation" is not a valid name, so no name can match it: rename the folder (to "2chat-automation", say) and set the name to match',
+  'cannot fix skills/a/twin/SKILL.md: another skill named "twin" is served at skills/b/twin: the fix would add a duplicate-name warning to both',
+  'cannot fix skills/auto-tags/SKILL.md: line 6: YAML reads the value of "tags" as a list, and text follows it; remove what follows it',
+  'cannot fix skills/capsule_crm-automation/SKILL.md: its folder "capsule_crm-automation" is not a valid name, so no name can match it: rename the folder (to "capsule-crm-automation", say) and set the name to match; skills/capsule-crm-automation is a skill already',
+  'cannot fix skills/folded/SKILL.md: line 3: YAML reads the ": " in the value of "description" as the start of a mapping; quote the value, all of its lines',
+  'cannot fix skills/pdf/SKILL.md: would collide with skills/pdf-tools (served as skills/pdf)',
+];
+
+type Report = {
+  skills: Array<{ path: string; servedPath: string }>;
+  problems: Array<{ path: string; reason: string }>;
+};
+const reportOf = async (dir: string): Promise<Report> =>
+  JSON.parse((await cli('check', dir, '--json')).stdout) as Report;
+
+describe('check --fix on the mistakes real catalogs make', () => {
+  it('calls servable only what the index of the fixed tree serves, and says per skill why it cannot fix the rest', async () => {
+    const dir = patternsWorkTree();
+    const result = await cli('check', dir, '--fix');
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe(
+      [
+        'would fix skills/ahrefs-automation/SKILL.md: name "Ahrefs Automation" → "ahrefs-automation" (servable)',
+        'would fix skills/expert-pulse/SKILL.md: quoted the value of "description" (line 3) as written (servable)',
+        'would fix skills/mention/SKILL.md: quoted the value of "description" (line 3) as written (servable)',
+        'would fix skills/qwen-code/SKILL.md: quoted the value of "description" (line 3) as written (servable)',
+        'would fix skills/seo-audit/SKILL.md: quoted the value of "argument-hint" (line 4) as written (servable)',
+        'would fix skills/using-jira/SKILL.md: quoted the value of "description" (line 3) as written (servable)',
+        'would fix skills/web-scraper/SKILL.md: quoted the value of "description" (line 3) as written (servable; then warned of: name-mismatch)',
+        'would fix skills/word-docs/SKILL.md: quoted the value of "description" (line 3) as written (servable)',
+        ...CANNOT,
+        'would make 8 refused skills servable',
+        '',
+      ].join('\n'),
+    );
+    // The quoted values keep their text byte for byte, inner quotes and all.
+    expect(result.stdout).toContain(
+      [
+        '-description: "Use it for "Word" documents (.docx), it\'s quick."',
+        `+description: 'Use it for "Word" documents (.docx), it''s quick.'`,
+      ].join('\n'),
+    );
+    expect(result.stdout).toContain(
+      ['-argument-hint: [audit-type] [url] [keyword]', "+argument-hint: '[audit-type] [url] [keyword]'"].join(
+        '\n',
+      ),
+    );
+    writeFileSync(path.join(dir, 'fix.patch'), result.stdout);
+    git(['-C', dir, 'apply', '--check', 'fix.patch']);
+  });
+
+  it('--write serves what it claimed, every skill served before where it was, and adds no problem it did not name', async () => {
+    const dir = patternsWorkTree();
+    const before = await reportOf(dir);
+    expect((await cli('check', dir, '--fix', '--write')).stdout.split('\n').at(-2)).toBe(
+      'made 8 refused skills servable',
+    );
+    const after = await reportOf(dir);
+    const served = (report: Report) => report.skills.map((skill) => `${skill.path} → ${skill.servedPath}`);
+    const fixed = [
+      'ahrefs-automation',
+      'expert-pulse',
+      'mention',
+      'qwen-code',
+      'seo-audit',
+      'using-jira',
+      'word-docs',
+    ];
+    expect(served(after).sort()).toEqual(
+      [
+        ...served(before),
+        ...fixed.map((name) => `skills/${name} → skills/${name}`),
+        'skills/web-scraper → skills/scraper-pro',
+      ].sort(),
+    );
+    const problems = (report: Report) => report.problems.map((p) => `${p.reason} ${p.path}`);
+    // The one problem that is new is the fixed skill's own: its name is not its folder's (it was refused before).
+    expect(problems(after).filter((p) => !problems(before).includes(p))).toEqual([
+      'name-mismatch skills/web-scraper/SKILL.md',
+    ]);
+    expect(await cli('check', dir, '--fix')).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: [...CANNOT, 'would make 0 refused skills servable', ''].join('\n'),
     });
   });
 });

@@ -67,4 +67,31 @@ describe('parseSkillMd', () => {
     const result = parseSkillMd(md(big));
     expect(result.ok ? 'ok' : result.reason).toBe('frontmatter-too-large');
   });
+
+  it.each([
+    [
+      'a ": " in a plain value',
+      'description: Use when: the user asks for a report on anything at all, in any format.',
+      'YAML reads the ": " in the value of "description" as the start of a mapping; quote the value: ' +
+        "description: 'Use when: the user asks for a report on anything at all, i…",
+    ],
+    [
+      'text after the closing quote',
+      'description: "Word" files.',
+      `the value of "description" goes on after the quote that closes it; quote the value: description: '"Word" files.'`,
+    ],
+    [
+      'a list with text after it',
+      'argument-hint: [type] [url]',
+      `YAML reads the value of "argument-hint" as a list, and text follows it; quote the value: argument-hint: '[type] [url]'`,
+    ],
+    [
+      'a reserved first character',
+      'description: `jq` is needed',
+      'the value of "description" starts with "`", which YAML reserves; quote the value: description: \'`jq` is needed\'',
+    ],
+  ])('says what to do about %s, at the line of its value', (_what, line, detail) => {
+    const result = parseSkillMd(md(`---\nname: a\nlicense: MIT\n${line}\n---\n`));
+    expect(result).toEqual({ ok: false, reason: 'frontmatter-invalid', detail, line: 4 });
+  });
 });
