@@ -179,7 +179,7 @@ function syncCommand(cli: Command, { io, exit }: Wiring): void {
   cli
     .command('sync')
     .description(
-      'sync every source once (fetch, index, record in dataDir) with progress on stderr (exit 0 ok, 2 a source failed, 75 another process did not sync one in time)',
+      'sync every source once (fetch, index, record in dataDir) with progress on stderr (exit 0 ok, 2 a source failed, 73 dataDir cannot be created or written, 75 another process did not sync one in time)',
     )
     .addOption(configOption())
     .option(

@@ -13,6 +13,7 @@ import { messageOf } from '../shared/text.ts';
 import { type Clock, systemClock } from '../shared/clock.ts';
 import { joinDataDir, type Membership } from '../sync/dataDir/membership.ts';
 import { DataDirConflictError } from '../sync/dataDir/processes.ts';
+import { DataDirUnusableError } from '../sync/dataDir/unusable.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import { createSyncWorker, type Reconfigured, type SyncWorker } from '../sync/worker.ts';
 
@@ -343,13 +344,17 @@ function checkExposure(config: Config, options: ServeOptions): void {
   );
 }
 
-/** Joins the processes on dataDir; a source another process defines otherwise is refused, naming both configs. */
+/**
+ * Joins the processes on dataDir; a source another process defines otherwise is refused, naming both configs, and a
+ * dataDir that cannot be created or written is refused naming where it was set.
+ */
 function joinAsServer(config: Config, options: ServeOptions): Membership {
   try {
     const transport = options.http === undefined ? 'stdio' : 'http';
     return joinDataDir(config, { command: 'serve', transport }, options.logger, options.clock);
   } catch (error) {
     if (error instanceof DataDirConflictError) throw new CannotServeError(error.message, EXIT.config);
+    if (error instanceof DataDirUnusableError) throw new CannotServeError(error.message, EXIT.cannotCreate);
     throw error;
   }
 }
@@ -358,7 +363,7 @@ function joinAsServer(config: Config, options: ServeOptions): Membership {
  * Serves what dataDir holds at once. Local sources (no network) sync before this resolves; remote sources sync
  * once the endpoint is open and join as each lands (list_changed), so a slow remote never holds the others.
  * Throws CannotServeError when it cannot start (exposure without auth, a source another process on dataDir
- * defines otherwise, the port taken).
+ * defines otherwise, a dataDir that cannot be created or written, the port taken).
  */
 export async function startServing(config: Config, options: ServeOptions): Promise<Serving> {
   checkExposure(config, options);

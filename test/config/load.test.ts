@@ -65,6 +65,7 @@ describe('loadConfig', () => {
     expect(config).toEqual({
       file,
       dataDir: path.join(dir, '.skillpin'),
+      dataDirFrom: `the default .skillpin beside ${file}`,
       pageSize: 100,
       tools: true,
       prompts: true,
