@@ -156,7 +156,7 @@ function serveCommand(cli: Command, { io, exit }: Wiring): void {
       loading.catch(() => undefined);
       const config = await reread();
       const logger = await loggerOf(command, 'info');
-      const { CannotServeError, startServing } = await loading;
+      const { CannotServeError, startFailureReport, startServing } = await loading;
       try {
         const serving = await startServing(config, {
           logger,
@@ -165,6 +165,11 @@ function serveCommand(cli: Command, { io, exit }: Wiring): void {
           allowUnauthenticated: options.allowUnauthenticated === true,
         });
         bindProcess(serving, logger, options.http === undefined);
+        // No source synced at start: said in plain words on stderr, whatever the log format.
+        void serving.firstSyncs.then((outcomes) => {
+          const report = startFailureReport(outcomes);
+          if (report !== undefined) io.err(report);
+        });
       } catch (error) {
         if (!(error instanceof CannotServeError)) throw error;
         io.err(`skillpin: ${error.message}\n`);

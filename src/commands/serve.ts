@@ -17,6 +17,8 @@ import { DataDirUnusableError } from '../sync/dataDir/unusable.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import { createSyncWorker, type Reconfigured, type SyncWorker } from '../sync/worker.ts';
 
+export { startFailureReport } from './startFailures.ts';
+
 /** Where and how `startServing` serves MCP, and the collaborators it is given. */
 export interface ServeOptions {
   logger: Logger;
@@ -44,6 +46,8 @@ export interface Serving {
   /** The MCP endpoint over HTTP, as a client on this machine reaches it; `undefined` over a transport. */
   readonly url: string | undefined;
   readonly catalog: Catalog;
+  /** The first sync of every source, local ones first; `[]` once closed before they ended. Never rejects. */
+  readonly firstSyncs: Promise<readonly SyncOutcome[]>;
   /** Re-reads the config: a valid one is applied in one catalog swap; one with problems changes nothing. */
   reload(): Promise<ReloadOutcome>;
   /** Syncs one source now; `undefined` for an unknown id or once closed. */
@@ -381,20 +385,25 @@ export async function startServing(config: Config, options: ServeOptions): Promi
     // connects, so a local source that may have moved is in the catalog before the connection opens. Every local
     // source has synced when this resolves.
     const first = options.http === undefined ? movableLocal(core.catalog) : () => false;
+    const early: SyncOutcome[] = [];
     const opened =
       options.http === undefined
-        ? await core.worker.syncAll('start', first).then(() => serveTransport(core!, options, stdio!))
+        ? await core.worker
+            .syncAll('start', first)
+            .then((outcomes) => early.push(...outcomes))
+            .then(() => serveTransport(core!, options, stdio!))
         : await serveHttp(core, config, options.http, options);
     endpoint = opened;
-    await core.worker.syncAll('start', (source) => isLocal(source) && !first(source));
+    early.push(...(await core.worker.syncAll('start', (source) => isLocal(source) && !first(source))));
     // The start line names the git backend: a host lists without waiting for `git --version`.
     const git = await probed;
     options.logger.info(
       { ...opened.started.fields, skills: skillsOf(core.catalog), sources: config.sources.length, git },
       opened.started.message(`${git.backend}, ${git.reason}`),
     );
-    void core.worker.syncAll('start', (source) => !isLocal(source));
-    return handleOf(core, opened, options.logger);
+    const remote = core.worker.syncAll('start', (source) => !isLocal(source));
+    const firstSyncs = remote.then((outcomes) => [...early, ...outcomes]);
+    return handleOf(core, opened, options.logger, firstSyncs);
   } catch (error) {
     await endpoint?.close();
     // Stopping the worker leaves dataDir; without one, this process leaves it here.
@@ -404,11 +413,17 @@ export async function startServing(config: Config, options: ServeOptions): Promi
   }
 }
 
-function handleOf(core: Core, endpoint: Endpoint, logger: Logger): Serving {
+function handleOf(
+  core: Core,
+  endpoint: Endpoint,
+  logger: Logger,
+  firstSyncs: Promise<SyncOutcome[]>,
+): Serving {
   let closing: Promise<void> | undefined;
   return {
     url: endpoint.url,
     catalog: core.catalog,
+    firstSyncs: firstSyncs.then((outcomes) => (closing === undefined ? outcomes : [])),
     reload: () => core.reloading.reload(),
     sync: (source) => (closing === undefined ? core.worker.trigger(source, 'asked') : undefined),
     close: () => {
