@@ -41,7 +41,9 @@ export function causeOf(error: unknown): string | undefined {
   const line =
     lines.find((l) => l.startsWith('fatal:')) ?? lines.find((l) => l.startsWith('error:')) ?? lines[0];
   if (line === undefined) return undefined;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is dropped.
-  const clean = line.replace(/^(?:fatal|error): /, '').replace(/[\u0000-\u001f\u007f-\u009f]/g, '').trim();
+  const clean = line
+    .replace(/^(?:fatal|error): /, '')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+    .trim();
   return clean.length > MAX_CAUSE_CHARS ? `${clean.slice(0, MAX_CAUSE_CHARS - 1)}…` : clean;
 }
