@@ -60,7 +60,7 @@ describe('the reason registry', () => {
       'webhook-invalid',
       'webhook-too-large',
     ]);
-    expect(entries.length).toBe(90);
+    expect(entries.length).toBe(91);
   });
 
   it("gives severity info only to a webhook delivery that was not refused; a run's refusal is an error", () => {
