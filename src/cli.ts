@@ -156,7 +156,7 @@ function serveCommand(cli: Command, { io, exit }: Wiring): void {
       loading.catch(() => undefined);
       const config = await reread();
       const logger = await loggerOf(command, 'info');
-      const { CannotServeError, startServing } = await loading;
+      const { CannotServeError, startFailureReport, startServing } = await loading;
       try {
         const serving = await startServing(config, {
           logger,
@@ -165,6 +165,11 @@ function serveCommand(cli: Command, { io, exit }: Wiring): void {
           allowUnauthenticated: options.allowUnauthenticated === true,
         });
         bindProcess(serving, logger, options.http === undefined);
+        // No source synced at start: said in plain words on stderr, whatever the log format.
+        void serving.firstSyncs.then((outcomes) => {
+          const report = startFailureReport(outcomes);
+          if (report !== undefined) io.err(report);
+        });
       } catch (error) {
         if (!(error instanceof CannotServeError)) throw error;
         io.err(`skillpin: ${error.message}\n`);
@@ -179,7 +184,7 @@ function syncCommand(cli: Command, { io, exit }: Wiring): void {
   cli
     .command('sync')
     .description(
-      'sync every source once (fetch, index, record in dataDir) with progress on stderr (exit 0 ok, 2 a source failed, 75 another process did not sync one in time)',
+      'sync every source once (fetch, index, record in dataDir) with progress on stderr (exit 0 ok, 2 a source failed, 73 dataDir cannot be created or written, 75 another process did not sync one in time)',
     )
     .addOption(configOption())
     .option(

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { configSchema, loadConfig } from '../src/config/index.ts';
 import { EXIT_CODES } from '../src/shared/exitCodes.ts';
+import { DIGEST_PAGE, renderLockfile } from '../src/pins/lockfile.ts';
 import { REASONS } from '../src/shared/reasons.ts';
 import { fixture, PROJECT_ROOT } from './helpers/fixtures.ts';
 
@@ -28,6 +29,34 @@ describe('documentation', () => {
       ['preinstall', 'install', 'postinstall', 'prepare'].filter((name) => scripts[name] !== undefined),
     ).toEqual([]);
     expect(scripts['prepack']).toBe('npm run build');
+  });
+
+  it('the README, docs/development.md and .ci/run name one list of the system packages `npm test` needs', () => {
+    const read = (file: string) => readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
+    const installed = (file: string) =>
+      [...read(file).matchAll(/^sudo apt-get install ([a-z0-9 .+-]+)$/gm)].map((m) => m[1]!.split(' '));
+    const ci = /^packages=\(([^)]*)\)$/m.exec(read('.ci/run'))?.[1]?.split(' ');
+    const packages = ['git', 'redis-server', 'chromium', 'gnupg', 'openssh-client'];
+    expect([installed('README.md'), installed('docs/development.md'), ci]).toEqual([
+      [packages],
+      [packages],
+      packages,
+    ]);
+  });
+
+  it("the lockfile's header names the page of skillpin's repository that explains aggregate digests", () => {
+    const pkg = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+      repository: { url: string };
+    };
+    const repository = pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(DIGEST_PAGE).toBe(`${repository}/blob/main/docs/following-and-pins.md#aggregate-digest`);
+    expect(readFileSync(path.join(PROJECT_ROOT, 'docs', 'following-and-pins.md'), 'utf8')).toContain(
+      '\n### Aggregate digest\n',
+    );
+    expect(renderLockfile({ version: 1, sources: [] }).split('\n').slice(1, 3)).toEqual([
+      "# commit it and review its changes like code. A skill's digest is the SHA-256 of its files, as",
+      `# ${DIGEST_PAGE} explains.`,
+    ]);
   });
 
   it('every link of the README and docs/ between files of the repository finds its file and its heading', () => {

@@ -18,7 +18,7 @@ import {
 } from '../git/index.ts';
 import { isWithin } from '../skills/index.ts';
 import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
-import type { Severity, SourceReason } from '../shared/reasons.ts';
+import { problem, REASONS, type Severity, type SkillProblem, type SourceReason } from '../shared/reasons.ts';
 import { plural } from '../shared/text.ts';
 import { annotations, countsOf } from './annotations.ts';
 import type { Signer } from '../shared/signer.ts';
@@ -240,8 +240,31 @@ async function uncommittedOf(
   return changes.filter((change) => skillDirs.some((dir) => isWithin(dir, change.path)));
 }
 
-export function checkReportOf(ns: Namespace, strict: boolean): CheckReport {
-  const problems = ns.problems.map((p) => ({ source: ns.source, commit: ns.commit, ...p }));
+/** Where discovery finds skills, for a check that found none: a folder holding SKILL.md, at any depth. */
+const LAYOUTS =
+  'a skill is a folder holding SKILL.md, at any depth: the repository root (a repository that is one skill), skills/<name>/SKILL.md, .claude/skills/<name>/SKILL.md, or any other folder';
+
+/**
+ * A commit with no SKILL.md where check looked: a warning (so --strict fails) saying where that was and what a skill
+ * looks like. A folder of `paths` not in the commit has its own problem (paths-not-found).
+ */
+function noSkillMd(ns: Namespace, paths: readonly string[]): SkillProblem[] {
+  const found = ns.skills.length > 0 || ns.problems.some((p) => REASONS[p.reason].kind === 'skill');
+  if (found) return [];
+  if (paths.length === 0)
+    return [problem('.', 'skills-not-found', `no SKILL.md anywhere in the repository; ${LAYOUTS}`)];
+  const missing = new Set(ns.problems.filter((p) => p.reason === 'paths-not-found').map((p) => p.path));
+  return paths
+    .filter((dir) => !missing.has(dir))
+    .map((dir) => problem(dir, 'skills-not-found', `no SKILL.md under ${dir}/ (--paths); ${LAYOUTS}`));
+}
+
+export function checkReportOf(ns: Namespace, strict: boolean, paths: readonly string[] = []): CheckReport {
+  const problems = [...ns.problems, ...noSkillMd(ns, paths)].map((p) => ({
+    source: ns.source,
+    commit: ns.commit,
+    ...p,
+  }));
   const count = (severity: Severity) => problems.filter((p) => p.severity === severity).length;
   const errors = count('error');
   const warnings = count('warning');
@@ -346,11 +369,12 @@ export async function check(
       const ns = await opened.load(await resolved(opened, source));
       const report =
         snapshot === undefined
-          ? checkReportOf(ns, options.strict ?? false)
+          ? checkReportOf(ns, options.strict ?? false, source.paths)
           : {
               ...checkReportOf(
                 { ...ns, commit: snapshot.tree, commitTime: new Date().toISOString() },
                 options.strict ?? false,
+                source.paths,
               ),
               worktree: { tree: snapshot.tree, default: snapshot.default },
             };

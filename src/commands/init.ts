@@ -2,6 +2,10 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { repositoryRootOf } from '../git/index.ts';
 import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
+import { type Ignored, ignoreIn } from './gitignore.ts';
+
+/** The starter's dataDir, beside the config. */
+const DATA_DIR = '.skillpin';
 
 /** The local source: the repository holding the config's folder, else one to create, commented out. */
 function localSource(repository: string | undefined): string {
@@ -32,7 +36,7 @@ export function starterConfig(repository: string | undefined): string {
     "#   skillpin check                                               # are this repository's skills served?",
     '# Every key: config.example.yaml and docs/configuration.md of skillpin.',
     '',
-    'dataDir: .skillpin                   # fetched repositories, one index file per commit, state.json',
+    `dataDir: ${DATA_DIR}                   # fetched repositories, one index file per commit, state.json (in .gitignore)`,
     '',
     'sources:',
     "  # A public repository: Anthropic's skills, following main (re-checked every 5 minutes). Pin a",
@@ -67,8 +71,32 @@ export async function init(
     return EXIT.cannotCreate;
   }
   io.out(
-    `wrote ${file}: the public anthropics/skills and ${repository === undefined ? 'a local source to enable once this folder is a git repository' : `this repository (${repository})`}.\n` +
-      `Next: skillpin serve --config ${file} --http 127.0.0.1:3917, or add skillpin serve --config ${file} to your MCP host.\n`,
+    `wrote ${file}: the public anthropics/skills and ${repository === undefined ? 'a local source to enable once this folder is a git repository' : `this repository (${repository})`}.\n`,
   );
+  const folder = path.dirname(target);
+  let ignored: Ignored;
+  try {
+    ignored = ignoreIn(
+      folder,
+      DATA_DIR,
+      "skillpin's dataDir: fetched repositories and indexes (skillpin init)",
+    );
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    io.err(
+      `skillpin init: ${path.join(folder, '.gitignore')} cannot be written (${code ?? 'error'}); add /${DATA_DIR}/ to it yourself\n`,
+    );
+    return EXIT.cannotCreate;
+  }
+  if (ignored !== 'already')
+    io.out(
+      `${ignored === 'created' ? 'created .gitignore with' : 'added to .gitignore:'} /${DATA_DIR}/ (dataDir, not to commit).\n`,
+    );
+  // The README's form: a host starts its servers from a folder of its own, so the path is absolute.
+  const command = `skillpin serve -c ${shellWord(target)}`;
+  io.out(`Next: ${command} --http 127.0.0.1:3917, or give your MCP host the command ${command}\n`);
   return EXIT.ok;
 }
+
+/** `word` as a shell reads it back: quoted when it holds anything but letters, digits and `_./-`. */
+const shellWord = (word: string) => (/^[\w./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`);

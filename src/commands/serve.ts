@@ -13,8 +13,11 @@ import { messageOf } from '../shared/text.ts';
 import { type Clock, systemClock } from '../shared/clock.ts';
 import { joinDataDir, type Membership } from '../sync/dataDir/membership.ts';
 import { DataDirConflictError } from '../sync/dataDir/processes.ts';
+import { DataDirUnusableError } from '../sync/dataDir/unusable.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import { createSyncWorker, type Reconfigured, type SyncWorker } from '../sync/worker.ts';
+
+export { startFailureReport } from './startFailures.ts';
 
 /** Where and how `startServing` serves MCP, and the collaborators it is given. */
 export interface ServeOptions {
@@ -43,6 +46,8 @@ export interface Serving {
   /** The MCP endpoint over HTTP, as a client on this machine reaches it; `undefined` over a transport. */
   readonly url: string | undefined;
   readonly catalog: Catalog;
+  /** The first sync of every source, local ones first; `[]` once closed before they ended. Never rejects. */
+  readonly firstSyncs: Promise<readonly SyncOutcome[]>;
   /** Re-reads the config: a valid one is applied in one catalog swap; one with problems changes nothing. */
   reload(): Promise<ReloadOutcome>;
   /** Syncs one source now; `undefined` for an unknown id or once closed. */
@@ -344,13 +349,17 @@ function checkExposure(config: Config, options: ServeOptions): void {
   );
 }
 
-/** Joins the processes on dataDir; a source another process defines otherwise is refused, naming both configs. */
+/**
+ * Joins the processes on dataDir; a source another process defines otherwise is refused, naming both configs, and a
+ * dataDir that cannot be created or written is refused naming where it was set.
+ */
 function joinAsServer(config: Config, options: ServeOptions): Membership {
   try {
     const transport = options.http === undefined ? 'stdio' : 'http';
     return joinDataDir(config, { command: 'serve', transport }, options.logger, options.clock);
   } catch (error) {
     if (error instanceof DataDirConflictError) throw new CannotServeError(error.message, EXIT.config);
+    if (error instanceof DataDirUnusableError) throw new CannotServeError(error.message, EXIT.cannotCreate);
     throw error;
   }
 }
@@ -359,7 +368,7 @@ function joinAsServer(config: Config, options: ServeOptions): Membership {
  * Serves what dataDir holds at once. Local sources (no network) sync before this resolves; remote sources sync
  * once the endpoint is open and join as each lands (list_changed), so a slow remote never holds the others.
  * Throws CannotServeError when it cannot start (exposure without auth, a source another process on dataDir
- * defines otherwise, the port taken).
+ * defines otherwise, a dataDir that cannot be created or written, the port taken).
  */
 export async function startServing(config: Config, options: ServeOptions): Promise<Serving> {
   checkExposure(config, options);
@@ -377,20 +386,25 @@ export async function startServing(config: Config, options: ServeOptions): Promi
     // connects, so a local source that may have moved is in the catalog before the connection opens. Every local
     // source has synced when this resolves.
     const first = options.http === undefined ? movableLocal(core.catalog) : () => false;
+    const early: SyncOutcome[] = [];
     const opened =
       options.http === undefined
-        ? await core.worker.syncAll('start', first).then(() => serveTransport(core!, options, stdio!))
+        ? await core.worker
+            .syncAll('start', first)
+            .then((outcomes) => early.push(...outcomes))
+            .then(() => serveTransport(core!, options, stdio!))
         : await serveHttp(core, config, options.http, options);
     endpoint = opened;
-    await core.worker.syncAll('start', (source) => isLocal(source) && !first(source));
+    early.push(...(await core.worker.syncAll('start', (source) => isLocal(source) && !first(source))));
     // The start line names the git backend: a host lists without waiting for `git --version`.
     const git = await probed;
     options.logger.info(
       { ...opened.started.fields, skills: skillsOf(core.catalog), sources: config.sources.length, git },
       opened.started.message(`${git.backend}, ${git.reason}`),
     );
-    void core.worker.syncAll('start', (source) => !isLocal(source));
-    return handleOf(core, opened, options.logger);
+    const remote = core.worker.syncAll('start', (source) => !isLocal(source));
+    const firstSyncs = remote.then((outcomes) => [...early, ...outcomes]);
+    return handleOf(core, opened, options.logger, firstSyncs);
   } catch (error) {
     await endpoint?.close();
     // Stopping the worker leaves dataDir; without one, this process leaves it here.
@@ -400,11 +414,17 @@ export async function startServing(config: Config, options: ServeOptions): Promi
   }
 }
 
-function handleOf(core: Core, endpoint: Endpoint, logger: Logger): Serving {
+function handleOf(
+  core: Core,
+  endpoint: Endpoint,
+  logger: Logger,
+  firstSyncs: Promise<SyncOutcome[]>,
+): Serving {
   let closing: Promise<void> | undefined;
   return {
     url: endpoint.url,
     catalog: core.catalog,
+    firstSyncs: firstSyncs.then((outcomes) => (closing === undefined ? outcomes : [])),
     reload: () => core.reloading.reload(),
     sync: (source) => (closing === undefined ? core.worker.trigger(source, 'asked') : undefined),
     close: () => {

@@ -5,6 +5,7 @@ import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import type { Logger } from '../shared/log.ts';
 import { joinDataDir, type Membership } from '../sync/dataDir/membership.ts';
 import { DataDirConflictError } from '../sync/dataDir/processes.ts';
+import { DataDirUnusableError } from '../sync/dataDir/unusable.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import { createSyncWorker } from '../sync/worker.ts';
 
@@ -12,7 +13,7 @@ import { createSyncWorker } from '../sync/worker.ts';
  * `skillpin sync`: syncs every source once, showing progress on stderr; a source another process on dataDir
  * leases is synced by that process, asked and waited for (up to `waitMs`, else the source's deadline). Exit
  * `failed` if any source failed, `busy` if one's holder did not publish in time, `config` (nothing synced) if
- * another process defines a source otherwise.
+ * another process defines a source otherwise, `cannotCreate` if dataDir cannot be created or written.
  */
 export async function sync(
   config: Config,
@@ -24,6 +25,10 @@ export async function sync(
   try {
     membership = joinDataDir(config, { command: 'sync' }, logger);
   } catch (error) {
+    if (error instanceof DataDirUnusableError) {
+      err(`skillpin sync: ${error.message}\n`);
+      return EXIT.cannotCreate;
+    }
     if (!(error instanceof DataDirConflictError)) throw error;
     err(`skillpin sync: ${error.message}\n`);
     return EXIT.config;

@@ -11,6 +11,7 @@ import {
   positionOf,
 } from './messages.ts';
 import { resolveConfig } from './resolve.ts';
+import { yamlProblem } from './yamlErrors.ts';
 import { configSchema, type RawConfig } from './schema.ts';
 import type { Config } from './types.ts';
 
@@ -50,15 +51,19 @@ function parseYaml(file: string, text: string): ConfigYaml {
     uniqueKeys: true,
     prettyErrors: false,
     lineCounter: counter,
+    // A key that is a mapping is refused by the schema, without the parser's warning on stderr.
+    logLevel: 'error',
   });
-  if (doc.errors.length > 0)
-    throw new ConfigError(
-      doc.errors.map((error) => {
-        const { line, col } = counter.linePos(error.pos[0]);
-        const message = `not valid YAML: ${error.message.split('\n', 1)[0]}`;
-        return formatProblem(file, { line, column: col, message });
-      }),
-    );
+  if (doc.errors.length > 0) {
+    // One problem per place: the parser may report two errors of one mistake there, the first says what to do.
+    const problems = new Map<string, string>();
+    for (const error of doc.errors) {
+      const problem = yamlProblem(error, text, counter);
+      const at = `${problem.line}:${problem.column}`;
+      if (!problems.has(at)) problems.set(at, formatProblem(file, problem));
+    }
+    throw new ConfigError([...problems.values()]);
+  }
   return { file, doc, counter, data: doc.toJS() ?? {} };
 }
 

@@ -99,6 +99,11 @@ export function plainWords(issue: z.core.$ZodIssue, data: unknown, schema: AnySc
       if (value === undefined) return ['is required'];
       // A schema's own words (a duration's) say more than the type.
       if (!issue.message.startsWith('Invalid input')) return [issue.message];
+      // `{x}` and `[x]` are a mapping and a list in YAML: text that starts so is quoted.
+      if (issue.expected === 'string' && typeof value === 'object' && value !== null) {
+        const [what, bracket] = Array.isArray(value) ? ['a list', '['] : ['a mapping', '{'];
+        return [`must be text, not ${what}: quote the value if it is text starting with ${bracket}`];
+      }
       const wanted = TYPE_WORDS[issue.expected] ?? issue.expected;
       return [`must be ${wanted}, not ${value === null ? 'empty' : shown(value)}`];
     }

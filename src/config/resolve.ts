@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from './error.ts';
-import { type ConfigYaml, keyPath, problemAt } from './messages.ts';
+import { type ConfigYaml, keyPath, positionOf, problemAt } from './messages.ts';
 import {
   DEFAULT_MAX_REFS,
   defaultGitSettings,
@@ -66,6 +66,7 @@ export function resolveConfig(raw: RawConfig, yaml: ConfigYaml, env: NodeJS.Proc
   return {
     file,
     dataDir: path.resolve(resolving.base, raw.dataDir),
+    dataDirFrom: dataDirFrom(yaml),
     lock: raw.lock === undefined ? undefined : path.resolve(resolving.base, raw.lock),
     pageSize: raw.pageSize,
     tools: raw.tools,
@@ -82,6 +83,12 @@ export function resolveConfig(raw: RawConfig, yaml: ConfigYaml, env: NodeJS.Proc
     coordination,
     sources,
   };
+}
+
+/** Where `dataDir` was set: its line in the config, or the default beside it. */
+function dataDirFrom(yaml: ConfigYaml): string {
+  const at = yaml.doc.has('dataDir') ? positionOf(yaml, ['dataDir']) : undefined;
+  return at === undefined ? `the default .skillpin beside ${yaml.file}` : `${yaml.file}:${at.line}`;
 }
 
 /** The shared part of resolving `yaml`: its problems go to `problems`, each at its key's line. */

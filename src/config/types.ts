@@ -166,6 +166,8 @@ export interface CoordinationConfig {
 export interface Config {
   file: string;
   dataDir: string;
+  /** Where dataDir was set, for a message that it cannot be used: `file:line`, or the default. */
+  dataDirFrom?: string;
   /** `lock:`: the lockfile whose commits are served (as `serve --locked`), and that `lock` and `update` write. */
   lock?: string;
   pageSize: number;

@@ -4,7 +4,7 @@ export {
   openStore,
 } from './backend.ts';
 export { removeIncomplete } from './cleanup.ts';
-export { GitError } from './errors.ts';
+export { causeOf, GitError } from './errors.ts';
 export { DEFAULT_HTTP_TIMEOUT_MS, MAX_OBJECT_BYTES } from './limits.ts';
 export { CACHE_USES } from './isomorphic/odb.ts';
 export {

@@ -39,8 +39,13 @@ export interface Lockfile {
   sources: LockedSource[];
 }
 
+/** Where a lockfile's reader learns what a skill's digest is (test/docs.test.ts holds the heading to it). */
+export const DIGEST_PAGE =
+  'https://github.com/skillpin/skillpin/blob/main/docs/following-and-pins.md#aggregate-digest';
+
 const HEADER = `# The exact commits \`skillpin serve --locked\` serves. Written by \`skillpin lock\` and \`skillpin update\`;
-# commit it and review its changes like code. Aggregate digests: see skillpin's README.
+# commit it and review its changes like code. A skill's digest is the SHA-256 of its files, as
+# ${DIGEST_PAGE} explains.
 `;
 
 const hex40 = z.string().regex(COMMIT_PATTERN);

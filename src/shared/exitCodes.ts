@@ -20,7 +20,10 @@ export const EXIT_CODES = {
     status: 70,
     meaning: 'an unexpected error stopped the command: a bug, its stack trace on stderr',
   },
-  cannotCreate: { status: 73, meaning: 'a file the command writes cannot be created' },
+  cannotCreate: {
+    status: 73,
+    meaning: 'a file or folder the command writes cannot be created or written: dataDir, the config of init',
+  },
   busy: {
     status: 75,
     meaning: 'another skillpin process was syncing a source and did not finish in time: try again',

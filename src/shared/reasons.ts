@@ -328,6 +328,12 @@ export const REASONS = {
     summary: 'a symlink whose target is not in the commit was left out',
   },
   'symlink-loop': { kind: 'file', severity: 'warning', summary: 'a symlink that loops was left out' },
+  'skills-not-found': {
+    kind: 'folder',
+    severity: 'warning',
+    summary:
+      'skillpin check found no SKILL.md in the repository (or under a folder of --paths), so the commit serves no skill',
+  },
   submodule: {
     kind: 'file',
     severity: 'warning',

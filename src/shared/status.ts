@@ -148,4 +148,5 @@ export interface StatusReport {
 export type SyncOutcome =
   /** `repaired`: damaged commits (objects fetched again, or an index rebuilt) this sync repaired. */
   | { id: string; ok: true; commit: string; changed: boolean; repaired?: string[] }
-  | { id: string; ok: false; reason: SourceReason; detail: string; serving?: string };
+  /** `cause`: what git or the remote said, one line, for the operator's stderr only (never a client). */
+  | { id: string; ok: false; reason: SourceReason; detail: string; serving?: string; cause?: string };

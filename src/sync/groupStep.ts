@@ -7,7 +7,7 @@ import { applyListings } from './reconfigure.ts';
 import { chooseRefs, EMPTY_LISTING, type GroupListing, isRefsSource, nextListing } from './refGroup.ts';
 import { leased, listingOf, persist, record, type SourceRecord, type Worker } from './served.ts';
 import type { Source } from './source.ts';
-import { failedRecord, failureOf, inTurn, logFailure } from './step.ts';
+import { causeField, failedRecord, failureOf, inTurn, logFailure } from './step.ts';
 
 /**
  * One sync of a `refs:` source: one listing of its refs (by the holder of its lease; another process serves
@@ -102,7 +102,7 @@ export async function listGroup(
     const failure = failureOf(id, error);
     logFailure(logger, failure, error, { why });
     return {
-      outcome: { id, ok: false, reason: failure.reason, detail: failure.detail },
+      outcome: { id, ok: false, reason: failure.reason, detail: failure.detail, ...causeField(error) },
       record: failedRecord(before, failure, options.at()),
       changed: false,
     };

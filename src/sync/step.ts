@@ -1,5 +1,5 @@
 import type { Namespace, ServedSource, SourceFailure } from '../catalog/index.ts';
-import { GitError, type ResolvedRef } from '../git/index.ts';
+import { causeOf, GitError, type ResolvedRef } from '../git/index.ts';
 import type { Logger } from '../shared/log.ts';
 import { errnoReason } from '../shared/reasons.ts';
 import type { SyncOutcome } from '../shared/status.ts';
@@ -66,6 +66,12 @@ export function failureOf(id: string, error: unknown): SourceFailure {
   const errno = errnoReason(error);
   if (errno !== undefined) return { id, ...errno };
   return { id, reason: 'source-internal', detail: 'unexpected error; see the log' };
+}
+
+/** What git said of a failed sync, for the outcome: absent, not undefined, when it said nothing. */
+export function causeField(error: unknown): { cause?: string } {
+  const cause = causeOf(error);
+  return cause === undefined ? {} : { cause };
 }
 
 /** A failed sync in the log: its reason and sentence, git's own log of it, and the message of an internal error. */
@@ -197,6 +203,7 @@ export async function syncSource(
         reason: failure.reason,
         detail: failure.detail,
         serving: held?.current.commit,
+        ...causeField(error),
       },
       record: { ...failedRecord(before, failure, at), served: held },
       dropped: [],

@@ -65,6 +65,7 @@ describe('loadConfig', () => {
     expect(config).toEqual({
       file,
       dataDir: path.join(dir, '.skillpin'),
+      dataDirFrom: `the default .skillpin beside ${file}`,
       pageSize: 100,
       tools: true,
       prompts: true,
@@ -202,10 +203,6 @@ describe('loadConfig', () => {
       'webhook:\n  secret: plain\nsources:\n  - id: a\n    path: x\n    ref: main\n',
       '<file>:2:11: webhook.secret: must be an environment reference like ${WEBHOOK_SECRET}; secrets are never written in the config',
     ],
-    [
-      'sources: [\n',
-      '<file>:2:1: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
-    ],
   ])('refuses %j with one message naming the key', (text, message) => {
     expect(errorOf(text)).toBe(message);
   });
@@ -269,6 +266,65 @@ describe('loadConfig', () => {
     expect(() => loadConfig('no-such-skillpin.yaml')).toThrow(
       `no-such-skillpin.yaml: no such file (ENOENT): looked for ${tried} (a relative path resolves against the current folder, ${process.cwd()})`,
     );
+  });
+});
+
+describe('YAML mistakes in a config', () => {
+  const source = (line: string) => `sources:\n  - id: a\n    path: .\n${line}\n`;
+  it.each([
+    [
+      source('    ref: feature: x'),
+      '<file>:4:10: not valid YAML: quote the value: ref: "feature: x" (": " inside a plain value starts a mapping)',
+    ],
+    [
+      source('    ref: @main # the branch'),
+      '<file>:4:10: not valid YAML: quote the value: ref: "@main" (a plain value cannot start with @)',
+    ],
+    [
+      source('    ref: `main`'),
+      '<file>:4:10: not valid YAML: quote the value: ref: "`main`" (a plain value cannot start with `)',
+    ],
+    [
+      source('    paths: [skills, *]'),
+      '<file>:4:21: not valid YAML: quote the value: "*" (a plain value cannot start with *)',
+    ],
+    [
+      source('    ref: %main'),
+      '<file>:4:10: not valid YAML: quote the value: ref: "%main" (a plain value cannot start with %)',
+    ],
+    [
+      'sources:\n\t- id: a\n',
+      '<file>:2:1: not valid YAML: indent with spaces: YAML does not allow tabs for indentation',
+    ],
+    [source('    path: b'), '<file>:4:5: not valid YAML: path is given twice in this mapping: keep one'],
+    // Where the problem starts: the quote and the bracket that were never closed, not where the file ends.
+    [
+      'sources:\n  - id: "a\n    path: .\n',
+      '<file>:2:9: not valid YAML: this " is never closed: end the value with " on its line',
+    ],
+    [
+      'sources: [\n',
+      '<file>:1:10: not valid YAML: close this [ with ] (a list or mapping in brackets ends with its bracket)',
+    ],
+    [
+      source('    paths: [a, b'),
+      '<file>:4:12: not valid YAML: close this [ with ] (a list or mapping in brackets ends with its bracket)',
+    ],
+    [
+      'sources:\n  - id: a\n   path: .\n',
+      '<file>:3:1: not valid YAML: indent this line as the keys above it (the keys of one mapping start at one column)',
+    ],
+    // Two errors of the parser for one mistake: one problem, saying what to do.
+    [
+      'sources:\n  - id: a\n      path: .\n',
+      '<file>:2:9: not valid YAML: the line after this value is indented deeper than its key: indent the keys of one mapping alike (or quote a value that goes on)',
+    ],
+    [
+      source('    ref: {{ branch }}'),
+      '<file>:4:10: sources[0].ref: must be text, not a mapping: quote the value if it is text starting with {',
+    ],
+  ])('%j says what to do, at the line where the problem starts', (text, message) => {
+    expect(errorOf(text)).toBe(message);
   });
 });
 

@@ -630,6 +630,7 @@ describe('a command loads what it uses', () => {
     // The lockfile's format loads only for a config served locked (not this one); the pin commands never do.
     expect(ours.filter((file) => /^(commands|pins)\//.test(file))).toEqual([
       'commands/serve.ts',
+      'commands/startFailures.ts',
       'pins/pinning.ts',
     ]);
     expect(ours).not.toContain('git/isomorphic/backend.ts');

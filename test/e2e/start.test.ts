@@ -20,17 +20,21 @@ const refused = async (port: number) => {
   return response instanceof Error;
 };
 
-/** `npm start`'s script on a free port, once it serves; its stderr so far. */
-async function started() {
-  const port = await freePort();
-  const start = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+/** `npm start`'s script on `port`. */
+const startOn = (port: number) =>
+  spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+
+/** `npm start`'s script on a free port, once it serves and said so (its banner ends with Ctrl-C's line); its stderr so far. */
+async function started() {
+  const port = await freePort();
+  const start = startOn(port);
   const { stderr } = await stderrUntil(
     start,
-    (text) => text.includes('"msg":"serving MCP') || undefined,
+    (text) => /"msg":"serving MCP[^\n]*\n(?:.*\n)* {2}Stop with Ctrl-C\.\n.*\n/.test(text) || undefined,
     120_000,
   );
   return { port, start, stderr: stderr() };
@@ -47,6 +51,40 @@ describe('npm start (scripts/start.ts)', () => {
     start.kill('SIGTERM');
     const [code] = (await once(start, 'exit')) as [number | null];
     expect([code, await refused(port)]).toEqual([0, true]);
+  }, 120_000);
+
+  it('shows its banner only once the port is listening, after the line saying it serves', async () => {
+    const { start, stderr } = await started();
+    const lines = stderr.split('\n');
+    const serving = lines.findIndex((line) => line.includes('"msg":"serving MCP'));
+    expect(
+      lines.findIndex((line) => line.startsWith('skillpin example: serving the fixture repositories')),
+    ).toBe(serving + 1);
+    start.kill('SIGTERM');
+    await once(start, 'exit');
+  }, 120_000);
+
+  it("on a port in use, ends with skillpin's own line and status 69, and no banner", async () => {
+    const taken = createServer().listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const { port } = taken.address() as { port: number };
+    try {
+      const start = startOn(port);
+      let stderr = '';
+      start.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+      const [code] = (await once(start, 'exit')) as [number | null];
+      const lines = stderr.split('\n').filter((line) => !line.startsWith('skillpin example: building'));
+      expect([code, lines]).toEqual([
+        69,
+        [
+          `skillpin: cannot listen on 127.0.0.1:${port}: the address is already in use (EADDRINUSE)`,
+          'skillpin example: not serving: skillpin exited with status 69 (docs/exit-codes.md); PORT=<port> npm start serves on another port',
+          '',
+        ],
+      ]);
+    } finally {
+      taken.close();
+    }
   }, 120_000);
 
   it('the server ends when the start process is killed abruptly (SIGKILL: nothing is forwarded)', async () => {

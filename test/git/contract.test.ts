@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CACHE_USES,
+  causeOf,
   fetchCommit,
   openLocalRepository,
   openStore,
@@ -288,5 +289,31 @@ describe.each(BACKENDS)('the Repository contract, $name backend', ({ settings })
         'listing the refs of http://127.0.0.1:9/none.git: the remote could not be reached (connection refused or reset, unknown host, no route)',
     });
     await repo.close();
+  });
+
+  // The operator's stderr says what git or Node said (serve's report when no source synced at start); a client never.
+  it('keeps what git or Node said of an unreachable remote, one line, for causeOf', async () => {
+    const repo = await freshStore();
+    const said = async (url: string) =>
+      causeOf(await resolveRemoteRef(repo, { url }, 'main').catch((error: unknown) => error));
+    const [refused, unknown] = [
+      await said('http://127.0.0.1:9/none.git'),
+      await said('http://nonexistent.invalid/none.git'),
+    ];
+    await repo.close();
+    expect([refused, unknown]).toEqual(
+      settings.backend === 'cli'
+        ? [
+            expect.stringMatching(
+              /^unable to access 'http:\/\/127\.0\.0\.1:9\/none\.git\/': Failed to connect to 127\.0\.0\.1 port 9 after \d+ ms: Couldn't connect to server$/,
+            ),
+            "unable to access 'http://nonexistent.invalid/none.git/': Could not resolve host: nonexistent.invalid",
+          ]
+        : [
+            'connect ECONNREFUSED 127.0.0.1:9',
+            // EAI_AGAIN where the machine has no resolver to ask.
+            expect.stringMatching(/^getaddrinfo (?:ENOTFOUND|EAI_AGAIN) nonexistent\.invalid$/),
+          ],
+    );
   });
 });

@@ -1,9 +1,16 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { latestWins, writeFileAtomic, type WriteFs } from '../../src/shared/fs.ts';
+import {
+  latestWins,
+  makeDirectory,
+  makeDirectorySync,
+  osReason,
+  writeFileAtomic,
+  type WriteFs,
+} from '../../src/shared/fs.ts';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -136,5 +143,47 @@ describe('latestWins', () => {
     calls[2]!.finish();
     await fourth;
     expect(calls.map((c) => c.text)).toEqual(['a', 'c', 'd']);
+  });
+});
+
+describe('makeDirectory', () => {
+  const caught = (make: () => void): unknown => {
+    try {
+      make();
+    } catch (error) {
+      return error;
+    }
+    return undefined;
+  };
+
+  it('creates a folder and its missing parents, and leaves one that exists', async () => {
+    const root = tempDir();
+    makeDirectorySync(path.join(root, 'a', 'b', 'c'));
+    await makeDirectory(path.join(root, 'x', 'y'));
+    makeDirectorySync(path.join(root, 'a', 'b'));
+    await makeDirectory(path.join(root, 'x'));
+    expect([
+      statSync(path.join(root, 'a', 'b', 'c')).isDirectory(),
+      existsSync(path.join(root, 'x', 'y')),
+    ]).toEqual([true, true]);
+  });
+
+  // Node's recursive mkdir never returns here: /proc/<name> is ENOENT while /proc exists. Root too is refused.
+  it('fails under /proc with ENOENT for the first folder that cannot be made, where recursive mkdir loops', async () => {
+    const under = `/proc/skillpin-test-${process.pid}/data/more`;
+    const sync = caught(() => makeDirectorySync(under));
+    const async = await makeDirectory(under).catch((error: unknown) => error);
+    for (const error of [sync, async])
+      expect(osReason(error)).toBe(
+        `mkdir /proc/skillpin-test-${process.pid}: no such file or directory (ENOENT)`,
+      );
+  });
+
+  it('says what is in the way when a parent is a file', () => {
+    const file = path.join(tempDir(), 'file');
+    writeFileSync(file, '');
+    expect(osReason(caught(() => makeDirectorySync(path.join(file, 'data'))))).toBe(
+      `mkdir ${file}/data: not a directory (ENOTDIR)`,
+    );
   });
 });

@@ -77,7 +77,7 @@ describe('the reason registry', () => {
       'lease-holder-gone',
       'lease-not-renewed',
     ]);
-    expect(entries.length).toBe(106);
+    expect(entries.length).toBe(107);
   });
 
   it("gives severity info only to a skill reached through a link and a webhook delivery that was not refused; a run's refusal is an error", () => {

@@ -335,6 +335,8 @@ describe('a repair that leaves reads failing', () => {
       reason: 'source-store-damaged',
       detail,
       serving: commit,
+      // What the repair's reads said, for the operator's stderr.
+      cause: '1 object(s) unreadable, such as b',
     });
     expect(step.repaired).toEqual([]);
     expect(step.record.served?.current).toBe(held);

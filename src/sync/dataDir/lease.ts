@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FileRefusedError, readBoundedSync } from '../../shared/boundedRead.ts';
 import type { ReasonOf } from '../../shared/reasons.ts';
 import { messageOf } from '../../shared/text.ts';
+import { makeDirectorySync } from '../../shared/fs.ts';
 
 /** A process (one worker of it) as a lease or a process file names it. */
 export interface Holder {
@@ -161,7 +162,7 @@ function linkExclusive(temp: string, file: string): boolean {
  * left. Taking a lease already ours is ours again.
  */
 export function takeLease(file: string, holder: Holder): Taken {
-  mkdirSync(path.dirname(file), { recursive: true });
+  makeDirectorySync(path.dirname(file));
   const temp = `${file}.${holder.pid}.${randomBytes(6).toString('hex')}.tmp`;
   writeFileSync(temp, `${JSON.stringify(holder)}\n`);
   try {

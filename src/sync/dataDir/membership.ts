@@ -1,6 +1,7 @@
-import { mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../config/index.ts';
+import { makeDirectorySync } from '../../shared/fs.ts';
 import type { Logger } from '../../shared/log.ts';
 import { systemClock, type Clock } from '../../shared/clock.ts';
 import {
@@ -17,6 +18,7 @@ import {
   takeLease,
 } from './lease.ts';
 import { checkShared, definitionsOf, liveProcesses, processFile, type ProcessRecord } from './processes.ts';
+import { DataDirUnusableError, isOsError } from './unusable.ts';
 
 /** One process (one worker) using a dataDir beside others: its process file and the source leases it holds. */
 export interface Membership {
@@ -47,7 +49,7 @@ export interface Role {
 }
 
 function writeWhole(file: string, value: unknown): void {
-  mkdirSync(path.dirname(file), { recursive: true });
+  makeDirectorySync(path.dirname(file));
   const temp = `${file}.tmp`;
   writeFileSync(temp, `${JSON.stringify(value)}\n`);
   renameSync(temp, file);
@@ -108,7 +110,7 @@ function logTakeover(logger: Logger, id: string, taken: Taken & { ours: true }):
 
 /**
  * Joins `config.dataDir`: refuses (DataDirConflictError) when a live process defines one of its sources
- * otherwise, then writes this process's file. Files are touched every HOLDER_REFRESH_MS for other hosts.
+ * otherwise, then writes this process's file; DataDirUnusableError when dataDir cannot be created or written. Files are touched every HOLDER_REFRESH_MS for other hosts.
  */
 export function joinDataDir(
   config: Config,
@@ -130,11 +132,12 @@ export function joinDataDir(
     served: {},
   };
   try {
+    makeDirectorySync(dataDir);
     checkShared(dataDir, config, holder, damaged);
     writeWhole(file, record);
   } catch (error) {
     leftHere(holder);
-    throw error;
+    throw isOsError(error) ? new DataDirUnusableError(dataDir, config.dataDirFrom, error) : error;
   }
   const stamp = { ...holder, command: role.command, transport: record.transport, config: config.file };
   let stopTouching = () => {};

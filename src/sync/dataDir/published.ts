@@ -1,8 +1,8 @@
-import { type FSWatcher, mkdirSync, readdirSync, statSync, watch } from 'node:fs';
+import { type FSWatcher, readdirSync, statSync, watch } from 'node:fs';
 import path from 'node:path';
 import type { Namespace } from '../../catalog/index.ts';
 import type { SourceConfig } from '../../config/index.ts';
-import { writeFileAtomic } from '../../shared/fs.ts';
+import { makeDirectorySync, writeFileAtomic } from '../../shared/fs.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { SyncOutcome } from '../../shared/status.ts';
 import type { Followed } from '../follower.ts';
@@ -75,7 +75,7 @@ function compare(before: Map<string, number>, now: Map<string, number>, events: 
  * at the files' times every PUBLICATION_POLL_MS in case a watch event never comes. Never keeps the process alive.
  */
 export function watchDataDir(dataDir: string, events: DataDirEvents): { close(): void } {
-  for (const dir of [triggersDir(dataDir), leasesDir(dataDir)]) mkdirSync(dir, { recursive: true });
+  for (const dir of [triggersDir(dataDir), leasesDir(dataDir)]) makeDirectorySync(dir);
   let last = snapshot(dataDir);
   const look = () => {
     let now: Map<string, number>;
