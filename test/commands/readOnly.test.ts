@@ -1,5 +1,16 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  accessSync,
+  chmodSync,
+  chownSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  utimesSync,
+  constants,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BACKENDS, withEnv } from '../helpers/backends.ts';
@@ -8,7 +19,8 @@ import { repositoryPrint } from '../helpers/fileHashes.ts';
 import { git, gitEnv } from '../helpers/git.ts';
 import { skillMd } from '../helpers/pushable.ts';
 import { makeRepo } from '../helpers/repo.ts';
-import { writeConfig } from '../helpers/server.ts';
+import { CLI_ARGS, writeConfig } from '../helpers/server.ts';
+import { serveInProcess } from '../helpers/serving.ts';
 
 beforeAll(() => void vi.stubEnv('SKILLPIN_LOG_LEVEL', 'silent'));
 afterAll(() => void vi.unstubAllEnvs());
@@ -37,16 +49,37 @@ function editedRepo(): { dir: string; config: string } {
   return { dir: repo.dir, config };
 }
 
-/** Each read-only command, how it is run on the repository (or a config of it), and the exit status it gives. */
-const COMMANDS: Array<[string, (dir: string, config: string) => string[], number]> = [
+type Run = (dir: string, config: string) => Promise<Result>;
+
+/** The read-only commands that take the repository itself, and the exit status each gives on editedRepo(). */
+const ON_REPOSITORY: Array<[string, (dir: string) => string[], number]> = [
   ['check', (dir) => ['check', dir], 1],
   ['check --worktree', (dir) => ['check', dir, '--worktree'], 1],
   ['check --no-worktree', (dir) => ['check', dir, '--no-worktree'], 1],
   ['check --json', (dir) => ['check', dir, '--json'], 1],
   ['check --fix', (dir) => ['check', dir, '--fix'], 1],
   ['diff', (dir) => ['diff', dir, 'HEAD~1', 'HEAD'], 1],
-  ['status', (_, config) => ['status', '--config', config], 0],
-  ['verify', (_, config) => ['verify', '--config', config], 0],
+];
+
+/** `verify` of a server serving the config (started in process: it is the server that reads the repository). */
+const verifyServing: Run = async (_, config) => {
+  const server = await serveInProcess(config);
+  try {
+    return await cli('verify', server.url);
+  } finally {
+    await server.stop();
+  }
+};
+
+/** Every read-only command, how it is run on the repository (or a config of it), and the exit status it gives. */
+const COMMANDS: Array<[string, Run, number]> = [
+  ...ON_REPOSITORY.map(([label, args, status]): [string, Run, number] => [
+    label,
+    (dir) => cli(...args(dir)),
+    status,
+  ]),
+  ['status', (_, config) => cli('status', '--config', config), 0],
+  ['verify', verifyServing, 0],
 ];
 
 describe('the fixture', () => {
@@ -61,15 +94,121 @@ describe('the fixture', () => {
 });
 
 describe.each(BACKENDS)('read-only commands on the $name backend', ({ name }) => {
-  it.each(COMMANDS)('%s leaves .git/ and the work tree byte for byte', async (_, args, status) => {
+  it.each(COMMANDS)('%s leaves .git/ and the work tree byte for byte', async (label, run, status) => {
     const repo = editedRepo();
     await withEnv({ SKILLPIN_GIT_BACKEND: name }, async () => {
       // status reads what a sync recorded: the sync is not under test.
-      if (args('', '')[0] === 'status') expect((await cli('sync', '--config', repo.config)).status).toBe(0);
+      if (label === 'status') expect((await cli('sync', '--config', repo.config)).status).toBe(0);
       const before = repositoryPrint(repo.dir);
-      const result = await cli(...args(repo.dir, repo.config));
-      expect([result.status, result.stderr]).toEqual([status, expect.any(String)]);
+      const result = await run(repo.dir, repo.config);
+      expect(result.status).toBe(status);
       expect(repositoryPrint(repo.dir)).toEqual(before);
     });
+  });
+});
+
+type Result = { status: number; stdout: string; stderr: string };
+
+/** What each command of ON_REPOSITORY gave on `dir`, run by `run`; the moment a work tree was checked masked. */
+async function outcomes(dir: string, run: (args: string[]) => Result | Promise<Result>): Promise<Result[]> {
+  const all: Result[] = [];
+  for (const [, args] of ON_REPOSITORY) {
+    const result = await run(args(dir));
+    // `commitTime` of a work tree checked with --json is now.
+    const stdout = result.stdout.replace(/"commitTime": "[^"]*"/, '"commitTime": "(now)"');
+    all.push({ status: result.status, stdout, stderr: result.stderr });
+  }
+  return all;
+}
+
+/** `skillpin <args>` in this process, on the `backend`, with `env` added. */
+const inProcess =
+  (backend: string, env: Record<string, string> = {}) =>
+  (args: string[]) =>
+    withEnv({ SKILLPIN_GIT_BACKEND: backend, ...env }, () => cli(...args));
+
+const ROOT = process.getuid?.() === 0;
+/** nobody and nogroup. */
+const OTHER = { uid: 65534, gid: 65534 };
+
+/**
+ * Makes `dir` another user's: as root, by giving it to nobody; otherwise (no chown then), by git's own switch
+ * that has it take every repository for another user's (returned, to run with). Either way plain git refuses it.
+ */
+function foreign(dir: string): Record<string, string> {
+  if (!ROOT) return { GIT_TEST_ASSUME_DIFFERENT_OWNER: '1' };
+  execFileSync('chown', ['-R', `${OTHER.uid}:${OTHER.gid}`, dir]);
+  return {};
+}
+
+/** Whether the commands below may write `file`: as nobody under root, else as this user. */
+function writable(file: string): boolean {
+  if (ROOT) return spawnSync('test', ['-w', file], OTHER).status === 0;
+  try {
+    accessSync(file, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `skillpin <args>` run as nobody on the `backend`, with a temp folder and home of its own under `shared`. */
+const asNobody = (shared: string, backend: string) => (args: string[]) => {
+  const home = path.join(shared, 'nobody');
+  mkdirSync(home, { recursive: true });
+  chownSync(home, OTHER.uid, OTHER.gid);
+  const child = spawnSync(process.execPath, [...CLI_ARGS, ...args], {
+    ...OTHER,
+    env: {
+      PATH: process.env['PATH']!,
+      HOME: home,
+      TMPDIR: home,
+      SKILLPIN_LOG_LEVEL: 'silent',
+      SKILLPIN_GIT_BACKEND: backend,
+    },
+    encoding: 'utf8',
+  });
+  return { status: child.status ?? -1, stdout: child.stdout, stderr: child.stderr };
+};
+
+describe.each(BACKENDS)('on the $name backend, a repository', ({ name }) => {
+  it('of another user is read as the user named it, and left byte for byte', async () => {
+    const repo = editedRepo();
+    const owned = await outcomes(repo.dir, inProcess(name));
+    expect(owned.map((o) => o.status)).toEqual(ON_REPOSITORY.map(([, , status]) => status));
+    const simulated = foreign(repo.dir);
+    const refused = spawnSync('git', ['-C', repo.dir, 'rev-parse', 'HEAD'], {
+      env: { ...gitEnv(), ...simulated },
+      encoding: 'utf8',
+    });
+    expect([refused.status, refused.stderr.split('\n')[0]]).toEqual([
+      128,
+      `fatal: detected dubious ownership in repository at '${repo.dir}'`,
+    ]);
+    const before = repositoryPrint(repo.dir);
+    expect(await outcomes(repo.dir, inProcess(name, simulated))).toEqual(owned);
+    expect(repositoryPrint(repo.dir)).toEqual(before);
+  });
+
+  it('that cannot be written is read, and left byte for byte', async () => {
+    // Root writes whatever the modes say: as root, the commands run as nobody (from a folder nobody can reach).
+    const shared = mkdtempSync('/tmp/skillpin-readonly-');
+    try {
+      chmodSync(shared, 0o755);
+      const dir = path.join(shared, 'repo');
+      cpSync(editedRepo().dir, dir, { recursive: true, preserveTimestamps: true });
+      const wrote = await outcomes(dir, inProcess(name));
+      execFileSync('chmod', ['-R', 'a-w,a+rX', dir]);
+      expect([writable(path.join(dir, '.git')), writable(path.join(dir, '.git', 'index'))]).toEqual([
+        false,
+        false,
+      ]);
+      const before = repositoryPrint(dir);
+      expect(await outcomes(dir, ROOT ? asNobody(shared, name) : inProcess(name))).toEqual(wrote);
+      expect(repositoryPrint(dir)).toEqual(before);
+    } finally {
+      execFileSync('chmod', ['-R', 'u+w', shared]);
+      rmSync(shared, { recursive: true, force: true });
+    }
   });
 });
