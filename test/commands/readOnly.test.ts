@@ -29,15 +29,17 @@ afterAll(() => void vi.unstubAllEnvs());
 const MISNAMED = '---\nname: Ahrefs Automation\ndescription: Automates Ahrefs.\n---\nbody\n';
 
 /**
- * A work tree of two commits (the index holding git's cache-tree), then edited: one file changed, one new, and one
+ * A work tree of two commits (the first tagged v1; the index holding git's cache-tree), then edited: one file changed, one new, and one
  * touched with its bytes kept, so its index entry is stale and a plain `git status` would rewrite the index.
  */
-function editedRepo(): { dir: string; config: string } {
+function editedRepo(): { dir: string; config: string; first: string } {
   const repo = makeRepo({
     'skills/alpha/SKILL.md': skillMd('alpha', 'one'),
     'skills/alpha/guide.md': 'guide\n',
     'skills/ahrefs-automation/SKILL.md': MISNAMED,
   });
+  const first = git(['-C', repo.dir, 'rev-parse', '--short', 'HEAD']);
+  git(['-C', repo.dir, 'tag', 'v1']);
   writeFileSync(path.join(repo.dir, 'skills', 'alpha', 'guide.md'), 'guide, second\n');
   git(['-C', repo.dir, 'commit', '--quiet', '--all', '-m', 'second']);
   writeFileSync(path.join(repo.dir, 'skills', 'alpha', 'guide.md'), 'guide, edited\n');
@@ -46,24 +48,35 @@ function editedRepo(): { dir: string; config: string } {
   const later = new Date(Date.now() + 60_000);
   utimesSync(path.join(repo.dir, 'skills', 'alpha', 'SKILL.md'), later, later);
   const config = writeConfig({ sources: [{ id: 'local', path: repo.dir, ref: 'HEAD' }] });
-  return { dir: repo.dir, config };
+  return { dir: repo.dir, config, first };
 }
 
-type Run = (dir: string, config: string) => Promise<Result>;
+type Run = (repo: ReturnType<typeof editedRepo>) => Promise<Result>;
 
-/** The read-only commands that take the repository itself, and the exit status each gives on editedRepo(). */
-const ON_REPOSITORY: Array<[string, (dir: string) => string[], number]> = [
+/**
+ * The read-only commands that take the repository itself (`first`: the short id of its first commit), and the exit
+ * status each gives on editedRepo().
+ */
+const ON_REPOSITORY: Array<[string, (dir: string, first: string) => string[], number]> = [
   ['check', (dir) => ['check', dir], 1],
   ['check --worktree', (dir) => ['check', dir, '--worktree'], 1],
   ['check --no-worktree', (dir) => ['check', dir, '--no-worktree'], 1],
   ['check --json', (dir) => ['check', dir, '--json'], 1],
   ['check --fix', (dir) => ['check', dir, '--fix'], 1],
+  ['check --format github', (dir) => ['check', dir, '--format', 'github'], 1],
+  [
+    'check --ref',
+    (dir) => ['check', dir, '--ref', 'v1', '--problems-only', '--strict', '--paths', 'skills'],
+    1,
+  ],
+  ['check --commit', (dir, first) => ['check', dir, '--commit', first], 1],
   ['diff', (dir) => ['diff', dir, 'HEAD~1', 'HEAD'], 1],
+  ['diff of commit ids', (dir, first) => ['diff', dir, first, 'main', '--json'], 1],
 ];
 
 /** `verify` of a server serving the config (started in process: it is the server that reads the repository). */
-const verifyServing: Run = async (_, config) => {
-  const server = await serveInProcess(config);
+const verifyServing: Run = async (repo) => {
+  const server = await serveInProcess(repo.config);
   try {
     return await cli('verify', server.url);
   } finally {
@@ -75,10 +88,10 @@ const verifyServing: Run = async (_, config) => {
 const COMMANDS: Array<[string, Run, number]> = [
   ...ON_REPOSITORY.map(([label, args, status]): [string, Run, number] => [
     label,
-    (dir) => cli(...args(dir)),
+    (repo) => cli(...args(repo.dir, repo.first)),
     status,
   ]),
-  ['status', (_, config) => cli('status', '--config', config), 0],
+  ['status', (repo) => cli('status', '--config', repo.config), 0],
   ['verify', verifyServing, 0],
 ];
 
@@ -100,7 +113,7 @@ describe.each(BACKENDS)('read-only commands on the $name backend', ({ name }) =>
       // status reads what a sync recorded: the sync is not under test.
       if (label === 'status') expect((await cli('sync', '--config', repo.config)).status).toBe(0);
       const before = repositoryPrint(repo.dir);
-      const result = await run(repo.dir, repo.config);
+      const result = await run(repo);
       expect(result.status).toBe(status);
       expect(repositoryPrint(repo.dir)).toEqual(before);
     });
@@ -110,10 +123,14 @@ describe.each(BACKENDS)('read-only commands on the $name backend', ({ name }) =>
 type Result = { status: number; stdout: string; stderr: string };
 
 /** What each command of ON_REPOSITORY gave on `dir`, run by `run`; the moment a work tree was checked masked. */
-async function outcomes(dir: string, run: (args: string[]) => Result | Promise<Result>): Promise<Result[]> {
+async function outcomes(
+  dir: string,
+  first: string,
+  run: (args: string[]) => Result | Promise<Result>,
+): Promise<Result[]> {
   const all: Result[] = [];
   for (const [, args] of ON_REPOSITORY) {
-    const result = await run(args(dir));
+    const result = await run(args(dir, first));
     // `commitTime` of a work tree checked with --json is now.
     const stdout = result.stdout.replace(/"commitTime": "[^"]*"/, '"commitTime": "(now)"');
     all.push({ status: result.status, stdout, stderr: result.stderr });
@@ -174,7 +191,7 @@ const asNobody = (shared: string, backend: string) => (args: string[]) => {
 describe.each(BACKENDS)('on the $name backend, a repository', ({ name }) => {
   it('of another user is read as the user named it, and left byte for byte', async () => {
     const repo = editedRepo();
-    const owned = await outcomes(repo.dir, inProcess(name));
+    const owned = await outcomes(repo.dir, repo.first, inProcess(name));
     expect(owned.map((o) => o.status)).toEqual(ON_REPOSITORY.map(([, , status]) => status));
     const simulated = foreign(repo.dir);
     const refused = spawnSync('git', ['-C', repo.dir, 'rev-parse', 'HEAD'], {
@@ -186,7 +203,7 @@ describe.each(BACKENDS)('on the $name backend, a repository', ({ name }) => {
       `fatal: detected dubious ownership in repository at '${repo.dir}'`,
     ]);
     const before = repositoryPrint(repo.dir);
-    expect(await outcomes(repo.dir, inProcess(name, simulated))).toEqual(owned);
+    expect(await outcomes(repo.dir, repo.first, inProcess(name, simulated))).toEqual(owned);
     expect(repositoryPrint(repo.dir)).toEqual(before);
   });
 
@@ -196,15 +213,17 @@ describe.each(BACKENDS)('on the $name backend, a repository', ({ name }) => {
     try {
       chmodSync(shared, 0o755);
       const dir = path.join(shared, 'repo');
-      cpSync(editedRepo().dir, dir, { recursive: true, preserveTimestamps: true });
-      const wrote = await outcomes(dir, inProcess(name));
+      const repo = editedRepo();
+      cpSync(repo.dir, dir, { recursive: true, preserveTimestamps: true });
+      const wrote = await outcomes(dir, repo.first, inProcess(name));
+      expect(wrote.map((o) => o.status)).toEqual(ON_REPOSITORY.map(([, , status]) => status));
       execFileSync('chmod', ['-R', 'a-w,a+rX', dir]);
       expect([writable(path.join(dir, '.git')), writable(path.join(dir, '.git', 'index'))]).toEqual([
         false,
         false,
       ]);
       const before = repositoryPrint(dir);
-      expect(await outcomes(dir, ROOT ? asNobody(shared, name) : inProcess(name))).toEqual(wrote);
+      expect(await outcomes(dir, repo.first, ROOT ? asNobody(shared, name) : inProcess(name))).toEqual(wrote);
       expect(repositoryPrint(dir)).toEqual(before);
     } finally {
       execFileSync('chmod', ['-R', 'u+w', shared]);
