@@ -20,6 +20,9 @@ const SNAPSHOT_IDENTITY = {
   GIT_COMMITTER_DATE: '@0 +0000',
 };
 
+/** For the scratch repository: none of the user's configuration (a default object format, commit.gpgSign). */
+const OWN_CONFIG_ONLY = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
+
 /** What tells git which repository, index and objects to use: here only what we set ourselves. */
 const LOCATING = [
   'GIT_DIR',
@@ -75,7 +78,7 @@ async function inWorktree(dir: string): Promise<string[]> {
  * looked up, so none is freshened), which then holds all the snapshot needs.
  */
 export async function worktreeTree(dir: string, into: string): Promise<WorktreeTree> {
-  await gitRun([], ['init', '--bare', '--quiet', '--template=', into], {});
+  await gitRun([], ['init', '--bare', '--quiet', '--template=', into], OWN_CONFIG_ONLY);
   const at = await inWorktree(dir);
   const index = { GIT_INDEX_FILE: path.join(into, 'index') };
   const scratch = { ...index, GIT_OBJECT_DIRECTORY: path.join(into, 'objects') };
@@ -92,9 +95,8 @@ export async function worktreeTree(dir: string, into: string): Promise<WorktreeT
  * gives the same id), so either backend indexes the tree as it indexes a commit; no ref names it.
  */
 export function treeCommit(into: string, tree: string): Promise<string> {
-  return gitRun(
-    ['--git-dir', into],
-    ['commit-tree', tree, '-m', 'skillpin check: the work tree'],
-    SNAPSHOT_IDENTITY,
-  );
+  return gitRun(['--git-dir', into], ['commit-tree', tree, '-m', 'skillpin check: the work tree'], {
+    ...OWN_CONFIG_ONLY,
+    ...SNAPSHOT_IDENTITY,
+  });
 }

@@ -208,13 +208,8 @@ describe.each(BACKENDS)('on the $name backend, a repository', ({ name }) => {
   });
 
   it('that cannot be written is read, and left byte for byte', async () => {
-    // Root writes whatever the modes say: as root, the commands run as nobody (from a folder nobody can reach).
-    const shared = mkdtempSync('/tmp/skillpin-readonly-');
-    try {
-      chmodSync(shared, 0o755);
-      const dir = path.join(shared, 'repo');
-      const repo = editedRepo();
-      cpSync(repo.dir, dir, { recursive: true, preserveTimestamps: true });
+    const repo = editedRepo();
+    await withShared(repo.dir, async (shared, dir) => {
       const wrote = await outcomes(dir, repo.first, inProcess(name));
       expect(wrote.map((o) => o.status)).toEqual(ON_REPOSITORY.map(([, , status]) => status));
       execFileSync('chmod', ['-R', 'a-w,a+rX', dir]);
@@ -223,11 +218,39 @@ describe.each(BACKENDS)('on the $name backend, a repository', ({ name }) => {
         false,
       ]);
       const before = repositoryPrint(dir);
-      expect(await outcomes(dir, repo.first, ROOT ? asNobody(shared, name) : inProcess(name))).toEqual(wrote);
+      expect(await outcomes(dir, repo.first, asOther(shared, name))).toEqual(wrote);
       expect(repositoryPrint(dir)).toEqual(before);
-    } finally {
-      execFileSync('chmod', ['-R', 'u+w', shared]);
-      rmSync(shared, { recursive: true, force: true });
-    }
+    });
   });
 });
+
+it('a repository that cannot be read is reported so, not taken for no repository', async () => {
+  await withShared(editedRepo().dir, async (shared, dir) => {
+    chmodSync(dir, 0);
+    expect(await asOther(shared, 'cli')(['check', dir])).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: `skillpin check: source-not-a-repository: ${dir} cannot be read (permission denied)\n`,
+    });
+  });
+});
+
+/**
+ * Runs `work` on a copy of the repository `from` (mtimes kept) at `<shared>/repo`, `shared` a folder every user may
+ * reach (the tests' temp dirs are private), removed afterwards.
+ */
+async function withShared(from: string, work: (shared: string, dir: string) => Promise<void>) {
+  const shared = mkdtempSync('/tmp/skillpin-readonly-');
+  try {
+    chmodSync(shared, 0o755);
+    const dir = path.join(shared, 'repo');
+    cpSync(from, dir, { recursive: true, preserveTimestamps: true });
+    await work(shared, dir);
+  } finally {
+    execFileSync('chmod', ['-R', 'u+rwX', shared]);
+    rmSync(shared, { recursive: true, force: true });
+  }
+}
+
+/** Root writes and reads whatever the modes say: as root, the commands run as nobody; otherwise as this user. */
+const asOther = (shared: string, backend: string) => (ROOT ? asNobody(shared, backend) : inProcess(backend));
