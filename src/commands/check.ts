@@ -12,7 +12,6 @@ import {
   repositoryRootOf,
   type WorktreeChange,
   worktreeChanges,
-  treeCommit,
   type WorktreeTree,
   worktreeTree,
 } from '../git/index.ts';
@@ -211,8 +210,7 @@ async function snapshotOf(
   }
   // Before the first commit, an empty work tree is as clean as can be (HEAD then says there is no commit yet).
   if (wanted === 'default' && snapshot.tree === (snapshot.headTree ?? EMPTY_TREE)) return 'clean';
-  const commit = await treeCommit(into, snapshot.tree);
-  return { tree: snapshot.tree, commit, repository: into, default: wanted === 'default' };
+  return { tree: snapshot.tree, commit: snapshot.commit, repository: into, default: wanted === 'default' };
 }
 
 /** The source that indexes a snapshot: its scratch repository, named as the user's work tree is. */

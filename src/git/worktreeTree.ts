@@ -9,6 +9,8 @@ export interface WorktreeTree {
   tree: string;
   /** HEAD's root tree; `undefined` before the first commit. */
   headTree: string | undefined;
+  /** A commit holding `tree`, in the scratch repository. */
+  commit: string;
 }
 
 const SNAPSHOT_IDENTITY = {
@@ -72,29 +74,38 @@ async function inWorktree(dir: string): Promise<string[]> {
 }
 
 /**
- * The tree of a work tree, written into a new scratch repository `into`, nothing into the user's: a temporary
- * index (GIT_INDEX_FILE) read from HEAD (or empty), `git add -A` into it, `git write-tree`. Every blob and tree
- * goes to the scratch repository's objects (GIT_OBJECT_DIRECTORY, no alternates: no object of the user's is
- * looked up, so none is freshened), which then holds all the snapshot needs.
+ * The tree of a work tree and a commit holding it, in a new scratch repository `into`; nothing is written to the
+ * user's. A temporary index (GIT_INDEX_FILE) read from HEAD (or empty) and refreshed, so only what changed is
+ * hashed again; `git add -A` and `git write-tree` into it. Until the commit is made, git sees the scratch objects
+ * alone (GIT_OBJECT_DIRECTORY, no alternates): no object of the user's is looked up while writing, so none is
+ * freshened (its mtime set). Then the scratch repository borrows the user's objects (objects/info/alternates) for
+ * the files and folders that did not change.
  */
 export async function worktreeTree(dir: string, into: string): Promise<WorktreeTree> {
   await gitRun([], ['init', '--bare', '--quiet', '--template=', into], OWN_CONFIG_ONLY);
   const at = await inWorktree(dir);
   const index = { GIT_INDEX_FILE: path.join(into, 'index') };
   const scratch = { ...index, GIT_OBJECT_DIRECTORY: path.join(into, 'objects') };
+  const objects = await gitRun(at, ['rev-parse', '--path-format=absolute', '--git-path', 'objects'], index);
   const headTree = await gitRun(at, ['rev-parse', '--verify', '--quiet', 'HEAD^{tree}'], index).catch(
     () => undefined,
   );
   await gitRun(at, ['read-tree', headTree ?? '--empty'], index);
+  await gitRun(at, ['update-index', '-q', '--refresh'], scratch);
   await gitRun(at, ['add', '--all', '--', '.'], scratch);
-  return { tree: await gitRun(at, ['write-tree'], scratch), headTree };
+  // Every tree is written (the cached ones are not found among the scratch objects): the commit's tree is there.
+  const tree = await gitRun(at, ['write-tree', '--missing-ok'], scratch);
+  const commit = await treeCommit(into, tree);
+  await fsp.mkdir(path.join(into, 'objects', 'info'), { recursive: true });
+  await fsp.writeFile(path.join(into, 'objects', 'info', 'alternates'), `${objects}\n`);
+  return { tree, headTree, commit };
 }
 
 /**
  * A commit object holding `tree` in the scratch repository `into` (no parent, fixed author and date: the same tree
  * gives the same id), so either backend indexes the tree as it indexes a commit; no ref names it.
  */
-export function treeCommit(into: string, tree: string): Promise<string> {
+function treeCommit(into: string, tree: string): Promise<string> {
   return gitRun(['--git-dir', into], ['commit-tree', tree, '-m', 'skillpin check: the work tree'], {
     ...OWN_CONFIG_ONLY,
     ...SNAPSHOT_IDENTITY,

@@ -20,6 +20,7 @@ import { git, gitEnv } from '../helpers/git.ts';
 import { skillMd } from '../helpers/pushable.ts';
 import { makeRepo } from '../helpers/repo.ts';
 import { CLI_ARGS, writeConfig } from '../helpers/server.ts';
+import { tempDir } from '../helpers/temp.ts';
 import { serveInProcess } from '../helpers/serving.ts';
 
 beforeAll(() => void vi.stubEnv('SKILLPIN_LOG_LEVEL', 'silent'));
@@ -29,8 +30,9 @@ afterAll(() => void vi.unstubAllEnvs());
 const MISNAMED = '---\nname: Ahrefs Automation\ndescription: Automates Ahrefs.\n---\nbody\n';
 
 /**
- * A work tree of two commits (the first tagged v1; the index holding git's cache-tree), then edited: one file changed, one new, and one
- * touched with its bytes kept, so its index entry is stale and a plain `git status` would rewrite the index.
+ * A work tree of two commits (the first tagged v1; the index holding git's cache-tree), then edited: one file
+ * changed, new ones, and one touched with its bytes kept, so its index entry is stale and a plain `git status`
+ * would rewrite the index.
  */
 function editedRepo(): { dir: string; config: string; first: string } {
   const repo = makeRepo({
@@ -45,6 +47,11 @@ function editedRepo(): { dir: string; config: string; first: string } {
   writeFileSync(path.join(repo.dir, 'skills', 'alpha', 'guide.md'), 'guide, edited\n');
   mkdirSync(path.join(repo.dir, 'skills', 'beta'));
   writeFileSync(path.join(repo.dir, 'skills', 'beta', 'SKILL.md'), skillMd('beta', 'two'));
+  // A file and a folder the repository already holds (blob, tree): git freshens such objects when it writes them.
+  writeFileSync(path.join(repo.dir, 'skills', 'beta', 'guide.md'), 'guide\n');
+  cpSync(path.join(repo.dir, 'skills', 'ahrefs-automation'), path.join(repo.dir, 'skills', 'ahrefs-copy'), {
+    recursive: true,
+  });
   const later = new Date(Date.now() + 60_000);
   utimesSync(path.join(repo.dir, 'skills', 'alpha', 'SKILL.md'), later, later);
   const config = writeConfig({ sources: [{ id: 'local', path: repo.dir, ref: 'HEAD' }] });
@@ -102,7 +109,32 @@ describe('the fixture', () => {
     execFileSync('git', ['-C', repo.dir, 'status', '--porcelain'], { env: gitEnv() });
     const after = repositoryPrint(repo.dir);
     expect(after.gitdir['index']).not.toBe(before.gitdir['index']);
-    expect(after.indexMtimeNs).not.toBe(before.indexMtimeNs);
+    expect(after.mtimesNs['index']).not.toBe(before.mtimesNs['index']);
+  });
+
+  it('holds objects git would freshen: staging it into other objects that borrow these touches them', () => {
+    const repo = editedRepo();
+    const scratch = tempDir('skillpin-scratch-');
+    mkdirSync(path.join(scratch, 'objects'));
+    const env = {
+      ...gitEnv(),
+      GIT_INDEX_FILE: path.join(scratch, 'index'),
+      GIT_OBJECT_DIRECTORY: path.join(scratch, 'objects'),
+      GIT_ALTERNATE_OBJECT_DIRECTORIES: path.join(repo.dir, '.git', 'objects'),
+    };
+    const before = repositoryPrint(repo.dir);
+    execFileSync('git', ['-C', repo.dir, 'read-tree', 'HEAD'], { env });
+    execFileSync('git', ['-C', repo.dir, 'add', '--all'], { env });
+    const after = repositoryPrint(repo.dir);
+    expect(after.gitdir).toEqual(before.gitdir);
+    // The blobs it holds already: each file HEAD has unchanged (read-tree leaves no stat data: all are hashed
+    // again), and skills/beta/guide.md, the first commit's skills/alpha/guide.md again.
+    const held = [skillMd('alpha', 'one'), MISNAMED, 'guide\n'].map((text) => {
+      const blob = execFileSync('git', ['hash-object', '--stdin'], { input: text, encoding: 'utf8' }).trim();
+      return path.join('objects', blob.slice(0, 2), blob.slice(2));
+    });
+    const touched = Object.keys(before.mtimesNs).filter((f) => after.mtimesNs[f] !== before.mtimesNs[f]);
+    expect(touched.sort()).toEqual(held.sort());
   });
 });
 

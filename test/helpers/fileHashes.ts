@@ -22,24 +22,25 @@ export function fileHashes(dir: string): Record<string, string> {
   return hashes;
 }
 
-/** What a read of a repository must leave as it was: every file of `.git/` and of the work tree, the index's mtime. */
+/** What a read of a repository must leave as it was: every file of `.git/` (bytes and mtime) and of the work tree. */
 export interface RepositoryPrint {
   gitdir: Record<string, string>;
+  /** The mtime of every file of `.git/`: the index's, and objects git would freshen (touch) when writing them again. */
+  mtimesNs: Record<string, bigint>;
   worktree: Record<string, string>;
-  indexMtimeNs: bigint | undefined;
 }
 
 /** The print of the work-tree repository `dir` (its `.git/` apart from the rest). */
 export function repositoryPrint(dir: string): RepositoryPrint {
-  const all = fileHashes(dir);
-  const gitdir: Record<string, string> = {};
-  const worktree: Record<string, string> = {};
-  for (const [file, hash] of Object.entries(all))
-    if (file.startsWith(`.git${path.sep}`)) gitdir[file.slice(5)] = hash;
-    else worktree[file] = hash;
-  const index = path.join(dir, '.git', 'index');
-  const indexMtimeNs = Object.hasOwn(gitdir, 'index')
-    ? lstatSync(index, { bigint: true }).mtimeNs
-    : undefined;
-  return { gitdir, worktree, indexMtimeNs };
+  const gitdir = fileHashes(path.join(dir, '.git'));
+  const mtimesNs = Object.fromEntries(
+    Object.keys(gitdir).map((file) => [
+      file,
+      lstatSync(path.join(dir, '.git', file), { bigint: true }).mtimeNs,
+    ]),
+  );
+  const worktree = Object.fromEntries(
+    Object.entries(fileHashes(dir)).filter(([file]) => !file.startsWith(`.git${path.sep}`)),
+  );
+  return { gitdir, mtimesNs, worktree };
 }
