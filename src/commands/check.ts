@@ -12,7 +12,6 @@ import {
   repositoryRootOf,
   type WorktreeChange,
   worktreeChanges,
-  treeCommit,
   type WorktreeTree,
   worktreeTree,
 } from '../git/index.ts';
@@ -187,16 +186,24 @@ function worktreeWanted(source: SourceConfig, options: CheckOptions): 'asked' | 
 /** The id of git's empty tree (SHA-1). */
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
-/** The work tree's tree and a commit holding it, to index; `clean` when by default and it is HEAD's tree. */
+/** A snapshot of the work tree: its tree, and the scratch repository holding it and a commit of it, to index. */
+interface Snapshot {
+  tree: string;
+  commit: string;
+  repository: string;
+  default: boolean;
+}
+
+/** The work tree's snapshot, made in `into`; `clean` when by default and it is HEAD's tree. */
 async function snapshotOf(
   source: SourceConfig,
   wanted: 'asked' | 'default' | undefined,
-): Promise<{ tree: string; commit: string; default: boolean } | 'clean' | undefined> {
+  into: string,
+): Promise<Snapshot | 'clean' | undefined> {
   if (wanted === undefined || source.location.kind !== 'local') return undefined;
-  const dir = source.location.path;
   let snapshot: WorktreeTree;
   try {
-    snapshot = await worktreeTree(dir);
+    snapshot = await worktreeTree(source.location.path, into);
   } catch (error) {
     // Without git on PATH the default stays HEAD (with its list of uncommitted files).
     if (wanted === 'default' && error instanceof GitError && error.code === 'source-unsupported')
@@ -205,7 +212,18 @@ async function snapshotOf(
   }
   // Before the first commit, an empty work tree is as clean as can be (HEAD then says there is no commit yet).
   if (wanted === 'default' && snapshot.tree === (snapshot.headTree ?? EMPTY_TREE)) return 'clean';
-  return { tree: snapshot.tree, commit: await treeCommit(dir, snapshot.tree), default: wanted === 'default' };
+  return { tree: snapshot.tree, commit: snapshot.commit, repository: into, default: wanted === 'default' };
+}
+
+/** The source that indexes a snapshot: its scratch repository, named as the user's work tree is. */
+function snapshotSource(source: SourceConfig, snapshot: Snapshot): SourceConfig {
+  const { location } = source;
+  const given = location.kind === 'local' ? (location.given ?? location.path) : undefined;
+  return {
+    ...source,
+    location: { kind: 'local', path: snapshot.repository, given },
+    target: { kind: 'commit', commit: snapshot.commit },
+  };
 }
 
 /** `--fix` edits a local work tree's files and prints a patch (or their names): not with JSON or annotations. */
@@ -362,11 +380,11 @@ export async function check(
         source = { ...source, target: { kind: 'commit', commit } };
       }
       // The work tree is indexed through a commit object holding its tree; the report names the tree.
-      const found = await snapshotOf(source, worktree);
+      const found = await snapshotOf(source, worktree, path.join(dataDir, 'worktree.git'));
       const snapshot = found === 'clean' ? undefined : found;
-      if (snapshot !== undefined) source = { ...source, target: { kind: 'commit', commit: snapshot.commit } };
-      opened = openSource(source, { dataDir });
-      const ns = await opened.load(await resolved(opened, source));
+      const indexed = snapshot === undefined ? source : snapshotSource(source, snapshot);
+      opened = openSource(indexed, { dataDir });
+      const ns = await opened.load(await resolved(opened, indexed));
       const report =
         snapshot === undefined
           ? checkReportOf(ns, options.strict ?? false, source.paths)
@@ -388,7 +406,7 @@ export async function check(
       if (uncommitted !== undefined) report.uncommitted = uncommitted;
       if (options.fix && source.location.kind === 'local') {
         const { fixWorkTree } = await import('./checkFix.ts');
-        await fixWorkTree(source.location.path, source, ns.commit, report, options.write ?? false, io);
+        await fixWorkTree(source.location.path, indexed, ns.commit, report, options.write ?? false, io);
         return report.ok ? EXIT.ok : EXIT.findings;
       }
       if (format === 'json') out(`${JSON.stringify(report, null, 2)}\n`);

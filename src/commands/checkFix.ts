@@ -169,7 +169,9 @@ export async function fixWorkTree(
   io: { out: (text: string) => void; err: (text: string) => void },
 ): Promise<void> {
   const { paths, strictNames, git } = source;
-  const indexer = await patchedIndexer(root, commit, { paths, strictNames, git });
+  // The commit indexed may be a snapshot of the work tree, held in a scratch repository of its own.
+  const repository = source.location.kind === 'local' ? source.location.path : root;
+  const indexer = await patchedIndexer(repository, commit, { paths, strictNames, git });
   try {
     await applyFixes(root, report, write, io, indexer);
   } finally {

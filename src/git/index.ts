@@ -30,12 +30,7 @@ export { verifyTarget } from './signature/verify.ts';
 export { blobId } from './objects.ts';
 export { blobAccess, blobsReader, readBlob, type TreeCache, walkCommit } from './tree.ts';
 export { redactUrl } from './url.ts';
-export {
-  type WorktreeChange,
-  type WorktreeTree,
-  treeCommit,
-  worktreeChanges,
-  worktreeTree,
-} from './worktree.ts';
+export { type WorktreeChange, worktreeChanges } from './worktree.ts';
+export { type WorktreeTree, worktreeTree } from './worktreeTree.ts';
 export { refetchCommit } from './repair.ts';
 export { REVISION_HINT, revParseLocal } from './revParse.ts';

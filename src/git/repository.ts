@@ -1,4 +1,4 @@
-import { promises as fsp } from 'node:fs';
+import { constants, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { TreeEntry } from '../shared/tree.ts';
 import { GitError } from './errors.ts';
@@ -147,6 +147,17 @@ export async function gitdirOf(location: string, label: string = location): Prom
       'source-not-a-repository',
       `${label} does not exist (looked for ${path.resolve(location)})`,
     );
+  // A folder (or its .git) this user may not read is no proof there is no repository.
+  const denied = await Promise.all(
+    [location, dotGit].map((dir) =>
+      fsp.access(dir, constants.R_OK | constants.X_OK).then(
+        () => false,
+        (error: NodeJS.ErrnoException) => error.code === 'EACCES',
+      ),
+    ),
+  );
+  if (denied.includes(true))
+    throw new GitError('source-not-a-repository', `${label} cannot be read (permission denied)`);
   throw new GitError(
     'source-not-a-repository',
     `${label} is not a git repository (no .git folder, and not a bare repository)`,

@@ -18,6 +18,7 @@ import { runGit } from '../../src/git/cli/run.ts';
 import { BACKENDS, withEnv } from '../helpers/backends.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { makeRepo } from '../helpers/repo.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 const catalog = fixture('catalog');
 const c2 = catalog.commits['c2']!;
@@ -46,6 +47,31 @@ describe.each(BACKENDS)('a local repository, $name backend', ({ settings }) => {
     expect((missing as GitError).code).toBe('source-incomplete');
     execFileSync('git', ['-C', dir, 'hash-object', '-w', '--stdin'], { input: content });
     expect(new TextDecoder().decode(await readBlob(repo, oid))).toBe(content);
+    await repo.close();
+  });
+
+  it('reads the objects its alternates hold, and theirs in turn (clones made with --shared)', async () => {
+    const first = makeRepo({ 'a.md': 'from the first\n' });
+    const parent = tempDir('skillpin-shared-');
+    const child = tempDir('skillpin-shared-');
+    git(parent, 'clone', '--quiet', '--shared', first.dir, '.');
+    writeFileSync(path.join(parent, 'b.md'), 'from the second\n');
+    git(parent, 'add', 'b.md');
+    git(parent, 'commit', '--quiet', '-m', 'b');
+    git(child, 'clone', '--quiet', '--shared', parent, '.');
+    writeFileSync(path.join(child, 'c.md'), 'from the third\n');
+    git(child, 'add', 'c.md');
+    git(child, 'commit', '--quiet', '-m', 'c');
+    const repo = await openLocalRepository(child, settings);
+    const walked = await walkCommit(repo, git(child, 'rev-parse', 'HEAD'));
+    const files = [];
+    for (const entry of walked.entries)
+      files.push([entry.path, new TextDecoder().decode(await readBlob(repo, entry.id))]);
+    expect(files).toEqual([
+      ['a.md', 'from the first\n'],
+      ['b.md', 'from the second\n'],
+      ['c.md', 'from the third\n'],
+    ]);
     await repo.close();
   });
 

@@ -5,6 +5,7 @@ import { GitError } from '../errors.ts';
 import { objectTooLarge } from '../failure.ts';
 import { MAX_OBJECT_BYTES } from '../limits.ts';
 import type { GitObject, ObjectType } from '../objects.ts';
+import { withAlternates } from './alternates.ts';
 import { openPack, type ObjectCache, type Pack } from './pack.ts';
 import { parsePackIndex } from './packIndex.ts';
 
@@ -116,11 +117,15 @@ interface Odb {
 
 /**
  * The objects of one repository, read the way git reads them: each pack's index in memory, objects at their
- * offsets (positioned reads), loose objects from their files. Memory grows with the objects read, never with
- * the size of the packs.
+ * offsets (positioned reads), loose objects from their files, then the stores its alternates name. Memory grows
+ * with the objects read, never with the size of the packs.
  */
 export function openObjectDatabase(gitdir: string): ObjectDatabase {
-  const objectsDir = path.join(gitdir, 'objects');
+  return withAlternates(path.join(gitdir, 'objects'), openStore);
+}
+
+/** The objects of one store (`objects/` folder), its alternates left out. */
+function openStore(objectsDir: string): ObjectDatabase {
   const odb: Odb = {
     objectsDir,
     packDir: path.join(objectsDir, 'pack'),
