@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fixture } from '../helpers/fixtures.ts';
-import { connectHttp, MODERN, writeConfig } from '../helpers/server.ts';
+import { connectHttp, modernRequest, writeConfig } from '../helpers/server.ts';
 import { type InProcessServer, serveInProcess } from '../helpers/serving.ts';
 
 const catalog = fixture('catalog');
@@ -61,31 +61,7 @@ function expected(scope: 'public' | 'private'): Record<string, unknown[]> {
 
 /** One 2026-07-28 request POSTed to the endpoint, as a stateless client sends it; the JSON-RPC result. */
 async function modern(url: string, [method, params]: Call, token?: string) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-method': method,
-      'mcp-protocol-version': MODERN,
-      ...(typeof params['uri'] === 'string' ? { 'mcp-name': params['uri'] } : {}),
-      ...(typeof params['name'] === 'string' ? { 'mcp-name': params['name'] } : {}),
-      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
-          'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  });
+  const response = await fetch(modernRequest(method, params, { url, token }));
   const body = (await response.json()) as { result?: Record<string, unknown> };
   if (body.result === undefined) throw new Error(`${method}: ${JSON.stringify(body)}`);
   return body.result;

@@ -10,9 +10,16 @@ import { tempDir } from './temp.ts';
 export type Era = 'modern' | 'legacy';
 export const MODERN = '2026-07-28';
 
-/** One 2026-07-28 JSON-RPC request as a client POSTs it to /mcp (method and name headers, `_meta` envelope). */
-export function modernRequest(method: string, params: Record<string, unknown> = {}): Request {
-  return new Request('http://127.0.0.1/mcp', {
+/**
+ * One 2026-07-28 JSON-RPC request as a client POSTs it to /mcp (method and name headers, `_meta` envelope), to `url`
+ * and with a bearer `token` when given.
+ */
+export function modernRequest(
+  method: string,
+  params: Record<string, unknown> = {},
+  { url = 'http://127.0.0.1/mcp', token }: { url?: string; token?: string } = {},
+): Request {
+  return new Request(url, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -20,6 +27,8 @@ export function modernRequest(method: string, params: Record<string, unknown> = 
       'mcp-method': method,
       'mcp-protocol-version': MODERN,
       ...(typeof params['uri'] === 'string' ? { 'mcp-name': params['uri'] } : {}),
+      ...(typeof params['name'] === 'string' ? { 'mcp-name': params['name'] } : {}),
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
     },
     body: JSON.stringify({
       jsonrpc: '2.0',
