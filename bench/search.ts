@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
-import MiniSearch from 'minisearch';
+import { nameAndDescription, type Ranker } from './baseline.ts';
 import { buildNamespace, createCatalog, type Namespace } from '../src/catalog/index.ts';
 import { blobAccess, openLocalRepository, walkCommit } from '../src/git/index.ts';
 import {
@@ -36,7 +36,7 @@ import {
   newIndexCache,
   skillMdBodies,
 } from '../src/index/index.ts';
-import { buildSkillIndex, type SkillIndex, searchNamespaces, searchTerms } from '../src/mcp/search.ts';
+import { buildSkillIndex, type SkillIndex, searchNamespaces } from '../src/mcp/search.ts';
 import { createServerFactory } from '../src/mcp/server.ts';
 import { snapshotOf, type ServedSkill } from '../src/mcp/snapshot.ts';
 import { silentLogger } from '../src/shared/logger.ts';
@@ -98,8 +98,6 @@ async function gitNamespace(skills: number): Promise<{ ns: Namespace; close(): P
   return { ns, close: () => git.close() };
 }
 
-type Ranker = (query: string) => Promise<string[]> | string[];
-
 /** skill_list's former filter: name or description contains every word, sorted by URI. */
 const everyWord =
   (skills: readonly ServedSkill[]): Ranker =>
@@ -109,17 +107,6 @@ const everyWord =
       .filter((s) => words.every((w) => `${s.skill.name} ${s.description}`.toLowerCase().includes(w)))
       .map((s) => s.skill.name);
   };
-
-/** BM25 over name and description alone. */
-function nameAndDescription(skills: readonly ServedSkill[]): Ranker {
-  const index = new MiniSearch({
-    fields: ['name', 'description'],
-    tokenize: (text) => [...new Set(searchTerms(text))],
-    processTerm: (term) => term,
-  });
-  index.addAll(skills.map((s, id) => ({ id, name: s.skill.name, description: s.description })));
-  return (query) => index.search(query).map((r) => skills[r.id as number]!.skill.name);
-}
 
 const ours =
   (ns: Namespace): Ranker =>

@@ -9,27 +9,16 @@
  * `--measure` (it is not looked at while tuning).
  * Usage: npx tsx bench/searchReal.ts [catalogs-dir] [--measure]
  */
-import MiniSearch from 'minisearch';
 import type { Namespace } from '../src/catalog/index.ts';
-import { searchNamespaces, searchTerms } from '../src/mcp/search.ts';
+import { searchNamespaces } from '../src/mcp/search.ts';
 import { snapshotOf } from '../src/mcp/snapshot.ts';
+import { nameAndDescription, type Ranker } from './baseline.ts';
 import { DEFAULT_CATALOGS, loadCatalog, type RealCatalog } from './realCatalogs.ts';
 import { MEASURE, QUERY_CATALOGS, type QueryKind, type RealQuery, TUNE } from './searchQueries.ts';
 
 /** Skill names, best first, as one ranker answers a query. */
-type Ranker = (query: string) => Promise<string[]> | string[];
 
-/** BM25 over name and description alone (MiniSearch, the same terms as skill_search's). */
-function nameAndDescription(ns: Namespace): Ranker {
-  const skills = snapshotOf(ns).ordered;
-  const index = new MiniSearch({
-    fields: ['name', 'description'],
-    tokenize: (text) => [...new Set(searchTerms(text))],
-    processTerm: (term) => term,
-  });
-  index.addAll(skills.map((s, id) => ({ id, name: s.skill.name, description: s.description })));
-  return (query) => index.search(query).map((r) => skills[r.id as number]!.skill.name);
-}
+const nameAndDescriptionOf = (ns: Namespace): Ranker => nameAndDescription(snapshotOf(ns).ordered);
 
 const ours =
   (namespaces: readonly Namespace[]): Ranker =>
@@ -66,7 +55,8 @@ async function quality(label: string, queries: readonly RealQuery[], loaded: Map
   console.log(`${label}:`);
   const present = queries.filter((q) => loaded.has(q.catalog));
   const rankers = new Map<string, { ours: Ranker; base: Ranker }>();
-  for (const [name, { ns }] of loaded) rankers.set(name, { ours: ours([ns]), base: nameAndDescription(ns) });
+  for (const [name, { ns }] of loaded)
+    rankers.set(name, { ours: ours([ns]), base: nameAndDescriptionOf(ns) });
   const routed = (pick: 'ours' | 'base', qs: readonly RealQuery[], misses?: string[]) =>
     Promise.all(qs.map((q) => score([q], rankers.get(q.catalog)![pick], misses)));
   const sum = (parts: Scores[]): Scores => {
