@@ -1,6 +1,9 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '../shared/fs.ts';
+import { MAX_INDEX_POSTINGS, MAX_INDEX_TERMS, MAX_SKILL_TERMS, MIN_SKILL_TERMS } from './postings.ts';
+import type { SearchData } from './searchBuild.ts';
+import { decodeSearch, encodeSearch } from './searchFile.ts';
 import { INDEX_VERSION, type CommitIndex } from './types.ts';
 
 /** What an index depends on besides the commit: a different setting means a different index. */
@@ -25,11 +28,49 @@ const sameOptions = (a: IndexOptions, b: IndexOptions) =>
   JSON.stringify(a.paths) === JSON.stringify(b.paths) &&
   a.verify === b.verify;
 
-/** Index files of one source: `<dir>/<commit>.json`, written atomically (temp file, fsync, rename). */
+/** Bytes of terms a search file may hold (the term table is bounded by MAX_INDEX_TERMS, each term by a body). */
+const MAX_TERM_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The largest search file of an index of `skills` skills: its postings as bounded by postings.ts (MAX_INDEX_POSTINGS,
+ * then MIN_SKILL_TERMS a skill), its terms by MAX_TERM_BYTES. A larger file is not read (dataDir is read bounded).
+ */
+export function maxSearchFileBytes(skills: number): number {
+  const pairs = MAX_INDEX_POSTINGS + MAX_SKILL_TERMS + skills * MIN_SKILL_TERMS;
+  return 64 * 1024 + (MAX_INDEX_TERMS + 1 + skills) * 4 + pairs * 5 + MAX_TERM_BYTES;
+}
+
+/** The rules and options an index file was built under: its search file names them, and is for that file only. */
+const builtFrom = (options: IndexOptions) =>
+  JSON.stringify({ version: INDEX_VERSION, rules: INDEX_RULES, options });
+
+/** Reads `file` when it is no larger than `max` bytes; undefined when it is missing, larger or unreadable. */
+async function readBounded(file: string, max: number): Promise<Buffer | undefined> {
+  let handle: fsp.FileHandle | undefined;
+  try {
+    handle = await fsp.open(file, 'r');
+    const { size } = await handle.stat();
+    if (size > max) return undefined;
+    const bytes = Buffer.alloc(size);
+    const { bytesRead } = await handle.read(bytes, 0, size, 0);
+    return bytesRead === size ? bytes : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Index files of one source: `<dir>/<commit>.json`, and beside it `<commit>.search`, the search index built from
+ * it; each written atomically (temp file, fsync, rename). A new index file removes the search file first.
+ */
 export function indexStore(dir: string) {
   const fileOf = (commit: string) => path.join(dir, `${commit}.json`);
+  const searchFileOf = (commit: string) => path.join(dir, `${commit}.search`);
   return {
     async save(index: CommitIndex, options: IndexOptions): Promise<void> {
+      await fsp.rm(searchFileOf(index.commit), { force: true });
       await writeFileAtomic(
         fileOf(index.commit),
         JSON.stringify({ rules: INDEX_RULES, options, index } satisfies StoredIndex),
@@ -57,7 +98,27 @@ export function indexStore(dir: string) {
       return index;
     },
     async remove(commit: string): Promise<void> {
+      await fsp.rm(searchFileOf(commit), { force: true });
       await fsp.rm(fileOf(commit), { force: true });
+    },
+    /** Saves the search index built from `index` (the index file saved under `options`). */
+    async saveSearch(index: CommitIndex, options: IndexOptions, data: SearchData): Promise<void> {
+      await writeFileAtomic(searchFileOf(index.commit), encodeSearch(index.commit, builtFrom(options), data));
+    },
+    /**
+     * The search index saved for `index` (loaded under `options`), or undefined when it is missing, larger than
+     * maxSearchFileBytes, damaged, of another format, or built from another index file.
+     */
+    async loadSearch(index: CommitIndex, options: IndexOptions): Promise<SearchData | undefined> {
+      const bytes = await readBounded(searchFileOf(index.commit), maxSearchFileBytes(index.skills.length));
+      const read = bytes === undefined ? undefined : decodeSearch(bytes);
+      if (read === undefined) return undefined;
+      const { header } = read;
+      const fits =
+        header.commit === index.commit &&
+        header.skills === index.skills.length &&
+        header.builtFrom === builtFrom(options);
+      return fits ? read.data : undefined;
     },
   };
 }

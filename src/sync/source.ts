@@ -41,6 +41,7 @@ import {
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { checkReads, checkStore, type Damage, guardedReader } from './damage.ts';
 import { checkLocked } from './lockCheck.ts';
+import { searchOnce } from './search.ts';
 import { REF_PREFIXES, refMatcher } from '../shared/refNames.ts';
 import type { CommitStatus } from '../shared/status.ts';
 
@@ -225,19 +226,16 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
         checkLocked(pinned.lock, index);
       return index;
     },
-    namespace: (index: CommitIndex, repo: Repository, checkFirst = false) =>
-      buildNamespace(
-        config.id,
+    namespace(index: CommitIndex, repo: Repository, checkFirst = false) {
+      const read = guardedReader(
         index,
-        sourceOrigin(config),
-        guardedReader(
-          index,
-          (blob) => readBlob(repo, blob),
-          (damage) => deps.onDamage?.(damage),
-          checkFirst ? () => checkStore(repo, index) : undefined,
-        ),
-        skillMdBody,
-      ),
+        (blob) => readBlob(repo, blob),
+        (damage) => deps.onDamage?.(damage),
+        checkFirst ? () => checkStore(repo, index) : undefined,
+      );
+      const search = searchOnce(index, { indexes, options, held: skillMdBody, read });
+      return buildNamespace(config.id, index, sourceOrigin(config), read, skillMdBody, search);
+    },
   };
   const indexedOnce = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
     const { commit } = target;
