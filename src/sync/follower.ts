@@ -138,6 +138,8 @@ export interface FollowOptions {
   hooks: FollowHooks;
   /** The store a `refs:` source shares with its refs, and what each ref names (absent: a source of its own). */
   shared?: (source: SourceConfig) => SourceDeps['shared'];
+  /** The search indexes every source of the worker shares (SourceDeps.searches). */
+  searches?: SourceDeps['searches'];
 }
 
 /** Opens `sourceConfig`'s source and a follower that syncs it through `options.sync`. */
@@ -150,6 +152,7 @@ export function followSource(sourceConfig: SourceConfig, config: Config, options
     onDamage: (damage) => options.onDamage(id, damage),
     onProgress: (p) => hooks.onProgress?.(id, p),
     indexStore: hooks.indexStore,
+    searches: options.searches,
   });
   const followed: Followed = {
     config: sourceConfig,

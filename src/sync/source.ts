@@ -41,7 +41,7 @@ import {
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { checkReads, checkStore, type Damage, guardedReader } from './damage.ts';
 import { checkLocked } from './lockCheck.ts';
-import { searchOnce } from './search.ts';
+import { type HeldSearches, searchOnce } from './search.ts';
 import { REF_PREFIXES, refMatcher } from '../shared/refNames.ts';
 import type { CommitStatus } from '../shared/status.ts';
 
@@ -57,6 +57,8 @@ export interface SourceDeps {
    * the source's last listing (so each poll lists the remote once, not once per ref).
    */
   shared?: { repository: RepositoryOnUse; listed?(ref: string): ResolvedRef | undefined };
+  /** The search indexes of every source of the process: a commit several sources serve is held once. */
+  searches?: HeldSearches;
 }
 
 /**
@@ -233,7 +235,15 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
         (damage) => deps.onDamage?.(damage),
         checkFirst ? () => checkStore(repo, index) : undefined,
       );
-      const search = searchOnce(index, { indexes, options, held: skillMdBody, read });
+      const repository = sourceOrigin(config).repository;
+      const search = searchOnce(index, {
+        indexes,
+        options,
+        repository,
+        held: deps.searches,
+        heldBody: skillMdBody,
+        read,
+      });
       return buildNamespace(config.id, index, sourceOrigin(config), read, skillMdBody, search);
     },
   };
