@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Catalog, Namespace } from '../catalog/index.ts';
 import { searchIndexOf } from './search.ts';
 import { snapshotOf } from './snapshot.ts';
+import { viewOf } from './view.ts';
 
 /** What is being made ready to serve at full speed, and how to stop following the catalog. */
 export interface Warming {
@@ -12,7 +13,7 @@ export interface Warming {
 
 /**
  * Makes every listed namespace ready as soon as it is published: its snapshot (what listings
- * answer from) and its search index (read from dataDir, or built yielding the thread). Until then it is pending,
+ * answer from), then the catalog's view, and its search index (read from dataDir, or built yielding the thread). Until then it is pending,
  * so readiness means listings and searches answer at full speed.
  */
 export function warmCatalog(catalog: Catalog): Warming {
@@ -28,6 +29,8 @@ export function warmCatalog(catalog: Catalog): Warming {
     await searchIndexOf(ns).catch(() => undefined);
     warmed.add(ns);
     waiting.delete(ns);
+    // The last one ready: the listing every caller who sees all sources answers from (URI order, prompt names).
+    if (waiting.size === 0) viewOf(catalog);
   };
   const follow = () => {
     const listed = new Set(catalog.listed());
