@@ -102,6 +102,7 @@ export function call(
     ...(target.authorization === undefined ? {} : { authorization: target.authorization }),
   };
   if (typeof params['uri'] === 'string') headers['mcp-name'] = params['uri'];
+  else if (typeof params['name'] === 'string') headers['mcp-name'] = params['name'];
   return new Promise((resolve, reject) => {
     const req = request(target.url, { method: 'POST', agent: target.agent, headers }, (res) => {
       const chunks: Buffer[] = [];

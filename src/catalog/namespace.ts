@@ -1,4 +1,5 @@
 import type { CommitIndex, IndexedFile, IndexedSkill } from '../index/index.ts';
+import type { SearchData } from '../index/searchBuild.ts';
 import type { SkillProblem } from '../shared/reasons.ts';
 import type { Signer } from '../shared/signer.ts';
 
@@ -34,6 +35,11 @@ export interface Namespace {
    * the blob then. Saves the search index a second read of every SKILL.md when a commit is published.
    */
   skillMdBody?(blob: string): string | undefined;
+  /**
+   * The search index of `skills` (ids: positions in it), as saved with the commit's index, or built once and saved
+   * (sync's); absent where nothing persists it (the MCP layer builds it then).
+   */
+  searchData?(): Promise<SearchData>;
 }
 
 export function buildNamespace(
@@ -42,6 +48,7 @@ export function buildNamespace(
   origin: Origin,
   readBlob: (blob: string) => Promise<Uint8Array>,
   skillMdBody?: (blob: string) => string | undefined,
+  searchData?: () => Promise<SearchData>,
 ): Namespace {
   return {
     source,
@@ -53,6 +60,7 @@ export function buildNamespace(
     signer: index.signer,
     readBlob,
     skillMdBody,
+    searchData,
   };
 }
 

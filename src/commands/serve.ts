@@ -199,23 +199,9 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
     onSettled: options.onSettled,
     onSynced: metrics && ((outcome, seconds) => metrics.synced(outcome, seconds)),
   });
-  // Each listed namespace's search index is built once, when it is published, not at its first search: within
-  // SEARCH_INDEX_DELAY_MS, so that a stdio host's first listing, asked as the server starts, does not wait behind
-  // it. A search before then builds it at once (searchIndexOf keeps one build per namespace).
-  let building: NodeJS.Timeout | undefined;
-  const unsubscribe = catalog.onChange(() => {
-    clearTimeout(building);
-    building = setTimeout(() => {
-      void import('../mcp/search.ts').then(({ searchIndexOf }) => {
-        for (const ns of catalog.listed()) void searchIndexOf(ns).catch(() => undefined);
-      });
-    }, SEARCH_INDEX_DELAY_MS);
-    building.unref();
-  });
-  const indexing = () => {
-    clearTimeout(building);
-    unsubscribe();
-  };
+  // Each listed namespace is made ready (its snapshot, its search index read from dataDir or built yielding the
+  // thread) as soon as it is published; readiness waits for it.
+  const warming = (await import('../mcp/warm.ts')).warmCatalog(catalog);
   await worker.restore();
   const reloading = reloader(config, worker, logger, options.reread ?? (async () => config));
   const grants = config.sources.some((source) => source.run !== undefined);
@@ -234,13 +220,10 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
     metrics === undefined
       ? made
       : observeRequests(made, (method, outcome, seconds) => metrics.requested(method, outcome, seconds));
-  return { catalog, metrics, worker, reloading, factory, indexing };
+  return { catalog, metrics, worker, reloading, factory, warming };
 }
 
 type Core = Awaited<ReturnType<typeof startCore>>;
-
-/** How soon after a namespace is published its search index is built (see startCore). */
-export const SEARCH_INDEX_DELAY_MS = 1000;
 
 /**
  * Redis coordination of HTTP replicas (`coordination:`), loaded only then: it waits for Redis up to its connect
@@ -308,7 +291,7 @@ async function serveHttp(
         factory: core.factory,
         catalog: core.catalog,
         status: () => core.worker.status(),
-        pending: () => core.worker.pending(),
+        pending: () => [...new Set([...core.worker.pending(), ...core.warming.pending()])],
         metrics: core.metrics,
       },
       webhooks: config.webhook && {
@@ -431,7 +414,7 @@ function handleOf(
       // Running syncs end with their git processes: one cut short is redone at the next start.
       closing ??= (async () => {
         await endpoint.close();
-        core.indexing();
+        core.warming.stop();
         await core.worker.stop();
         logger.info('stopped');
         logger.flush();

@@ -72,7 +72,7 @@ const when = (iso: string | null, now: number, none: string) =>
 /** What a commit's search index cost: its build time, terms, postings (whole KiB, rounded up: a non-empty index is
  * never 0 KiB) and the skills it indexes by their first terms only. */
 const searchLine = (search: SearchStats) =>
-  html` · search index built in ${search.buildMs} ms, ${plural(search.terms, 'term')}, ${Math.ceil(search.bytes / 1024)} KiB of postings${
+  html` · search index ${search.stored ? 'read' : 'built'} in ${search.buildMs} ms, ${plural(search.terms, 'term')}, ${Math.ceil(search.bytes / 1024)} KiB of postings${
     search.cut === 0 ? '' : html`, ${plural(search.cut, 'skill')} indexed by their first terms only`
   }`;
 

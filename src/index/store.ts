@@ -1,8 +1,11 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { FileRefusedError, readBounded } from '../shared/boundedRead.ts';
+import { FileRefusedError, readBounded, readBoundedBytes } from '../shared/boundedRead.ts';
 import { writeFileAtomic } from '../shared/fs.ts';
 import { MAX_LISTED_BYTES } from '../skills/index.ts';
+import { MAX_INDEX_POSTINGS, MAX_INDEX_TERMS, MAX_SKILL_TERMS, MIN_SKILL_TERMS } from './postings.ts';
+import type { SearchData } from './searchBuild.ts';
+import { decodeSearch, encodeSearch } from './searchFile.ts';
 import { INDEX_VERSION, type CommitIndex } from './types.ts';
 
 /** What an index depends on besides the commit: a different setting means a different index. */
@@ -33,14 +36,34 @@ const sameOptions = (a: IndexOptions, b: IndexOptions) =>
   JSON.stringify(a.paths) === JSON.stringify(b.paths) &&
   a.verify === b.verify;
 
+/** Bytes of terms a search file may hold (the term table is bounded by MAX_INDEX_TERMS, each term by a body). */
+const MAX_TERM_BYTES = 64 * 1024 * 1024;
+
 /**
- * Index files of one source: `<dir>/<commit>.json`, written atomically (temp file, fsync, rename). One larger
- * than INDEX_FILE_MAX_BYTES (or not a regular file) is not read: told to `refused`, and rebuilt like a missing one.
+ * The largest search file of an index of `skills` skills: its postings as bounded by postings.ts (MAX_INDEX_POSTINGS,
+ * then MIN_SKILL_TERMS a skill), its terms by MAX_TERM_BYTES. A larger file is not read (dataDir is read bounded).
+ */
+export function maxSearchFileBytes(skills: number): number {
+  const pairs = MAX_INDEX_POSTINGS + MAX_SKILL_TERMS + skills * MIN_SKILL_TERMS;
+  return 64 * 1024 + (MAX_INDEX_TERMS + 1 + skills) * 4 + pairs * 5 + MAX_TERM_BYTES;
+}
+
+/** The rules and options an index file was built under: its search file names them, and is for that file only. */
+const builtFrom = (options: IndexOptions) =>
+  JSON.stringify({ version: INDEX_VERSION, rules: INDEX_RULES, options });
+
+/**
+ * Index files of one source: `<dir>/<commit>.json`, and beside it `<commit>.search`, the search index built from
+ * it; each written atomically (temp file, fsync, rename). A new index file removes the search file first. An index
+ * file larger than INDEX_FILE_MAX_BYTES (or not a regular file) is not read: told to `refused`, and rebuilt like a
+ * missing one; a search file past maxSearchFileBytes is rebuilt too.
  */
 export function indexStore(dir: string, refused?: (error: FileRefusedError) => void) {
   const fileOf = (commit: string) => path.join(dir, `${commit}.json`);
+  const searchFileOf = (commit: string) => path.join(dir, `${commit}.search`);
   return {
     async save(index: CommitIndex, options: IndexOptions): Promise<void> {
+      await fsp.rm(searchFileOf(index.commit), { force: true });
       await writeFileAtomic(
         fileOf(index.commit),
         JSON.stringify({ rules: INDEX_RULES, options, index } satisfies StoredIndex),
@@ -69,7 +92,30 @@ export function indexStore(dir: string, refused?: (error: FileRefusedError) => v
       return index;
     },
     async remove(commit: string): Promise<void> {
+      await fsp.rm(searchFileOf(commit), { force: true });
       await fsp.rm(fileOf(commit), { force: true });
+    },
+    /** Saves the search index built from `index` (the index file saved under `options`). */
+    async saveSearch(index: CommitIndex, options: IndexOptions, data: SearchData): Promise<void> {
+      await writeFileAtomic(searchFileOf(index.commit), encodeSearch(index.commit, builtFrom(options), data));
+    },
+    /**
+     * The search index saved for `index` (loaded under `options`), or undefined when it is missing, larger than
+     * maxSearchFileBytes, damaged, of another format, or built from another index file.
+     */
+    async loadSearch(index: CommitIndex, options: IndexOptions): Promise<SearchData | undefined> {
+      const bytes = await readBoundedBytes(
+        searchFileOf(index.commit),
+        maxSearchFileBytes(index.skills.length),
+      ).catch(() => undefined);
+      const read = bytes === undefined ? undefined : decodeSearch(bytes);
+      if (read === undefined) return undefined;
+      const { header } = read;
+      const fits =
+        header.commit === index.commit &&
+        header.skills === index.skills.length &&
+        header.builtFrom === builtFrom(options);
+      return fits ? read.data : undefined;
     },
   };
 }

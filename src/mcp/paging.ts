@@ -3,6 +3,20 @@ import { MAX_URI_BYTES } from '../skills/index.ts';
 import { compareText, quoteInput } from '../shared/text.ts';
 import { invalidParams } from './errors.ts';
 
+/**
+ * The pages a host's listing may take at most: the SDK client's `listMaxPages` (default 64) stops an auto-walking
+ * `SkillsClient.list()` with an error past it, so a catalog of 6,400 skills or more at 100 a page could not be listed.
+ */
+export const MAX_LIST_PAGES = 64;
+/** Entries a skills/list page holds at most however large the catalog (the config's largest `pageSize`): with
+ * MAX_LIST_PAGES, 640,000 skills list in 64 pages; a page's bytes stay bounded by this many entries. */
+export const MAX_LIST_PAGE_SIZE = 10_000;
+
+/** Entries per skills/list page for a listing of `listed` skills: the configured size, or more where that would
+ * need more than MAX_LIST_PAGES pages (up to MAX_LIST_PAGE_SIZE). */
+export const listPageSize = (configured: number, listed: number) =>
+  Math.max(configured, Math.min(MAX_LIST_PAGE_SIZE, Math.ceil(listed / MAX_LIST_PAGES)));
+
 // Cursors name the last URI of the previous page, so paging survives a catalog swap (spec: stable cursors).
 export const encodeCursor = (uri: string) => Buffer.from(uri, 'utf8').toString('base64url');
 

@@ -1,5 +1,5 @@
 import { compareText } from '../shared/text.ts';
-import { PLACE, type RankedTerm } from './postings.ts';
+import { PLACE, type RankedTerm } from '../index/postings.ts';
 import type { Matched, SearchHit, SkillIndex } from './search.ts';
 
 /** A query as ranked: its terms (each with the query's word it came from), and the query read as a skill's name. */

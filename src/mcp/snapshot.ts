@@ -56,6 +56,8 @@ export interface Snapshot {
   readonly record: NamespaceRecord;
   /** Served skills, sorted by URI. */
   readonly ordered: readonly ServedSkill[];
+  /** The same skills in the namespace's order (its index's: what a persisted search index numbers them by). */
+  readonly inIndexOrder: readonly ServedSkill[];
   /** SKILL.md URI → skill. */
   readonly skills: ReadonlyMap<string, ServedSkill>;
   /** File URI → file. */
@@ -186,14 +188,14 @@ function buildSnapshot(ns: Namespace): Snapshot {
   const files = new Map<string, ServedFile>();
   let dirs: Map<string, Resource[]> | undefined;
   const record = recordOf(ns);
-  const ordered = ns.skills
-    .map((skill) => buildSkill(ns, record, skill, files))
-    .sort((a, b) => compareText(a.uri, b.uri));
+  const inIndexOrder = ns.skills.map((skill) => buildSkill(ns, record, skill, files));
+  const ordered = [...inIndexOrder].sort((a, b) => compareText(a.uri, b.uri));
   return {
     ns,
     uri: record.uri,
     record,
     ordered,
+    inIndexOrder,
     skills: new Map(ordered.map((served) => [served.uri, served])),
     files,
     // Built at the first read that needs the folders: a listing does not.

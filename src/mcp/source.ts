@@ -5,7 +5,7 @@ import { DEFAULT_PAGE_SIZE } from '../config/rules.ts';
 import { decodeUtf8 } from '../skills/index.ts';
 import { invalidParams } from './errors.ts';
 import { locate } from './locate.ts';
-import { page, pageAt, startOf } from './paging.ts';
+import { listPageSize, page, pageAt, startOf } from './paging.ts';
 import type { FileReader } from '../catalog/index.ts';
 import { NAMESPACES_META, type ServedSkill } from './snapshot.ts';
 import { type CatalogView, viewOf } from './view.ts';
@@ -71,11 +71,13 @@ export function catalogSkillSource(
     async list({ cursor }: { cursor?: string }) {
       const view = viewOf(catalog);
       const start = startOf(view.listed, uriOf, cursor);
-      if (start % pageSize !== 0) return listedPage(view, start, pageSize);
+      // A large catalog gets larger pages, so a host's listing never takes more than MAX_LIST_PAGES.
+      const size = listPageSize(pageSize, view.listed.length);
+      if (start % size !== 0) return listedPage(view, start, size);
       let built = pages.get(view);
       if (built === undefined) pages.set(view, (built = new Map()));
       let listed = built.get(start);
-      if (listed === undefined) built.set(start, (listed = listedPage(view, start, pageSize)));
+      if (listed === undefined) built.set(start, (listed = listedPage(view, start, size)));
       return listed;
     },
     async get(uri: string) {

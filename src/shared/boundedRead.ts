@@ -42,11 +42,11 @@ function check(file: string, max: number, stat: { isFile(): boolean; size: numbe
   if (stat.size > max) throw new FileRefusedError(file, max, stat.size);
 }
 
-/** The bytes read, as text; refused when they pass `max` (then `max + 1` were read, no more). */
-function textOf(file: string, max: number, parts: Buffer[]): string {
+/** The bytes read; refused when they pass `max` (then `max + 1` were read, no more). */
+function bytesOf(file: string, max: number, parts: Buffer[]): Buffer {
   const bytes = Buffer.concat(parts);
   if (bytes.length > max) throw new FileRefusedError(file, max, bytes.length);
-  return bytes.toString('utf8');
+  return bytes;
 }
 
 /**
@@ -66,7 +66,7 @@ export function readBoundedSync(file: string, max: number): string {
       parts.push(buffer.subarray(0, n));
       step = plan.next(n);
     }
-    return textOf(file, max, parts);
+    return bytesOf(file, max, parts).toString('utf8');
   } finally {
     closeSync(fd);
   }
@@ -74,6 +74,11 @@ export function readBoundedSync(file: string, max: number): string {
 
 /** readBoundedSync without holding the event loop: the same bound and refusals. */
 export async function readBounded(file: string, max: number): Promise<string> {
+  return (await readBoundedBytes(file, max)).toString('utf8');
+}
+
+/** readBounded's bytes, for a file that is not text. */
+export async function readBoundedBytes(file: string, max: number): Promise<Buffer> {
   const handle = await fsp.open(file, FLAGS);
   try {
     const stat = await handle.stat();
@@ -86,7 +91,7 @@ export async function readBounded(file: string, max: number): Promise<string> {
       parts.push(buffer.subarray(0, bytesRead));
       step = plan.next(bytesRead);
     }
-    return textOf(file, max, parts);
+    return bytesOf(file, max, parts);
   } finally {
     await handle.close();
   }

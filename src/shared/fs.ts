@@ -60,7 +60,11 @@ export async function makeDirectory(dir: string, fs: Pick<WriteFs, 'mkdir'> = fs
  * Writes `text` so that readers see the old file or the new one, never a part: a temp file of its own, fsync,
  * rename, then fsync of the folder so the rename survives a power cut. A failed write leaves no temp file.
  */
-export async function writeFileAtomic(file: string, text: string, fs: WriteFs = fsp): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  text: string | Uint8Array,
+  fs: WriteFs = fsp,
+): Promise<void> {
   const dir = path.dirname(file);
   await makeDirectory(dir, fs);
   // Unique per call: two writes of one file, in one process or two, never share a temp file.

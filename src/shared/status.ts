@@ -64,10 +64,12 @@ export interface CommitStatus {
   search?: SearchStats;
 }
 
-/** What a search index cost (mcp/search.ts builds it), for status and metrics. */
+/** What a search index cost (index/searchBuild.ts builds it, saved with the commit's index), for status and metrics. */
 export interface SearchStats {
-  /** Milliseconds to read the SKILL.md files and build the index. */
+  /** Milliseconds to read it from its file (`stored`), or to read the SKILL.md files and build it. */
   buildMs: number;
+  /** It was read from the search file saved with the commit's index: nothing was tokenised. */
+  stored: boolean;
   skills: number;
   /** Distinct terms indexed. */
   terms: number;

@@ -141,6 +141,8 @@ export interface FollowOptions {
   hooks: FollowHooks;
   /** The store a `refs:` source shares with its refs, and what each ref names (absent: a source of its own). */
   shared?: (source: SourceConfig) => SourceDeps['shared'];
+  /** The search indexes every source of the worker shares (SourceDeps.searches). */
+  searches?: SourceDeps['searches'];
 }
 
 /** Opens `sourceConfig`'s source and a follower that syncs it through `options.sync`. */
@@ -154,6 +156,7 @@ export function followSource(sourceConfig: SourceConfig, config: Config, options
     onRefused: (error) => options.onRefused?.(id, error),
     onProgress: (p) => hooks.onProgress?.(id, p),
     indexStore: hooks.indexStore,
+    searches: options.searches,
   });
   const followed: Followed = {
     config: sourceConfig,

@@ -44,6 +44,7 @@ import { type FileRefusedError, readBounded } from '../shared/boundedRead.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { checkReads, checkStore, type Damage, guardedReader } from './damage.ts';
 import { checkLocked } from './lockCheck.ts';
+import { type HeldSearches, searchOnce } from './search.ts';
 import { REF_PREFIXES, refMatcher } from '../shared/refNames.ts';
 import type { CommitStatus } from '../shared/status.ts';
 
@@ -61,6 +62,8 @@ export interface SourceDeps {
    * the source's last listing (so each poll lists the remote once, not once per ref).
    */
   shared?: { repository: RepositoryOnUse; listed?(ref: string): ResolvedRef | undefined };
+  /** The search indexes of every source of the process: a commit several sources serve is held once. */
+  searches?: HeldSearches;
 }
 
 /**
@@ -235,19 +238,24 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
         checkLocked(pinned.lock, index);
       return index;
     },
-    namespace: (index: CommitIndex, repo: Repository, checkFirst = false) =>
-      buildNamespace(
-        config.id,
+    namespace(index: CommitIndex, repo: Repository, checkFirst = false) {
+      const read = guardedReader(
         index,
-        sourceOrigin(config),
-        guardedReader(
-          index,
-          (blob) => readBlob(repo, blob),
-          (damage) => deps.onDamage?.(damage),
-          checkFirst ? () => checkStore(repo, index) : undefined,
-        ),
-        skillMdBody,
-      ),
+        (blob) => readBlob(repo, blob),
+        (damage) => deps.onDamage?.(damage),
+        checkFirst ? () => checkStore(repo, index) : undefined,
+      );
+      const repository = sourceOrigin(config).repository;
+      const search = searchOnce(index, {
+        indexes,
+        options,
+        repository,
+        held: deps.searches,
+        heldBody: skillMdBody,
+        read,
+      });
+      return buildNamespace(config.id, index, sourceOrigin(config), read, skillMdBody, search);
+    },
   };
   const indexedOnce = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
     const { commit } = target;

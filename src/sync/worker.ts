@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../shared/clock.ts';
 import type { Coordination, CoordinationEvents } from './coordination/coordination.ts';
 import { createDamageLedger, type Damage } from './damage.ts';
 import { type Followed, type FollowHooks, followSource, unfollow } from './follower.ts';
+import { heldSearches } from './search.ts';
 import { resolvedOf, syncGroup } from './groupStep.ts';
 import { joinDataDir, type Membership } from './dataDir/membership.ts';
 import { adopt, askHolder, watchDataDir } from './dataDir/published.ts';
@@ -117,6 +118,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
   // dataDir is the one setting a reconfigure cannot change: this process's file and leases are there.
   const membership = options.membership ?? joinDataDir(config, { command: 'serve' }, logger);
   const stores = new Map<string, RepositoryOnUse>();
+  const searches = heldSearches();
   const w: Worker = {
     catalog: options.catalog,
     logger,
@@ -157,6 +159,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
           ),
         hooks: options,
         shared: (sourceConfig) => sharedStore(w, stores, sourceConfig),
+        searches,
       }),
     records: new Map(config.sources.map((s) => [s.id, { tried: false }])),
     listings: new Map(),

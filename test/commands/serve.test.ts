@@ -4,13 +4,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { run } from '../../src/cli.ts';
-import {
-  SEARCH_INDEX_DELAY_MS,
-  settingsNeedingRestart,
-  startServing,
-  unauthenticatedRefusal,
-} from '../../src/commands/serve.ts';
-import { searchStatsOf } from '../../src/mcp/search.ts';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { settingsNeedingRestart, startServing, unauthenticatedRefusal } from '../../src/commands/serve.ts';
+import { searchNamespaces, searchStatsOf } from '../../src/mcp/search.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { newHolder } from '../../src/sync/dataDir/lease.ts';
@@ -170,24 +167,49 @@ describe('a stdio host starting a server on a warm dataDir', () => {
 });
 
 describe('the search index of a published namespace', () => {
-  it('is built within SEARCH_INDEX_DELAY_MS of publishing with no search asked, not while the server starts', async () => {
-    const server = await serveInProcess(writeConfig({ sources: SOURCES }), { http: false });
-    try {
-      const listed = server.serving.catalog.listed();
-      expect(listed.map((ns) => ns.source).sort()).toEqual(['catalog', 'root']);
-      // At once, nothing is built: the listing a stdio host asks for as it connects does not wait behind it.
-      expect(listed.map((ns) => searchStatsOf(ns))).toEqual([undefined, undefined]);
-      await vi.waitFor(() => expect(listed.every((ns) => searchStatsOf(ns) !== undefined)).toBe(true), {
-        timeout: 10 * SEARCH_INDEX_DELAY_MS,
-        interval: 50,
-      });
-      expect(listed.map((ns) => [ns.source, searchStatsOf(ns)?.skills, searchStatsOf(ns)?.unread])).toEqual([
-        ['catalog', 7, 0],
-        ['root', 1, 0],
-      ]);
-    } finally {
-      await server.stop();
-    }
+  /** Once every listed namespace's search index is ready: each source's stats, and what a query finds (URI, score). */
+  const searched = async (server: Awaited<ReturnType<typeof serveInProcess>>) => {
+    const listed = [...server.serving.catalog.listed()].sort((a, b) => a.source.localeCompare(b.source));
+    await vi.waitFor(() => expect(listed.every((ns) => searchStatsOf(ns) !== undefined)).toBe(true), {
+      timeout: 10_000,
+      interval: 20,
+    });
+    const stats = listed.map((ns) => [
+      ns.source,
+      searchStatsOf(ns)?.stored,
+      searchStatsOf(ns)?.skills,
+      searchStatsOf(ns)?.unread,
+    ]);
+    const hits = (await searchNamespaces(listed, 'pdf forms helper')).map((hit) => [
+      hit.served.uri,
+      hit.score,
+    ]);
+    return { stats, hits };
+  };
+
+  it('is built and saved with the commit index when published, with no search asked; a restart reads it and tokenises nothing', async () => {
+    const config = writeConfig({ sources: SOURCES });
+    const first = await serveInProcess(config, { http: false });
+    const built = await searched(first).finally(() => first.stop());
+    expect(built.stats).toEqual([
+      ['catalog', false, 7, 0],
+      ['root', false, 1, 0],
+    ]);
+    expect(built.hits.length).toBeGreaterThan(0);
+    const dataDir = (parse(readFileSync(config, 'utf8')) as { dataDir: string }).dataDir;
+    expect(readdirSync(path.join(dataDir, 'index', 'catalog')).sort()).toEqual([
+      `${catalog.commits['c2']}.json`,
+      `${catalog.commits['c2']}.search`,
+    ]);
+    const second = await serveInProcess(config, { http: false });
+    const read = await searched(second).finally(() => second.stop());
+    expect(read).toEqual({
+      stats: [
+        ['catalog', true, 7, 0],
+        ['root', true, 1, 0],
+      ],
+      hits: built.hits,
+    });
   });
 });
 

@@ -63,7 +63,13 @@ describe('serve opens at once; a slow source never holds the others', () => {
       }
       await close();
       expect(listed).toEqual([`healthy@${healthy}`, `local@${local.commit}`]);
-      expect(await get(`${base}/readyz`)).toEqual({
+      // Listed, the healthy source is pending only until its search index is ready (built at its publication).
+      expect(
+        await until('the healthy search index', async () => {
+          const ready = await get(`${base}/readyz`);
+          return (ready.body as { pending: string[] }).pending.includes('healthy') ? undefined : ready;
+        }),
+      ).toEqual({
         status: 503,
         body: { ready: false, pending: ['silent', 'drip'] },
       });

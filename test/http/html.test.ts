@@ -114,7 +114,7 @@ describe('the status page sources', () => {
     text.slice(text.indexOf(`<section class="source" id="source-${id}">`)).split('</section>')[0]!;
 
   it("shows a commit's search index: build time, terms, its postings' KiB (rounded up), skills cut short", () => {
-    const search = { buildMs: 12.5, skills: 2, terms: 947, bytes: 2049, unread: 0, cut: 0 };
+    const search = { buildMs: 12.5, stored: false, skills: 2, terms: 947, bytes: 2049, unread: 0, cut: 0 };
     const page = (stats: typeof search) =>
       sectionOf(
         renderStatusPage(

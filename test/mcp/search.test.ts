@@ -225,6 +225,7 @@ describe('skill_search', () => {
     await searchIndexOf(ns);
     expect(searchStatsOf(ns)).toEqual({
       buildMs: expect.any(Number),
+      stored: false,
       skills: ns.skills.length,
       terms: expect.any(Number),
       bytes: expect.any(Number),

@@ -7,6 +7,7 @@ import { tempDir } from '../helpers/temp.ts';
 import type { SourceConfig } from '../../src/config/index.ts';
 import { CACHE_USES, GitError } from '../../src/git/index.ts';
 import { openSource } from '../../src/sync/source.ts';
+import { heldSearches } from '../../src/sync/search.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 /** A served file by its path in the repository. */
@@ -121,5 +122,27 @@ describe('a source', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GitError);
     expect((error as GitError).code).toBe('source-incomplete');
+  });
+});
+
+describe('sources serving one commit', () => {
+  it('read or build its search index once and hold one copy; other index options get their own', async () => {
+    const dataDir = temp('skillpin-data-');
+    const searches = heldSearches();
+    const open = (id: string, paths = ['skills']) =>
+      openSource({ ...local(catalog.gitdir), id, paths }, { dataDir, searches }).load({ commit: c2 });
+    const [one, two, wider] = [await open('one'), await open('two'), await open('wider', [])];
+    const [first, second, other] = await Promise.all([one, two, wider].map((ns) => ns.searchData!()));
+    expect(first).toBe(second);
+    expect(other).not.toBe(first);
+    expect([first!.postings.skillCount, other!.postings.skillCount]).toEqual([
+      one.skills.length,
+      wider.skills.length,
+    ]);
+    // Without a shared HeldSearches (as before), each source holds its own.
+    const alone = await openSource({ ...local(catalog.gitdir), id: 'alone' }, { dataDir }).load({
+      commit: c2,
+    });
+    expect(await alone.searchData!()).not.toBe(first);
   });
 });

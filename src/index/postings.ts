@@ -147,10 +147,13 @@ export class Postings {
   constructor(
     readonly termIds: ReadonlyMap<string, number>,
     /** Where each term's postings start in `ids` and `places`; the last entry is where the last term's end. */
-    private readonly starts: Uint32Array,
-    private readonly ids: Uint16Array | Uint32Array,
-    private readonly places: Uint8Array,
-    private readonly lengths: Uint32Array,
+    readonly starts: Uint32Array,
+    /** Each term's skills, ascending. */
+    readonly ids: Uint16Array | Uint32Array,
+    /** The places of each (term, skill) pair, as PLACE bits. */
+    readonly places: Uint8Array,
+    /** Each skill's count of distinct terms. */
+    readonly lengths: Uint32Array,
   ) {
     this.#scores = new Float64Array(lengths.length);
     this.#matched = new Uint8Array(lengths.length);

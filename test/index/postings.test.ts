@@ -10,8 +10,9 @@ import {
   type Postings,
   PostingsBuilder,
   type RankedTerm,
-} from '../../src/mcp/postings.ts';
-import { queryTerms, skillTerms } from '../../src/mcp/search.ts';
+} from '../../src/index/postings.ts';
+import { queryTerms } from '../../src/mcp/search.ts';
+import { skillTerms } from '../../src/index/terms.ts';
 
 interface Ranked {
   id: number;

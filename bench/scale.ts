@@ -1,0 +1,180 @@
+/**
+ * Scale benchmark (issue 38): one catalog served as N sources, and a synthetic catalog, each by `skillpin serve
+ * --http` in a child process, from an empty dataDir and again from the dataDir it left (a warm restart):
+ *   - start to ready (GET /readyz 200), RSS at ready;
+ *   - the first full listing (every skills/list page) right at ready, and a later one;
+ *   - the first skill_search right at ready, and skill_search p50/p99 over 60 searches;
+ * and the SDK's folder server (bench/serve.ts --sdk) on the synthetic catalog's checkout: start to its first full
+ * listing, RSS. SKILLPIN_ROOT runs another checkout's skillpin (a `before`); the load average is printed with each.
+ * Usage: npx tsx bench/scale.ts [copies=10,40] [syntheticSkills=2000] [catalog=.skillpin/catalogs/ComposioHQ+awesome-claude-skills]
+ */
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, get } from 'node:http';
+import { loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { call, type McpTarget, rssMiB, startChild } from './mcpHttp.ts';
+import { syntheticRepo } from './synthetic.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const projectRoot = path.resolve(here, '..');
+const skillpinRoot = process.env['SKILLPIN_ROOT'] ?? projectRoot;
+const workDir = path.join(projectRoot, '.skillpin', 'bench', 'scale');
+const QUERIES = [
+  'pdf forms',
+  'slack message',
+  'create a spreadsheet',
+  'image resize',
+  'git commit review',
+  'deploy',
+];
+
+interface Server extends McpTarget {
+  child: ChildProcess;
+  started: number;
+}
+
+const load = () => loadavg()[0]!.toFixed(2);
+const ms = (from: number) => performance.now() - from;
+
+/** GET a path of the server's base URL: its status code. */
+const status = (url: string) =>
+  new Promise<number>((resolve, reject) =>
+    get(url, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    }).once('error', reject),
+  );
+
+async function untilReady(server: Server): Promise<number> {
+  const readyz = server.url.replace(/\/mcp$/, '/readyz');
+  while ((await status(readyz)) !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
+  return ms(server.started);
+}
+
+/** Every skills/list page walked: the skills listed and how long it took. */
+async function fullListing(server: McpTarget): Promise<{ skills: number; ms: number; pages: number }> {
+  const started = performance.now();
+  let cursor: string | undefined;
+  let skills = 0;
+  let pages = 0;
+  do {
+    const page = await call(server, 'skills/list', cursor === undefined ? {} : { cursor });
+    skills += (page['skills'] as unknown[]).length;
+    pages++;
+    cursor = page['nextCursor'] as string | undefined;
+  } while (cursor !== undefined);
+  return { skills, ms: ms(started), pages };
+}
+
+const search = (server: McpTarget, query: string) =>
+  call(server, 'tools/call', { name: 'skill_search', arguments: { query } });
+
+/** skill_search latencies over 60 searches: p50 and p99. */
+async function searchLatencies(server: McpTarget): Promise<string> {
+  const times: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const started = performance.now();
+    await search(server, QUERIES[i % QUERIES.length]!);
+    times.push(ms(started));
+  }
+  times.sort((a, b) => a - b);
+  const at = (p: number) =>
+    times[Math.min(times.length - 1, Math.floor((times.length * p) / 100))]!.toFixed(1);
+  return `p50 ${at(50)} ms, p99 ${at(99)} ms`;
+}
+
+async function startSkillpin(config: string): Promise<Server> {
+  const started = performance.now();
+  const cli = path.join(skillpinRoot, 'src', 'cli.ts');
+  const { url, child } = await startChild(
+    ['--import', 'tsx', cli, 'serve', '--config', config, '--http', '127.0.0.1:0'],
+    { cwd: skillpinRoot, timeoutMs: 600_000 },
+  );
+  return { name: 'skillpin', url, child, started, agent: new Agent({ keepAlive: true }) };
+}
+
+/** One start of skillpin on `config`: what it took to be ready and to answer at ready. */
+async function oneStart(label: string, config: string): Promise<void> {
+  const server = await startSkillpin(config);
+  try {
+    const ready = await untilReady(server);
+    const rss = rssMiB(server.child.pid!);
+    const first = await fullListing(server);
+    const searched = performance.now();
+    await search(server, 'pdf forms');
+    const firstSearch = ms(searched);
+    const later = await fullListing(server);
+    const latencies = await searchLatencies(server);
+    console.log(
+      `  ${label.padEnd(13)} ready ${ready.toFixed(0)} ms, RSS ${rss.toFixed(0)} MiB; first listing ${first.ms.toFixed(0)} ms ` +
+        `(${first.skills} skills, ${first.pages} pages), later ${later.ms.toFixed(0)} ms; first search ${firstSearch.toFixed(0)} ms, ` +
+        `skill_search ${latencies} (load ${load()})`,
+    );
+  } finally {
+    server.agent.destroy();
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => server.child.once('exit', resolve));
+  }
+}
+
+/** `sources` served from an empty dataDir, then from the one it left. */
+async function scenario(name: string, sources: object[]): Promise<void> {
+  const dir = path.join(workDir, name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const config = path.join(dir, 'skillpin.yaml');
+  writeFileSync(config, stringify({ dataDir: path.join(dir, 'data'), sources }));
+  console.log(`${name}:`);
+  await oneStart('empty dataDir', config);
+  await oneStart('warm restart', config);
+}
+
+/** The SDK's folder server on `folder`: start to its first full listing, and RSS then. */
+async function sdkFolder(folder: string): Promise<void> {
+  const started = performance.now();
+  const { url, child } = await startChild(['--import', 'tsx', path.join(here, 'serve.ts'), '--sdk', folder], {
+    cwd: projectRoot,
+    timeoutMs: 600_000,
+  });
+  const server: McpTarget = { name: 'sdk', url, agent: new Agent({ keepAlive: true }) };
+  try {
+    const first = await fullListing(server);
+    const later = await fullListing(server);
+    console.log(
+      `  sdk folder    first full listing ${ms(started).toFixed(0)} ms after start (${first.skills} skills, ${first.pages} pages), ` +
+        `RSS ${rssMiB(child.pid!).toFixed(0)} MiB, later listing ${later.ms.toFixed(0)} ms (load ${load()})`,
+    );
+  } finally {
+    server.agent.destroy();
+    child.kill('SIGTERM');
+  }
+}
+
+async function main(): Promise<void> {
+  const [copies = '10,40', skills = '2000', catalog = '.skillpin/catalogs/ComposioHQ+awesome-claude-skills'] =
+    process.argv.slice(2);
+  console.log(`skillpin at ${skillpinRoot}`);
+  const gitdir = path.resolve(projectRoot, catalog);
+  for (const n of copies.split(',').map(Number))
+    await scenario(
+      `copies-${n}`,
+      Array.from({ length: n }, (_, i) => ({ id: `c${i}`, path: gitdir, ref: 'HEAD' })),
+    );
+  const repo = syntheticRepo(path.join(workDir, 'repos'), Number(skills), 2);
+  await scenario(`synthetic-${skills}`, [
+    { id: 'synthetic', path: repo.gitdir, commit: repo.base, paths: ['skills'] },
+  ]);
+  const folder = path.join(workDir, 'folder');
+  rmSync(folder, { recursive: true, force: true });
+  mkdirSync(folder, { recursive: true });
+  execFileSync('sh', [
+    '-c',
+    `git --git-dir "${repo.gitdir}" archive ${repo.base} skills | tar -x -C "${folder}"`,
+  ]);
+  await sdkFolder(path.join(folder, 'skills'));
+}
+
+await main();

@@ -1,0 +1,133 @@
+import { Postings } from './postings.ts';
+import type { SearchData } from './searchBuild.ts';
+
+/**
+ * A commit's search index as a file, saved beside its index file: a JSON header, then the postings' typed arrays
+ * as they are in memory (little-endian), then the terms. Loading it copies arrays and splits one string: no
+ * SKILL.md is read or tokenised again.
+ */
+
+const MAGIC = 'SKPS';
+/** The search file's format; a file of another format is rebuilt. Bump with any change to the tokenising rules. */
+export const SEARCH_FORMAT = 1;
+
+/** What a search file says of itself; the store checks it against the index file it goes with. */
+export interface SearchHeader {
+  format: number;
+  commit: string;
+  /** Skills of the index it was built from, in that index's order. */
+  skills: number;
+  /** The index file it was built from: its rules and options, as the store names them (JSON). */
+  builtFrom: string;
+  terms: number;
+  pairs: number;
+  /** Skill ids are 4 bytes (over 65,536 skills), else 2. */
+  wide: boolean;
+  termBytes: number;
+  unread: number;
+  cut: number;
+}
+
+const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** The bytes of a typed array, in this machine's order (little-endian: every platform Node runs on, checked). */
+const bytesOf = (array: ArrayBufferView) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+
+/** The file of `data`, built from the index `builtFrom` names. */
+export function encodeSearch(commit: string, builtFrom: string, data: SearchData): Buffer {
+  if (!littleEndian) throw new Error('search files are written on little-endian machines only');
+  const { postings } = data;
+  const terms = Buffer.from([...postings.termIds.keys()].join('\n'));
+  const header: SearchHeader = {
+    format: SEARCH_FORMAT,
+    commit,
+    skills: postings.skillCount,
+    builtFrom,
+    terms: postings.termCount,
+    pairs: postings.ids.length,
+    wide: postings.ids instanceof Uint32Array,
+    termBytes: terms.length,
+    unread: data.unread,
+    cut: data.cut,
+  };
+  const head = Buffer.from(JSON.stringify(header));
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(head.length);
+  const { starts, lengths, ids, places } = postings;
+  return Buffer.concat([
+    Buffer.from(MAGIC),
+    length,
+    head,
+    ...[starts, lengths, ids, places].map(bytesOf),
+    terms,
+  ]);
+}
+
+/** Reads a typed array of `count` items at `at` (a copy: the file's buffer need not be aligned). */
+function take<T>(
+  bytes: Buffer,
+  at: number,
+  count: number,
+  Kind: { BYTES_PER_ELEMENT: number; new (n: number): T & ArrayBufferView },
+) {
+  const array = new Kind(count);
+  bytesOf(array).set(bytes.subarray(at, at + count * Kind.BYTES_PER_ELEMENT));
+  return { array, end: at + count * Kind.BYTES_PER_ELEMENT };
+}
+
+/** The header of a search file, or undefined when it is not one. */
+function headerOf(bytes: Buffer): { header: SearchHeader; at: number } | undefined {
+  if (bytes.length < 8 || bytes.subarray(0, 4).toString('latin1') !== MAGIC) return undefined;
+  const length = bytes.readUInt32LE(4);
+  if (8 + length > bytes.length) return undefined;
+  try {
+    const header = JSON.parse(bytes.subarray(8, 8 + length).toString('utf8')) as SearchHeader;
+    const counts = [header.skills, header.terms, header.pairs, header.termBytes, header.unread, header.cut];
+    if (header.format !== SEARCH_FORMAT || !counts.every((n) => Number.isSafeInteger(n) && n >= 0))
+      return undefined;
+    return { header, at: 8 + length };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Each term's skills ascending and below `skills`, the last term ending at the last pair, lengths summing to it. */
+function consistent(
+  header: SearchHeader,
+  starts: Uint32Array,
+  ids: Uint16Array | Uint32Array,
+  lengths: Uint32Array,
+) {
+  if (starts[0] !== 0 || starts[header.terms] !== header.pairs) return false;
+  for (let term = 0; term < header.terms; term++) {
+    const [from, to] = [starts[term]!, starts[term + 1]!];
+    if (to < from || to > header.pairs) return false;
+    for (let at = from; at < to; at++)
+      if (ids[at]! >= header.skills || (at > from && ids[at]! <= ids[at - 1]!)) return false;
+  }
+  return lengths.reduce((sum, length) => sum + length, 0) === header.pairs;
+}
+
+/** A search file read back, checked whole (it is dataDir's, and may be damaged), or undefined. */
+export function decodeSearch(bytes: Buffer): { header: SearchHeader; data: SearchData } | undefined {
+  const read = headerOf(bytes);
+  if (read === undefined || !littleEndian) return undefined;
+  const { header } = read;
+  const idBytes = header.wide ? 4 : 2;
+  const size =
+    read.at + (header.terms + 1 + header.skills) * 4 + header.pairs * (idBytes + 1) + header.termBytes;
+  if (size !== bytes.length) return undefined;
+  const starts = take(bytes, read.at, header.terms + 1, Uint32Array);
+  const lengths = take(bytes, starts.end, header.skills, Uint32Array);
+  const ids = header.wide
+    ? take(bytes, lengths.end, header.pairs, Uint32Array)
+    : take(bytes, lengths.end, header.pairs, Uint16Array);
+  const places = take(bytes, ids.end, header.pairs, Uint8Array);
+  const text = bytes.subarray(places.end).toString('utf8');
+  const terms = header.terms === 0 ? [] : text.split('\n');
+  const termIds = new Map(terms.map((term, id) => [term, id]));
+  if (termIds.size !== header.terms || !consistent(header, starts.array, ids.array, lengths.array))
+    return undefined;
+  const postings = new Postings(termIds, starts.array, ids.array, places.array, lengths.array);
+  return { header, data: { postings, unread: header.unread, cut: header.cut } };
+}
