@@ -93,7 +93,8 @@ describe('search file', () => {
 
   it('refuses a damaged file: cut short, a byte changed, a skill id out of range, or larger than its bound', async () => {
     const dir = tempDir();
-    const store = indexStore(dir);
+    const refused: string[] = [];
+    const store = indexStore(dir, (error) => refused.push(`${path.basename(error.file)} ${error.reason}`));
     const { index, read } = catalogOf(20);
     await store.saveSearch(index, OPTIONS, await buildSearchData(searchInputs(index), { read }));
     const file = path.join(dir, `${index.commit}.search`);
@@ -113,7 +114,10 @@ describe('search file', () => {
     expect(await store.loadSearch(index, OPTIONS)).toBeUndefined();
     writeFileSync(file, good);
     expect(await store.loadSearch(index, OPTIONS)).toBeDefined();
+    expect(refused).toEqual([]);
     truncateSync(file, maxSearchFileBytes(20) + 1);
     expect(await store.loadSearch(index, OPTIONS)).toBeUndefined();
+    // Too large to read: said, like an index file too large.
+    expect(refused).toEqual([`${index.commit}.search datadir-file-oversized`]);
   });
 });
