@@ -108,6 +108,13 @@ describe('search file', () => {
     outOfRange.writeUInt16LE(20, firstId);
     writeFileSync(file, outOfRange);
     expect(await store.loadSearch(index, OPTIONS)).toBeUndefined();
+    // A header whose `wide` is no boolean (2-byte ids read as such would be a guess).
+    const head = JSON.stringify({ ...header, wide: 0 });
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(Buffer.byteLength(head));
+    const rest = good.subarray(8 + good.readUInt32LE(4));
+    writeFileSync(file, Buffer.concat([good.subarray(0, 4), length, Buffer.from(head), rest]));
+    expect(await store.loadSearch(index, OPTIONS)).toBeUndefined();
     const magic = Buffer.from(good);
     magic[0] = 0;
     writeFileSync(file, magic);
