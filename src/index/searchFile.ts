@@ -83,7 +83,8 @@ function headerOf(bytes: Buffer): { header: SearchHeader; at: number } | undefin
   try {
     const header = JSON.parse(bytes.subarray(8, 8 + length).toString('utf8')) as SearchHeader;
     const counts = [header.skills, header.terms, header.pairs, header.termBytes, header.unread, header.cut];
-    if (header.format !== SEARCH_FORMAT || !counts.every((n) => Number.isSafeInteger(n) && n >= 0))
+    const fields = typeof header.wide === 'boolean' && typeof header.commit === 'string';
+    if (header.format !== SEARCH_FORMAT || !fields || !counts.every((n) => Number.isSafeInteger(n) && n >= 0))
       return undefined;
     return { header, at: 8 + length };
   } catch {

@@ -101,13 +101,17 @@ export function indexStore(dir: string, refused?: (error: FileRefusedError) => v
     },
     /**
      * The search index saved for `index` (loaded under `options`), or undefined when it is missing, larger than
-     * maxSearchFileBytes, damaged, of another format, or built from another index file.
+     * maxSearchFileBytes or no regular file (told to `refused`), damaged, of another format, or built from another
+     * index file.
      */
     async loadSearch(index: CommitIndex, options: IndexOptions): Promise<SearchData | undefined> {
       const bytes = await readBoundedBytes(
         searchFileOf(index.commit),
         maxSearchFileBytes(index.skills.length),
-      ).catch(() => undefined);
+      ).catch((error: unknown) => {
+        if (error instanceof FileRefusedError) refused?.(error);
+        return undefined;
+      });
       const read = bytes === undefined ? undefined : decodeSearch(bytes);
       if (read === undefined) return undefined;
       const { header } = read;

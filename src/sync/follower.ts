@@ -138,6 +138,8 @@ export interface FollowOptions {
   onDamage: (id: string, damage: Damage) => void;
   /** An index file of source `id` was too large or no regular file: it is rebuilt. */
   onRefused?: (id: string, error: FileRefusedError) => void;
+  /** A search index of source `id` could not be saved: it is built again at the next start. */
+  onSearchUnsaved?: (id: string, error: unknown) => void;
   hooks: FollowHooks;
   /** The store a `refs:` source shares with its refs, and what each ref names (absent: a source of its own). */
   shared?: (source: SourceConfig) => SourceDeps['shared'];
@@ -154,6 +156,7 @@ export function followSource(sourceConfig: SourceConfig, config: Config, options
     dataDir: options.dataDir,
     onDamage: (damage) => options.onDamage(id, damage),
     onRefused: (error) => options.onRefused?.(id, error),
+    onSearchUnsaved: (error) => options.onSearchUnsaved?.(id, error),
     onProgress: (p) => hooks.onProgress?.(id, p),
     indexStore: hooks.indexStore,
     searches: options.searches,

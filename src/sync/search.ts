@@ -41,6 +41,8 @@ export interface SearchSource {
   heldBody?(blob: string): string | undefined;
   /** A blob's bytes, checked against the index (the namespace's guarded reader). */
   read(blob: string): Promise<Uint8Array>;
+  /** Told when a search index built could not be saved (serving goes on; the next start builds it again). */
+  unsaved?(error: unknown): void;
 }
 
 /**
@@ -55,8 +57,7 @@ export function searchOnce(index: CommitIndex, from: SearchSource): () => Promis
     const stored = await from.indexes.loadSearch(index, options);
     if (stored !== undefined) return { ...stored, stored: true };
     const built = await buildSearchData(searchInputs(index), { held: from.heldBody, read: from.read });
-    // Not saved (a full disk): it is built again at the next start; serving goes on.
-    await from.indexes.saveSearch(index, options, built).catch(() => undefined);
+    await from.indexes.saveSearch(index, options, built).catch((error: unknown) => from.unsaved?.(error));
     return built;
   };
   const shared = async () => {

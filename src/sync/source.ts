@@ -57,6 +57,8 @@ export interface SourceDeps {
   onDamage?: (damage: Damage) => void;
   /** Told when an index file is too large or no regular file: it is rebuilt from git (and so replaced). */
   onRefused?: (error: FileRefusedError) => void;
+  /** Told when a search index built could not be saved (a full disk): it is built again at the next start. */
+  onSearchUnsaved?: (error: unknown) => void;
   /**
    * A ref of a `refs:` source: the repository it shares with the source's other refs, and what its ref names at
    * the source's last listing (so each poll lists the remote once, not once per ref).
@@ -253,6 +255,7 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
         held: deps.searches,
         heldBody: skillMdBody,
         read,
+        unsaved: deps.onSearchUnsaved,
       });
       return buildNamespace(config.id, index, sourceOrigin(config), read, skillMdBody, search);
     },

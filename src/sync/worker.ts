@@ -1,7 +1,7 @@
 import PQueue from 'p-queue';
 import type { Catalog } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
-import type { WriteFs } from '../shared/fs.ts';
+import { osReason, type WriteFs } from '../shared/fs.ts';
 import type { Logger } from '../shared/log.ts';
 import { oneAtATimePer } from '../shared/serial.ts';
 import type { StatusReport, SyncOutcome } from '../shared/status.ts';
@@ -156,6 +156,11 @@ function workerOf(options: SyncWorkerOptions): Worker {
           w.logger.warn(
             { source: id, file: error.file, reason: error.reason },
             `an index file is damaged and rebuilt from git: ${error.message}`,
+          ),
+        onSearchUnsaved: (id, error) =>
+          w.logger.warn(
+            { source: id },
+            `a search index could not be saved in dataDir (it is built again at the next start): ${osReason(error)}`,
           ),
         hooks: options,
         shared: (sourceConfig) => sharedStore(w, stores, sourceConfig),

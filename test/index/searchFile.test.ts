@@ -93,7 +93,8 @@ describe('search file', () => {
 
   it('refuses a damaged file: cut short, a byte changed, a skill id out of range, or larger than its bound', async () => {
     const dir = tempDir();
-    const store = indexStore(dir);
+    const refused: string[] = [];
+    const store = indexStore(dir, (error) => refused.push(`${path.basename(error.file)} ${error.reason}`));
     const { index, read } = catalogOf(20);
     await store.saveSearch(index, OPTIONS, await buildSearchData(searchInputs(index), { read }));
     const file = path.join(dir, `${index.commit}.search`);
@@ -107,13 +108,23 @@ describe('search file', () => {
     outOfRange.writeUInt16LE(20, firstId);
     writeFileSync(file, outOfRange);
     expect(await store.loadSearch(index, OPTIONS)).toBeUndefined();
+    // A header whose `wide` is no boolean (2-byte ids read as such would be a guess).
+    const head = JSON.stringify({ ...header, wide: 0 });
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(Buffer.byteLength(head));
+    const rest = good.subarray(8 + good.readUInt32LE(4));
+    writeFileSync(file, Buffer.concat([good.subarray(0, 4), length, Buffer.from(head), rest]));
+    expect(await store.loadSearch(index, OPTIONS)).toBeUndefined();
     const magic = Buffer.from(good);
     magic[0] = 0;
     writeFileSync(file, magic);
     expect(await store.loadSearch(index, OPTIONS)).toBeUndefined();
     writeFileSync(file, good);
     expect(await store.loadSearch(index, OPTIONS)).toBeDefined();
+    expect(refused).toEqual([]);
     truncateSync(file, maxSearchFileBytes(20) + 1);
     expect(await store.loadSearch(index, OPTIONS)).toBeUndefined();
+    // Too large to read: said, like an index file too large.
+    expect(refused).toEqual([`${index.commit}.search datadir-file-oversized`]);
   });
 });

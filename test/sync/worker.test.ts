@@ -639,6 +639,30 @@ describe('the log', () => {
   });
 });
 
+describe('a search index that cannot be saved', () => {
+  it('still serves, and says why it was not saved', async () => {
+    const { dir } = makeRepo({ 'good/SKILL.md': skillMd('good', 'ok') });
+    const { logger, lines } = capturedLogger();
+    const config = loadConfig(writeConfig({ sources: [{ id: 'local', path: dir, ref: 'main' }] }));
+    const { catalog, worker, start } = workerFor(config, {
+      logger,
+      indexStore: (dir) => ({ ...indexStore(dir), saveSearch: () => Promise.reject(diskFull()) }),
+    });
+    await start();
+    const data = await catalog.listed()[0]!.searchData!();
+    await worker.stop();
+    expect(data.postings.skillCount).toBe(1);
+    expect(lines.filter((line) => line['level'] === 40).map((line) => [line['source'], line['msg']])).toEqual(
+      [
+        [
+          'local',
+          'a search index could not be saved in dataDir (it is built again at the next start): no space left on device, write (ENOSPC)',
+        ],
+      ],
+    );
+  });
+});
+
 describe('a local source as configured', () => {
   it('is named by the path the config gives, in its failure and its provenance', async () => {
     const config = loadConfig(writeConfig({ sources: [{ id: 'typo', path: './rep', ref: 'HEAD' }] }));
