@@ -178,10 +178,9 @@ function readyz(options: HttpOptions): Route {
     methods: READ,
     serve() {
       const pending = options.serving.pending?.() ?? [];
-      return json(pending.length === 0 ? 200 : 503, {
-        ready: pending.length === 0,
-        pending: options.auth === undefined ? pending : pending.length,
-      });
+      const ready = pending.length === 0;
+      // With auth, nothing about the sources: a count would count those a caller may not see.
+      return json(ready ? 200 : 503, options.auth === undefined ? { ready, pending } : { ready });
     },
   };
 }
