@@ -11,30 +11,37 @@ export const REPORT_STALE_MS = 3 * REPORT_MS;
 /** Reports read per source at most (a hash that grew past this is not ours to show whole). */
 const MAX_REPORTS = 1000;
 
+/** A time as replicas write it (`Date#toISOString`): anything else read from Redis is not shown. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 const NOTHING_KNOWN: SourceReplicas = { leaseHolder: null, serving: [], agree: false, lastAgreed: null };
 
-/** One replica's report as stored (JSON: pid, commit or null, since, at); `undefined` when it is not one. */
-function parsedReport(replica: string, text: string): (ReplicaServing & { at: number }) | undefined {
+/**
+ * One replica's report as stored (JSON: pid, commit or null, since, at); `undefined` when it is not one. Whoever
+ * can write to Redis can write here: only a commit id, a pid and a time reach /status.
+ */
+export function parsedReport(replica: string, text: string): (ReplicaServing & { at: number }) | undefined {
   if (replicaOf(replica) === undefined) return undefined;
   try {
     const parsed = JSON.parse(text) as Partial<ReplicaServing> & { at?: unknown };
     const commit =
       parsed.commit === null || COMMIT_PATTERN.test(String(parsed.commit)) ? parsed.commit : undefined;
-    if (commit === undefined || typeof parsed.at !== 'number' || typeof parsed.since !== 'string')
+    if (commit === undefined || typeof parsed.at !== 'number' || !ISO_TIME.test(String(parsed.since)))
       return undefined;
     const host = replica.slice(0, replica.indexOf('/'));
-    return { replica, host, pid: Number(parsed.pid ?? 0), commit, since: parsed.since, at: parsed.at };
+    const pid = Number.isSafeInteger(parsed.pid) ? Number(parsed.pid) : 0;
+    return { replica, host, pid, commit, since: String(parsed.since), at: parsed.at };
   } catch {
     return undefined;
   }
 }
 
 /** The last agreement recorded, when it reads as one. */
-function agreementOf(text: string | null | undefined): SourceReplicas['lastAgreed'] {
+export function agreementOf(text: string | null | undefined): SourceReplicas['lastAgreed'] {
   try {
     const parsed = text == null ? null : (JSON.parse(text) as { commit?: unknown; at?: unknown });
-    return parsed !== null && COMMIT_PATTERN.test(String(parsed.commit)) && typeof parsed.at === 'string'
-      ? { commit: String(parsed.commit), at: parsed.at }
+    return parsed !== null && COMMIT_PATTERN.test(String(parsed.commit)) && ISO_TIME.test(String(parsed.at))
+      ? { commit: String(parsed.commit), at: String(parsed.at) }
       : null;
   } catch {
     return null;
