@@ -7,6 +7,7 @@ import {
   isValidName,
   kebabName,
 } from '../skills/index.ts';
+import { osReason } from '../shared/fs.ts';
 import { compareText } from '../shared/text.ts';
 import type { CheckReport } from './check.ts';
 import { type SkillFix, type Unfixed, type VerifiedFix, verifyFixes } from './fixVerify.ts';
@@ -145,14 +146,25 @@ export async function applyFixes(
   write: boolean,
   io: { out: (text: string) => void; err: (text: string) => void },
   indexer: PatchedIndexer,
+  writeFile: (file: string, text: string) => Promise<void> = fsp.writeFile,
 ): Promise<void> {
   const proposed = await fixesOf(root, report);
   const verified = await verifyFixes(proposed.fixes, report, indexer);
   const unfixed = [...proposed.unfixed, ...verified.unfixed];
   const { fixes } = verified;
   if (write) {
-    for (const fix of fixes) await fsp.writeFile(path.join(root, fix.path), fix.after);
-    io.out(fixSummary(fixes, unfixed, true));
+    const written: VerifiedFix[] = [];
+    for (const fix of fixes) {
+      try {
+        await writeFile(path.join(root, fix.path), fix.after);
+        written.push(fix);
+      } catch (error) {
+        // The OS refusing a file (read-only, a full disk) is said of that file, not reported as a bug.
+        if ((error as NodeJS.ErrnoException).code === undefined) throw error;
+        unfixed.push({ path: fix.path, detail: `cannot write it: ${osReason(error)}` });
+      }
+    }
+    io.out(fixSummary(written, unfixed, true));
     return;
   }
   for (const fix of fixes) io.out(unifiedDiff(fix.path, fix.before, fix.after));
