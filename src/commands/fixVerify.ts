@@ -1,5 +1,11 @@
 import type { CommitIndex } from '../index/index.ts';
-import { type FrontmatterChange, parseSkillMd, type SkillProblem } from '../skills/index.ts';
+import {
+  dirname,
+  type FrontmatterChange,
+  isWithin,
+  parseSkillMd,
+  type SkillProblem,
+} from '../skills/index.ts';
 import { someOf } from '../shared/text.ts';
 import type { CheckReport } from './check.ts';
 import type { PatchedIndexer } from './patchedIndex.ts';
@@ -46,15 +52,10 @@ function owns(fix: SkillFix, path: string): boolean {
 
 /** Where a skill at `dir` would be served under `name`: below the served path of the nearest served skill above it. */
 function servedPathOf(report: CheckReport, dir: string, name: string): string {
-  const parent = dir.includes('/') ? dir.slice(0, dir.lastIndexOf('/')) : '';
   if (dir === '') return name;
+  const parent = dirname(dir);
   const above = report.skills
-    .filter(
-      (skill) =>
-        skill.path !== '.' &&
-        parent.startsWith(skill.path) &&
-        (parent === skill.path || parent[skill.path.length] === '/'),
-    )
+    .filter((skill) => skill.path !== '.' && isWithin(skill.path, parent))
     .sort((a, b) => b.path.length - a.path.length)[0];
   const base = above === undefined ? parent : `${above.servedPath}${parent.slice(above.path.length)}`;
   return base === '' ? name : `${base}/${name}`;
