@@ -10,7 +10,7 @@ import {
   join,
   kebabName,
 } from '../skills/index.ts';
-import { osReason } from '../shared/fs.ts';
+import { isOsError, osReason } from '../shared/fs.ts';
 import { compareText } from '../shared/text.ts';
 import type { CheckReport } from './check.ts';
 import { type SkillFix, type Unfixed, type VerifiedFix, verifyFixes } from './fixVerify.ts';
@@ -163,7 +163,7 @@ export async function applyFixes(
         written.push(fix);
       } catch (error) {
         // The OS refusing a file (read-only, a full disk) is said of that file, not reported as a bug.
-        if ((error as NodeJS.ErrnoException).code === undefined) throw error;
+        if (!isOsError(error)) throw error;
         unfixed.push({ path: fix.path, detail: `cannot write it: ${osReason(error)}` });
       }
     }
