@@ -205,10 +205,10 @@ async function snapshotOf(
   try {
     snapshot = await worktreeTree(source.location.path, into);
   } catch (error) {
+    if (!(error instanceof GitError && error.code === 'source-unsupported')) throw error;
     // Without git on PATH the default stays HEAD (with its list of uncommitted files).
-    if (wanted === 'default' && error instanceof GitError && error.code === 'source-unsupported')
-      return undefined;
-    throw error;
+    if (wanted === 'default') return undefined;
+    throw new GitError('source-unsupported', `${error.message}: commit and check HEAD with --ref HEAD`);
   }
   // Before the first commit, an empty work tree is as clean as can be (HEAD then says there is no commit yet).
   if (wanted === 'default' && snapshot.tree === (snapshot.headTree ?? EMPTY_TREE)) return 'clean';

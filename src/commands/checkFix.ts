@@ -1,12 +1,16 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
+  basename,
+  dirname,
   type FixTarget,
   type FrontmatterChange,
   fixFrontmatter,
   isValidName,
+  join,
   kebabName,
 } from '../skills/index.ts';
+import { isOsError, osReason } from '../shared/fs.ts';
 import { compareText } from '../shared/text.ts';
 import type { CheckReport } from './check.ts';
 import { type SkillFix, type Unfixed, type VerifiedFix, verifyFixes } from './fixVerify.ts';
@@ -18,16 +22,16 @@ const FIXABLE = new Set(['name-invalid', 'name-missing', 'description-invalid', 
 
 /** What the fix of one SKILL.md is for: the folder that names its skill, and whether that is the repository's root. */
 function targetOf(root: string, file: string): FixTarget & { dir: string } {
-  const dir = file === 'SKILL.md' ? '' : file.slice(0, file.lastIndexOf('/'));
-  const folder = dir === '' ? path.basename(root) : dir.slice(dir.lastIndexOf('/') + 1);
+  const dir = dirname(file);
+  const folder = dir === '' ? path.basename(root) : basename(dir);
   return { dir, root: dir === '', folder };
 }
 
 /** A skill in a folder that is not a valid name: the skill already at the path its folder's rename would take. */
 function folderNote(report: CheckReport, target: FixTarget & { dir: string }): string {
-  if (target.root || isValidName(target.folder)) return '';
-  const parent = target.dir.slice(0, Math.max(0, target.dir.lastIndexOf('/')));
-  const renamed = `${parent === '' ? '' : `${parent}/`}${kebabName(target.folder)}`;
+  const name = kebabName(target.folder);
+  if (target.root || isValidName(target.folder) || name === '') return '';
+  const renamed = join(dirname(target.dir), name);
   const skill = report.skills.some((served) => served.path === renamed);
   const refused = report.problems.some((p) => p.path === `${renamed}/SKILL.md`);
   return skill || refused ? `; ${renamed} is a skill already` : '';
@@ -145,14 +149,25 @@ export async function applyFixes(
   write: boolean,
   io: { out: (text: string) => void; err: (text: string) => void },
   indexer: PatchedIndexer,
+  writeFile: (file: string, text: string) => Promise<void> = fsp.writeFile,
 ): Promise<void> {
   const proposed = await fixesOf(root, report);
   const verified = await verifyFixes(proposed.fixes, report, indexer);
   const unfixed = [...proposed.unfixed, ...verified.unfixed];
   const { fixes } = verified;
   if (write) {
-    for (const fix of fixes) await fsp.writeFile(path.join(root, fix.path), fix.after);
-    io.out(fixSummary(fixes, unfixed, true));
+    const written: VerifiedFix[] = [];
+    for (const fix of fixes) {
+      try {
+        await writeFile(path.join(root, fix.path), fix.after);
+        written.push(fix);
+      } catch (error) {
+        // The OS refusing a file (read-only, a full disk) is said of that file, not reported as a bug.
+        if (!isOsError(error)) throw error;
+        unfixed.push({ path: fix.path, detail: `cannot write it: ${osReason(error)}` });
+      }
+    }
+    io.out(fixSummary(written, unfixed, true));
     return;
   }
   for (const fix of fixes) io.out(unifiedDiff(fix.path, fix.before, fix.after));

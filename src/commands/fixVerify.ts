@@ -1,5 +1,11 @@
 import type { CommitIndex } from '../index/index.ts';
-import { type FrontmatterChange, parseSkillMd, type SkillProblem } from '../skills/index.ts';
+import {
+  dirname,
+  type FrontmatterChange,
+  isWithin,
+  parseSkillMd,
+  type SkillProblem,
+} from '../skills/index.ts';
 import { someOf } from '../shared/text.ts';
 import type { CheckReport } from './check.ts';
 import type { PatchedIndexer } from './patchedIndex.ts';
@@ -33,6 +39,9 @@ export interface Unfixed {
 const BETWEEN_SKILLS = new Set(['path-collision', 'duplicate-name']);
 
 const encoder = new TextEncoder();
+const keyOf = (p: { path: string; reason: string }) => `${p.path}\0${p.reason}`;
+/** The problems the check found, each as its path and reason: what a fix's index is compared with. */
+const problemKeys = (report: CheckReport) => new Set(report.problems.map(keyOf));
 const reportPath = (dir: string) => (dir === '' ? '.' : dir);
 
 /** Whether a problem at `path` is one of the fixed skill's own: its SKILL.md, its folder, or a file in it. */
@@ -43,15 +52,10 @@ function owns(fix: SkillFix, path: string): boolean {
 
 /** Where a skill at `dir` would be served under `name`: below the served path of the nearest served skill above it. */
 function servedPathOf(report: CheckReport, dir: string, name: string): string {
-  const parent = dir.includes('/') ? dir.slice(0, dir.lastIndexOf('/')) : '';
   if (dir === '') return name;
+  const parent = dirname(dir);
   const above = report.skills
-    .filter(
-      (skill) =>
-        skill.path !== '.' &&
-        parent.startsWith(skill.path) &&
-        (parent === skill.path || parent[skill.path.length] === '/'),
-    )
+    .filter((skill) => skill.path !== '.' && isWithin(skill.path, parent))
     .sort((a, b) => b.path.length - a.path.length)[0];
   const base = above === undefined ? parent : `${above.servedPath}${parent.slice(above.path.length)}`;
   return base === '' ? name : `${base}/${name}`;
@@ -100,11 +104,11 @@ function causedText(fix: SkillFix, caused: SkillProblem, after: CommitIndex): st
 
 /** Fixes that the index of the fixed tree shows cause a problem between skills, each with why. */
 function harmful(fixes: readonly SkillFix[], report: CheckReport, after: CommitIndex): Map<SkillFix, string> {
-  const had = new Set(report.problems.map((p) => `${p.path}\0${p.reason}`));
+  const had = problemKeys(report);
   const found = new Map<SkillFix, string>();
   for (const fix of fixes) {
     const caused = after.problems.find(
-      (p) => p.path === fix.path && BETWEEN_SKILLS.has(p.reason) && !had.has(`${p.path}\0${p.reason}`),
+      (p) => p.path === fix.path && BETWEEN_SKILLS.has(p.reason) && !had.has(keyOf(p)),
     );
     if (caused !== undefined) found.set(fix, causedText(fix, caused, after));
   }
@@ -120,22 +124,18 @@ function brokenElsewhere(
   const served = new Map(after.skills.map((skill) => [reportPath(skill.dir), skill.servedDir]));
   const lost = report.skills.find((skill) => served.get(skill.path) !== skill.servedPath);
   if (lost !== undefined) return `stop serving ${lost.path} at ${lost.servedPath}`;
-  const had = new Set(report.problems.map((p) => `${p.path}\0${p.reason}`));
-  const added = after.problems.find(
-    (p) => !had.has(`${p.path}\0${p.reason}`) && !fixes.some((fix) => owns(fix, p.path)),
-  );
+  const had = problemKeys(report);
+  const added = after.problems.find((p) => !had.has(keyOf(p)) && !fixes.some((fix) => owns(fix, p.path)));
   return added === undefined ? undefined : `add a ${added.reason} ${added.severity} on ${added.path}`;
 }
 
 /** The verdict on one kept fix: served or not by the fixed tree's index, and what is left of its problems. */
 function judged(fix: SkillFix, report: CheckReport, after: CommitIndex): VerifiedFix {
-  const had = new Set(report.problems.map((p) => `${p.path}\0${p.reason}`));
+  const had = problemKeys(report);
   const own = after.problems.filter((p) => owns(fix, p.path));
   const reasons = (severity: string, fresh: boolean) => [
     ...new Set(
-      own
-        .filter((p) => p.severity === severity && (!fresh || !had.has(`${p.path}\0${p.reason}`)))
-        .map((p) => p.reason),
+      own.filter((p) => p.severity === severity && (!fresh || !had.has(keyOf(p)))).map((p) => p.reason),
     ),
   ];
   return {

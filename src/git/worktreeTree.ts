@@ -55,7 +55,7 @@ function gitRun(at: string[], args: string[], env: Record<string, string>): Prom
           new GitError(
             missing ? 'source-unsupported' : 'source-fetch-failed',
             missing
-              ? 'checking the work tree needs git on PATH (none found): commit and check HEAD with --ref HEAD'
+              ? 'reading the work tree needs git on PATH (none found)'
               : `git ${args[0]}: ${stderr.trim() || error.message}`,
           ),
         );

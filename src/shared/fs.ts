@@ -7,6 +7,11 @@ export type WriteFs = Pick<typeof fsp, 'mkdir' | 'open' | 'rename' | 'rm'>;
 
 const codeOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
+/** Whether `error` is the OS refusing a file operation (it has an errno code), not a bug. */
+export const isOsError = (error: unknown): boolean =>
+  typeof (error as NodeJS.ErrnoException | null)?.code === 'string' &&
+  typeof (error as NodeJS.ErrnoException).syscall === 'string';
+
 /** The OS's words for a failed file operation, in one line: `mkdir /x/y: no such file or directory (ENOENT)`. */
 export function osReason(error: unknown): string {
   const { code, syscall, path: file, message } = error as NodeJS.ErrnoException;

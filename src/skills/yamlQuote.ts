@@ -95,6 +95,13 @@ function misreadOf(code: string, { key, raw }: KeyLine): string | undefined {
   return undefined;
 }
 
+/** The `key: value` line whose value causes a YAML error (its parser code, at `offset`), and why YAML misreads it. */
+function misreadLine(yaml: string, code: string, offset: number): { line: KeyLine; why: string } | undefined {
+  const line = keyLineAt(yaml, offset);
+  const why = line === undefined ? undefined : misreadOf(code, line);
+  return why === undefined ? undefined : { line: line!, why };
+}
+
 /** `key: quoted`, at most `max` characters of the quoted value: what a message shows. */
 function quotedPreview(value: QuotableValue, max = 60): string {
   const characters = [...value.quoted];
@@ -111,10 +118,10 @@ export function misreadValue(
   code: string,
   offset: number,
 ): { value: QuotableValue; why: string } | undefined {
-  const line = keyLineAt(yaml, offset);
-  const why = line === undefined ? undefined : misreadOf(code, line);
-  const value = why === undefined ? undefined : quotable(line!);
-  return value === undefined ? undefined : { value, why: why! };
+  const misread = misreadLine(yaml, code, offset);
+  if (misread === undefined) return undefined;
+  const value = quotable(misread.line);
+  return value === undefined ? undefined : { value, why: misread.why };
 }
 
 /** What to do about a YAML error a value on its line causes, in words, and where that value starts. */
@@ -123,9 +130,9 @@ export function quotingAdvice(
   code: string,
   offset: number,
 ): { detail: string; offset: number } | undefined {
-  const line = keyLineAt(yaml, offset);
-  const why = line === undefined ? undefined : misreadOf(code, line);
-  if (line === undefined || why === undefined) return undefined;
+  const misread = misreadLine(yaml, code, offset);
+  if (misread === undefined) return undefined;
+  const { line, why } = misread;
   const value = quotable(line);
   if (value !== undefined)
     return { detail: `${why}; quote the value: ${quotedPreview(value)}`, offset: line.start };

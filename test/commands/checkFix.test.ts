@@ -1,6 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { applyFixes } from '../../src/commands/checkFix.ts';
+import type { CheckReport } from '../../src/commands/check.ts';
+import { patchedIndexer } from '../../src/commands/patchedIndex.ts';
 import { cli } from '../helpers/cli.ts';
 import { git } from '../helpers/git.ts';
 import { fixture } from '../helpers/fixtures.ts';
@@ -117,6 +120,35 @@ describe('check --fix', () => {
       stdout: '',
       stderr: 'would make 0 refused skills servable\n',
     });
+  });
+
+  it('--write says which file the OS refuses to write and claims only the files it wrote', async () => {
+    const repo = makeRepo(FILES);
+    const report = JSON.parse((await cli('check', repo.dir, '--json')).stdout) as CheckReport;
+    const indexer = await patchedIndexer(repo.dir, report.commit, { paths: [], strictNames: false });
+    const refused = path.join(repo.dir, 'skills/crlf/SKILL.md');
+    const said: string[] = [];
+    const io = { out: (text: string) => void said.push(text), err: (text: string) => void said.push(text) };
+    await applyFixes(repo.dir, report, true, io, indexer, async (file, text) => {
+      if (file === refused)
+        throw Object.assign(new Error(`EACCES: permission denied, open '${file}'`), {
+          code: 'EACCES',
+          syscall: 'open',
+          path: file,
+        });
+      writeFileSync(file, text);
+    }).finally(() => indexer.close());
+    expect(said).toEqual([
+      [
+        'fixed skills/2chat-automation/SKILL.md: name "-2chat-automation" → "2chat-automation" (servable)',
+        'fixed skills/ahrefs-automation/SKILL.md: name "Ahrefs Automation" → "ahrefs-automation" (servable)',
+        'fixed skills/long/SKILL.md: description cut to 1006 characters (servable)',
+        `cannot fix skills/crlf/SKILL.md: cannot write it: open ${refused}: permission denied (EACCES)`,
+        'made 3 refused skills servable',
+        '',
+      ].join('\n'),
+    ]);
+    expect(readFileSync(refused, 'utf8')).toBe(FILES['skills/crlf/SKILL.md']);
   });
 
   it('is a usage error with JSON output, --write alone, or a commit other than the work tree', async () => {

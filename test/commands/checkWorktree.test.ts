@@ -93,4 +93,20 @@ describe('check --worktree', () => {
       stderr: 'skillpin check: --worktree checks the work tree: not with --commit, --ref or signature keys\n',
     });
   });
+
+  it('--worktree without git on PATH says so, and how to check HEAD instead', async () => {
+    const repo = changedRepo();
+    const searchPath = process.env['PATH'];
+    vi.stubEnv('PATH', tempDir('skillpin-no-git-'));
+    try {
+      expect(await cli('check', repo.dir, '--worktree')).toEqual({
+        status: 2,
+        stdout: '',
+        stderr:
+          'skillpin check: source-unsupported: reading the work tree needs git on PATH (none found): commit and check HEAD with --ref HEAD\n',
+      });
+    } finally {
+      vi.stubEnv('PATH', searchPath);
+    }
+  });
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ObjectDatabase } from './odb.ts';
 
 /** How deep alternates that name alternates are followed (git's own limit). */
-export const MAX_ALTERNATE_DEPTH = 5;
+const MAX_ALTERNATE_DEPTH = 5;
 /** The most of an `objects/info/alternates` file read: a line per store, never more than a few. */
 const MAX_ALTERNATES_BYTES = 64 * 1024;
 

@@ -1,7 +1,7 @@
 import { renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../config/index.ts';
-import { makeDirectorySync } from '../../shared/fs.ts';
+import { isOsError, makeDirectorySync } from '../../shared/fs.ts';
 import type { Logger } from '../../shared/log.ts';
 import { systemClock, type Clock } from '../../shared/clock.ts';
 import {
@@ -18,7 +18,7 @@ import {
   takeLease,
 } from './lease.ts';
 import { checkShared, definitionsOf, liveProcesses, processFile, type ProcessRecord } from './processes.ts';
-import { DataDirUnusableError, isOsError } from './unusable.ts';
+import { DataDirUnusableError } from './unusable.ts';
 
 /** One process (one worker) using a dataDir beside others: its process file and the source leases it holds. */
 export interface Membership {

@@ -13,8 +13,3 @@ export class DataDirUnusableError extends Error {
     this.name = 'DataDirUnusableError';
   }
 }
-
-/** Whether `error` is the OS refusing a file operation (it has an errno code), not a bug. */
-export const isOsError = (error: unknown): boolean =>
-  typeof (error as NodeJS.ErrnoException | null)?.code === 'string' &&
-  typeof (error as NodeJS.ErrnoException).syscall === 'string';
