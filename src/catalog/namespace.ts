@@ -1,3 +1,6 @@
+import path from 'node:path';
+import type { SourceConfig } from '../config/index.ts';
+import { redactUrl } from '../git/index.ts';
 import type { CommitIndex, IndexedFile, IndexedSkill } from '../index/index.ts';
 import type { SearchData } from '../index/searchBuild.ts';
 import type { SkillProblem } from '../shared/reasons.ts';
@@ -9,6 +12,17 @@ export interface Origin {
   repository: string;
   /** The ref of a `refs:` source this namespace serves (a full name: `refs/tags/v2.1.0`). */
   ref?: string;
+}
+
+/** Where a source's bytes come from, for provenance and status: never a credential. */
+export function sourceOrigin(source: SourceConfig): Origin {
+  return {
+    repository:
+      source.location.kind === 'remote'
+        ? redactUrl(source.location.url)
+        : `local:${source.location.given ?? path.basename(source.location.path)}`,
+    ref: source.group?.ref,
+  };
 }
 
 /** One repo@commit as served: what it serves, what it reports, and where its bytes come from. */

@@ -15,7 +15,7 @@ import {
 import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { refMatcher } from '../shared/refNames.ts';
-import { sourceOrigin } from '../sync/source.ts';
+import { sourceOrigin } from '../catalog/index.ts';
 import { changeCount, renderMarkdown, renderText, sourceDiff } from './diffReport.ts';
 import { loadAt } from './pinning.ts';
 import { withScratch } from './scratch.ts';

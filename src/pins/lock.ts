@@ -19,7 +19,7 @@ import { oneAtATimePer } from '../shared/serial.ts';
 import { resolvedOf } from '../sync/groupStep.ts';
 import { chooseRefs, isRefsSource, refSourceConfig } from '../sync/refGroup.ts';
 import { openSource } from '../sync/source.ts';
-import { failureOf } from '../sync/step.ts';
+import { failureOf } from '../sync/failure.ts';
 import { type SourceDiff, sourceDiff } from './diffReport.ts';
 import { eachSource, loadAt } from './pinning.ts';
 import { withScratch } from './scratch.ts';

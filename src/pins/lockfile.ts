@@ -9,7 +9,7 @@ import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import type { Signer } from '../shared/signer.ts';
 import { compareText } from '../shared/text.ts';
 import { isRefsSource, refSourceConfig } from '../sync/refGroup.ts';
-import { sourceOrigin } from '../sync/source.ts';
+import { sourceOrigin } from '../catalog/index.ts';
 
 /** The lockfile's name next to the config, unless `lock:` names another. */
 export const LOCKFILE_NAME = 'skillpin.lock';

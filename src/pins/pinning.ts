@@ -4,7 +4,7 @@ import type { Config, SourceConfig } from '../config/index.ts';
 import { keyringOf, type ResolvedRef } from '../git/index.ts';
 import type { CommitIndex } from '../index/index.ts';
 import { openSource } from '../sync/source.ts';
-import { failureOf } from '../sync/step.ts';
+import { failureOf } from '../sync/failure.ts';
 
 /** Parses every `verify:` key file of `config`: a bad one is a ConfigError (exit `config`) before anything runs. */
 export async function checkKeys(config: Config): Promise<Config> {

@@ -1,55 +1,107 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { SourceConfig } from '../config/index.ts';
+import type { RemoteRef } from '../git/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { SyncOutcome } from '../shared/status.ts';
-import type { Followed } from './follower.ts';
-import { applyListings } from './reconfigure.ts';
+import type { SourceState } from './dataDir/state.ts';
+import { causeField, failedRecord, failureOf, logFailure } from './failure.ts';
+import type { Refusal, Role } from './owner.ts';
 import { chooseRefs, EMPTY_LISTING, type GroupListing, isRefsSource, nextListing } from './refGroup.ts';
-import { leased, listingOf, persist, record, type SourceRecord, type Worker } from './served.ts';
+import type { SourceRecord } from './record.ts';
 import type { Source } from './source.ts';
-import { causeField, failedRecord, failureOf, inTurn, logFailure } from './step.ts';
 
-/**
- * One sync of a `refs:` source: one listing of its refs (by the holder of its lease; another process serves
- * what the holder published), the refs' sources started and stopped to match, then each ref synced in turn.
- */
-export async function syncGroup(w: Worker, followed: Followed, why: string): Promise<SyncOutcome> {
-  const { id } = followed.config;
-  w.asked.delete(id);
-  let outcome: SyncOutcome;
-  if (await leased(w, followed)) {
-    const taken = new Set(w.running.config.sources.filter((s) => s.group?.id !== id).map((s) => s.id));
-    const at = () => new Date(w.clock.now()).toISOString();
-    const options = { why, at, logger: w.logger, taken };
-    const step = await inTurn(w, () =>
-      listGroup(followed.source, followed.config, w.records.get(id)!, options),
-    );
-    if (w.stopped) return step.outcome;
-    record(w, id, step.record);
-    outcome = step.outcome;
-  } else outcome = await published(w, id);
-  await applyListings(w);
-  await persist(w, [followed]);
-  // Each ref syncs in turn; one that fails reports on its own line (status, skillpin sync) and retries with its
-  // source's next listing, which keeps its poll: a broken tag never slows how soon a new one is served.
-  for (const ref of [...listingOf(w, id).refs, ...listingOf(w, id).gone])
-    await w.running.followed.get(ref.id)?.follower.trigger(why);
-  return outcome;
-}
-
-/** What the holder of a `refs:` source's lease published of its listing, served here. */
-async function published(w: Worker, id: string): Promise<SyncOutcome> {
-  const entry = (await w.stateFile.read()).state.sources[id];
-  const before = w.records.get(id)!;
-  record(w, id, { ...before, tried: true, listing: entry?.listing ?? before.listing });
+/** What the holder of a `refs:` source on this machine published of its listing (state.json), served here. */
+export function publishedListing(
+  id: string,
+  before: SourceRecord,
+  entry: SourceState | undefined,
+): GroupStep {
+  const record = { ...before, tried: true, listing: entry?.listing ?? before.listing };
   if (entry?.listing === undefined)
     return {
-      id,
-      ok: false,
-      reason: 'source-pending',
-      detail: 'another skillpin process on this dataDir lists this source and has not published it yet',
+      outcome: {
+        id,
+        ok: false,
+        reason: 'source-pending',
+        detail: 'another skillpin process on this dataDir lists this source and has not published it yet',
+      },
+      record,
+      changed: false,
     };
-  return { id, ok: true, commit: entry.listing.refs[0]?.commit ?? '', changed: false };
+  return {
+    outcome: { id, ok: true, commit: entry.listing.refs[0]?.commit ?? '', changed: false },
+    record,
+    changed: false,
+  };
+}
+
+/** A published tag that names another commit than this replica's listing gave it: its own listing decides. */
+function tagMoved(published: readonly RemoteRef[], was: GroupListing): Refusal | undefined {
+  const known = new Map([...was.refs, ...was.gone].map((ref) => [ref.name, ref.commit]));
+  for (const ref of published) {
+    const commit = known.get(ref.name);
+    const names = ref.peeled ?? ref.oid;
+    if (ref.name.startsWith('refs/tags/') && commit !== undefined && commit !== names)
+      return {
+        reason: 'publication-tag-moved',
+        detail: `the published listing names ${names} for tag ${ref.name}, not the ${commit} this replica resolved it to`,
+      };
+  }
+  return undefined;
+}
+
+/**
+ * One listing of a `refs:` source given who syncs it (`role`): alone or holding, this process lists the remote's
+ * refs (a holder publishes what it listed); following another replica, it takes the published listing (each ref's
+ * commit is still fetched from the remote), lists only when the publication is refused or a tag moved, and keeps
+ * its listing while nothing newer is published.
+ */
+export async function listByRole(
+  role: Exclude<Role, { via: 'machine' }>,
+  source: Source,
+  config: SourceConfig,
+  before: SourceRecord,
+  options: ListOptions,
+): Promise<GroupStep> {
+  const own = () => source.listRefs();
+  if (role.kind === 'alone') return listGroup(config, own, before, options);
+  if (role.kind === 'hold') {
+    let listed: RemoteRef[] | undefined;
+    const step = await listGroup(config, async () => (listed = await own()), before, options);
+    if (step.outcome.ok && listed !== undefined) await role.publish({ refs: listed });
+    return step;
+  }
+  const hint =
+    role.hint !== undefined && 'refs' in role.hint.published ? role.hint.published.refs : undefined;
+  const was = before.listing ?? EMPTY_LISTING;
+  const refused = role.refused ?? (hint === undefined ? undefined : tagMoved(hint, was));
+  if (refused !== undefined) {
+    role.refuse(refused);
+    options.logger.warn(
+      { source: config.id, reason: refused.reason, holder: role.holder },
+      `${refused.detail}; this replica lists the refs itself`,
+    );
+    return listGroup(config, own, before, options);
+  }
+  if (hint !== undefined) return listGroup(config, async () => hint, before, options);
+  // Nothing published yet, or only before what this replica listed alone: it keeps what it listed.
+  if (before.listing !== undefined)
+    return {
+      outcome: { id: config.id, ok: true, commit: was.refs[0]?.commit ?? '', changed: false },
+      record: before,
+      changed: false,
+    };
+  const detail = `replica ${role.holder} lists this source for the replicas and has published no listing of it yet`;
+  const nothing = publishedListing(config.id, before, undefined);
+  return { ...nothing, outcome: { id: config.id, ok: false, reason: 'source-pending', detail } };
+}
+
+export interface ListOptions {
+  why: string;
+  at: () => string;
+  logger: Logger;
+  /** The ids of the other configured sources, which no ref may be served as. */
+  taken: ReadonlySet<string>;
 }
 
 export interface GroupStep {
@@ -60,23 +112,23 @@ export interface GroupStep {
 }
 
 /**
- * One listing of a `refs:` source: its matching branches and tags, one ref listing of the remote. Never throws:
- * a failed listing keeps what the source served (its refs keep serving), and the record says why.
- * `taken`: the ids of the other configured sources, which no ref may be served as.
+ * One listing of a `refs:` source: its matching branches and tags as `list` gives them (the remote's, or what the
+ * holder published). Never throws: a failed listing keeps what the source served (its refs keep serving), and the
+ * record says why.
  */
 export async function listGroup(
-  source: Source,
   config: SourceConfig,
+  list: () => Promise<RemoteRef[]>,
   before: SourceRecord,
-  options: { why: string; at: () => string; logger: Logger; taken: ReadonlySet<string> },
+  options: ListOptions,
 ): Promise<GroupStep> {
-  const { id } = source;
+  const { id } = config;
   const { logger, why } = options;
   if (!isRefsSource(config)) throw new Error(`source ${id} follows no refs: patterns`);
   const { failure: _failure, lastError: _lastError, ...clean } = before;
   const was = before.listing ?? EMPTY_LISTING;
   try {
-    const chosen = chooseRefs(config, await source.listRefs(), options.taken, [...was.refs, ...was.gone]);
+    const chosen = chooseRefs(config, await list(), options.taken, [...was.refs, ...was.gone]);
     const listing = nextListing(was, chosen, config.keep);
     const changed = !isDeepStrictEqual(listing, was);
     if (changed)

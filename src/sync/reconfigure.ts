@@ -68,7 +68,7 @@ async function apply(w: Worker, next: Config): Promise<Reconfigured> {
   const changes = sourceChanges(was.config.sources, next.sources);
   const starting = await restart(w, next, changes);
   w.queue.concurrency = next.sync.concurrency;
-  w.coordination?.follow(next.sources, w.replicaEvents);
+  w.owner.follow(next.sources);
   const removed = changes.removed.map((id) => was.followed.get(id)!);
   restarted(w, next.sources, starting, removed);
   publish(w);

@@ -1,30 +1,12 @@
 import type { ServedSource } from '../catalog/index.ts';
 import type { RefsTarget, SourceConfig } from '../config/index.ts';
 import type { RemoteRef } from '../git/index.ts';
+import type { GroupListing, GroupRef } from './dataDir/state.ts';
 import { MAX_SOURCE_ID_LENGTH } from '../shared/patterns.ts';
 import { problem, type SkillProblem } from '../shared/reasons.ts';
 import { compareRefs, refMatcher, refSourceId } from '../shared/refNames.ts';
 
-/** One ref a `refs:` source serves: its full name, the source id it is served under, and what it names. */
-export interface GroupRef {
-  name: string;
-  id: string;
-  commit: string;
-  /** The annotated tag the ref names, when it names one. */
-  tag?: string;
-}
-
-/**
- * What a `refs:` source follows, as state.json remembers it (so a restart serves it without the network): the
- * refs that matched at the last listing, and the refs deleted since that stay served (not listed), newest first,
- * up to `keep`.
- */
-export interface GroupListing {
-  refs: GroupRef[];
-  gone: GroupRef[];
-  /** Refs that matched and are not served (an id taken twice or invalid, past maxRefs), each with why. */
-  problems: SkillProblem[];
-}
+export type { GroupListing, GroupRef } from './dataDir/state.ts';
 
 export const EMPTY_LISTING: GroupListing = { refs: [], gone: [], problems: [] };
 

@@ -4,10 +4,10 @@ import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Followed } from './follower.ts';
 import { rebuilt } from './retention.ts';
-import { commitsOf, type Restored } from './served.ts';
+import { commitsOf, type Restored } from './record.ts';
 import type { Source } from './source.ts';
 import type { SourceState, StateFile, SyncState } from './dataDir/state.ts';
-import { failureOf } from './step.ts';
+import { failureOf } from './failure.ts';
 
 /** What the last run left in state.json; a corrupt one is logged and read as empty (sources are rebuilt). */
 export async function lastState(stateFile: StateFile, logger: Logger): Promise<SyncState> {

@@ -1,11 +1,11 @@
 import type PQueue from 'p-queue';
-import type { Catalog, ServedSource, SourceFailure } from '../catalog/index.ts';
+import type { Catalog, SourceFailure } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import { messageOf } from '../shared/text.ts';
 import type { Clock } from '../shared/clock.ts';
-import type { Coordination, CoordinationEvents } from './coordination/coordination.ts';
+import type { Owner } from './owner.ts';
 import type { DamageLedger } from './damage.ts';
 import type { Followed } from './follower.ts';
 import type { Membership } from './dataDir/membership.ts';
@@ -13,20 +13,9 @@ import { liveProcesses } from './dataDir/processes.ts';
 import { arrangedSources, EMPTY_LISTING, type GroupListing } from './refGroup.ts';
 import type { Retention } from './retention.ts';
 import type { SourceState, StateFile } from './dataDir/state.ts';
+import { commitsOf, type Restored, type SourceRecord } from './record.ts';
 
-/** What the worker knows of one source. Replaced whole, never edited. */
-export interface SourceRecord {
-  served?: ServedSource;
-  /** The latest sync in this process failed. */
-  failure?: SourceFailure;
-  /** A sync has finished in this process (readiness). */
-  tried: boolean;
-  lastSync?: string;
-  lastSuccess?: string;
-  lastError?: SourceState['lastError'];
-  /** A `refs:` source: what its last listing found. */
-  listing?: GroupListing;
-}
+export { commitsOf, type Restored, type SourceRecord } from './record.ts';
 
 /** The config running and a follower per source: swapped whole by a reconfigure. */
 export interface Running {
@@ -43,7 +32,8 @@ export interface Worker {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly membership: Membership;
-  readonly coordination: Coordination | undefined;
+  /** Who syncs each source: this process, another of its machine, or another replica. */
+  readonly owner: Owner;
   readonly stateFile: StateFile;
   readonly queue: PQueue;
   /** Runs a step after every step of the same store asked for before it (the refs of one `refs:` source). */
@@ -53,14 +43,8 @@ export interface Worker {
   readonly retention: Retention;
   /** Told after every sync how long it ran, waiting for its turn not counted (metrics). */
   readonly onSynced: ((outcome: SyncOutcome, seconds: number) => void) | undefined;
-  /** How long a sync asked of another process's lease waits for its publication. */
-  readonly askedWaitMs: number | undefined;
   /** Sources a webhook or `skillpin sync` asked for: their holder is asked when it is another process. */
   readonly asked: Set<string>;
-  /** When each source was last resolved by this replica alone (coordination down): older hints are not taken. */
-  readonly aloneAt: Map<string, number>;
-  /** What the other replicas ask of this one. */
-  readonly replicaEvents: CoordinationEvents;
   /** Opens a source and the follower that syncs it through this worker. */
   readonly follow: (source: SourceConfig, config: Config) => Followed;
   records: ReadonlyMap<string, SourceRecord>;
@@ -71,16 +55,6 @@ export interface Worker {
   base: Config;
   stopped: boolean;
 }
-
-/** What a source starts from (a start, a reconfigure), and the commits it held that it no longer serves. */
-export interface Restored {
-  record: SourceRecord;
-  dropped: string[];
-}
-
-/** The commits a served set names: the current one, then the retained ones. */
-export const commitsOf = (served: ServedSource | undefined): string[] =>
-  served === undefined ? [] : [served.current, ...served.retained].map((ns) => ns.commit);
 
 export const listingOf = (w: Worker, id: string): GroupListing =>
   w.records.get(id)?.listing ?? w.listings.get(id) ?? EMPTY_LISTING;
@@ -147,7 +121,7 @@ export function publish(w: Worker): void {
   } catch (error) {
     w.logger.warn({ err: messageOf(error) }, 'could not write this process file in dataDir/processes');
   }
-  w.coordination?.report(Object.fromEntries([...records].map(([id, r]) => [id, r.served?.current.commit])));
+  w.owner.report(Object.fromEntries([...records].map(([id, r]) => [id, r.served?.current.commit])));
 }
 
 /** What state.json remembers of a record: the commits it serves and when it synced. */
@@ -187,15 +161,4 @@ export async function persist(w: Worker, touched: readonly Followed[], removed: 
     return;
   }
   await w.retention.settle(touched);
-}
-
-/** Takes `followed`'s lease unless held: a new holder first sweeps what a gone one's transfer left. */
-export async function leased(w: Worker, followed: Followed): Promise<boolean> {
-  const { id } = followed.config;
-  if (w.membership.holds(id)) return true;
-  if (!w.membership.lease(id).ours) return false;
-  const removed = await followed.source.sweep();
-  if (removed.length > 0)
-    w.logger.warn({ source: id, removed }, 'removed what an interrupted transfer left in the store');
-  return true;
 }

@@ -1,6 +1,6 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { buildNamespace, type Namespace, type Origin } from '../catalog/index.ts';
+import { buildNamespace, type Namespace, type Origin, sourceOrigin } from '../catalog/index.ts';
 import type { SourceConfig } from '../config/index.ts';
 import {
   blobAccess,
@@ -14,7 +14,6 @@ import {
   pinnedTag,
   pinRef,
   readBlob,
-  redactUrl,
   type Remote,
   type RemoteRef,
   refetchCommit,
@@ -117,17 +116,6 @@ export interface Source {
    * stale locks) and returns it; only while no other process writes the store (its lease is held).
    */
   sweep(): Promise<string[]>;
-}
-
-/** Where a source's bytes come from, for provenance and status: never a credential. */
-export function sourceOrigin(source: SourceConfig): Origin {
-  return {
-    repository:
-      source.location.kind === 'remote'
-        ? redactUrl(source.location.url)
-        : `local:${source.location.given ?? path.basename(source.location.path)}`,
-    ref: source.group?.ref,
-  };
 }
 
 function remoteOf(source: SourceConfig): Remote | undefined {

@@ -4,7 +4,7 @@ import type { CommitStatus, SourceStatus, StatusReport } from '../shared/status.
 import type { DamageLedger } from './damage.ts';
 import type { Followed } from './follower.ts';
 import { EMPTY_LISTING, type GroupListing } from './refGroup.ts';
-import type { SourceRecord } from './served.ts';
+import type { SourceRecord } from './record.ts';
 
 export const refOf = (source: SourceConfig): string | null =>
   source.target.kind === 'ref' ? source.target.ref : null;

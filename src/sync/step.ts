@@ -1,106 +1,12 @@
-import type { Namespace, ServedSource, SourceFailure } from '../catalog/index.ts';
-import { causeOf, GitError, type ResolvedRef } from '../git/index.ts';
+import type { Namespace, ServedSource } from '../catalog/index.ts';
+import { GitError, type ResolvedRef } from '../git/index.ts';
 import type { Logger } from '../shared/log.ts';
-import { errnoReason } from '../shared/reasons.ts';
 import type { SyncOutcome } from '../shared/status.ts';
-import { messageOf } from '../shared/text.ts';
-import { coordinatedStep } from './coordination/step.ts';
 import type { Damage } from './damage.ts';
-import type { Followed } from './follower.ts';
+import { causeField, failedRecord, failureOf, logFailure } from './failure.ts';
+import type { SourceRecord } from './record.ts';
 import { advance, replaced } from './retention.ts';
-import { persist, publish, record, type SourceRecord, type Worker } from './served.ts';
 import type { Source } from './source.ts';
-
-/**
- * One sync of a source by this process, under its lease, in its turn: its target resolved as the replicas agree
- * (coordination/step.ts), then repaired, fetched, indexed and retained (`syncSource`); then recorded, served and
- * written to state.json, which lets retention forget what it dropped.
- */
-export async function syncHere(w: Worker, followed: Followed, why: string): Promise<SyncOutcome> {
-  const { source } = followed;
-  const { id, keep, group } = followed.config;
-  const { logger, clock } = w;
-  const at = () => new Date(clock.now()).toISOString();
-  const run = (resolve: () => Promise<ResolvedRef>) =>
-    syncSource(source, w.records.get(id)!, { keep, why, at, logger, damaged: w.damage.of(id), resolve });
-  const coordinated = () =>
-    coordinatedStep(followed, run, {
-      coordination: w.coordination,
-      logger,
-      serving: w.records.get(id)!.served?.current.commit,
-      movedFrom: w.records.get(id)!.served?.retained.map((ns) => ns.commit) ?? [],
-      aloneAt: w.aloneAt.get(id),
-      onAlone: () => w.aloneAt.set(id, clock.now()),
-    });
-  // The refs of one `refs:` source fetch into one store, one at a time.
-  const step = await inTurn(w, coordinated, group?.id);
-  if (w.stopped) return step.outcome;
-  record(w, id, step.record, step.dropped);
-  w.damage.repaired(id, step.repaired);
-  publish(w);
-  await persist(w, [followed]);
-  return step.outcome;
-}
-
-/**
- * Runs `step` in its turn in the worker's queue (and after every earlier step of the same `store`), and tells
- * `onSynced` how long it ran, in seconds: waiting for its turn is not counted.
- */
-export async function inTurn<T extends { outcome: SyncOutcome }>(
-  w: Worker,
-  step: () => Promise<T>,
-  store?: string,
-): Promise<T> {
-  const timed = async () => {
-    const started = performance.now();
-    const done = await step();
-    w.onSynced?.(done.outcome, (performance.now() - started) / 1000);
-    return done;
-  };
-  const turn = async () => (await w.queue.add(timed))!;
-  return store === undefined ? turn() : w.storeTurn(store, turn);
-}
-
-export function failureOf(id: string, error: unknown): SourceFailure {
-  if (error instanceof GitError) return { id, reason: error.code, detail: error.message };
-  const errno = errnoReason(error);
-  if (errno !== undefined) return { id, ...errno };
-  return { id, reason: 'source-internal', detail: 'unexpected error; see the log' };
-}
-
-/** What git said of a failed sync, for the outcome: absent, not undefined, when it said nothing. */
-export function causeField(error: unknown): { cause?: string } {
-  const cause = causeOf(error);
-  return cause === undefined ? {} : { cause };
-}
-
-/** A failed sync in the log: its reason and sentence, git's own log of it, and the message of an internal error. */
-export function logFailure(
-  logger: Logger,
-  failure: SourceFailure,
-  error: unknown,
-  fields: Record<string, unknown>,
-): void {
-  logger.error(
-    {
-      source: failure.id,
-      reason: failure.reason,
-      ...fields,
-      ...(error instanceof GitError && error.log !== undefined ? { log: error.log } : {}),
-      ...(failure.reason === 'source-internal' ? { err: messageOf(error) } : {}),
-    },
-    failure.detail,
-  );
-}
-
-/** The record of a sync that failed at `at`: what the source served before stays, and the failure is said. */
-export const failedRecord = (before: SourceRecord, failure: SourceFailure, at: string): SourceRecord => ({
-  ...before,
-  tried: true,
-  failure,
-  lastSync: at,
-  lastError: { reason: failure.reason, detail: failure.detail, at },
-});
 
 export interface SyncStep {
   outcome: SyncOutcome;

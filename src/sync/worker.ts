@@ -6,22 +6,31 @@ import type { Logger } from '../shared/log.ts';
 import { oneAtATimePer } from '../shared/serial.ts';
 import type { StatusReport, SyncOutcome } from '../shared/status.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
-import type { Coordination, CoordinationEvents } from './coordination/coordination.ts';
+import type { Coordination } from './coordination/coordination.ts';
 import { createDamageLedger, type Damage } from './damage.ts';
 import { type Followed, type FollowHooks, followSource, unfollow } from './follower.ts';
 import { heldSearches } from './search.ts';
-import { resolvedOf, syncGroup } from './groupStep.ts';
+import { listByRole, publishedListing, resolvedOf } from './groupStep.ts';
 import { joinDataDir, type Membership } from './dataDir/membership.ts';
-import { adopt, askHolder, watchDataDir } from './dataDir/published.ts';
-import { expanded, type Reconfigured, reconfigure, restoreListings, syncAll } from './reconfigure.ts';
+import { adoptPublished } from './adopt.ts';
+import { createOwner, type Role } from './owner.ts';
+import {
+  applyListings,
+  expanded,
+  type Reconfigured,
+  reconfigure,
+  restoreListings,
+  syncAll,
+} from './reconfigure.ts';
 import { isRefsSource } from './refGroup.ts';
 import { lastState, restoredRecord } from './restore.ts';
 import { createRetention } from './retention.ts';
-import { commitsOf, leased, listingOf, publish, record, siblingsServe, type Worker } from './served.ts';
+import { commitsOf, listingOf, persist, publish, record, siblingsServe, type Worker } from './served.ts';
 import { type RepositoryOnUse, repositoryOnUse, storeDirOf } from './source.ts';
 import { openStateFile } from './dataDir/state.ts';
 import { liveStatusOf, statusReportOf } from './status.ts';
-import { syncHere } from './step.ts';
+import { syncSource } from './step.ts';
+import { syncByRole } from './target.ts';
 
 export type { Reconfigured } from './reconfigure.ts';
 
@@ -80,8 +89,7 @@ export interface SyncWorker {
  */
 export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
   const w = workerOf(options);
-  w.coordination?.follow(options.config.sources, w.replicaEvents);
-  const watching = watchOthers(w);
+  w.owner.follow(options.config.sources);
   let reconfiguring: Promise<unknown> = Promise.resolve();
   return {
     restore: () => restore(w),
@@ -91,7 +99,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       if (followed === undefined) return undefined;
       w.asked.add(id);
       // Asked here (a webhook, `skillpin sync`): asked of every replica.
-      w.coordination?.announce(id, why);
+      w.owner.announce(id, why);
       return followed.follower.trigger(why);
     },
     reconfigure(next) {
@@ -102,11 +110,10 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     status: () => status(w),
     pending: () => [...w.records].flatMap(([id, r]) => (r.tried ? [] : [id])),
     async stop() {
-      watching.close();
       await reconfiguring;
       w.stopped = true;
       await unfollow([...w.running.followed.values()], { now: true });
-      await w.coordination?.close();
+      await w.owner.close();
       w.membership.leave();
     },
   };
@@ -119,13 +126,23 @@ function workerOf(options: SyncWorkerOptions): Worker {
   const membership = options.membership ?? joinDataDir(config, { command: 'serve' }, logger);
   const stores = new Map<string, RepositoryOnUse>();
   const searches = heldSearches();
+  const clock = options.clock ?? systemClock;
+  const stateFile = openStateFile(membership.dataDir, options.fs);
   const w: Worker = {
     catalog: options.catalog,
     logger,
-    clock: options.clock ?? systemClock,
+    clock,
     membership,
-    coordination: options.coordination,
-    stateFile: openStateFile(membership.dataDir, options.fs),
+    owner: createOwner({
+      membership,
+      stateFile,
+      coordination: options.coordination,
+      logger,
+      clock,
+      askedWaitMs: options.askedWaitMs,
+      triggered: (id, why) => void w.running.followed.get(id)?.follower.trigger(why),
+    }),
+    stateFile,
     queue: new PQueue({ concurrency: config.sync.concurrency }),
     storeTurn: oneAtATimePer(),
     damage: createDamageLedger(),
@@ -137,15 +154,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
         new Set([...membership.servedElsewhere(followed.config.id), ...siblingsServe(w, followed)]),
     }),
     onSynced: options.onSynced,
-    askedWaitMs: options.askedWaitMs,
     asked: new Set(),
-    aloneAt: new Map(),
-    replicaEvents: {
-      // What the other replicas ask: the process on this dataDir that holds a source's lease syncs it.
-      triggered(id, why) {
-        if (membership.holds(id)) void w.running.followed.get(id)?.follower.trigger(why);
-      },
-    } satisfies CoordinationEvents,
     follow: (source, running) =>
       followSource(source, running, {
         dataDir: membership.dataDir,
@@ -177,16 +186,100 @@ function workerOf(options: SyncWorkerOptions): Worker {
 }
 
 /**
- * One sync of a source: by this process when it holds (or takes) the source's lease, else what the holder
- * published is served; asked for (webhook, `skillpin sync`), the holder is asked and its publication awaited.
+ * One sync of a source, as its owner answers who syncs it: this process (alone, or holding it and publishing),
+ * another process of this machine (what it published in state.json is served), or another replica (what it
+ * published is fetched). Asked for (webhook, `skillpin sync`), a holder on this machine is asked and awaited.
  */
 async function sync(w: Worker, followed: Followed, why: string): Promise<SyncOutcome> {
-  if (isRefsSource(followed.config)) return syncGroup(w, followed, why);
-  const ask = w.asked.delete(followed.config.id);
-  if (await leased(w, followed)) return syncHere(w, followed, why);
-  if (!ask) return adopt(w, followed);
-  const asked = await askHolder(w, followed, why);
-  return asked === 'taken' ? syncHere(w, followed, why) : asked;
+  const { config, source } = followed;
+  const asked = w.asked.delete(config.id) ? why : undefined;
+  const role = await w.owner.role(config, source, asked);
+  if (isRefsSource(config)) return listed(w, followed, why, role);
+  if (role.kind === 'follow' && role.via === 'machine') {
+    const done = await adoptPublished(source, w.records.get(config.id)!, role.entry, w.logger, role.late);
+    record(w, config.id, done.record);
+    if (done.changed) publish(w);
+    return done.outcome;
+  }
+  return synced(w, followed, why, role);
+}
+
+/**
+ * One sync of a source by this process, in its turn: its target as `role` gives it, then repaired, fetched,
+ * indexed and retained (`syncSource`); then recorded, served and written to state.json, which lets retention forget
+ * what it dropped.
+ */
+async function synced(w: Worker, followed: Followed, why: string, role: Exclude<Role, { via: 'machine' }>) {
+  const { source, config } = followed;
+  const { id, keep, group } = config;
+  const { logger } = w;
+  const at = () => new Date(w.clock.now()).toISOString();
+  const before = () => w.records.get(id)!;
+  const step = await inTurn(
+    w,
+    () =>
+      syncByRole(
+        role,
+        config,
+        () => source.resolve(),
+        (resolve) =>
+          syncSource(source, before(), { keep, why, at, logger, damaged: w.damage.of(id), resolve }),
+        {
+          logger,
+          serving: before().served?.current.commit,
+          movedFrom: before().served?.retained.map((ns) => ns.commit) ?? [],
+        },
+      ),
+    // The refs of one `refs:` source fetch into one store, one at a time.
+    group?.id,
+  );
+  if (w.stopped) return step.outcome;
+  record(w, id, step.record, step.dropped);
+  w.damage.repaired(id, step.repaired);
+  publish(w);
+  await persist(w, [followed]);
+  return step.outcome;
+}
+
+/**
+ * One sync of a `refs:` source: one listing of its refs (by whoever `role` says; a process of this machine that
+ * does not hold it serves what the holder published), the refs' sources started and stopped to match, then each ref
+ * synced in turn.
+ */
+async function listed(w: Worker, followed: Followed, why: string, role: Role): Promise<SyncOutcome> {
+  const { config, source } = followed;
+  const { id } = config;
+  const before = w.records.get(id)!;
+  const taken = new Set(w.running.config.sources.filter((s) => s.group?.id !== id).map((s) => s.id));
+  const at = () => new Date(w.clock.now()).toISOString();
+  const step =
+    role.kind === 'follow' && role.via === 'machine'
+      ? publishedListing(id, before, role.entry)
+      : await inTurn(w, () => listByRole(role, source, config, before, { why, at, logger: w.logger, taken }));
+  if (w.stopped) return step.outcome;
+  record(w, id, step.record);
+  await applyListings(w);
+  await persist(w, [followed]);
+  // Each ref syncs in turn; one that fails reports on its own line (status, skillpin sync) and retries with its
+  // source's next listing, which keeps its poll: a broken tag never slows how soon a new one is served.
+  for (const ref of [...listingOf(w, id).refs, ...listingOf(w, id).gone])
+    await w.running.followed.get(ref.id)?.follower.trigger(why);
+  return step.outcome;
+}
+
+/**
+ * Runs `step` in its turn in the worker's queue (and after every earlier step of the same `store`), and tells
+ * `onSynced` how long it ran, in seconds: waiting for its turn is not counted.
+ */
+async function inTurn<T extends { outcome: SyncOutcome }>(w: Worker, step: () => Promise<T>, store?: string) {
+  const timed = async () => {
+    const started = performance.now();
+    const done = await step();
+    w.onSynced?.(done.outcome, (performance.now() - started) / 1000);
+    return done;
+  };
+  const turn = async () => (await w.queue.add(timed))!;
+  return store === undefined ? turn() : w.storeTurn(store, turn);
 }
 
 /** A read found a served commit damaged: reported at once, and a sync repairs it. */
@@ -222,7 +315,8 @@ function sharedStore(w: Worker, stores: Map<string, RepositoryOnUse>, source: So
 /** Serves what dataDir holds, without the network (see SyncWorker.restore). */
 async function restore(w: Worker): Promise<void> {
   // Leases first: a source this process will write is swept before its store is read.
-  for (const followed of w.running.followed.values()) await leased(w, followed);
+  for (const followed of w.running.followed.values())
+    await w.owner.lease(followed.config.id, followed.source);
   const { sources } = await lastState(w.stateFile, w.logger);
   restoreListings(w, sources);
   const next = expanded(w);
@@ -233,7 +327,8 @@ async function restore(w: Worker): Promise<void> {
   };
   w.records = new Map(next.sources.map((s) => [s.id, w.records.get(s.id) ?? { tried: false }]));
   w.membership.reconfigure(next);
-  for (const followed of w.running.followed.values()) await leased(w, followed);
+  for (const followed of w.running.followed.values())
+    await w.owner.lease(followed.config.id, followed.source);
   for (const followed of w.running.followed.values()) {
     const restored = await restoredRecord(followed, sources[followed.source.id], w.logger);
     record(w, followed.source.id, restored.record, restored.dropped);
@@ -243,7 +338,8 @@ async function restore(w: Worker): Promise<void> {
 
 /** The live status of every source, with what the replicas serve when they coordinate. */
 function status(w: Worker): StatusReport {
-  const { coordination, records, damage } = w;
+  const { records, damage } = w;
+  const coordination = w.owner.replicas;
   const of = (followed: Followed) => liveStatusOf(followed, records.get(followed.source.id)!, damage);
   const report = statusReportOf([...w.running.followed.values()].map(of));
   if (coordination === undefined) return report;
@@ -252,31 +348,4 @@ function status(w: Worker): StatusReport {
     return replicas === undefined ? source : { ...source, replicas };
   });
   return { ...report, sources, coordination: coordination.status() };
-}
-
-/**
- * Watches the other processes on the dataDir: a publication triggers the sources whose state.json entry
- * changed (each serves what its holder published), an ask the sources this process holds, a lease given up the
- * sources a follower may take.
- */
-function watchOthers(w: Worker): { close(): void } {
-  const { membership } = w;
-  let seen = new Map<string, string>();
-  const adoptChanged = async () => {
-    const { state } = await w.stateFile.read();
-    const before = seen;
-    seen = new Map(Object.entries(state.sources).map(([id, entry]) => [id, JSON.stringify(entry)]));
-    for (const [id, followed] of w.running.followed)
-      if (seen.get(id) !== before.get(id) && !membership.holds(id))
-        void followed.follower.trigger('published by another process');
-  };
-  return watchDataDir(membership.dataDir, {
-    published: () => void adoptChanged(),
-    asked(id) {
-      if (membership.holds(id)) void w.running.followed.get(id)?.follower.trigger('asked by another process');
-    },
-    freed(id) {
-      if (!membership.holds(id)) void w.running.followed.get(id)?.follower.trigger('lease given up');
-    },
-  });
 }

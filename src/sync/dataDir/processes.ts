@@ -3,7 +3,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Config, SourceConfig } from '../../config/index.ts';
 import { type DamagedFile, type Holder, holderAlive, readHolderFile } from './lease.ts';
-import { sourceOrigin } from '../source.ts';
+import { sourceOrigin } from '../../catalog/index.ts';
 
 /** What makes two processes' sources of one id the same source: they share its lease, store and state. */
 export interface SourceDefinition {

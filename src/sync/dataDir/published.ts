@@ -1,16 +1,9 @@
 import { type FSWatcher, readdirSync, statSync, watch } from 'node:fs';
 import path from 'node:path';
-import type { Namespace } from '../../catalog/index.ts';
 import type { SourceConfig } from '../../config/index.ts';
 import { makeDirectorySync, writeFileAtomic } from '../../shared/fs.ts';
-import type { Logger } from '../../shared/log.ts';
-import type { SyncOutcome } from '../../shared/status.ts';
-import type { Followed } from '../follower.ts';
 import type { Holder } from './lease.ts';
-import { leaseHolder } from './membership.ts';
-import { commitsOf, leased, publish, record, type SourceRecord, type Worker } from '../served.ts';
 import type { SourceState } from './state.ts';
-import { failureOf } from '../step.ts';
 
 // What the other processes on a dataDir publish, and what this one asks of them: the holder of a source's lease
 // syncs it and publishes the result in state.json; the others watch for that and serve what it names.
@@ -33,7 +26,7 @@ const leasesDir = (dataDir: string) => path.join(dataDir, 'leases');
 const idOf = (name: string) => (name.endsWith('.json') ? name.slice(0, -'.json'.length) : undefined);
 
 /** Asks the holder of source `id`'s lease to sync it now: `dataDir/triggers/<id>.json` is rewritten. */
-function askSync(dataDir: string, id: string, holder: Holder, why: string): Promise<void> {
+export function askSync(dataDir: string, id: string, holder: Holder, why: string): Promise<void> {
   const ask = { pid: holder.pid, host: holder.host, why, at: new Date().toISOString() };
   return writeFileAtomic(path.join(triggersDir(dataDir), `${id}.json`), `${JSON.stringify(ask)}\n`);
 }
@@ -117,7 +110,7 @@ const LOOK_EVERY_MS = 50;
  * for up to `waitMs` (absent: the source's transfer deadline, or ASKED_WAIT_MS). `taken`: the holder went away
  * and `take` got the lease meanwhile (this process syncs then).
  */
-async function waitForPublication(
+export async function waitForPublication(
   entry: () => Promise<SourceState | undefined>,
   before: string | undefined,
   take: () => Promise<boolean>,
@@ -132,128 +125,4 @@ async function waitForPublication(
     if (Date.now() >= deadline) return 'timeout';
     await new Promise((resolve) => setTimeout(resolve, LOOK_EVERY_MS));
   }
-}
-
-/** What this process serves of a source another process leases, once it read what that one published. */
-interface Adopted {
-  record: SourceRecord;
-  outcome: SyncOutcome;
-  /** Whether the served commits or the failure differ from `before` (a catalog swap is due). */
-  changed: boolean;
-}
-
-/**
- * Serves what the lease holder published for a source (`entry`, its state.json entry): the commits it names,
- * from their index files (never the network), reusing the namespaces already served. A commit that cannot be
- * restored is logged and left out; nothing published yet is `source-pending`.
- */
-async function adoptPublished(
-  { source }: Followed,
-  before: SourceRecord,
-  entry: SourceState | undefined,
-  logger: Logger,
-): Promise<Adopted> {
-  const { id } = source;
-  if (entry?.current === undefined && entry?.lastError === undefined) {
-    const failure = {
-      id,
-      reason: 'source-pending' as const,
-      detail: 'another skillpin process on this dataDir syncs this source and has not published it yet',
-    };
-    const serving = before.served?.current.commit;
-    return {
-      record: { ...before, failure },
-      outcome: { ...failure, ok: false, serving },
-      changed: before.failure?.reason !== failure.reason,
-    };
-  }
-  const have = new Map(
-    before.served === undefined
-      ? []
-      : [before.served.current, ...before.served.retained].map((ns) => [ns.commit, ns]),
-  );
-  const restore = async (commit: string): Promise<Namespace | undefined> => {
-    const known = have.get(commit);
-    if (known !== undefined) return known;
-    try {
-      return await source.restore(commit);
-    } catch (error) {
-      logger.warn(
-        { source: id, commit, reason: failureOf(id, error).reason },
-        'a published commit could not be read',
-      );
-      return undefined;
-    }
-  };
-  const current = entry.current === undefined ? undefined : await restore(entry.current);
-  const retained: Namespace[] = [];
-  for (const commit of entry.retained) {
-    const ns = await restore(commit);
-    if (ns !== undefined) retained.push(ns);
-  }
-  const served = current === undefined ? before.served : { id, current, retained };
-  const failed = entry.lastError !== undefined && entry.lastError.at === entry.lastSync;
-  const failure = failed
-    ? { id, reason: entry.lastError!.reason, detail: entry.lastError!.detail }
-    : undefined;
-  const { lastSync, lastSuccess, lastError } = entry;
-  const tried = before.tried || lastSync !== undefined;
-  const record: SourceRecord = { tried, served, failure, lastSync, lastSuccess, lastError };
-  const changed =
-    commitsOf(record.served).join() !== commitsOf(before.served).join() ||
-    before.failure?.reason !== failure?.reason;
-  const serving = served?.current.commit;
-  const outcome: SyncOutcome =
-    failure === undefined && serving !== undefined
-      ? { id, ok: true, commit: serving, changed: serving !== before.served?.current.commit }
-      : {
-          id,
-          ok: false,
-          reason: failure?.reason ?? 'source-pending',
-          detail: failure?.detail ?? 'a published commit could not be read',
-          serving,
-        };
-  return { record, outcome, changed };
-}
-
-const entryOf = async (w: Worker, id: string): Promise<SourceState | undefined> =>
-  (await w.stateFile.read()).state.sources[id];
-
-/** Serves what another process published of `followed`; one swap when it differs from what is served. */
-export async function adopt(w: Worker, followed: Followed): Promise<SyncOutcome> {
-  const { id } = followed.config;
-  const done = await adoptPublished(followed, w.records.get(id)!, await entryOf(w, id), w.logger);
-  record(w, id, done.record);
-  if (done.changed) publish(w);
-  return done.outcome;
-}
-
-/**
- * Asks the holder of `followed`'s lease to sync it (a webhook, `skillpin sync`) and serves what it publishes;
- * `taken`: the holder went away and this process took the lease meanwhile (it syncs then).
- */
-export async function askHolder(w: Worker, followed: Followed, why: string): Promise<SyncOutcome | 'taken'> {
-  const { id } = followed.config;
-  const before = (await entryOf(w, id))?.lastSync;
-  await askSync(w.membership.dataDir, id, w.membership.holder, why);
-  const waited = await waitForPublication(
-    () => entryOf(w, id),
-    before,
-    () => leased(w, followed),
-    w.askedWaitMs,
-    followed.config,
-  );
-  if (waited === 'taken') return 'taken';
-  if (waited === 'published') return adopt(w, followed);
-  // The holder did not publish in time: what is served stays, and the outcome says so.
-  const outcome = await adopt(w, followed);
-  if (!outcome.ok && outcome.reason !== 'source-pending') return outcome;
-  const holder = leaseHolder(w.membership.dataDir, id);
-  return {
-    id,
-    ok: false,
-    reason: 'source-pending',
-    detail: `skillpin ${holder?.command ?? 'process'} (pid ${holder?.pid ?? '?'}) holds this source's lease and did not publish a sync in time`,
-    serving: w.records.get(id)!.served?.current.commit,
-  };
 }

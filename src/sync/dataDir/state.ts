@@ -4,9 +4,30 @@ import { FileRefusedError, readBounded } from '../../shared/boundedRead.ts';
 import { latestWins, writeFileAtomic, type WriteFs } from '../../shared/fs.ts';
 import { COMMIT_PATTERN } from '../../shared/patterns.ts';
 import { isProblemReason, isSourceReason, type ReasonOf, type SourceReason } from '../../shared/reasons.ts';
-import type { GroupListing } from '../refGroup.ts';
+import type { SkillProblem } from '../../shared/reasons.ts';
 import { messageOf } from '../../shared/text.ts';
 import { type Holder, releaseLease, takeLease } from './lease.ts';
+
+/** One ref a `refs:` source serves: its full name, the source id it is served under, and what it names. */
+export interface GroupRef {
+  name: string;
+  id: string;
+  commit: string;
+  /** The annotated tag the ref names, when it names one. */
+  tag?: string;
+}
+
+/**
+ * What a `refs:` source follows, as state.json remembers it (so a restart serves it without the network): the
+ * refs that matched at the last listing, and the refs deleted since that stay served (not listed), newest first,
+ * up to `keep`.
+ */
+export interface GroupListing {
+  refs: GroupRef[];
+  gone: GroupRef[];
+  /** Refs that matched and are not served (an id taken twice or invalid, past maxRefs), each with why. */
+  problems: SkillProblem[];
+}
 
 /** What skillpin remembers about a source between runs (dataDir/state.json). Never holds a secret. */
 export interface SourceState {

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { SourceConfig } from '../../../src/config/index.ts';
-import type { ResolvedRef } from '../../../src/git/index.ts';
-import type { SyncOutcome } from '../../../src/shared/status.ts';
-import type { Coordination, PollVerdict } from '../../../src/sync/coordination/coordination.ts';
-import { coordinatedStep } from '../../../src/sync/coordination/step.ts';
-import type { Followed } from '../../../src/sync/follower.ts';
-import { capturingLogger } from '../../helpers/logs.ts';
+import type { SourceConfig } from '../../src/config/index.ts';
+import type { ResolvedRef } from '../../src/git/index.ts';
+import type { SyncOutcome } from '../../src/shared/status.ts';
+import type { Refusal, Role } from '../../src/sync/owner.ts';
+import { syncByRole } from '../../src/sync/target.ts';
+import { capturingLogger } from '../helpers/logs.ts';
 
 const SERVING = 'a'.repeat(40);
 const MOVED_FROM = 'b'.repeat(40);
@@ -24,44 +23,33 @@ const sourceOf = (ref: string): SourceConfig => ({
   timeoutMs: 30_000,
 });
 
+type Follow = Extract<Role, { via: 'replicas' }>;
+const holder = 'h/1/h';
+
 /**
- * One follower's sync given `verdict`: the commit it went on to load (the published one, or its own listing's), the
- * refusals it counted, and what it logged at warn.
+ * One follower's sync given what its owner says (`role`, whose `refuse` is counted here): the commit it went on to
+ * load (the published one, or its own listing's), the refusals it counted, and what it logged at warn.
  */
-async function followerStep(verdict: PollVerdict, ref = 'main') {
+async function followerStep(role: Omit<Follow, 'refuse' | 'kind' | 'via' | 'holder'>, ref = 'main') {
   const counted: string[] = [];
-  const coordination = {
-    poll: async () => verdict,
-    refused: (id: string, reason: string) => counted.push(`${id} ${reason}`),
-  } as unknown as Coordination;
-  const followed = {
-    config: sourceOf(ref),
-    source: { resolve: async (): Promise<ResolvedRef> => ({ commit: LISTED }) },
-  } as unknown as Followed;
+  const refuse = (refusal: Refusal) => void counted.push(`live ${refusal.reason}`);
   const { logger, lines } = capturingLogger();
-  let alone = 0;
   const loaded: string[] = [];
-  await coordinatedStep(
-    followed,
+  await syncByRole(
+    { kind: 'follow', via: 'replicas', holder, ...role, refuse },
+    sourceOf(ref),
+    async (): Promise<ResolvedRef> => ({ commit: LISTED }),
     async (resolve) => {
       loaded.push((await resolve()).commit);
       return { outcome: { id: 'live', ok: true, commit: loaded.at(-1)!, changed: true } as SyncOutcome };
     },
-    {
-      coordination,
-      logger,
-      serving: SERVING,
-      movedFrom: [MOVED_FROM],
-      aloneAt: undefined,
-      onAlone: () => alone++,
-    },
+    { logger, serving: SERVING, movedFrom: [MOVED_FROM] },
   );
   const warned = lines.filter((line) => line.level === 40).map((line) => [line['reason'], line.msg]);
-  return { loaded, counted, warned, alone };
+  return { loaded, counted, warned };
 }
 
-const holder = 'h/1/h';
-const hint = (target: ResolvedRef): PollVerdict => ({ kind: 'follower', holder, hint: { target, at: 1 } });
+const hint = (target: ResolvedRef) => ({ hint: { published: { target }, at: 1 } });
 
 describe('a follower given what the polling replica published', () => {
   it('fetches a newer commit published for a branch, listing nothing', async () => {
@@ -69,15 +57,15 @@ describe('a follower given what the polling replica published', () => {
       loaded: [NEWER],
       counted: [],
       warned: [],
-      alone: 0,
     });
   });
 
   it('lists the refs itself when the publication was refused, and counts and logs why', async () => {
-    const refused: PollVerdict = {
-      kind: 'follower',
-      holder,
-      refused: { reason: 'publication-forged', detail: 'the publication in Redis is not signed with …' },
+    const refused = {
+      refused: {
+        reason: 'publication-forged' as const,
+        detail: 'the publication in Redis is not signed with …',
+      },
     };
     expect(await followerStep(refused)).toEqual({
       loaded: [LISTED],
@@ -88,7 +76,6 @@ describe('a follower given what the polling replica published', () => {
           'the publication in Redis is not signed with …; this replica resolves the ref itself',
         ],
       ],
-      alone: 1,
     });
   });
 
@@ -102,7 +89,6 @@ describe('a follower given what the polling replica published', () => {
           `the published commit ${MOVED_FROM} is one this replica moved away from (it serves ${SERVING}); this replica resolves the ref itself`,
         ],
       ],
-      alone: 1,
     });
   });
 
@@ -116,7 +102,6 @@ describe('a follower given what the polling replica published', () => {
           `the published commit ${NEWER} for tag ${ref} is not the ${SERVING} this replica resolved it to; this replica resolves the ref itself`,
         ],
       ],
-      alone: 1,
     });
     expect(await followerStep(hint({ commit: NEWER }), 'refs/tags/v2')).toEqual(expected('refs/tags/v2'));
     // An annotated tag names itself by its tag object, whatever the ref is spelt as.

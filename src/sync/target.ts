@@ -1,0 +1,96 @@
+import type { SourceConfig } from '../config/index.ts';
+import { GitError, type ResolvedRef } from '../git/index.ts';
+import type { Logger } from '../shared/log.ts';
+import type { SyncOutcome } from '../shared/status.ts';
+import type { Refusal, Role } from './owner.ts';
+
+/** One sync of a source, given where its target comes from. */
+export type Run<T> = (resolve: () => Promise<ResolvedRef>) => Promise<T>;
+
+export interface TargetOptions {
+  logger: Logger;
+  /** The commit this replica lists now, if any. */
+  serving: string | undefined;
+  /** The commits this replica moved away from and still serves (retained): a publication never moves it back there. */
+  movedFrom: readonly string[];
+}
+
+/**
+ * Why a signed, fresh publication still does not move this replica: a branch's commit it moved away from (a replay
+ * or a force-push back, which only its own listing may follow), or a tag it resolved to another commit.
+ */
+export function backward(
+  config: SourceConfig,
+  target: ResolvedRef,
+  options: Pick<TargetOptions, 'serving' | 'movedFrom'>,
+): Refusal | undefined {
+  const { serving } = options;
+  if (serving === undefined || target.commit === serving) return undefined;
+  const ref = config.target.kind === 'ref' ? config.target.ref : '';
+  if (target.tag !== undefined || ref.startsWith('refs/tags/'))
+    return {
+      reason: 'publication-tag-moved',
+      detail: `the published commit ${target.commit} for tag ${ref} is not the ${serving} this replica resolved it to`,
+    };
+  if (options.movedFrom.includes(target.commit))
+    return {
+      reason: 'publication-backward',
+      detail: `the published commit ${target.commit} is one this replica moved away from (it serves ${serving})`,
+    };
+  return undefined;
+}
+
+/**
+ * One sync of a ref given who syncs it (`role`): alone or holding, this process resolves the ref itself (`own`) and
+ * a holder publishes what it resolved; following another replica, it fetches exactly the published commit (no
+ * listing of its own), and lists only when that commit cannot be served here or the publication is refused
+ * (unsigned, forged, stale, replayed, backward: logged and counted).
+ */
+export async function syncByRole<T extends { outcome: SyncOutcome }>(
+  role: Exclude<Role, { via: 'machine' }>,
+  config: SourceConfig,
+  own: () => Promise<ResolvedRef>,
+  run: Run<T>,
+  options: TargetOptions,
+): Promise<T> {
+  const { id } = config;
+  const { logger } = options;
+  if (role.kind === 'alone') return run(own);
+  if (role.kind === 'hold') {
+    let resolved: ResolvedRef | undefined;
+    const step = await run(async () => (resolved = await own()));
+    if (step.outcome.ok && resolved !== undefined) await role.publish({ target: resolved });
+    return step;
+  }
+  const { holder } = role;
+  const hint =
+    role.hint !== undefined && 'target' in role.hint.published ? role.hint.published.target : undefined;
+  const refused = role.refused ?? (hint === undefined ? undefined : backward(config, hint, options));
+  if (refused !== undefined) {
+    role.refuse(refused);
+    logger.warn(
+      { source: id, reason: refused.reason, holder, serving: options.serving ?? null },
+      `${refused.detail}; this replica resolves the ref itself`,
+    );
+    return run(own);
+  }
+  // Nothing published yet, or only before what this replica resolved alone: it keeps what it serves.
+  if (hint === undefined && options.serving !== undefined) {
+    const serving = options.serving;
+    return run(async () => ({ commit: serving }));
+  }
+  if (hint === undefined)
+    return run(async () => {
+      throw new GitError(
+        'source-pending',
+        `replica ${holder} polls this source for the replicas and has published no commit of it yet`,
+      );
+    });
+  const step = await run(async () => hint);
+  if (step.outcome.ok) return step;
+  logger.warn(
+    { source: id, commit: hint.commit, holder, reason: step.outcome.reason },
+    'the commit the polling replica published cannot be served here; this replica resolves the ref itself',
+  );
+  return run(own);
+}
