@@ -65,6 +65,23 @@ describe('layers', () => {
     expect(wrong).toEqual([]);
   });
 
+  it("sync/'s own rooms (dataDir/, coordination/) import nothing of sync/ above them: the owner seam adapts both", () => {
+    const SYNC = path.join(SRC, 'sync');
+    const wrong: string[] = [];
+    for (const room of ['dataDir', 'coordination'])
+      for (const file of sourceFiles(path.join(SYNC, room)))
+        for (const target of localImports(file))
+          if (path.dirname(target) === SYNC)
+            wrong.push(`${path.relative(SRC, file)} imports ${path.relative(SRC, target)}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it("only sync/served.ts changes the worker's state (its fields are readonly elsewhere)", () => {
+    const assigned = /\bw\.(records|listings|running|base|stopped)\s*=[^=]/;
+    const wrong = sourceFiles(path.join(SRC, 'sync')).filter((file) => assigned.test(readFileSync(file, 'utf8')));
+    expect(wrong.map((file) => path.relative(SRC, file))).toEqual([]);
+  });
+
   it('knows every folder of src/', () => {
     const folders = readdirSync(SRC, { withFileTypes: true }).map((entry) => entry.name);
     expect(folders.filter((name) => !LAYERS.includes(name))).toEqual([]);

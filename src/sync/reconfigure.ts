@@ -4,7 +4,17 @@ import { type Followed, unfollow } from './follower.ts';
 import { EMPTY_LISTING, expandedSources, type GroupListing, isRefsSource } from './refGroup.ts';
 import { restartedRecord } from './restore.ts';
 import type { SyncOutcome } from '../shared/status.ts';
-import { listingOf, persist, publish, type Restored, restarted, type Worker } from './served.ts';
+import {
+  listingOf,
+  lists,
+  persist,
+  publish,
+  rebase,
+  type Restored,
+  restarted,
+  runs,
+  type Worker,
+} from './served.ts';
 
 /** What a reconfigure does, by source id. */
 export interface Reconfigured {
@@ -25,9 +35,10 @@ export function sourceChanges(running: readonly SourceConfig[], next: readonly S
 
 /** Serves `next` instead of the config the worker runs (see SyncWorker.reconfigure). */
 export function reconfigure(w: Worker, next: Config): Promise<Reconfigured> {
-  w.base = next;
-  w.listings = new Map(
-    [...w.listings].filter(([id]) => next.sources.some((s) => s.id === id && isRefsSource(s))),
+  rebase(
+    w,
+    next,
+    new Map([...w.listings].filter(([id]) => next.sources.some((s) => s.id === id && isRefsSource(s)))),
   );
   return apply(w, expanded(w));
 }
@@ -40,7 +51,7 @@ export const expanded = (w: Worker): Config => ({
 
 /** Starts and stops the refs' sources to match what each `refs:` source listed last; one catalog swap. */
 export async function applyListings(w: Worker): Promise<void> {
-  w.listings = new Map(w.base.sources.filter(isRefsSource).map((s) => [s.id, listingOf(w, s.id)]));
+  lists(w, new Map(w.base.sources.filter(isRefsSource).map((s) => [s.id, listingOf(w, s.id)])));
   // Refs added, removed or their settings changed: their sources start and stop; else the order may move.
   if (isDeepStrictEqual(expanded(w).sources, w.running.config.sources)) publish(w);
   else await apply(w, expanded(w));
@@ -51,8 +62,9 @@ export function restoreListings(
   w: Worker,
   saved: Readonly<Record<string, { listing?: GroupListing }>>,
 ): void {
-  w.listings = new Map(
-    w.base.sources.filter(isRefsSource).map((s) => [s.id, saved[s.id]?.listing ?? EMPTY_LISTING]),
+  lists(
+    w,
+    new Map(w.base.sources.filter(isRefsSource).map((s) => [s.id, saved[s.id]?.listing ?? EMPTY_LISTING])),
   );
 }
 
@@ -97,7 +109,7 @@ async function restart(w: Worker, next: Config, changes: Reconfigured): Promise<
     const before = { config: was.followed.get(id)?.config, served: w.records.get(id)?.served };
     starting.set(id, await restartedRecord(followed.get(id)!, before, w.logger));
   }
-  w.running = { config: next, followed };
+  runs(w, { config: next, followed });
   return starting;
 }
 

@@ -47,13 +47,40 @@ export interface Worker {
   readonly asked: Set<string>;
   /** Opens a source and the follower that syncs it through this worker. */
   readonly follow: (source: SourceConfig, config: Config) => Followed;
-  records: ReadonlyMap<string, SourceRecord>;
+  readonly records: ReadonlyMap<string, SourceRecord>;
   /** What each `refs:` source listed last (its refs are sources of their own). */
-  listings: ReadonlyMap<string, GroupListing>;
-  running: Running;
+  readonly listings: ReadonlyMap<string, GroupListing>;
+  readonly running: Running;
   /** The config as given: `running.config` is it with each `refs:` source's refs after it. */
-  base: Config;
-  stopped: boolean;
+  readonly base: Config;
+  readonly stopped: boolean;
+}
+
+/** The worker's fields as this module alone changes them: every change of its state is one of the functions below. */
+type State = {
+  -readonly [K in 'records' | 'listings' | 'running' | 'base' | 'stopped']: Worker[K];
+};
+const state = (w: Worker): State => w;
+
+/** The config and followers the worker runs now (a start, a restore, a reconfigure). */
+export function runs(w: Worker, running: Running): void {
+  state(w).running = running;
+}
+
+/** The config as given (a reconfigure), and what each `refs:` source listed last (`listings`). */
+export function rebase(w: Worker, base: Config, listings: ReadonlyMap<string, GroupListing>): void {
+  state(w).base = base;
+  state(w).listings = listings;
+}
+
+/** What each `refs:` source listed last: its refs' sources start and stop to match. */
+export function lists(w: Worker, listings: ReadonlyMap<string, GroupListing>): void {
+  state(w).listings = listings;
+}
+
+/** The worker stops: what a sync ends with after this is not recorded. */
+export function stops(w: Worker): void {
+  state(w).stopped = true;
 }
 
 export const listingOf = (w: Worker, id: string): GroupListing =>
@@ -61,7 +88,7 @@ export const listingOf = (w: Worker, id: string): GroupListing =>
 
 /** Records what source `id` is now; `dropped`: the commits it stopped serving (forgotten once state.json says so). */
 export function record(w: Worker, id: string, next: SourceRecord, dropped: readonly string[] = []): void {
-  w.records = new Map(w.records).set(id, next);
+  state(w).records = new Map(w.records).set(id, next);
   w.retention.drop(id, dropped);
 }
 
@@ -80,7 +107,7 @@ export function restarted(
     w.retention.reset(config.id);
     if (config.group !== undefined) w.retention.drop(config.id, commitsOf(w.records.get(config.id)?.served));
   }
-  w.records = new Map(
+  state(w).records = new Map(
     sources.map((s) => [s.id, starting.get(s.id)?.record ?? w.records.get(s.id) ?? { tried: false }]),
   );
   for (const [id, { dropped }] of starting) {

@@ -25,7 +25,18 @@ import {
 import { isRefsSource } from './refGroup.ts';
 import { lastState, restoredRecord } from './restore.ts';
 import { createRetention } from './retention.ts';
-import { commitsOf, listingOf, persist, publish, record, siblingsServe, type Worker } from './served.ts';
+import {
+  commitsOf,
+  listingOf,
+  persist,
+  publish,
+  record,
+  restarted,
+  runs,
+  siblingsServe,
+  stops,
+  type Worker,
+} from './served.ts';
 import { type RepositoryOnUse, repositoryOnUse, storeDirOf } from './source.ts';
 import { openStateFile } from './dataDir/state.ts';
 import { liveStatusOf, statusReportOf } from './status.ts';
@@ -111,7 +122,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
     pending: () => [...w.records].flatMap(([id, r]) => (r.tried ? [] : [id])),
     async stop() {
       await reconfiguring;
-      w.stopped = true;
+      stops(w);
       await unfollow([...w.running.followed.values()], { now: true });
       await w.owner.close();
       w.membership.leave();
@@ -181,7 +192,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
     base: config,
     stopped: false,
   };
-  w.running = { config, followed: new Map(config.sources.map((s) => [s.id, w.follow(s, config)])) };
+  runs(w, { config, followed: new Map(config.sources.map((s) => [s.id, w.follow(s, config)])) });
   return w;
 }
 
@@ -321,11 +332,11 @@ async function restore(w: Worker): Promise<void> {
   restoreListings(w, sources);
   const next = expanded(w);
   const was = w.running.followed;
-  w.running = {
+  runs(w, {
     config: next,
     followed: new Map(next.sources.map((s) => [s.id, was.get(s.id) ?? w.follow(s, next)])),
-  };
-  w.records = new Map(next.sources.map((s) => [s.id, w.records.get(s.id) ?? { tried: false }]));
+  });
+  restarted(w, next.sources, new Map(), []);
   w.membership.reconfigure(next);
   for (const followed of w.running.followed.values())
     await w.owner.lease(followed.config.id, followed.source);
