@@ -92,7 +92,7 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
 
   // Follows nothing until follow(): `reports` is set by then.
   const reportAll = () => {
-    for (const source of followed.values()) reports.report(source, served[source.id] ?? null);
+    for (const source of followed.values()) void reports.report(source, served[source.id] ?? null);
   };
   const onMessage = (message: string) => heard(message, replica, keyed, events);
   const link = await connectRedis({
@@ -119,7 +119,6 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
     replica,
     pid: options.replica.pid,
     keyPrefix: config.keyPrefix,
-    clock,
   });
   const stopReporting = every(clock, REPORT_MS, reportAll);
   /** Refused publications by `<source id> <reason>`. */

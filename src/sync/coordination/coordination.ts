@@ -12,8 +12,10 @@ export type PollVerdict =
   /** This replica holds the source's poll lease: it resolves the ref and publishes what it resolves under `token`. */
   | { kind: 'holder'; token: string }
   /**
-   * Another replica holds the lease: `hint` is the commit it published last and when it last resolved it (ms since
-   * the epoch), signed with the shared secret, fresh and no older than one read before; absent: none yet or refused. A hint is never trusted bytes: the commit is fetched from the source's own remote
+   * Another replica holds the lease: `hint` is the commit it published last and when it published it (ms since the
+   * epoch, on this replica's clock: Redis's time of the publication, moved by how far this replica's clock was from
+   * Redis's in this poll), signed with the shared secret, fresh on Redis's clock and no older than one read before;
+   * absent: none yet or refused. A hint is never trusted bytes: the commit is fetched from the source's own remote
    * like any other.
    */
   | {

@@ -11,7 +11,7 @@ export interface SharedSource {
   id: string;
   key: string;
   leaseMs: number;
-  /** A publication further than poll and lease from a follower's clock is stale (its holder republishes each poll). */
+  /** A publication further than poll and lease from Redis's time is stale (its holder republishes each poll). */
   pollMs: number;
 }
 
@@ -27,46 +27,53 @@ export interface LeasesOptions {
   lapsed(source: SharedSource): void;
 }
 
-/** Takes or renews `source`'s lease; `undefined` when Redis does not answer. */
+/**
+ * Takes or renews `source`'s lease; `undefined` when Redis does not answer. `leftMs`: how long the lease lasts yet on
+ * Redis's clock; `redisNow`: Redis's time then, and `localNow` this replica's when the answer came.
+ */
 async function acquireLease(link: RedisLink, options: LeasesOptions, source: SharedSource) {
   const keys = keysOf(options.keyPrefix, source.key);
-  const now = options.clock.now();
-  const answer = await link.script<[number, string, string, string]>(
+  const answer = await link.script<[number, string, number, string, number]>(
     ACQUIRE,
     [keys.lease, keys.fence],
-    [options.replica, String(now), String(source.leaseMs), String(source.leaseMs * 4)],
+    [options.replica, String(source.leaseMs)],
   );
   if (answer === undefined) return undefined;
-  const [ours, holder, expires, token] = answer;
-  const expiresAt = Number(expires);
+  const [ours, holder, left, token, redisNow] = answer;
   return {
     ours: ours === 1,
     holder: replicaOf(holder) ?? 'another replica',
-    expiresAt: Number.isFinite(expiresAt) ? expiresAt : now + source.leaseMs,
+    // A lease key with no expiry (no replica writes one) is looked at again after a lease.
+    leftMs: Number.isSafeInteger(left) && left >= 0 ? Math.min(left, source.leaseMs) : source.leaseMs,
     token,
+    redisNow: Number(redisNow),
+    localNow: options.clock.now(),
   };
 }
 
 /**
  * Writes what the holder resolved while `token` holds the lease, announcing a new commit to every replica: 0 (not
  * the holder: nothing written), 1 (the same commit again), 2 (a new commit); `undefined` when Redis does not answer.
+ * Its time is Redis's, signed: a Redis writer cannot make an old publication look fresh.
  */
-function publishTarget(
+async function publishTarget(
   link: RedisLink,
   options: LeasesOptions,
   source: SharedSource,
   token: string,
   target: ResolvedRef,
 ): Promise<number | undefined> {
+  const at = await link.time();
+  if (at === undefined) return undefined;
   const keys = keysOf(options.keyPrefix, source.key);
-  const publication: Publication = { target, token, by: options.replica, at: options.clock.now() };
+  const publication: Publication = { target, token, by: options.replica, at };
   return link.script<number>(
     PUBLISH,
     [keys.lease, keys.commit],
     [
       options.replica,
       token,
-      String(publication.at),
+      String(at),
       target.commit,
       target.tag ?? '',
       target.tag === undefined ? '' : (target.ref ?? ''),
@@ -79,9 +86,10 @@ function publishTarget(
 }
 
 /**
- * The poll leases of this replica: one per shared source, taken or renewed in one script (expiry on the replicas'
- * clocks, a fencing token drawn when it changes hands), renewed by its holder every third of its length, watched
- * by the others so the first look after it lapses takes it; and the holder's publication, fenced by its token.
+ * The poll leases of this replica: one per shared source, taken or renewed in one script (expiry on Redis's clock,
+ * a fencing token drawn when it changes hands), renewed by its holder every third of its length, watched by the
+ * others so the first look after it lapses takes it; and the holder's publication, fenced by its token. No time of
+ * this replica's clock decides a lease or a publication's freshness (only how long to wait, a duration).
  */
 export function createLeases(link: RedisLink, options: LeasesOptions) {
   const { replica, keyPrefix, clock, logger } = options;
@@ -112,20 +120,19 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
               { source: source.id, holder: lease.holder },
               'lost the poll lease of this source to another replica',
             );
-            watchLapse(source, lease.expiresAt);
+            watchLapse(source, lease.leftMs);
           });
         }),
       );
     renew();
   };
 
-  /** Another replica holds the lease until `expiresAt`: a look then (never later than this replica's own lease). */
-  const watchLapse = (source: SharedSource, expiresAt: number) => {
+  /** Another replica holds the lease for `leftMs` more on Redis's clock: a look then. */
+  const watchLapse = (source: SharedSource, leftMs: number) => {
     stop(watching, source);
-    const wait = Math.min(Math.max(0, expiresAt - clock.now()), source.leaseMs) + 1;
     watching.set(
       source,
-      clock.after(wait, () => {
+      clock.after(leftMs + 1, () => {
         watching.delete(source);
         options.lapsed(source);
       }),
@@ -133,8 +140,9 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
   };
 
   const publications = publicationReader(options.secret);
-  const checked = (source: SharedSource, fields: readonly (string | null)[]) =>
-    publications.read(source.key, fields, { now: clock.now(), freshMs: source.pollMs + source.leaseMs });
+  /** A publication checked against Redis's time `now` (learned in this poll). */
+  const checked = (source: SharedSource, fields: readonly (string | null)[], now: number) =>
+    publications.read(source.key, fields, { now, freshMs: source.pollMs + source.leaseMs });
 
   const release = (source: SharedSource) =>
     link.script(RELEASE, [keysOf(keyPrefix, source.key).lease], [replica]);
@@ -149,14 +157,14 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
         return { kind: 'holder', token: lease.token };
       }
       stop(renewing, source);
-      watchLapse(source, lease.expiresAt);
+      watchLapse(source, lease.leftMs);
       const fields = await link.command<Array<string | null>>([
         'HMGET',
         keysOf(keyPrefix, source.key).commit,
         ...PUBLICATION_FIELDS,
       ]);
       if (fields === undefined) return { kind: 'alone' };
-      const read = checked(source, fields);
+      const read = checked(source, fields, lease.redisNow);
       // Nothing published is no `hint` key: a verdict is probed for it.
       if (read === undefined) return { kind: 'follower', holder: lease.holder };
       if (!read.ok)
@@ -166,7 +174,9 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
           refused: { reason: read.reason, detail: read.detail },
         };
       const { target, at } = read.publication;
-      return { kind: 'follower', holder: lease.holder, hint: { target, at } };
+      // The verdict tells the hint's time on this replica's clock (what it compares with its own syncs).
+      const hint = { target, at: at - lease.redisNow + lease.localNow };
+      return { kind: 'follower', holder: lease.holder, hint };
     },
     /** Writes what the holder resolved while `token` holds the lease, announcing a new commit to every replica. */
     async publish(source: SharedSource, token: string, target: ResolvedRef): Promise<void> {

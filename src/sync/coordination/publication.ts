@@ -3,7 +3,7 @@ import type { ResolvedRef } from '../../git/index.ts';
 import { COMMIT_PATTERN } from '../../shared/patterns.ts';
 import type { ReasonOf } from '../../shared/reasons.ts';
 
-/** What the lease holder published: the target it resolved, under which lease token, by whom, when (its clock, ms). */
+/** What the lease holder published: the target it resolved, under which lease token, by whom, when (Redis's clock, ms). */
 export interface Publication {
   target: ResolvedRef;
   token: string;
@@ -64,7 +64,8 @@ function sameMac(given: string, expected: string): boolean {
 
 /**
  * Checks a publication read from Redis (fields in PUBLICATION_FIELDS order): signed with `secret` for source `key`,
- * and its time within `freshMs` of `now` (this replica's clock) either way. `undefined`: nothing was published.
+ * and its time within `freshMs` of `now` (Redis's time, as this replica read it in the same poll) either way.
+ * `undefined`: nothing was published.
  */
 export function checkPublication(
   fields: readonly (string | null)[],
@@ -86,7 +87,7 @@ export function checkPublication(
     return {
       ok: false,
       reason: 'publication-stale',
-      detail: `the publication in Redis is ${Math.round(Math.abs(age) / 1000)} s ${age > 0 ? 'old' : 'ahead of this replica'} (at most ${Math.round(options.freshMs / 1000)} s: the poll interval and the lease)`,
+      detail: `the publication in Redis is ${Math.round(Math.abs(age) / 1000)} s ${age > 0 ? 'old' : "ahead of Redis's clock"} (at most ${Math.round(options.freshMs / 1000)} s: the poll interval and the lease)`,
     };
   return { ok: true, publication };
 }

@@ -20,6 +20,8 @@ export interface RedisLink {
   command<T>(args: string[]): Promise<T | undefined>;
   /** A Lua script (EVAL) on `keys` with `args`. */
   script<T>(source: string, keys: string[], args: string[]): Promise<T | undefined>;
+  /** Redis's clock (`TIME`), ms since the epoch: what leases and publications are timed by. */
+  time(): Promise<number | undefined>;
   status(): LinkStatus;
   close(): Promise<void>;
 }
@@ -148,6 +150,7 @@ export async function connectRedis(options: RedisLinkOptions): Promise<RedisLink
   return {
     command,
     script: (source, keys, args) => command(['EVAL', source, String(keys.length), ...keys, ...args]),
+    time: async () => millisOf(await command<[string, string]>(['TIME'])),
     status: () => state,
     async close() {
       closed = true;
@@ -161,6 +164,12 @@ export async function connectRedis(options: RedisLinkOptions): Promise<RedisLink
       }
     },
   };
+}
+
+/** Redis's `TIME` answer (seconds, microseconds) in ms since the epoch; `undefined` when it is not one. */
+export function millisOf(time: readonly [string, string] | undefined): number | undefined {
+  const ms = time === undefined ? Number.NaN : Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+  return Number.isSafeInteger(ms) ? ms : undefined;
 }
 
 /** A connection as `connected` watches it. */

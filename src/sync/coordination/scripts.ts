@@ -1,7 +1,7 @@
 /**
  * The keys of the Redis coordination, and the Lua scripts it runs: each script reads and writes in one step on the
- * server, so two replicas never both see a lease free and both take it. Times are milliseconds since the epoch on
- * the replicas' clocks.
+ * server, so two replicas never both see a lease free and both take it. Every time that decides a lease or the
+ * freshness of a publication is Redis's (`TIME`, key expiry), in milliseconds since the epoch: never a replica's.
  */
 
 /** How long Redis keeps a published commit or reports nobody refreshes (a cleanup, not a rule). */
@@ -21,28 +21,28 @@ const REPLICA_ID = /^[A-Za-z0-9._-]{1,253}\/\d{1,10}\/[0-9A-Za-z]{1,64}$/;
 export const replicaOf = (text: string | null | undefined) =>
   text != null && REPLICA_ID.test(text) ? text : undefined;
 
+/** Redis's time in ms since the epoch, in a script (`TIME` is allowed: Redis ≥ 5 replicates a script's effects). */
+const NOW = `local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
+
 /**
- * Takes or renews a poll lease. KEYS: lease (a hash: replica, token, expiresAt), fence (a counter). ARGV: replica,
- * now, lease ms, Redis expiry ms. A lease that lapsed is taken under a new fencing token; the holder's own renewal
- * keeps its token. Returns {1|0, holder, expiresAt, token}: 1 when this replica holds it now.
+ * Takes or renews a poll lease. KEYS: lease (a hash: replica, token, expiresAt; the key expires with the lease on
+ * Redis's clock), fence (a counter). ARGV: replica, lease ms. A lease whose key expired is taken under a new fencing
+ * token; the holder's own renewal keeps its token. Returns {1|0, holder, ms left, token, Redis's now}: 1 when this
+ * replica holds it now; ms left -1 for a lease key with no expiry (not one a replica wrote: held until it changes).
  */
 export const ACQUIRE = `
+${NOW}
 local holder = redis.call('HGET', KEYS[1], 'replica')
-local expires = tonumber(redis.call('HGET', KEYS[1], 'expiresAt') or '0') or 0
-local now = tonumber(ARGV[2])
-local token
-if holder and expires > now then
-  if holder ~= ARGV[1] then
-    return {0, holder, tostring(expires), redis.call('HGET', KEYS[1], 'token') or ''}
-  end
-  token = redis.call('HGET', KEYS[1], 'token')
-else
-  token = tostring(redis.call('INCR', KEYS[2]))
+if holder and holder ~= ARGV[1] then
+  return {0, holder, redis.call('PTTL', KEYS[1]), redis.call('HGET', KEYS[1], 'token') or '', now}
 end
-local untilMs = now + tonumber(ARGV[3])
-redis.call('HSET', KEYS[1], 'replica', ARGV[1], 'token', token, 'expiresAt', string.format('%d', untilMs))
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return {1, ARGV[1], string.format('%d', untilMs), token}
+local token = holder and redis.call('HGET', KEYS[1], 'token') or tostring(redis.call('INCR', KEYS[2]))
+local ms = tonumber(ARGV[2])
+-- expiresAt (Redis's clock) is for whoever reads the hash; the key's own expiry is what ends the lease.
+redis.call('HSET', KEYS[1], 'replica', ARGV[1], 'token', token, 'expiresAt', string.format('%d', now + ms))
+redis.call('PEXPIRE', KEYS[1], ms)
+return {1, ARGV[1], ms, token, now}
 `;
 
 /** Gives a lease up when it is still this replica's. KEYS: lease. ARGV: replica. */
@@ -52,7 +52,8 @@ return 0
 `;
 
 /**
- * Publishes the commit the lease holder resolved, fenced: only while the lease names this replica and token.
+ * Publishes the commit the lease holder resolved, fenced: only while the lease (unexpired on Redis's clock) names
+ * this replica and token.
  * KEYS: lease, commit (a hash). ARGV: replica, token, at, commit, tag, ref, channel, message, Redis expiry ms, mac
  * (publication.ts: the followers check it, since anyone who can write to Redis can write this hash).
  * Returns 0 (not the holder: nothing written), 1 (the same commit again) or 2 (a new commit, announced).

@@ -31,19 +31,20 @@ describe('Redis coordination: leases, fencing, hints', () => {
   const opened: Coordination[] = [];
   const logged: string[] = [];
 
-  const config = (url: string): CoordinationConfig => ({
+  const config = (url: string, leaseMs = LEASE_MS): CoordinationConfig => ({
     redis: url,
     endpoint: new URL(url).host,
     secret: SHARED,
     keyPrefix: 'test:',
     connectTimeoutMs: 2000,
     commandTimeoutMs: 1000,
-    leaseMs: LEASE_MS,
+    leaseMs,
   });
   const replica = async (
     name: string,
     clock: ManualClock,
     url = redis.url.replace('//', `//:${PASSWORD}@`),
+    leaseMs = LEASE_MS,
   ) => {
     const logger = createLogger({
       level: 'debug',
@@ -51,7 +52,7 @@ describe('Redis coordination: leases, fencing, hints', () => {
       destination: { write: (line) => void logged.push(line) },
     });
     const coordination = await connectRedisCoordination({
-      config: config(url),
+      config: config(url, leaseMs),
       replica: { host: name, pid: 1, nonce: name },
       logger,
       clock,
@@ -61,6 +62,16 @@ describe('Redis coordination: leases, fencing, hints', () => {
     return coordination;
   };
   const key = (what: string) => `test:${what}:${sharedKey(source)}`;
+  /** Redis's clock now (ms). */
+  const redisNow = async () => {
+    const [seconds, micros] = await probe.sendCommand<[string, string]>(['TIME']);
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  };
+  /** A hint taken, read by a replica whose clock stood at `local`: its time on that clock, at most `ms` before it. */
+  const hinted = (commit: string, local: number, ms = 2_000) => ({
+    target: { commit },
+    at: expect.toSatisfy((at: number) => at <= local && at >= local - ms),
+  });
 
   beforeAll(async () => {
     redis = await startRedisServer({ password: PASSWORD });
@@ -72,33 +83,89 @@ describe('Redis coordination: leases, fencing, hints', () => {
     await redis?.close();
   });
 
-  it('gives one replica the lease, fences the publication of a holder that lost it, and hints the others', async () => {
+  it("lets replicas 10 minutes ahead and behind neither steal a live lease nor keep a lapsed one, nor refuse a fresh publication: Redis's clock decides", async () => {
+    const shortMs = 400;
+    const skewed: SourceConfig = { ...source, id: 'skewed' };
+    const leaseKey = `test:lease:${sharedKey(skewed)}`;
+    // a's clock is 10 minutes behind, b's 10 minutes ahead; neither moves: a stops renewing as a paused process.
+    const clockA = manualClock(Date.now() - 600_000);
+    const clockB = manualClock(Date.now() + 600_000);
+    const a = await replica('a', clockA, undefined, shortMs);
+    const b = await replica('b', clockB, undefined, shortMs);
+    for (const each of [a, b]) each.follow([skewed], { triggered: () => undefined });
+    const started = performance.now();
+    expect(await a.poll('skewed')).toEqual({ kind: 'holder', token: '1' });
+    expect(await b.poll('skewed')).toEqual({ kind: 'follower', holder: 'a/1/a' });
+    // b looks again when the lease may lapse: after what Redis says is left of it, never from its own clock.
+    expect(clockB.pending()[0]).toBeGreaterThan(shortMs - 300);
+    expect(clockB.pending()[0]).toBeLessThanOrEqual(shortMs + 1);
+    await a.publish('skewed', '1', { commit: A_COMMIT });
+    // Signed with Redis's time, fresh for b 20 minutes of clocks away; its time told on b's clock.
+    expect(await b.poll('skewed')).toEqual({
+      kind: 'follower',
+      holder: 'a/1/a',
+      hint: hinted(A_COMMIT, clockB.now()),
+    });
+    const at = Number(await probe.hGet(`test:commit:${sharedKey(skewed)}`, 'at'));
+    expect(Math.abs(at - (await redisNow()))).toBeLessThan(2_000);
+    expect(Number(await probe.hGet(leaseKey, 'expiresAt'))).toBeLessThanOrEqual((await redisNow()) + shortMs);
+
+    // The lease key expires on Redis's clock: b takes it then, not before, under a new token.
+    let taken: Awaited<ReturnType<Coordination['poll']>> | undefined;
+    while ((taken = await b.poll('skewed')).kind !== 'holder')
+      expect(performance.now() - started).toBeLessThan(5_000);
+    expect(taken).toEqual({ kind: 'holder', token: '2' });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(shortMs - 1);
+    // a, paused past its lease, resolves and publishes late: refused by the fence; it holds the lease no more.
+    await b.publish('skewed', '2', { commit: B_COMMIT });
+    await a.publish('skewed', '1', { commit: A_COMMIT });
+    expect(await probe.hGet(`test:commit:${sharedKey(skewed)}`, 'commit')).toBe(B_COMMIT);
+    expect(logged.join('')).toContain('"msg":"did not publish: the poll lease passed to another replica"');
+    expect(await a.poll('skewed')).toEqual({
+      kind: 'follower',
+      holder: 'b/1/b',
+      hint: hinted(B_COMMIT, clockA.now()),
+    });
+
+    // Each reports what it serves with Redis's time: neither is dropped as a replica gone, and they agree.
+    a.report({ skewed: B_COMMIT });
+    b.report({ skewed: B_COMMIT });
+    await expect
+      .poll(() => a.replicas('skewed'))
+      .toMatchObject({
+        leaseHolder: 'b/1/b',
+        agree: true,
+        serving: [{ replica: 'a/1/a' }, { replica: 'b/1/b' }],
+      });
+    const since = Date.parse(a.replicas('skewed')!.serving[0]!.since);
+    expect(Math.abs(since - (await redisNow()))).toBeLessThan(5_000);
+    // b, 10 minutes ahead, stops renewing: a takes the lease once it lapses on Redis's clock, not 20 minutes later.
+    const lapsing = performance.now();
+    while ((taken = await a.poll('skewed')).kind !== 'holder')
+      expect(performance.now() - lapsing).toBeLessThan(shortMs + 2_000);
+    expect(taken).toEqual({ kind: 'holder', token: '3' });
+  });
+
+  it('fences the publication of a holder that lost its lease, and hints the others', async () => {
     const clockA = manualClock();
     const clockB = manualClock();
-    const a = await replica('a', clockA);
-    const b = await replica('b', clockB);
+    const a = await replica('a2', clockA);
+    const b = await replica('b2', clockB);
     const first = await a.poll('live');
     expect(first).toEqual({ kind: 'holder', token: '1' });
     // Renewing keeps the token; the other replica follows, with no hint until one is published.
     expect(await a.poll('live')).toEqual({ kind: 'holder', token: '1' });
-    expect(await b.poll('live')).toEqual({ kind: 'follower', holder: 'a/1/a' });
+    expect(await b.poll('live')).toEqual({ kind: 'follower', holder: 'a2/1/a2' });
     await a.publish('live', '1', { commit: A_COMMIT });
     expect(await b.poll('live')).toEqual({
       kind: 'follower',
-      holder: 'a/1/a',
-      hint: { target: { commit: A_COMMIT }, at: clockA.now() },
+      holder: 'a2/1/a2',
+      hint: hinted(A_COMMIT, clockB.now()),
     });
-
-    // a stops renewing (its clock stops): once the lease lapses on b's clock, b takes it under a new token.
-    clockB.advance(LEASE_MS - 1);
-    expect((await b.poll('live')).kind).toBe('follower');
-    clockB.advance(2);
+    // The lease given up (a replica stopping): b takes it at once, under a new token.
+    await a.close();
     expect(await b.poll('live')).toEqual({ kind: 'holder', token: '2' });
-    // a, paused past its lease, resolves and publishes late: refused by the fence, the hint stays b's.
-    await b.publish('live', '2', { commit: B_COMMIT });
-    await a.publish('live', '1', { commit: A_COMMIT });
-    expect(await probe.hGet(key('commit'), 'commit')).toBe(B_COMMIT);
-    expect(logged.join('')).toContain('"msg":"did not publish: the poll lease passed to another replica"');
+    expect(await probe.hGet(key('commit'), 'commit')).toBe(A_COMMIT);
   });
 
   it('takes no hint that is not a commit id, and tells each replica what another asked', async () => {
@@ -127,7 +194,6 @@ describe('Redis coordination: leases, fencing, hints', () => {
     const other: SourceConfig = { ...source, id: 'other' };
     const commitKey = `test:commit:${sharedKey(other)}`;
     const clock = manualClock();
-    const now = clock.now();
     const g = await replica('g', clock);
     const h = await replica('h', clock);
     for (const each of [g, h]) each.follow([other], { triggered: () => undefined });
@@ -147,13 +213,18 @@ describe('Redis coordination: leases, fencing, hints', () => {
         )
         .digest('hex'),
     });
-    expect(await probe.hGetAll(commitKey)).toEqual(signed(A_COMMIT, now));
-    const hint = (commit: string, at: number) => ({
+    // Its time is Redis's when it published.
+    const published = Number(await probe.hGet(commitKey, 'at'));
+    const now = await redisNow();
+    expect(now - published).toBeGreaterThanOrEqual(0);
+    expect(now - published).toBeLessThan(2_000);
+    expect(await probe.hGetAll(commitKey)).toEqual(signed(A_COMMIT, published));
+    const hint = (commit: string) => ({
       kind: 'follower',
       holder: 'g/1/g',
-      hint: { target: { commit }, at },
+      hint: { target: { commit }, at: expect.any(Number) },
     });
-    expect(await h.poll('other')).toEqual(hint(A_COMMIT, now));
+    expect(await h.poll('other')).toEqual(hint(A_COMMIT));
     const read = async (fields: Record<string, string>) => {
       await probe.del(commitKey);
       await probe.hSet(commitKey, fields);
@@ -176,30 +247,31 @@ describe('Redis coordination: leases, fencing, hints', () => {
     expect(await read({ ...signed(A_COMMIT, now), commit: B_COMMIT })).toEqual(forged);
     expect(await read({ ...signed(A_COMMIT, now), by: 'x/1/x' })).toEqual(forged);
     expect(await read({ ...signed(A_COMMIT, now), mac: signed(A_COMMIT, now).mac.slice(1) })).toEqual(forged);
-    // Stale: further than the poll (60 s) and the lease (30 s) from this replica's clock, either way.
-    expect(await read(signed(A_COMMIT, now - 90_000))).toEqual(hint(A_COMMIT, now - 90_000));
-    expect(await read(signed(B_COMMIT, now - 90_001))).toEqual(
+    // Stale: further than the poll (60 s) and the lease (30 s) from Redis's clock, either way (publication.test.ts
+    // has the exact bound); this replica's clock (a manual one, years behind Redis's) has no say.
+    expect(await read(signed(A_COMMIT, now - 88_000))).toEqual(hint(A_COMMIT));
+    expect(await read(signed(B_COMMIT, now - 92_000))).toEqual(
       refused(
         'publication-stale',
-        'the publication in Redis is 90 s old (at most 90 s: the poll interval and the lease)',
+        'the publication in Redis is 92 s old (at most 90 s: the poll interval and the lease)',
       ),
     );
-    expect(await read(signed(B_COMMIT, now + 90_001))).toEqual(
+    expect(await read(signed(B_COMMIT, now + 92_400))).toEqual(
       refused(
         'publication-stale',
-        'the publication in Redis is 90 s ahead of this replica (at most 90 s: the poll interval and the lease)',
+        "the publication in Redis is 92 s ahead of Redis's clock (at most 90 s: the poll interval and the lease)",
       ),
     );
     // Once B is read, an older publication naming another commit is a replay (a rollback); of B itself, harmless.
-    expect(await read(signed(B_COMMIT, now + 10))).toEqual(hint(B_COMMIT, now + 10));
+    expect(await read(signed(B_COMMIT, now + 10))).toEqual(hint(B_COMMIT));
     expect(await read(signed(A_COMMIT, now + 9))).toEqual(
       refused(
         'publication-replayed',
         `the publication in Redis (commit ${A_COMMIT}) is older than one read before (commit ${B_COMMIT}): replayed`,
       ),
     );
-    expect(await read(signed(B_COMMIT, now + 9))).toEqual(hint(B_COMMIT, now + 9));
-    expect(await read(signed(A_COMMIT, now + 11))).toEqual(hint(A_COMMIT, now + 11));
+    expect(await read(signed(B_COMMIT, now + 9))).toEqual(hint(B_COMMIT));
+    expect(await read(signed(A_COMMIT, now + 11))).toEqual(hint(A_COMMIT));
   });
 
   it('with a wrong password stays down, alone, says authentication failed, and never shows the password', async () => {
