@@ -78,7 +78,9 @@ describe('layers', () => {
 
   it("only sync/served.ts changes the worker's state (its fields are readonly elsewhere)", () => {
     const assigned = /\bw\.(records|listings|running|base|stopped)\s*=[^=]/;
-    const wrong = sourceFiles(path.join(SRC, 'sync')).filter((file) => assigned.test(readFileSync(file, 'utf8')));
+    const wrong = sourceFiles(path.join(SRC, 'sync')).filter((file) =>
+      assigned.test(readFileSync(file, 'utf8')),
+    );
     expect(wrong.map((file) => path.relative(SRC, file))).toEqual([]);
   });
 

@@ -83,7 +83,8 @@ export async function listByRole(
     );
     return listGroup(config, own, before, options);
   }
-  if (hint !== undefined) return listGroup(config, async () => hint, before, options);
+  if (hint !== undefined && !(role.behind && before.listing !== undefined))
+    return listGroup(config, async () => hint, before, options);
   // Nothing published yet, or only before what this replica listed alone: it keeps what it listed.
   if (before.listing !== undefined)
     return {

@@ -1,9 +1,8 @@
 import type { SourceConfig } from '../config/index.ts';
-import type { RemoteRef, ResolvedRef } from '../git/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Coordination, CoordinationEvents } from './coordination/coordination.ts';
-import type { PublicationReason } from './coordination/publication.ts';
+import type { Published, PublicationReason } from './coordination/publication.ts';
 import { leaseHolder, type Membership } from './dataDir/membership.ts';
 import { askSync, waitForPublication, watchDataDir } from './dataDir/published.ts';
 import type { SourceState, StateFile } from './dataDir/state.ts';
@@ -13,8 +12,7 @@ import type { Source } from './source.ts';
 // processes of one machine (a lease file), Redis among replicas (a lease on Redis's clock); they compose: the
 // process holding a source's dataDir lease is the one that takes part in Redis for its machine.
 
-/** What a holder publishes for those who follow it: the target a ref resolved to, or the refs a `refs:` source listed. */
-export type Published = { target: ResolvedRef } | { refs: RemoteRef[] };
+export type { Published } from './coordination/publication.ts';
 
 /** A publication another replica made that this one did not take, and why (logged and counted by the caller). */
 export interface Refusal {
@@ -43,8 +41,10 @@ export type Role =
       kind: 'follow';
       via: 'replicas';
       holder: string;
-      /** What the holder published last, when (Redis's clock, ms), signed and fresh; absent: nothing to take. */
+      /** What the holder published last, when (ms, this replica's clock), signed and fresh; absent: nothing yet. */
       hint?: { published: Published; at: number };
+      /** The hint is older than this replica's own last resolution of the source (alone, or after a refusal). */
+      behind: boolean;
       refused?: Refusal;
       /** Counts a publication this replica did not take (the caller logs it); it resolves the source itself. */
       refuse(refusal: Refusal): void;
@@ -98,7 +98,7 @@ async function leased(options: OwnerOptions, id: string, store: Pick<Source, 'sw
 
 /**
  * The replicas' answer for a source this machine holds: Redis's lease and publication, or alone. A publication
- * older than the last time this replica resolved the source alone (Redis down, or a publication refused) is no hint.
+ * older than the last time this replica resolved the source alone (Redis down, or a publication refused) is behind.
  */
 async function replicasRole(
   coordination: Coordination | undefined,
@@ -116,19 +116,16 @@ async function replicasRole(
   if (verdict.kind === 'holder')
     return {
       kind: 'hold',
-      publish: async (published) => {
-        if ('target' in published) await coordination.publish(id, verdict.token, published.target);
-      },
+      publish: (published) => coordination.publish(id, verdict.token, published),
     };
-  const { holder, refused } = verdict;
+  const { holder, refused, hint } = verdict;
   const since = aloneAt.get(id);
-  const hint =
-    since !== undefined && verdict.hint !== undefined && verdict.hint.at < since ? undefined : verdict.hint;
   return {
     kind: 'follow',
     via: 'replicas',
     holder,
-    ...(hint === undefined ? {} : { hint: { published: { target: hint.target }, at: hint.at } }),
+    ...(hint === undefined ? {} : { hint }),
+    behind: since !== undefined && hint !== undefined && hint.at < since,
     ...(refused === undefined ? {} : { refused }),
     refuse(refusal) {
       coordination.refused(id, refusal.reason);

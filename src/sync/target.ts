@@ -75,7 +75,7 @@ export async function syncByRole<T extends { outcome: SyncOutcome }>(
     return run(own);
   }
   // Nothing published yet, or only before what this replica resolved alone: it keeps what it serves.
-  if (hint === undefined && options.serving !== undefined) {
+  if ((hint === undefined || role.behind) && options.serving !== undefined) {
     const serving = options.serving;
     return run(async () => ({ commit: serving }));
   }

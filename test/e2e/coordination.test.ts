@@ -254,7 +254,7 @@ describe('three replicas coordinated through a real Redis', () => {
       token: '',
       by: holder,
       at: String(at),
-      mac: signPublication(secret, key, { target: { commit }, token: '', by: holder, at }),
+      mac: signPublication(secret, key, { published: { target: { commit } }, token: '', by: holder, at }),
     });
 
     // C3 exists only on another branch; the forger knows the lease's holder and token, and writes a fresh time.

@@ -30,13 +30,16 @@ const holder = 'h/1/h';
  * One follower's sync given what its owner says (`role`, whose `refuse` is counted here): the commit it went on to
  * load (the published one, or its own listing's), the refusals it counted, and what it logged at warn.
  */
-async function followerStep(role: Omit<Follow, 'refuse' | 'kind' | 'via' | 'holder'>, ref = 'main') {
+async function followerStep(
+  role: Omit<Follow, 'refuse' | 'kind' | 'via' | 'holder' | 'behind'>,
+  ref = 'main',
+) {
   const counted: string[] = [];
   const refuse = (refusal: Refusal) => void counted.push(`live ${refusal.reason}`);
   const { logger, lines } = capturingLogger();
   const loaded: string[] = [];
   await syncByRole(
-    { kind: 'follow', via: 'replicas', holder, ...role, refuse },
+    { kind: 'follow', via: 'replicas', holder, behind: false, ...role, refuse },
     sourceOf(ref),
     async (): Promise<ResolvedRef> => ({ commit: LISTED }),
     async (resolve) => {

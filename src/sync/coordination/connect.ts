@@ -141,9 +141,9 @@ export async function connectRedisCoordination(options: RedisCoordinationOptions
       const source = followed.get(id);
       return source === undefined ? { kind: 'alone' } : leases.poll(source);
     },
-    async publish(id, token, target) {
+    async publish(id, token, published) {
       const source = followed.get(id);
-      if (source !== undefined) await leases.publish(source, token, target);
+      if (source !== undefined) await leases.publish(source, token, published);
     },
     announce(id, why) {
       const source = followed.get(id);

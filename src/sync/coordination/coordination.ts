@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { SourceConfig } from '../../config/index.ts';
-import type { ResolvedRef } from '../../git/index.ts';
 import { definitionOf } from '../dataDir/processes.ts';
 import type { CoordinationStatus, SourceReplicas } from '../../shared/status.ts';
-import type { PublicationReason } from './publication.ts';
+import type { Published, PublicationReason } from './publication.ts';
 
 /** What one sync of a source may do, as the replicas agreed it. */
 export type PollVerdict =
@@ -21,7 +20,7 @@ export type PollVerdict =
   | {
       kind: 'follower';
       holder: string;
-      hint?: { target: ResolvedRef; at: number };
+      hint?: { published: Published; at: number };
       /** What Redis holds as the publication was not taken (unsigned, forged, stale, replayed): no `hint` then. */
       refused?: { reason: PublicationReason; detail: string };
     };
@@ -39,7 +38,7 @@ export interface Coordination {
   /** Who resolves source `id` for this sync: this replica (taking or renewing its lease), another, or each alone. */
   poll(id: string): Promise<PollVerdict>;
   /** Publishes what the lease holder resolved, fenced by the lease's `token`: a lost lease publishes nothing. */
-  publish(id: string, token: string, target: ResolvedRef): Promise<void>;
+  publish(id: string, token: string, published: Published): Promise<void>;
   /** Counts a publication of source `id` this replica refused (the caller logs it): status and metrics show the counts. */
   refused(id: string, reason: PublicationReason): void;
   /** Asks every replica to sync source `id` now (a webhook arrived here). */
@@ -56,7 +55,7 @@ export interface Coordination {
 /** Whether a source takes part: only a remote ref is polled (a pinned commit never moves, a local path is per machine). */
 export const coordinated = (source: SourceConfig): boolean =>
   // A ref of a `refs:` source resolves from its source's listing, never from a ref listing of its own.
-  source.location.kind === 'remote' && source.target.kind === 'ref' && source.group === undefined;
+  source.location.kind === 'remote' && source.target.kind !== 'commit' && source.group === undefined;
 
 /**
  * The name replicas share a source under: its id and a digest of its definition (repository, ref, paths,

@@ -2,9 +2,19 @@ import type { ResolvedRef } from '../../git/index.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { PollVerdict } from './coordination.ts';
-import { PUBLICATION_FIELDS, type Publication, publicationReader, signPublication } from './publication.ts';
+import {
+  MAX_PUBLISHED_REFS,
+  MAX_PUBLISHED_REFS_BYTES,
+  namedBy,
+  PUBLICATION_FIELDS,
+  type Published,
+  type Publication,
+  publicationReader,
+  refsText,
+  signPublication,
+} from './publication.ts';
 import type { RedisLink } from './redis.ts';
-import { ACQUIRE, KEEP_MS, keysOf, PUBLISH, RELEASE, replicaOf } from './scripts.ts';
+import { ACQUIRE, KEEP_MS, keysOf, PUBLISH, READ_PUBLICATION, RELEASE, replicaOf } from './scripts.ts';
 
 /** A source the replicas share: its id here, its key in Redis, how long its lease lasts, how often it is polled. */
 export interface SharedSource {
@@ -52,21 +62,22 @@ async function acquireLease(link: RedisLink, options: LeasesOptions, source: Sha
 }
 
 /**
- * Writes what the holder resolved while `token` holds the lease, announcing a new commit to every replica: 0 (not
- * the holder: nothing written), 1 (the same commit again), 2 (a new commit); `undefined` when Redis does not answer.
- * Its time is Redis's, signed: a Redis writer cannot make an old publication look fresh.
+ * Writes what the holder resolved (a target, or a `refs:` listing) while `token` holds the lease, announcing a change
+ * to every replica: 0 (not the holder: nothing written), 1 (the same again), 2 (something new); `undefined` when Redis
+ * does not answer. Its time is Redis's, signed: a Redis writer cannot make an old publication look fresh.
  */
-async function publishTarget(
+async function publishWhat(
   link: RedisLink,
   options: LeasesOptions,
   source: SharedSource,
   token: string,
-  target: ResolvedRef,
+  published: Published,
 ): Promise<number | undefined> {
   const at = await link.time();
   if (at === undefined) return undefined;
   const keys = keysOf(options.keyPrefix, source.key);
-  const publication: Publication = { target, token, by: options.replica, at };
+  const publication: Publication = { published, token, by: options.replica, at };
+  const target = 'target' in published ? published.target : undefined;
   return link.script<number>(
     PUBLISH,
     [keys.lease, keys.commit],
@@ -74,13 +85,15 @@ async function publishTarget(
       options.replica,
       token,
       String(at),
-      target.commit,
-      target.tag ?? '',
-      target.tag === undefined ? '' : (target.ref ?? ''),
+      target?.commit ?? '',
+      target?.tag ?? '',
+      target?.tag === undefined ? '' : (target.ref ?? ''),
       options.channel,
       `commit ${source.key} ${options.replica}`,
       String(KEEP_MS),
       signPublication(options.secret, source.key, publication),
+      'refs' in published ? refsText(published.refs) : '',
+      namedBy(published),
     ],
   );
 }
@@ -158,12 +171,22 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
       }
       stop(renewing, source);
       watchLapse(source, lease.leftMs);
-      const fields = await link.command<Array<string | null>>([
-        'HMGET',
-        keysOf(keyPrefix, source.key).commit,
-        ...PUBLICATION_FIELDS,
-      ]);
-      if (fields === undefined) return { kind: 'alone' };
+      const answer = await link.script<[number, Array<string | null> | number]>(
+        READ_PUBLICATION,
+        [keysOf(keyPrefix, source.key).commit],
+        [String(MAX_PUBLISHED_REFS_BYTES), ...PUBLICATION_FIELDS],
+      );
+      if (answer === undefined) return { kind: 'alone' };
+      const [fits, fields] = answer;
+      if (fits !== 1 || !Array.isArray(fields))
+        return {
+          kind: 'follower',
+          holder: lease.holder,
+          refused: {
+            reason: 'publication-forged',
+            detail: `the publication in Redis lists ${fields} bytes of refs, past the ${MAX_PUBLISHED_REFS_BYTES} a holder writes`,
+          },
+        };
       const read = checked(source, fields, lease.redisNow);
       // Nothing published is no `hint` key: a verdict is probed for it.
       if (read === undefined) return { kind: 'follower', holder: lease.holder };
@@ -173,22 +196,30 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
           holder: lease.holder,
           refused: { reason: read.reason, detail: read.detail },
         };
-      const { target, at } = read.publication;
+      const { published, at } = read.publication;
       // The verdict tells the hint's time on this replica's clock (what it compares with its own syncs).
-      const hint = { target, at: at - lease.redisNow + lease.localNow };
+      const hint = { published, at: at - lease.redisNow + lease.localNow };
       return { kind: 'follower', holder: lease.holder, hint };
     },
-    /** Writes what the holder resolved while `token` holds the lease, announcing a new commit to every replica. */
-    async publish(source: SharedSource, token: string, target: ResolvedRef): Promise<void> {
-      const written = await publishTarget(link, options, source, token, target);
+    /** Writes what the holder resolved while `token` holds the lease, announcing a change to every replica. */
+    async publish(source: SharedSource, token: string, published: Published): Promise<void> {
+      const what =
+        'target' in published ? { commit: published.target.commit } : { refs: published.refs.length };
+      if ('refs' in published && published.refs.length > MAX_PUBLISHED_REFS) {
+        logger.warn(
+          { source: source.id, ...what, max: MAX_PUBLISHED_REFS },
+          'did not publish: the listing names more refs than a publication holds; the other replicas keep theirs',
+        );
+        return;
+      }
+      const written = await publishWhat(link, options, source, token, published);
       if (written === 0) {
         stop(renewing, source);
         logger.warn(
-          { source: source.id, commit: target.commit },
+          { source: source.id, ...what },
           'did not publish: the poll lease passed to another replica',
         );
-      } else if (written === 2)
-        logger.info({ source: source.id, commit: target.commit }, 'published a new commit to the replicas');
+      } else if (written === 2) logger.info({ source: source.id, ...what }, 'published to the replicas');
     },
     /** Stops renewing and watching `source`, and gives its lease up if this replica holds it. */
     async forget(source: SharedSource): Promise<void> {

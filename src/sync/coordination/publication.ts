@@ -1,14 +1,61 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { ResolvedRef } from '../../git/index.ts';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { RemoteRef, ResolvedRef } from '../../git/index.ts';
 import { COMMIT_PATTERN } from '../../shared/patterns.ts';
 import type { ReasonOf } from '../../shared/reasons.ts';
 
-/** What the lease holder published: the target it resolved, under which lease token, by whom, when (Redis's clock, ms). */
+/** What a holder publishes for those who follow it: the target a ref resolved to, or the refs a `refs:` source listed. */
+export type Published = { target: ResolvedRef } | { refs: RemoteRef[] };
+
+/** What the lease holder published, under which lease token, by whom, when (Redis's clock, ms). */
 export interface Publication {
-  target: ResolvedRef;
+  published: Published;
   token: string;
   by: string;
   at: number;
+}
+
+/** Most refs one publication of a `refs:` source names (a listing past it is not published: each replica lists). */
+export const MAX_PUBLISHED_REFS = 10_000;
+/** Longest `refs` field of a publication, in bytes (MAX_PUBLISHED_REFS refs of about 130 bytes, and room). */
+export const MAX_PUBLISHED_REFS_BYTES = 4 * 1024 * 1024;
+
+/** A listing as published: [name, oid, peeled?] per ref, sorted by name, as JSON (what is signed and compared). */
+export function refsText(refs: readonly RemoteRef[]): string {
+  const rows = refs.map((ref) =>
+    ref.peeled === undefined ? [ref.name, ref.oid] : [ref.name, ref.oid, ref.peeled],
+  );
+  return JSON.stringify(rows.sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0)));
+}
+
+/** What a publication names, in one line that changes exactly when it does (a commit, or the listing's digest). */
+export function namedBy(published: Published): string {
+  if ('target' in published) return published.target.commit;
+  return createHash('sha256').update(refsText(published.refs)).digest('hex');
+}
+
+const REF_NAME = /^refs\/(heads|tags)\/[^\0\s]{1,1000}$/;
+
+/** The refs of a publication's `refs` field, when each is what a holder writes; `undefined` otherwise. */
+function parsedRefs(text: string): RemoteRef[] | undefined {
+  if (Buffer.byteLength(text, 'utf8') > MAX_PUBLISHED_REFS_BYTES) return undefined;
+  let rows: unknown;
+  try {
+    rows = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(rows) || rows.length > MAX_PUBLISHED_REFS) return undefined;
+  const refs: RemoteRef[] = [];
+  for (const row of rows) {
+    if (!Array.isArray(row) || row.length < 2 || row.length > 3) return undefined;
+    const [name, oid, peeled] = row as unknown[];
+    if (typeof name !== 'string' || !REF_NAME.test(name)) return undefined;
+    if (typeof oid !== 'string' || !COMMIT_PATTERN.test(oid)) return undefined;
+    if (peeled !== undefined && (typeof peeled !== 'string' || !COMMIT_PATTERN.test(peeled)))
+      return undefined;
+    refs.push(peeled === undefined ? { name, oid } : { name, oid, peeled });
+  }
+  return refs;
 }
 
 /** Why a follower did not take what it read as the holder's publication: the `publication-` reasons. */
@@ -19,7 +66,7 @@ export type Checked =
   | { ok: false; reason: PublicationReason; detail: string };
 
 /** The fields of a publication in Redis (`<prefix>commit:<key>`, a hash), in the order `checkPublication` reads them. */
-export const PUBLICATION_FIELDS = ['commit', 'tag', 'ref', 'token', 'by', 'at', 'mac'] as const;
+export const PUBLICATION_FIELDS = ['commit', 'tag', 'ref', 'refs', 'token', 'by', 'at', 'mac'] as const;
 
 /** Longest lease token or replica id taken from Redis (a counter and `host/pid/nonce` are far shorter). */
 const MAX_FIELD = 1024;
@@ -29,31 +76,43 @@ const MAX_FIELD = 1024;
  * follower serves, so changing any one of them, or moving it to another source, breaks it.
  */
 export function signPublication(secret: string, key: string, publication: Publication): string {
-  const { target, token, by, at } = publication;
-  const signed = JSON.stringify([
-    'skillpin-publication/1',
-    key,
-    target.commit,
-    target.tag ?? '',
-    target.tag === undefined ? '' : (target.ref ?? ''),
-    token,
-    by,
-    at,
-  ]);
+  const { published, token, by, at } = publication;
+  const what =
+    'target' in published
+      ? [
+          'skillpin-publication/1',
+          key,
+          published.target.commit,
+          published.target.tag ?? '',
+          published.target.tag === undefined ? '' : (published.target.ref ?? ''),
+        ]
+      : ['skillpin-publication/refs/1', key, refsText(published.refs)];
+  const signed = JSON.stringify([...what, token, by, at]);
   return createHmac('sha256', secret).update(signed, 'utf8').digest('hex');
 }
 
 /** A publication's fields as read back, when each is what a holder writes; `undefined` otherwise. */
 function parsed(fields: readonly (string | null)[]): Publication | undefined {
-  const [commit, tag, ref, token, by, at] = fields;
+  const [commit, tag, ref, refs, token, by, at] = fields;
   const when = Number(at);
-  if (commit == null || !COMMIT_PATTERN.test(commit) || !Number.isSafeInteger(when)) return undefined;
+  if (!Number.isSafeInteger(when)) return undefined;
   if (token == null || by == null || token.length > MAX_FIELD || by.length > MAX_FIELD) return undefined;
   const common = { token, by, at: when };
-  if (tag == null || tag === '') return { target: { commit }, ...common };
+  if (refs != null && refs !== '') {
+    const listed = parsedRefs(refs);
+    return listed === undefined || (commit ?? '') !== ''
+      ? undefined
+      : { published: { refs: listed }, ...common };
+  }
+  if (commit == null || !COMMIT_PATTERN.test(commit)) return undefined;
+  if (tag == null || tag === '') return { published: { target: { commit } }, ...common };
   if (!COMMIT_PATTERN.test(tag) || ref == null || ref === '' || ref.length > MAX_FIELD) return undefined;
-  return { target: { commit, tag, ref }, ...common };
+  return { published: { target: { commit, tag, ref } }, ...common };
 }
+
+/** A publication in a log line: its commit, or how many refs it lists. */
+const describe = (published: Published) =>
+  'target' in published ? `commit ${published.target.commit}` : `a listing of ${published.refs.length} refs`;
 
 /** Whether `given` is the MAC `expected`, compared in constant time (both are 64 hex digits when well formed). */
 function sameMac(given: string, expected: string): boolean {
@@ -108,11 +167,12 @@ export function publicationReader(secret: string) {
       if (read === undefined || !read.ok) return read;
       const { publication } = read;
       const seen = newest.get(key);
-      if (seen !== undefined && publication.at < seen.at && publication.target.commit !== seen.target.commit)
+      const [now, before] = [namedBy(publication.published), seen && namedBy(seen.published)];
+      if (seen !== undefined && publication.at < seen.at && now !== before)
         return {
           ok: false,
           reason: 'publication-replayed',
-          detail: `the publication in Redis (commit ${publication.target.commit}) is older than one read before (commit ${seen.target.commit}): replayed`,
+          detail: `the publication in Redis (${describe(publication.published)}) is older than one read before (${describe(seen.published)}): replayed`,
         };
       if (seen === undefined || publication.at >= seen.at) newest.set(key, publication);
       return read;

@@ -55,19 +55,31 @@ return 0
  * Publishes the commit the lease holder resolved, fenced: only while the lease (unexpired on Redis's clock) names
  * this replica and token.
  * KEYS: lease, commit (a hash). ARGV: replica, token, at, commit, tag, ref, channel, message, Redis expiry ms, mac
- * (publication.ts: the followers check it, since anyone who can write to Redis can write this hash).
- * Returns 0 (not the holder: nothing written), 1 (the same commit again) or 2 (a new commit, announced).
+ * (publication.ts: the followers check it, since anyone who can write to Redis can write this hash), refs (a
+ * `refs:` source's listing, or ''), what (the commit, or the listing's digest: a change is announced).
+ * Returns 0 (not the holder: nothing written), 1 (the same again) or 2 (something new, announced).
  */
 export const PUBLISH = `
 if redis.call('HGET', KEYS[1], 'replica') ~= ARGV[1] or redis.call('HGET', KEYS[1], 'token') ~= ARGV[2] then
   return 0
 end
-local before = redis.call('HGET', KEYS[2], 'commit')
-redis.call('HSET', KEYS[2], 'commit', ARGV[4], 'tag', ARGV[5], 'ref', ARGV[6], 'token', ARGV[2], 'by', ARGV[1], 'at', ARGV[3], 'mac', ARGV[10])
+local before = redis.call('HGET', KEYS[2], 'what')
+redis.call('HSET', KEYS[2], 'commit', ARGV[4], 'tag', ARGV[5], 'ref', ARGV[6], 'refs', ARGV[11], 'what', ARGV[12], 'token', ARGV[2], 'by', ARGV[1], 'at', ARGV[3], 'mac', ARGV[10])
 redis.call('PEXPIRE', KEYS[2], ARGV[9])
-if before ~= ARGV[4] then
+if before ~= ARGV[12] then
   redis.call('PUBLISH', ARGV[7], ARGV[8])
   return 2
 end
 return 1
+`;
+
+/**
+ * Reads a publication's fields, unless its `refs` field is longer than a holder writes (anyone who can write to
+ * Redis can write this hash: a follower never takes an unbounded value into memory). KEYS: commit. ARGV: most bytes
+ * of `refs`, then the field names. Returns {1, fields} or {0, the length of refs}.
+ */
+export const READ_PUBLICATION = `
+local size = redis.call('HSTRLEN', KEYS[1], 'refs')
+if size > tonumber(ARGV[1]) then return {0, size} end
+return {1, redis.call('HMGET', KEYS[1], unpack(ARGV, 2))}
 `;

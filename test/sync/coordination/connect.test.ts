@@ -69,7 +69,7 @@ describe('Redis coordination: leases, fencing, hints', () => {
   };
   /** A hint taken, read by a replica whose clock stood at `local`: its time on that clock, at most `ms` before it. */
   const hinted = (commit: string, local: number, ms = 2_000) => ({
-    target: { commit },
+    published: { target: { commit } },
     at: expect.toSatisfy((at: number) => at <= local && at >= local - ms),
   });
 
@@ -99,7 +99,7 @@ describe('Redis coordination: leases, fencing, hints', () => {
     // b looks again when the lease may lapse: after what Redis says is left of it, never from its own clock.
     expect(clockB.pending()[0]).toBeGreaterThan(shortMs - 300);
     expect(clockB.pending()[0]).toBeLessThanOrEqual(shortMs + 1);
-    await a.publish('skewed', '1', { commit: A_COMMIT });
+    await a.publish('skewed', '1', { target: { commit: A_COMMIT } });
     // Signed with Redis's time, fresh for b 20 minutes of clocks away; its time told on b's clock.
     expect(await b.poll('skewed')).toEqual({
       kind: 'follower',
@@ -117,8 +117,8 @@ describe('Redis coordination: leases, fencing, hints', () => {
     expect(taken).toEqual({ kind: 'holder', token: '2' });
     expect(performance.now() - started).toBeGreaterThanOrEqual(shortMs - 1);
     // a, paused past its lease, resolves and publishes late: refused by the fence; it holds the lease no more.
-    await b.publish('skewed', '2', { commit: B_COMMIT });
-    await a.publish('skewed', '1', { commit: A_COMMIT });
+    await b.publish('skewed', '2', { target: { commit: B_COMMIT } });
+    await a.publish('skewed', '1', { target: { commit: A_COMMIT } });
     expect(await probe.hGet(`test:commit:${sharedKey(skewed)}`, 'commit')).toBe(B_COMMIT);
     expect(logged.join('')).toContain('"msg":"did not publish: the poll lease passed to another replica"');
     expect(await a.poll('skewed')).toEqual({
@@ -156,7 +156,7 @@ describe('Redis coordination: leases, fencing, hints', () => {
     // Renewing keeps the token; the other replica follows, with no hint until one is published.
     expect(await a.poll('live')).toEqual({ kind: 'holder', token: '1' });
     expect(await b.poll('live')).toEqual({ kind: 'follower', holder: 'a2/1/a2' });
-    await a.publish('live', '1', { commit: A_COMMIT });
+    await a.publish('live', '1', { target: { commit: A_COMMIT } });
     expect(await b.poll('live')).toEqual({
       kind: 'follower',
       holder: 'a2/1/a2',
@@ -198,12 +198,14 @@ describe('Redis coordination: leases, fencing, hints', () => {
     const h = await replica('h', clock);
     for (const each of [g, h]) each.follow([other], { triggered: () => undefined });
     expect(await g.poll('other')).toEqual({ kind: 'holder', token: '1' });
-    await g.publish('other', '1', { commit: A_COMMIT });
+    await g.publish('other', '1', { target: { commit: A_COMMIT } });
     /** What the holder writes: HMAC-SHA256 over the source's key and every field, with the shared secret. */
     const signed = (commit: string, at: number, secret = SHARED) => ({
       commit,
       tag: '',
       ref: '',
+      refs: '',
+      what: commit,
       token: '1',
       by: 'g/1/g',
       at: String(at),
@@ -222,7 +224,7 @@ describe('Redis coordination: leases, fencing, hints', () => {
     const hint = (commit: string) => ({
       kind: 'follower',
       holder: 'g/1/g',
-      hint: { target: { commit }, at: expect.any(Number) },
+      hint: { published: { target: { commit } }, at: expect.any(Number) },
     });
     expect(await h.poll('other')).toEqual(hint(A_COMMIT));
     const read = async (fields: Record<string, string>) => {

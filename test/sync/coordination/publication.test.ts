@@ -12,10 +12,16 @@ const fields = (at: number) => [
   COMMIT,
   '',
   '',
+  '',
   '7',
   'host-a/1/abc',
   String(at),
-  signPublication(SECRET, KEY, { target: { commit: COMMIT }, token: '7', by: 'host-a/1/abc', at }),
+  signPublication(SECRET, KEY, {
+    published: { target: { commit: COMMIT } },
+    token: '7',
+    by: 'host-a/1/abc',
+    at,
+  }),
 ];
 const check = (at: number) =>
   checkPublication(fields(at), { secret: SECRET, key: KEY, now: NOW, freshMs: 90_000 });
