@@ -395,7 +395,7 @@ function setupCommands(cli: Command, { io, exit }: Wiring): void {
   cli
     .command('status')
     .description(
-      'print each source with its served commit, last sync, last error and problems (from dataDir; no network)',
+      'print each source with its served commit, last sync, last error and problems (from dataDir); with coordination:, what each replica serves (read from Redis)',
     )
     .addOption(configOption())
     .option('--json', 'print the status as JSON')

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../config/index.ts';
+import type { Config, CoordinationConfig } from '../config/index.ts';
 import type {
   CommitStatus,
   DamagedFileStatus,
@@ -49,6 +49,7 @@ export function renderStatus(report: StatusReport): string {
     }
   }
   out.push(...renderProcesses(report.processes ?? []));
+  out.push(...renderReplicas(report));
   for (const d of report.damaged ?? []) out.push(`damaged  ${d.reason.padEnd(24)}  ${d.file}: ${d.detail}`);
   return `${out.join('\n')}\n`;
 }
@@ -79,7 +80,38 @@ function renderProcesses(processes: ProcessStatus[]): string[] {
   return ['', ...table(header, rows)];
 }
 
-/** `skillpin status`: what dataDir records for every source, and the processes using it (no network: it only reads). */
+/** With `coordination:`: whether Redis answers, then per shared source what each replica serves, who polls, agreement. */
+function renderReplicas(report: StatusReport): string[] {
+  const { coordination } = report;
+  if (coordination === undefined) return [];
+  if (coordination.state === 'down')
+    return ['', `coordination down: Redis at ${coordination.redis}: ${coordination.error ?? 'no answer'}`];
+  const shared = report.sources.flatMap((s) =>
+    s.replicas === undefined ? [] : [[s.id, s.replicas] as const],
+  );
+  const header = ['SOURCE', 'REPLICA', 'PID', 'COMMIT', 'SINCE', 'POLLS'];
+  const rows = shared.flatMap(([id, replicas]) =>
+    replicas.serving.map((r) => [
+      id,
+      r.replica,
+      String(r.pid),
+      r.commit === null ? '-' : r.commit.slice(0, 12),
+      r.since,
+      r.replica === replicas.leaseHolder ? 'yes' : '-',
+    ]),
+  );
+  const agreement = shared.map(([id, replicas]) => {
+    const last = replicas.lastAgreed;
+    const agreed = last === null ? 'never' : `${last.commit.slice(0, 12)} at ${last.at}`;
+    return `${id}  replicas agree: ${replicas.agree ? 'yes' : 'no'}; polled by ${replicas.leaseHolder ?? 'none'}; last agreed: ${agreed}`;
+  });
+  return ['', `coordination up: Redis at ${coordination.redis}`, ...table(header, rows), ...agreement];
+}
+
+/**
+ * `skillpin status`: what dataDir records for every source, and the processes using it; with `coordination:`,
+ * what the replicas report through Redis (read only; no other network).
+ */
 export async function status(config: Config, options: { json: boolean }, out: (text: string) => void) {
   const report = await statusReport(config);
   out(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
@@ -130,7 +162,23 @@ export async function statusReport(config: Config): Promise<StatusReport> {
     });
   }
   const processes = processesOf(config.dataDir, report);
-  return { ...statusReportOf(sources), processes, ...(damaged.length === 0 ? {} : { damaged }) };
+  const local = { ...statusReportOf(sources), processes, ...(damaged.length === 0 ? {} : { damaged }) };
+  return config.coordination === undefined ? local : withReplicas(local, config, config.coordination);
+}
+
+/** `report` with what the replicas serve of each shared source, read from Redis (the client loaded only then). */
+async function withReplicas(
+  report: StatusReport,
+  config: Config,
+  coordination: CoordinationConfig,
+): Promise<StatusReport> {
+  const { readReplicas } = await import('../sync/coordination/inspect.ts');
+  const { replicas, coordination: state } = await readReplicas(coordination, config.sources, new Date());
+  const sources = report.sources.map((source) => {
+    const seen = replicas.get(source.id);
+    return seen === undefined ? source : { ...source, replicas: seen };
+  });
+  return { ...report, sources, coordination: state };
 }
 
 /** The live processes on `dataDir`, each with the source leases it holds; damaged files are told to `damaged`. */

@@ -483,7 +483,7 @@ export const REASONS = {
     kind: 'publication',
     severity: 'warning',
     summary:
-      "the publication's time is further from this replica's clock than the source's poll interval and lease: a replay, or a holder that stopped",
+      "the publication's time (Redis's, signed by the holder) is further from Redis's time than the source's poll interval and lease: a replay, or a holder that stopped",
   },
   'publication-replayed': {
     kind: 'publication',

@@ -44,13 +44,14 @@ export interface CoordinationStatus {
   state: 'up' | 'down';
   /** Redis as `host:port` (never its password). */
   redis: string;
-  /** This replica's id in reports and leases. */
-  replica: string;
-  /** When the state last changed, ISO 8601. */
+  /** This replica's id in reports and leases; `null` from `skillpin status`, which only reads (it is no replica). */
+  replica: string | null;
+  /** When the state last changed, ISO 8601 (`skillpin status`: when it read Redis). */
   since: string;
   /** Why it is down (the client's error, redacted; `authentication failed: …` for a refused password); `null` when up. */
   error: string | null;
-  /** Publications read from Redis and refused since this replica started, by source and reason (none: empty). */
+  /** Publications read from Redis and refused since this replica started, by source and reason (none, and always
+   * from `skillpin status`: empty). */
   refused: Array<{ source: string; reason: string; count: number }>;
 }
 
@@ -103,7 +104,8 @@ export interface SourceStatus {
   refs?: { patterns: string[]; served: string[]; problems: SkillProblem[] };
   /** A ref of a `refs:` source: that source's id. */
   group?: string;
-  /** With `coordination:`: the commit each replica serves, who polls, and when they last agreed (live status only). */
+  /** With `coordination:`: the commit each replica serves, who polls, and when they last agreed (live status, and
+   * `skillpin status` reading Redis). */
   replicas?: SourceReplicas;
 }
 
@@ -142,7 +144,7 @@ export interface StatusReport {
   /** Files of the dataDir that are damaged and not used: too large, not regular files, not what skillpin writes
    * (`skillpin status` only; absent when there are none). */
   damaged?: DamagedFileStatus[];
-  /** With `coordination:`: whether Redis answers (live status only). */
+  /** With `coordination:`: whether Redis answers (live status, and `skillpin status` reading Redis). */
   coordination?: CoordinationStatus;
 }
 

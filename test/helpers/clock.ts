@@ -34,3 +34,35 @@ export function manualClock(start = Date.parse('2024-05-01T00:00:00.000Z')): Man
     pending: () => timers.map((t) => t.due - now).sort((a, b) => a - b),
   };
 }
+
+export interface SkewedClock extends Clock {
+  /** Holds every timer that falls due (a paused process: no renewal, no poll) until `resume()`. */
+  pause(): void;
+  /** Fires the timers held, in the order they fell due, and lets the others fire when due. */
+  resume(): void;
+}
+
+/** Real time, `offsetMs` off (a replica whose clock is wrong); its timers wait real milliseconds. */
+export function skewedClock(offsetMs: number): SkewedClock {
+  let paused = false;
+  let held: Array<{ fire: () => void }> = [];
+  return {
+    now: () => Date.now() + offsetMs,
+    after(ms, fire) {
+      const timer = { fire };
+      const pending = setTimeout(() => (paused ? held.push(timer) : fire()), ms);
+      pending.unref();
+      return () => {
+        clearTimeout(pending);
+        held = held.filter((t) => t !== timer);
+      };
+    },
+    pause: () => void (paused = true),
+    resume() {
+      paused = false;
+      const due = held;
+      held = [];
+      for (const timer of due) timer.fire();
+    },
+  };
+}

@@ -55,6 +55,62 @@ export interface RedisLinkOptions {
   onUp(): void;
 }
 
+/** A client of `config`'s Redis (its password remembered as a secret) that never queues a command while away. */
+function clientOf(config: CoordinationConfig, reconnectStrategy: false | ((retries: number) => number)) {
+  const url = new URL(config.redis);
+  if (url.password !== '') rememberSecret(decodeURIComponent(url.password), decodeURIComponent(url.username));
+  return createClient({
+    url: config.redis,
+    socket: {
+      connectTimeout: config.connectTimeoutMs,
+      reconnectStrategy,
+      ...(config.tls === undefined ? {} : { tls: true as const, ca: config.tls.ca }),
+    },
+    disableOfflineQueue: true,
+    commandOptions: { timeout: config.commandTimeoutMs },
+  });
+}
+
+/** A connection that only reads (`skillpin status`): one try, no subscription; a command that fails throws. */
+export interface RedisReader {
+  command<T>(args: string[]): Promise<T>;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects once to Redis to read, within the connect timeout; `error`: why it does not answer (redacted, as
+ * `downReason` says it).
+ */
+export async function connectReader(
+  config: CoordinationConfig,
+): Promise<{ reader: RedisReader } | { error: string }> {
+  const client = clientOf(config, false);
+  let failed: unknown;
+  client.on('error', (error: unknown) => {
+    failed ??= error;
+  });
+  const close = async () => {
+    if (client.isReady) await client.close().catch(() => client.destroy());
+    else client.destroy();
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), config.connectTimeoutMs + 100);
+  });
+  try {
+    const connected = await Promise.race([client.connect().then(() => 'ready' as const), timedOut]);
+    if (connected === 'timeout') throw failed ?? new Error(`no answer within ${config.connectTimeoutMs} ms`);
+  } catch (error) {
+    await close();
+    return { error: downReason(error) };
+  } finally {
+    clearTimeout(timer);
+  }
+  return {
+    reader: { command: (args) => client.sendCommand(args, { timeout: config.commandTimeoutMs }), close },
+  };
+}
+
 /**
  * Connects to Redis (the only module that loads the client): reconnects behind for as long as the replica runs,
  * and never queues a command while Redis is away (it fails at once, and the replica goes on alone). Resolves once
@@ -63,20 +119,9 @@ export interface RedisLinkOptions {
  */
 export async function connectRedis(options: RedisLinkOptions): Promise<RedisLink> {
   const { config, logger, clock } = options;
-  const url = new URL(config.redis);
-  if (url.password !== '') rememberSecret(decodeURIComponent(url.password), decodeURIComponent(url.username));
   const timeout = config.commandTimeoutMs;
-  const client = createClient({
-    url: config.redis,
-    socket: {
-      connectTimeout: config.connectTimeoutMs,
-      // 100 ms, 200 ms, … at most 5 s apart.
-      reconnectStrategy: (retries: number) => Math.min(100 * 2 ** Math.min(retries, 6), 5_000),
-      ...(config.tls === undefined ? {} : { tls: true as const, ca: config.tls.ca }),
-    },
-    disableOfflineQueue: true,
-    commandOptions: { timeout },
-  });
+  // 100 ms, 200 ms, … at most 5 s apart.
+  const client = clientOf(config, (retries: number) => Math.min(100 * 2 ** Math.min(retries, 6), 5_000));
   const subscriber = client.duplicate();
 
   let state: LinkStatus = {
