@@ -22,7 +22,7 @@ const ranked = (id: number, score: number): Ranked => ({ id, score });
 
 /**
  * The referee: BM25F written out plainly over Maps (a term's frequency is the weighted sum of its places, the body's
- * normalised by length; one saturation; a term of the name adds nameBonus past it), every skill looked at for every
+ * normalised by length; one saturation; a term of the name adds nameBonus past it, of the description descriptionBonus), every skill looked at for every
  * term. The typed-array postings must rank exactly as it does. (Until issue 37 the referee was MiniSearch over one
  * field; the scoring changed on purpose: fields weighted and saturated apart, no multiplying by the terms matched.)
  */
@@ -40,7 +40,10 @@ function refereeOf(skills: ReadonlyArray<ReadonlyMap<string, number>>) {
           weight(places, PLACE.name, BM25F.name) + weight(places, PLACE.description, BM25F.description);
         const body = weight(places, PLACE.heading, BM25F.heading) + weight(places, PLACE.text, BM25F.text);
         const tf = body === 0 ? about : about + body / (1 - b + (b * skill.size) / averageLength);
-        const score = idf * ((tf * (k + 1)) / (tf + k) + weight(places, PLACE.name, BM25F.nameBonus));
+        const bonus =
+          weight(places, PLACE.name, BM25F.nameBonus) +
+          weight(places, PLACE.description, BM25F.descriptionBonus);
+        const score = idf * ((tf * (k + 1)) / (tf + k) + bonus);
         scores.set(id, (scores.get(id) ?? 0) + score);
       }
     return [...scores].map(([id, score]) => ({ id, score })).sort((x, y) => y.score - x.score || x.id - y.id);

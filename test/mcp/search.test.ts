@@ -474,6 +474,20 @@ describe('one ranking across sources', () => {
     );
   });
 
+  it("ranks a rare word of the query in a skill's description above two as rare in another's body", async () => {
+    const ns = skillsNamespace('desc', {
+      bookkeeping: ['Files invoices.', 'Steps.'],
+      notes: ['Keeps notes.', 'Copy the drive.'],
+      a: ['Other.', 'Nothing.'],
+      b: ['Other.', 'Nothing.'],
+    });
+    const hits = await searchNamespaces([ns], 'copy invoices to the drive');
+    expect(hits.map((hit) => [hit.served.skill.name, hit.matched()])).toEqual([
+      ['bookkeeping', { description: ['invoices'] }],
+      ['notes', { text: ['copy', 'drive'] }],
+    ]);
+  });
+
   it('scores with the statistics of every namespace searched, as one index holding them all would', async () => {
     const { small, large } = twoSources(false);
     const both = skillsNamespace('both', {
