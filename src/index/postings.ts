@@ -39,7 +39,12 @@ export interface RankedTerm {
   readonly term: string;
   /** Its inverse document frequency times the query's weight of it (less for a part of a word). */
   readonly idf: number;
+  /** It counts only where it stands in a name or a description (a variant of a query's word: mcp/variants.ts). */
+  readonly about?: boolean;
 }
+
+/** The places that say what a skill is for. */
+const ABOUT = PLACE.name | PLACE.description;
 
 /**
  * Distinct terms one skill is indexed by, at most: the first ones it says (its name and description come first, so
@@ -159,6 +164,7 @@ export class Postings {
   readonly #matched: Uint8Array;
   /** The sum of every skill's length (for the mean length over several indexes). */
   readonly totalLength: number;
+  #aboutTerms?: readonly string[];
 
   constructor(
     readonly termIds: ReadonlyMap<string, number>,
@@ -190,6 +196,20 @@ export class Postings {
     return termId === undefined ? 0 : this.starts[termId + 1]! - this.starts[termId]!;
   }
 
+  /** The terms that stand in some skill's name or description, sorted (worked out at the first call). */
+  aboutTerms(): readonly string[] {
+    if (this.#aboutTerms !== undefined) return this.#aboutTerms;
+    const about: string[] = [];
+    for (const [term, id] of this.termIds)
+      for (let at = this.starts[id]!; at < this.starts[id + 1]!; at++)
+        if (this.places[at]! & ABOUT) {
+          about.push(term);
+          break;
+        }
+    this.#aboutTerms = about.sort();
+    return this.#aboutTerms;
+  }
+
   /** Where `term` stands in skill `id` (PLACE bits; 0: nowhere), found by bisection. */
   placesOf(term: string, id: number): number {
     const termId = this.termIds.get(term);
@@ -213,22 +233,24 @@ export class Postings {
   }
 
   /**
-   * Every skill holding one of `terms` (distinct, at most 255), best first, equal scores by id: each as `hit(id,
-   * score)` makes it (one object per skill found: a query of common words finds most of a catalog). A skill's
-   * score is the sum of its terms' BM25F scores (`averageLength`: the mean over everything searched).
+   * Every skill holding one of `terms` (distinct, at most 255; one `about` only in a name or description), best
+   * first, equal scores by id: each as `hit(id, score)` makes it (one object per skill found: a query of common
+   * words finds most of a catalog). A skill's score is the sum of its terms' BM25F scores (`averageLength`: the
+   * mean over everything searched).
    */
   rank<T>(terms: readonly RankedTerm[], averageLength: number, hit: (id: number, score: number) => T): T[] {
     const k = BM25F.k;
     const scores = this.#scores;
     const matched = this.#matched;
     const found: number[] = [];
-    for (const { term, idf } of terms) {
+    for (const { term, idf, about } of terms) {
       const termId = this.termIds.get(term);
       if (termId === undefined) continue;
       const to = this.starts[termId + 1]!;
       for (let at = this.starts[termId]!; at < to; at++) {
-        const skill = this.ids[at]!;
         const places = this.places[at]!;
+        if (about === true && (places & ABOUT) === 0) continue;
+        const skill = this.ids[at]!;
         const tf = frequency(places, this.lengths[skill]!, averageLength);
         const score = idf * ((tf * (k + 1)) / (tf + k) + bonus(places));
         if (matched[skill] === 0) {

@@ -488,6 +488,23 @@ describe('one ranking across sources', () => {
     ]);
   });
 
+  it("finds a word's other forms in names and descriptions, a few letters apart, and not in bodies", async () => {
+    const ns = skillsNamespace('variants', {
+      'systematic-debugging': ['Use when encountering any test failure.', 'Steps.'],
+      planner: ['Writes plans.', 'A failure here is logged.'],
+      'entry-points': ['Lists externally callable functions.', 'Steps.'],
+      hooks: ['Registers a callback.', 'Steps.'],
+      'image-enhancer': ['Improves sharpness.', 'Steps.'],
+    });
+    const found = async (query: string) =>
+      (await searchNamespaces([ns], query)).map((hit) => [hit.served.skill.name, hit.matched()]);
+    // fails: fail, failure: failur (a body's `failure` is not looked at); call: callabl, not callback (4 letters more).
+    expect(await found('the build fails')).toEqual([['systematic-debugging', { description: ['fails'] }]]);
+    expect(await found('who can call this')).toEqual([['entry-points', { description: ['call'] }]]);
+    // sharper: sharp (2 letters fewer).
+    expect(await found('sharper')).toEqual([['image-enhancer', { description: ['sharper'] }]]);
+  });
+
   it('scores with the statistics of every namespace searched, as one index holding them all would', async () => {
     const { small, large } = twoSources(false);
     const both = skillsNamespace('both', {
