@@ -96,6 +96,13 @@ describe('query terms', () => {
     expect(queryTerms(words.join(' '))).toEqual(words.slice(0, MAX_QUERY_TERMS));
   });
 
+  it('searches a British -our word in its American spelling too, and leaves our, four, hours and tour alone', () => {
+    expect(queryTerms('our colours, favourite behaviour, four hours on tour')).toEqual([
+      ...['colour', 'color', 'favourit', 'favorit', 'behaviour', 'behavior', 'four', 'hour', 'tour'],
+      ...['coloursfavourit', 'favouritebehaviour', 'behaviourfour', 'fourhour'],
+    ]);
+  });
+
   it('ranks a query that says a word twice as one that says it once', async () => {
     const { ns } = bodiesNamespace({ a: 'Reconcile the ledger.', b: 'Close the ledger and the books.' });
     const index = await buildSkillIndex(ns, snapshotOf(ns).ordered);
