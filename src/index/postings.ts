@@ -15,20 +15,36 @@ export const PLACE = { name: 1, description: 2, heading: 4, text: 8 } as const;
 
 /**
  * BM25F's parameters: term saturation k, length normalisation b of the body, each place's weight, and what a term
- * of the name adds past saturation (times its idf). Tuned on bench/searchQueries.ts's tuning set (bench/searchReal.ts):
- * the description weighs most (it says what the skill is for in its author's words; the name's words are there
- * too, mostly), b 0.5 rather than 0.75 (long bodies were held back too much). Multiplying a skill's score by the
- * count of query terms it matched (MiniSearch's rule, kept before) lowered top-1 0.750 to 0.717: long bodies match
- * many of a sentence's ordinary words.
+ * of the name, and of the description, adds past saturation (times its idf). Tuned on bench/searchQueries.ts's
+ * tuning set (bench/searchReal.ts): the description weighs most (it says what the skill is for in its author's
+ * words; the name's words are there too, mostly), b 0.5 rather than 0.75 (long bodies were held back too much).
+ * Multiplying a skill's score by the count of query terms it matched (MiniSearch's rule, kept before) lowered top-1
+ * 0.750 to 0.717: long bodies match many of a sentence's ordinary words. The description's bonus (a rare word of the
+ * query there outweighs ordinary words of a long body) raised top-1 0.833 to 0.867, top-5 0.950 to 0.967 (0.5 to
+ * 0.75 alike).
  */
-export const BM25F = { k: 1.2, b: 0.5, name: 1, description: 3, heading: 1, text: 1, nameBonus: 1 };
+export const BM25F = {
+  k: 1.2,
+  b: 0.5,
+  name: 1,
+  description: 3,
+  heading: 1,
+  text: 1,
+  nameBonus: 1,
+  descriptionBonus: 0.5,
+};
 
 /** A query's term as a ranking weighs it: its inverse document frequency over everything searched. */
 export interface RankedTerm {
   readonly term: string;
   /** Its inverse document frequency times the query's weight of it (less for a part of a word). */
   readonly idf: number;
+  /** It counts only where it stands in a name or a description (a variant of a query's word: mcp/variants.ts). */
+  readonly about?: boolean;
 }
+
+/** The places that say what a skill is for. */
+const ABOUT = PLACE.name | PLACE.description;
 
 /**
  * Distinct terms one skill is indexed by, at most: the first ones it says (its name and description come first, so
@@ -136,6 +152,11 @@ function frequency(places: number, length: number, averageLength: number): numbe
   return body === 0 ? about : about + body / (1 - b + (b * length) / averageLength);
 }
 
+/** What a term adds past saturation (times its idf) where it stands in the name or the description: they say what
+ * the skill is for. */
+const bonus = (places: number) =>
+  (places & PLACE.name ? BM25F.nameBonus : 0) + (places & PLACE.description ? BM25F.descriptionBonus : 0);
+
 /** An index's postings: each term's skills (ascending) and places, and each skill's length. */
 export class Postings {
   /** A score per skill and how many query terms it matched, reused by every ranking (each runs to its end at once). */
@@ -143,6 +164,7 @@ export class Postings {
   readonly #matched: Uint8Array;
   /** The sum of every skill's length (for the mean length over several indexes). */
   readonly totalLength: number;
+  #aboutTerms?: readonly string[];
 
   constructor(
     readonly termIds: ReadonlyMap<string, number>,
@@ -174,6 +196,20 @@ export class Postings {
     return termId === undefined ? 0 : this.starts[termId + 1]! - this.starts[termId]!;
   }
 
+  /** The terms that stand in some skill's name or description, sorted (worked out at the first call). */
+  aboutTerms(): readonly string[] {
+    if (this.#aboutTerms !== undefined) return this.#aboutTerms;
+    const about: string[] = [];
+    for (const [term, id] of this.termIds)
+      for (let at = this.starts[id]!; at < this.starts[id + 1]!; at++)
+        if (this.places[at]! & ABOUT) {
+          about.push(term);
+          break;
+        }
+    this.#aboutTerms = about.sort();
+    return this.#aboutTerms;
+  }
+
   /** Where `term` stands in skill `id` (PLACE bits; 0: nowhere), found by bisection. */
   placesOf(term: string, id: number): number {
     const termId = this.termIds.get(term);
@@ -197,25 +233,26 @@ export class Postings {
   }
 
   /**
-   * Every skill holding one of `terms` (distinct, at most 255), best first, equal scores by id: each as `hit(id,
-   * score)` makes it (one object per skill found: a query of common words finds most of a catalog). A skill's
-   * score is the sum of its terms' BM25F scores (`averageLength`: the mean over everything searched).
+   * Every skill holding one of `terms` (distinct, at most 255; one `about` only in a name or description), best
+   * first, equal scores by id: each as `hit(id, score)` makes it (one object per skill found: a query of common
+   * words finds most of a catalog). A skill's score is the sum of its terms' BM25F scores (`averageLength`: the
+   * mean over everything searched).
    */
   rank<T>(terms: readonly RankedTerm[], averageLength: number, hit: (id: number, score: number) => T): T[] {
     const k = BM25F.k;
     const scores = this.#scores;
     const matched = this.#matched;
     const found: number[] = [];
-    for (const { term, idf } of terms) {
+    for (const { term, idf, about } of terms) {
       const termId = this.termIds.get(term);
       if (termId === undefined) continue;
       const to = this.starts[termId + 1]!;
       for (let at = this.starts[termId]!; at < to; at++) {
-        const skill = this.ids[at]!;
         const places = this.places[at]!;
+        if (about === true && (places & ABOUT) === 0) continue;
+        const skill = this.ids[at]!;
         const tf = frequency(places, this.lengths[skill]!, averageLength);
-        // A term of the name counts once more, unsaturated: the name says what the skill is.
-        const score = idf * ((tf * (k + 1)) / (tf + k) + (places & PLACE.name ? BM25F.nameBonus : 0));
+        const score = idf * ((tf * (k + 1)) / (tf + k) + bonus(places));
         if (matched[skill] === 0) {
           found.push(skill);
           scores[skill] = score;

@@ -1,10 +1,17 @@
 import { compareText } from '../shared/text.ts';
 import { PLACE, type RankedTerm } from '../index/postings.ts';
 import type { Matched, SearchHit, SkillIndex } from './search.ts';
+import { withVariants } from './variants.ts';
 
 /** A query as ranked: its terms (each with the query's word it came from), and the query read as a skill's name. */
 export interface ParsedQuery {
-  readonly terms: ReadonlyArray<{ readonly term: string; readonly word: string; readonly weight: number }>;
+  readonly terms: ReadonlyArray<{
+    readonly term: string;
+    readonly word: string;
+    readonly weight: number;
+    /** It counts only in a name or description (a variant of a word: variants.ts). */
+    readonly about?: boolean;
+  }>;
   /** nameKey of the query. */
   readonly name: string;
 }
@@ -20,9 +27,9 @@ function statistics(indexes: readonly SkillIndex[], query: ParsedQuery) {
     skills += postings.skillCount;
     length += postings.totalLength;
   }
-  const terms: RankedTerm[] = query.terms.map(({ term, weight }) => {
+  const terms: RankedTerm[] = query.terms.map(({ term, weight, about }) => {
     const held = indexes.reduce((sum, { postings }) => sum + postings.held(term), 0);
-    return { term, idf: weight * Math.log(1 + (skills - held + 0.5) / (held + 0.5)) };
+    return { term, about, idf: weight * Math.log(1 + (skills - held + 0.5) / (held + 0.5)) };
   });
   return { terms, averageLength: skills === 0 ? 1 : length / skills };
 }
@@ -37,8 +44,8 @@ const PLACES = [
 /** Where the query's words stand in skill `id` of `index`. */
 function matchedIn(index: SkillIndex, id: number, query: ParsedQuery, exactName: boolean): Matched {
   const matched: Matched = exactName ? { exactName: true } : {};
-  for (const { term, word } of query.terms) {
-    const places = index.postings.placesOf(term, id);
+  for (const { term, word, about } of query.terms) {
+    const places = index.postings.placesOf(term, id) & (about === true ? PLACE.name | PLACE.description : ~0);
     for (const [key, bit] of PLACES)
       if (places & bit && !(matched[key] ??= []).includes(word)) matched[key].push(word);
   }
@@ -97,12 +104,14 @@ function grouped(hits: readonly Ranked[], groups: ReadonlyMap<string, string>): 
   });
 }
 
-/** The skills of `indexes` matching `query`, best first across them all (one ranking, statistics of the whole). */
+/** The skills of `indexes` matching `parsed` or its words' variants, best first across them all (one ranking,
+ * statistics of the whole). */
 export function rankAcross(
   indexes: readonly SkillIndex[],
-  query: ParsedQuery,
+  parsed: ParsedQuery,
   groups?: ReadonlyMap<string, string>,
 ): SearchHit[] {
+  const query = withVariants(indexes, parsed);
   const ranked = statistics(indexes, query);
   const hits =
     indexes.length === 1

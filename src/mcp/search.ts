@@ -16,6 +16,13 @@ export const MAX_QUERY_TERMS = 32;
 /** How much a part of a camelCase word counts in a query, against the word whole. */
 export const PART_WEIGHT = 0.5;
 
+/** A British `-our` word spelt as the catalogs mostly spell it (`colours`: colors, `behaviour`: behavior), or null. */
+function american(word: string): string | null {
+  const lower = word.toLowerCase();
+  const spelt = lower.replace(/(\p{L}{2,})our(s|ed|ing|ite|ites)?$/u, '$1or$2');
+  return spelt === lower ? null : spelt;
+}
+
 /** The terms a query searches for: its words as indexed, each once (a word said twice does not weigh twice), in
  * order, the first MAX_QUERY_TERMS. */
 export function queryTerms(query: string): string[] {
@@ -23,8 +30,9 @@ export function queryTerms(query: string): string[] {
 }
 
 /**
- * A query as ranked: its words' terms, then two words side by side joined (`word press`: `wordpress`, as a
- * `WordPress` or `googlemeet` is indexed), each term once, the first MAX_QUERY_TERMS; and the query as a name.
+ * A query as ranked: its words' terms (a British `-our` word's American spelling too: `colours` finds `colors`),
+ * then two words side by side joined (`word press`: `wordpress`, as a `WordPress` or `googlemeet` is indexed), each
+ * term once, the first MAX_QUERY_TERMS; and the query as a name.
  */
 export function parseQuery(query: string): ParsedQuery {
   const words = query.split(NOT_WORD).filter((word) => word !== '');
@@ -32,8 +40,11 @@ export function parseQuery(query: string): ParsedQuery {
   const add = (term: string, word: string, weight: number) =>
     terms.size < MAX_QUERY_TERMS && !terms.has(term) && terms.set(term, { word, weight });
   // A camelCase word's parts count less than the word (`ImageKit`: imagekit, then image and kit).
-  for (const word of words)
+  for (const word of words) {
     for (const [i, term] of termsOfWord(word).entries()) add(term, word, i === 0 ? 1 : PART_WEIGHT);
+    const spelt = american(word);
+    if (spelt !== null) for (const term of termsOfWord(spelt)) add(term, word, 1);
+  }
   for (let i = 1; i < words.length; i++) {
     const [left, right] = [words[i - 1]!.toLowerCase(), words[i]!.toLowerCase()];
     if (STOP_WORDS.has(left) || STOP_WORDS.has(right) || left === right) continue;

@@ -22,7 +22,7 @@ const ranked = (id: number, score: number): Ranked => ({ id, score });
 
 /**
  * The referee: BM25F written out plainly over Maps (a term's frequency is the weighted sum of its places, the body's
- * normalised by length; one saturation; a term of the name adds nameBonus past it), every skill looked at for every
+ * normalised by length; one saturation; a term of the name adds nameBonus past it, of the description descriptionBonus), every skill looked at for every
  * term. The typed-array postings must rank exactly as it does. (Until issue 37 the referee was MiniSearch over one
  * field; the scoring changed on purpose: fields weighted and saturated apart, no multiplying by the terms matched.)
  */
@@ -32,15 +32,19 @@ function refereeOf(skills: ReadonlyArray<ReadonlyMap<string, number>>) {
   const weight = (places: number, place: number, w: number) => (places & place ? w : 0);
   return (terms: readonly RankedTerm[]): Ranked[] => {
     const scores = new Map<number, number>();
-    for (const { term, idf } of terms)
+    for (const { term, idf, about: onlyAbout } of terms)
       for (const [id, skill] of skills.entries()) {
         const places = skill.get(term) ?? 0;
-        if (places === 0) continue;
+        if (places === 0 || (onlyAbout === true && (places & (PLACE.name | PLACE.description)) === 0))
+          continue;
         const about =
           weight(places, PLACE.name, BM25F.name) + weight(places, PLACE.description, BM25F.description);
         const body = weight(places, PLACE.heading, BM25F.heading) + weight(places, PLACE.text, BM25F.text);
         const tf = body === 0 ? about : about + body / (1 - b + (b * skill.size) / averageLength);
-        const score = idf * ((tf * (k + 1)) / (tf + k) + weight(places, PLACE.name, BM25F.nameBonus));
+        const bonus =
+          weight(places, PLACE.name, BM25F.nameBonus) +
+          weight(places, PLACE.description, BM25F.descriptionBonus);
+        const score = idf * ((tf * (k + 1)) / (tf + k) + bonus);
         scores.set(id, (scores.get(id) ?? 0) + score);
       }
     return [...scores].map(([id, score]) => ({ id, score })).sort((x, y) => y.score - x.score || x.id - y.id);
@@ -56,12 +60,13 @@ function postingsOf(skills: ReadonlyArray<ReadonlyMap<string, number>>) {
   return builder.done();
 }
 
-/** `terms` with their idf over `postings` (as ranking.ts weighs them over one index), ranked. */
-function rank(postings: Postings, terms: readonly string[]): Ranked[] {
+/** `terms` with their idf over `postings` (as ranking.ts weighs them over one index; `about`: each counted only in a
+ * name or description), ranked. */
+function rank(postings: Postings, terms: readonly string[], about = false): Ranked[] {
   const skills = postings.skillCount;
   const weighed = terms.map((term) => {
     const held = postings.held(term);
-    return { term, idf: Math.log(1 + (skills - held + 0.5) / (held + 0.5)) };
+    return { term, about, idf: Math.log(1 + (skills - held + 0.5) / (held + 0.5)) };
   });
   return postings.rank(weighed, postings.totalLength / skills, ranked);
 }
@@ -82,19 +87,35 @@ describe('postings', () => {
       [],
     ];
     let compared = 0;
-    for (const terms of queries) {
-      const ours = rank(postings, terms);
-      const weighed = terms.map((term) => {
-        const held = postings.held(term);
-        return { term, idf: Math.log(1 + (skills.length - held + 0.5) / (held + 0.5)) };
-      });
-      expect([terms, ours]).toEqual([terms, referee(weighed)]);
-      compared += ours.length;
-    }
+    // Each query also with its terms counted only in names and descriptions (as a word's variants are).
+    for (const terms of queries)
+      for (const about of [false, true]) {
+        const ours = rank(postings, terms, about);
+        const weighed = terms.map((term) => {
+          const held = postings.held(term);
+          return { term, about, idf: Math.log(1 + (skills.length - held + 0.5) / (held + 0.5)) };
+        });
+        expect([terms, about, ours]).toEqual([terms, about, referee(weighed)]);
+        compared += ours.length;
+      }
     // The catalog and queries are those of the quality figures: thousands of scored skills, 1,497 terms (947 before
     // the name's words side by side were also indexed joined).
     expect([skills.length, postings.termCount]).toEqual([504, 1497]);
     expect(compared).toBeGreaterThan(10_000);
+  });
+
+  it('list the terms of names and descriptions, sorted, and no term only a body says', () => {
+    const postings = postingsOf([
+      new Map([
+        ['zeta', PLACE.name],
+        ['body', PLACE.text | PLACE.heading],
+      ]),
+      new Map([
+        ['alpha', PLACE.description | PLACE.text],
+        ['body', PLACE.text],
+      ]),
+    ]);
+    expect(postings.aboutTerms()).toEqual(['alpha', 'zeta']);
   });
 
   it('say where a term stands in a skill, as PLACE bits, and rank a term of the name above the same term elsewhere', () => {

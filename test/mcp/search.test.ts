@@ -96,6 +96,13 @@ describe('query terms', () => {
     expect(queryTerms(words.join(' '))).toEqual(words.slice(0, MAX_QUERY_TERMS));
   });
 
+  it('searches a British -our word in its American spelling too, and leaves our, four, hours and tour alone', () => {
+    expect(queryTerms('our colours, favourite behaviour, four hours on tour')).toEqual([
+      ...['colour', 'color', 'favourit', 'favorit', 'behaviour', 'behavior', 'four', 'hour', 'tour'],
+      ...['coloursfavourit', 'favouritebehaviour', 'behaviourfour', 'fourhour'],
+    ]);
+  });
+
   it('ranks a query that says a word twice as one that says it once', async () => {
     const { ns } = bodiesNamespace({ a: 'Reconcile the ledger.', b: 'Close the ledger and the books.' });
     const index = await buildSkillIndex(ns, snapshotOf(ns).ordered);
@@ -472,6 +479,37 @@ describe('one ranking across sources', () => {
     expect(text).toContain(
       ': Before touching code, for a multi-step task. [the query is its name; matched name (writing, plans, writing plans)]',
     );
+  });
+
+  it("ranks a rare word of the query in a skill's description above two as rare in another's body", async () => {
+    const ns = skillsNamespace('desc', {
+      bookkeeping: ['Files invoices.', 'Steps.'],
+      notes: ['Keeps notes.', 'Copy the drive.'],
+      a: ['Other.', 'Nothing.'],
+      b: ['Other.', 'Nothing.'],
+    });
+    const hits = await searchNamespaces([ns], 'copy invoices to the drive');
+    expect(hits.map((hit) => [hit.served.skill.name, hit.matched()])).toEqual([
+      ['bookkeeping', { description: ['invoices'] }],
+      ['notes', { text: ['copy', 'drive'] }],
+    ]);
+  });
+
+  it("finds a word's other forms in names and descriptions, a few letters apart, and not in bodies", async () => {
+    const ns = skillsNamespace('variants', {
+      'systematic-debugging': ['Use when encountering any test failure.', 'Steps.'],
+      planner: ['Writes plans.', 'A failure here is logged.'],
+      'entry-points': ['Lists externally callable functions.', 'Steps.'],
+      hooks: ['Registers a callback.', 'Steps.'],
+      'image-enhancer': ['Improves sharpness.', 'Steps.'],
+    });
+    const found = async (query: string) =>
+      (await searchNamespaces([ns], query)).map((hit) => [hit.served.skill.name, hit.matched()]);
+    // fails: fail, failure: failur (a body's `failure` is not looked at); call: callabl, not callback (4 letters more).
+    expect(await found('the build fails')).toEqual([['systematic-debugging', { description: ['fails'] }]]);
+    expect(await found('who can call this')).toEqual([['entry-points', { description: ['call'] }]]);
+    // sharper: sharp (2 letters fewer).
+    expect(await found('sharper')).toEqual([['image-enhancer', { description: ['sharper'] }]]);
   });
 
   it('scores with the statistics of every namespace searched, as one index holding them all would', async () => {
