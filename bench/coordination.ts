@@ -129,7 +129,7 @@ async function notHolding(servers: InProcessServer[]): Promise<{ server: InProce
   const ids = await Promise.all(
     servers.map(async (server) => (await statusOf(server)).coordination!.replica),
   );
-  const at = ids.findIndex((id) => !holders.has(id));
+  const at = ids.findIndex((id) => id !== null && !holders.has(id));
   return { server: servers[at === -1 ? 1 : at]!, holder: holders.size > 0 };
 }
 
