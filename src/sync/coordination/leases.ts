@@ -1,4 +1,3 @@
-import type { ResolvedRef } from '../../git/index.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { PollVerdict } from './coordination.ts';
