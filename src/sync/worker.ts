@@ -205,7 +205,7 @@ async function sync(w: Worker, followed: Followed, why: string): Promise<SyncOut
   const { config, source } = followed;
   const asked = w.asked.delete(config.id) ? why : undefined;
   const role = await w.owner.role(config, source, asked);
-  if (isRefsSource(config)) return listed(w, followed, why, role);
+  if (isRefsSource(config)) return listed(w, followed, why, role, asked !== undefined);
   if (role.kind === 'follow' && role.via === 'machine') {
     const done = await adoptPublished(source, w.records.get(config.id)!, role.entry, w.logger, role.late);
     record(w, config.id, done.record);
@@ -257,7 +257,13 @@ async function synced(w: Worker, followed: Followed, why: string, role: Exclude<
  * does not hold it serves what the holder published), the refs' sources started and stopped to match, then each ref
  * synced in turn.
  */
-async function listed(w: Worker, followed: Followed, why: string, role: Role): Promise<SyncOutcome> {
+async function listed(
+  w: Worker,
+  followed: Followed,
+  why: string,
+  role: Role,
+  asked: boolean,
+): Promise<SyncOutcome> {
   const { config, source } = followed;
   const { id } = config;
   const before = w.records.get(id)!;
@@ -271,10 +277,14 @@ async function listed(w: Worker, followed: Followed, why: string, role: Role): P
   record(w, id, step.record);
   await applyListings(w);
   await persist(w, [followed]);
-  // Each ref syncs in turn; one that fails reports on its own line (status, skillpin sync) and retries with its
-  // source's next listing, which keeps its poll: a broken tag never slows how soon a new one is served.
-  for (const ref of [...listingOf(w, id).refs, ...listingOf(w, id).gone])
-    await w.running.followed.get(ref.id)?.follower.trigger(why);
+  // Each ref whose commit is not served yet syncs in turn (all of them when asked); one that fails reports on its
+  // own line (status, skillpin sync) and retries with its source's next listing, which keeps its poll: a broken
+  // tag never slows how soon a new one is served. A ref that serves what the listing names costs nothing.
+  for (const ref of [...listingOf(w, id).refs, ...listingOf(w, id).gone]) {
+    const was = w.records.get(ref.id);
+    const current = was?.tried === true && was.failure === undefined && was.served?.current.commit === ref.commit;
+    if (!current || asked) await w.running.followed.get(ref.id)?.follower.trigger(why);
+  }
   return step.outcome;
 }
 

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderStatus, statusReport } from '../../src/commands/status.ts';
 import { sync } from '../../src/commands/sync.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
-import type { Namespace, ServedSource } from '../../src/catalog/index.ts';
+import { createCatalog, type Namespace, type ServedSource } from '../../src/catalog/index.ts';
+import { createSyncWorker } from '../../src/sync/worker.ts';
 import { loadConfig, type SourceConfig } from '../../src/config/index.ts';
 import { problem } from '../../src/shared/reasons.ts';
 import { arrangedSources, chooseRefs, refSourceConfig } from '../../src/sync/refGroup.ts';
@@ -637,5 +638,49 @@ describe('skillpin sync of a refs: source', () => {
       'policies: FAILED: 1 of 3 refs failed (policies.v9.0.0)',
     ]);
     expect(code).toBe(2);
+  });
+});
+
+describe('a poll of a refs: source with nothing new', () => {
+  it('lists the refs once and syncs no ref; a moved tag syncs that ref alone; asked, every ref syncs', async () => {
+    const dir = tempDir('skillpin-refs-poll-');
+    const repo = path.join(dir, 'policies.git');
+    cpSync(fx().gitdir, repo, { recursive: true });
+    const file = path.join(dir, 'skillpin.yaml');
+    writeFileSync(
+      file,
+      `dataDir: ${path.join(dir, 'data')}\nsources:\n  - id: policies\n    path: ${repo}\n    refs: ["v*"]\n    poll: 1h\n`,
+    );
+    const synced: string[] = [];
+    const worker = createSyncWorker({
+      config: loadConfig(file),
+      catalog: createCatalog(),
+      logger: silentLogger(),
+      onSynced: (outcome) => void synced.push(outcome.id),
+    });
+    try {
+      await worker.restore();
+      await worker.syncAll('start');
+      expect(synced.splice(0).sort()).toEqual([
+        'policies',
+        'policies.v1.0.0',
+        'policies.v1.1.0',
+        'policies.v2.0.0',
+      ]);
+      await worker.syncAll('poll');
+      expect(synced.splice(0)).toEqual(['policies']);
+      git(['--git-dir', repo, 'update-ref', 'refs/tags/v1.1.0', C('c4')]);
+      await worker.syncAll('poll');
+      expect(synced.splice(0)).toEqual(['policies', 'policies.v1.1.0']);
+      await worker.trigger('policies', 'asked');
+      expect(synced.splice(0).sort()).toEqual([
+        'policies',
+        'policies.v1.0.0',
+        'policies.v1.1.0',
+        'policies.v2.0.0',
+      ]);
+    } finally {
+      await worker.stop();
+    }
   });
 });
