@@ -4,6 +4,7 @@ import type { Logger } from '../shared/log.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import type { Damage } from './damage.ts';
 import { causeField, failedRecord, failureOf, logFailure } from './failure.ts';
+import type { Refusal } from './owner.ts';
 import type { SourceRecord } from './record.ts';
 import { advance, replaced } from './retention.ts';
 import type { Source } from './source.ts';
@@ -14,6 +15,8 @@ export interface SyncStep {
   dropped: string[];
   /** The damaged commits this step repaired. */
   repaired: string[];
+  /** The commit loaded was not accepted (`accept`): nothing changed but `dropped`. */
+  refused?: Refusal;
 }
 
 /**
@@ -32,6 +35,8 @@ export async function syncSource(
     damaged?: readonly Damage[];
     /** Where the target comes from (default: the source resolves it): the commit another replica published. */
     resolve?: () => Promise<ResolvedRef>;
+    /** Whether the commit loaded may replace what is served (a publication moving a branch backward may not). */
+    accept?: (loaded: Namespace, held: ServedSource | undefined) => Refusal | undefined;
   },
 ): Promise<SyncStep> {
   const { id } = source;
@@ -77,6 +82,9 @@ export async function syncSource(
       return succeeded(commit, false, held, []);
     }
     const ns: Namespace = await source.load(target, held?.current.commit);
+    const refused = options.accept?.(ns, held);
+    // Not served: what it serves stays, and the commit loaded for nothing is forgotten (unless served elsewhere).
+    if (refused !== undefined) return { ...succeeded(held!.current.commit, false, held!, [commit]), refused };
     const { served, dropped } = advance(held, ns, options.keep);
     logger.info(
       {

@@ -233,8 +233,8 @@ async function synced(w: Worker, followed: Followed, why: string, role: Exclude<
         role,
         config,
         () => source.resolve(),
-        (resolve) =>
-          syncSource(source, before(), { keep, why, at, logger, damaged: w.damage.of(id), resolve }),
+        (resolve, accept) =>
+          syncSource(source, before(), { keep, why, at, logger, damaged: w.damage.of(id), resolve, accept }),
         {
           logger,
           serving: before().served?.current.commit,
@@ -282,7 +282,8 @@ async function listed(
   // tag never slows how soon a new one is served. A ref that serves what the listing names costs nothing.
   for (const ref of [...listingOf(w, id).refs, ...listingOf(w, id).gone]) {
     const was = w.records.get(ref.id);
-    const current = was?.tried === true && was.failure === undefined && was.served?.current.commit === ref.commit;
+    const current =
+      was?.tried === true && was.failure === undefined && was.served?.current.commit === ref.commit;
     if (!current || asked) await w.running.followed.get(ref.id)?.follower.trigger(why);
   }
   return step.outcome;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Namespace } from '../../src/catalog/index.ts';
 import type { SourceConfig } from '../../src/config/index.ts';
 import type { ResolvedRef } from '../../src/git/index.ts';
 import type { SyncOutcome } from '../../src/shared/status.ts';
@@ -42,9 +43,14 @@ async function followerStep(
     { kind: 'follow', via: 'replicas', holder, behind: false, ...role, refuse },
     sourceOf(ref),
     async (): Promise<ResolvedRef> => ({ commit: LISTED }),
-    async (resolve) => {
-      loaded.push((await resolve()).commit);
-      return { outcome: { id: 'live', ok: true, commit: loaded.at(-1)!, changed: true } as SyncOutcome };
+    async (resolve, accept) => {
+      const { commit } = await resolve();
+      loaded.push(commit);
+      // What it serves, and each commit, at its commit time: the published one is fetched before it is judged.
+      const at = (c: string) => ({ commit: c, commitTime: TIMES[c] ?? '2026-12-01T00:00:00Z' }) as Namespace;
+      const refused = accept?.(at(commit), { id: 'live', current: at(SERVING), retained: [] });
+      const outcome = { id: 'live', ok: true, commit, changed: true } as SyncOutcome;
+      return refused === undefined ? { outcome } : { outcome, refused };
     },
     { logger, serving: SERVING, movedFrom: [MOVED_FROM] },
   );
@@ -53,8 +59,27 @@ async function followerStep(
 }
 
 const hint = (target: ResolvedRef) => ({ hint: { published: { target }, at: 1 } });
+/** Commit times: what it serves is of 1 December, an ancestor of it of November. */
+const ANCESTOR = 'f'.repeat(40);
+const TIMES: Record<string, string> = {
+  [SERVING]: '2026-12-01T00:00:00Z',
+  [ANCESTOR]: '2026-11-01T00:00:00Z',
+};
 
 describe('a follower given what the polling replica published', () => {
+  it('fetches a published commit older than what it serves, refuses it (an ancestor, by its time), and lists', async () => {
+    expect(await followerStep(hint({ commit: ANCESTOR }))).toEqual({
+      loaded: [ANCESTOR, LISTED],
+      counted: ['live publication-backward'],
+      warned: [
+        [
+          'publication-backward',
+          `the published commit ${ANCESTOR} (2026-11-01T00:00:00Z) is older than the ${SERVING} this replica serves (2026-12-01T00:00:00Z); this replica resolves the ref itself`,
+        ],
+      ],
+    });
+  });
+
   it('fetches a newer commit published for a branch, listing nothing', async () => {
     expect(await followerStep(hint({ commit: NEWER }))).toEqual({
       loaded: [NEWER],
