@@ -205,7 +205,9 @@ async function sync(w: Worker, followed: Followed, why: string): Promise<SyncOut
   const { config, source } = followed;
   const asked = w.asked.delete(config.id) ? why : undefined;
   const role = await w.owner.role(config, source, asked);
-  if (isRefsSource(config)) return listed(w, followed, why, role, asked !== undefined);
+  // Asked of a replica that follows another, the refs sync as that replica's publication says: what is new.
+  const confirmAll = asked !== undefined && !(role.kind === 'follow' && role.via === 'replicas');
+  if (isRefsSource(config)) return listed(w, followed, why, role, confirmAll);
   if (role.kind === 'follow' && role.via === 'machine') {
     const done = await adoptPublished(source, w.records.get(config.id)!, role.entry, w.logger, role.late);
     record(w, config.id, done.record);
@@ -262,7 +264,7 @@ async function listed(
   followed: Followed,
   why: string,
   role: Role,
-  asked: boolean,
+  confirmAll: boolean,
 ): Promise<SyncOutcome> {
   const { config, source } = followed;
   const { id } = config;
@@ -277,14 +279,14 @@ async function listed(
   record(w, id, step.record);
   await applyListings(w);
   await persist(w, [followed]);
-  // Each ref whose commit is not served yet syncs in turn (all of them when asked); one that fails reports on its
+  // Each ref whose commit is not served yet syncs in turn (all of them when asked here); one that fails reports on its
   // own line (status, skillpin sync) and retries with its source's next listing, which keeps its poll: a broken
   // tag never slows how soon a new one is served. A ref that serves what the listing names costs nothing.
   for (const ref of [...listingOf(w, id).refs, ...listingOf(w, id).gone]) {
     const was = w.records.get(ref.id);
     const current =
       was?.tried === true && was.failure === undefined && was.served?.current.commit === ref.commit;
-    if (!current || asked) await w.running.followed.get(ref.id)?.follower.trigger(why);
+    if (!current || confirmAll) await w.running.followed.get(ref.id)?.follower.trigger(why);
   }
   return step.outcome;
 }
