@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { CheckReport } from '../../src/commands/check.ts';
+import type { CheckReport } from '../../src/commands/checkReport.ts';
 import type { StatusReport } from '../../src/commands/status.ts';
 import type { VerifyReport } from '../../src/commands/verify.ts';
 import { loadConfig } from '../../src/config/index.ts';

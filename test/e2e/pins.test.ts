@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse, stringify } from 'yaml';
-import type { CheckReport } from '../../src/commands/check.ts';
+import type { CheckReport } from '../../src/commands/checkReport.ts';
 import type { SourceDiff } from '../../src/pins/diffReport.ts';
 import type { StatusReport } from '../../src/commands/status.ts';
 import type { UpdateReport } from '../../src/pins/update.ts';
