@@ -22,14 +22,7 @@ import { annotations, countsOf } from './annotations.ts';
 import { type CheckReport, checkReportOf } from './checkReport.ts';
 import { openSource, type Source } from '../sync/source.ts';
 import { withScratch } from '../pins/scratch.ts';
-import {
-  COMMIT_ID,
-  fullCommit,
-  locationOf,
-  UsageError,
-  type VerifyOptions,
-  verifyOf,
-} from '../pins/sourceArgs.ts';
+import { COMMIT_ID, fullCommit, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
 
 export interface CheckOptions extends VerifyOptions {
   target: string;

@@ -7,7 +7,7 @@ import { parse, stringify } from 'yaml';
 import type { CheckReport } from '../../src/commands/checkReport.ts';
 import type { SourceDiff } from '../../src/pins/diffReport.ts';
 import type { StatusReport } from '../../src/commands/status.ts';
-import type { UpdateReport } from '../../src/pins/update.ts';
+import type { UpdateReport } from '../../src/commands/update.ts';
 import { type Lockfile, readLockfile, renderLockfile } from '../../src/pins/lockfile.ts';
 import { fixture, PROJECT_ROOT } from '../helpers/fixtures.ts';
 import { git } from '../helpers/git.ts';

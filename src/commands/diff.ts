@@ -16,9 +16,9 @@ import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { refMatcher } from '../shared/refNames.ts';
 import { sourceOrigin } from '../catalog/index.ts';
-import { changeCount, renderMarkdown, renderText, sourceDiff } from './diffReport.ts';
-import { loadAt } from './pinning.ts';
-import { withScratch } from './scratch.ts';
+import { changeCount, renderMarkdown, renderText, sourceDiff } from '../pins/diffReport.ts';
+import { loadAt } from '../pins/pinning.ts';
+import { withScratch } from '../pins/scratch.ts';
 import { COMMIT_ID, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
 import type { DiffFormat } from './update.ts';
 
