@@ -2,10 +2,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { SOURCE_ID_PATTERN } from '../shared/patterns.ts';
 import { ConfigError } from '../config/error.ts';
-import { normalizePaths, repositoryPathProblem } from '../config/rules.ts';
+import { commandLineSource } from '../config/commandLine.ts';
 import type { SourceConfig } from '../config/types.ts';
 import {
-  DEFAULT_HTTP_TIMEOUT_MS,
   GitError,
   keyringOf,
   repositoryRootOf,
@@ -73,29 +72,23 @@ function idFrom(target: string): string {
 function sourceFor(options: CheckOptions): SourceConfig {
   if (options.commit !== undefined && options.ref !== undefined)
     throw new UsageError('give --commit or --ref, not both');
-  for (const entry of options.paths ?? []) {
-    const problem = repositoryPathProblem(entry);
-    if (problem !== undefined) throw new UsageError(`--paths ${JSON.stringify(entry)}: ${problem}`);
-  }
   if (options.commit !== undefined && !COMMIT_ID.test(options.commit))
     throw new UsageError('--commit must be a commit id: 4 to 40 hex digits');
   const id = options.id ?? idFrom(options.target === '.' ? process.cwd() : options.target);
   if (!SOURCE_ID_PATTERN.test(id))
     throw new UsageError('--id must be lowercase letters, digits, "-" and "."');
-  const verify = verifyOf(options);
-  return {
+  const source = commandLineSource({
     id,
     location: locationOf(options.target, options.tokenEnv),
-    target:
-      options.commit !== undefined
-        ? { kind: 'commit', commit: options.commit }
-        : { kind: 'ref', ref: options.ref ?? 'HEAD' },
-    paths: normalizePaths(options.paths ?? []),
-    strictNames: options.strictNames ?? false,
-    keep: 0,
-    timeoutMs: DEFAULT_HTTP_TIMEOUT_MS,
-    verify,
-  };
+    paths: options.paths,
+    strictNames: options.strictNames,
+    verify: verifyOf(options),
+  });
+  const target: SourceConfig['target'] =
+    options.commit !== undefined
+      ? { kind: 'commit', commit: options.commit }
+      : { kind: 'ref', ref: options.ref ?? 'HEAD' };
+  return { ...source, target };
 }
 
 /**
