@@ -5,9 +5,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { inspect } from 'node:util';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { CheckOptions } from './commands/check.ts';
-import type { DiffOptions } from './pins/diff.ts';
+import type { DiffOptions } from './commands/diff.ts';
 import type { Serving } from './commands/serve.ts';
-import type { DiffFormat } from './pins/update.ts';
+import type { DiffFormat } from './commands/update.ts';
 import { parseDuration } from './config/duration.ts';
 import { ConfigError } from './config/error.ts';
 import { EXIT, EXIT_CODES } from './shared/exitCodes.ts';
@@ -272,7 +272,7 @@ function pinCommands(cli: Command, { io, exit }: Wiring): void {
     )
     .addOption(configOption())
     .action(async (options: { config: string }) => {
-      const { lock } = await import('./pins/lock.ts');
+      const { lock } = await import('./commands/lock.ts');
       exit(await lock(await keyedConfig(options.config), io));
     });
 
@@ -286,7 +286,7 @@ function pinCommands(cli: Command, { io, exit }: Wiring): void {
   for (const option of formats()) updating.addOption(option);
   updating.action(
     async (names: string[], options: { config: string; json?: boolean; markdown?: boolean }) => {
-      const { update } = await import('./pins/update.ts');
+      const { update } = await import('./commands/update.ts');
       exit(await update(await keyedConfig(options.config), names, formatOf(options), io));
     },
   );
@@ -331,7 +331,7 @@ function diffCommand(cli: Command, { io, exit }: Wiring): void {
       },
     ) => {
       const { json: _json, markdown: _markdown, config: file, ...rest } = options;
-      const { diff } = await import('./pins/diff.ts');
+      const { diff } = await import('./commands/diff.ts');
       const config = file === undefined ? undefined : await keyedConfig(file);
       exit(await diff({ repository, from, to, ...rest, config, format: formatOf(options) }, io));
     },

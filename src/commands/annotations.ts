@@ -1,5 +1,5 @@
 import { plural } from '../shared/text.ts';
-import type { CheckReport } from './check.ts';
+import type { CheckReport } from './checkReport.ts';
 
 // GitHub workflow commands (`::error file=…,line=…,title=…::message`): the runner's escaping, so a message or
 // path never ends the command early (@actions/core's escapeData and escapeProperty).

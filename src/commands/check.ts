@@ -1,12 +1,10 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { skillMdUri, type Namespace } from '../catalog/index.ts';
 import { SOURCE_ID_PATTERN } from '../shared/patterns.ts';
 import { ConfigError } from '../config/error.ts';
-import { normalizePaths, repositoryPathProblem } from '../config/rules.ts';
+import { commandLineSource } from '../config/commandLine.ts';
 import type { SourceConfig } from '../config/types.ts';
 import {
-  DEFAULT_HTTP_TIMEOUT_MS,
   GitError,
   keyringOf,
   repositoryRootOf,
@@ -17,20 +15,13 @@ import {
 } from '../git/index.ts';
 import { isWithin } from '../skills/index.ts';
 import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
-import { problem, REASONS, type Severity, type SkillProblem, type SourceReason } from '../shared/reasons.ts';
+import type { SourceReason } from '../shared/reasons.ts';
 import { plural } from '../shared/text.ts';
 import { annotations, countsOf } from './annotations.ts';
-import type { Signer } from '../shared/signer.ts';
+import { type CheckReport, checkReportOf } from './checkReport.ts';
 import { openSource, type Source } from '../sync/source.ts';
 import { withScratch } from '../pins/scratch.ts';
-import {
-  COMMIT_ID,
-  fullCommit,
-  locationOf,
-  UsageError,
-  type VerifyOptions,
-  verifyOf,
-} from '../pins/sourceArgs.ts';
+import { COMMIT_ID, fullCommit, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
 
 export interface CheckOptions extends VerifyOptions {
   target: string;
@@ -58,50 +49,6 @@ export interface CheckOptions extends VerifyOptions {
   write?: boolean;
 }
 
-/** `skillpin check --json` output. Version 1: fields are only ever added. */
-export interface CheckReport {
-  version: 1;
-  repository: string;
-  commit: string;
-  commitTime: string;
-  skills: Array<{
-    name: string;
-    uri: string;
-    path: string;
-    servedPath: string;
-    files: number;
-    bytes: number;
-  }>;
-  problems: Array<{
-    source: string;
-    commit: string;
-    path: string;
-    reason: string;
-    severity: Severity;
-    detail: string;
-    /** The line of the file (1-based), for frontmatter problems. */
-    line?: number;
-  }>;
-  /**
-   * Checking HEAD of a work tree: the files of its skills (and new SKILL.md files) that differ from the commit, which
-   * the check did not see. Absent for a bare repository, a remote, or another commit.
-   */
-  uncommitted?: WorktreeChange[];
-  /**
-   * Set when the work tree was checked rather than a commit: `commit` is then the id of the tree `git write-tree`
-   * gives for it, and `default` says it was checked because it had changes (no --worktree given).
-   */
-  worktree?: { tree: string; default: boolean };
-  errors: number;
-  warnings: number;
-  /** Problems that are information only (`skill-alias`): they never fail a check, even under --strict. */
-  infos: number;
-  /** No errors (and, under --strict, no warnings). */
-  ok: boolean;
-  /** Who signed the commit (or its tag), when keys were given to verify it; `null` otherwise. */
-  signer: Signer | null;
-}
-
 /** A signature the keys refuse is a finding about the commit, as a problem is; any other git failure stops the check. */
 const SIGNATURE_REFUSALS: ReadonlySet<string> = new Set<SourceReason>([
   'source-unsigned',
@@ -125,29 +72,23 @@ function idFrom(target: string): string {
 function sourceFor(options: CheckOptions): SourceConfig {
   if (options.commit !== undefined && options.ref !== undefined)
     throw new UsageError('give --commit or --ref, not both');
-  for (const entry of options.paths ?? []) {
-    const problem = repositoryPathProblem(entry);
-    if (problem !== undefined) throw new UsageError(`--paths ${JSON.stringify(entry)}: ${problem}`);
-  }
   if (options.commit !== undefined && !COMMIT_ID.test(options.commit))
     throw new UsageError('--commit must be a commit id: 4 to 40 hex digits');
   const id = options.id ?? idFrom(options.target === '.' ? process.cwd() : options.target);
   if (!SOURCE_ID_PATTERN.test(id))
     throw new UsageError('--id must be lowercase letters, digits, "-" and "."');
-  const verify = verifyOf(options);
-  return {
+  const source = commandLineSource({
     id,
     location: locationOf(options.target, options.tokenEnv),
-    target:
-      options.commit !== undefined
-        ? { kind: 'commit', commit: options.commit }
-        : { kind: 'ref', ref: options.ref ?? 'HEAD' },
-    paths: normalizePaths(options.paths ?? []),
-    strictNames: options.strictNames ?? false,
-    keep: 0,
-    timeoutMs: DEFAULT_HTTP_TIMEOUT_MS,
-    verify,
-  };
+    paths: options.paths,
+    strictNames: options.strictNames,
+    verify: verifyOf(options),
+  });
+  const target: SourceConfig['target'] =
+    options.commit !== undefined
+      ? { kind: 'commit', commit: options.commit }
+      : { kind: 'ref', ref: options.ref ?? 'HEAD' };
+  return { ...source, target };
 }
 
 /**
@@ -256,56 +197,6 @@ async function uncommittedOf(
     ...changes.filter((c) => manifest(c.path)).map((c) => folderOf(c.path)),
   ];
   return changes.filter((change) => skillDirs.some((dir) => isWithin(dir, change.path)));
-}
-
-/** Where discovery finds skills, for a check that found none: a folder holding SKILL.md, at any depth. */
-const LAYOUTS =
-  'a skill is a folder holding SKILL.md, at any depth: the repository root (a repository that is one skill), skills/<name>/SKILL.md, .claude/skills/<name>/SKILL.md, or any other folder';
-
-/**
- * A commit with no SKILL.md where check looked: a warning (so --strict fails) saying where that was and what a skill
- * looks like. A folder of `paths` not in the commit has its own problem (paths-not-found).
- */
-function noSkillMd(ns: Namespace, paths: readonly string[]): SkillProblem[] {
-  const found = ns.skills.length > 0 || ns.problems.some((p) => REASONS[p.reason].kind === 'skill');
-  if (found) return [];
-  if (paths.length === 0)
-    return [problem('.', 'skills-not-found', `no SKILL.md anywhere in the repository; ${LAYOUTS}`)];
-  const missing = new Set(ns.problems.filter((p) => p.reason === 'paths-not-found').map((p) => p.path));
-  return paths
-    .filter((dir) => !missing.has(dir))
-    .map((dir) => problem(dir, 'skills-not-found', `no SKILL.md under ${dir}/ (--paths); ${LAYOUTS}`));
-}
-
-export function checkReportOf(ns: Namespace, strict: boolean, paths: readonly string[] = []): CheckReport {
-  const problems = [...ns.problems, ...noSkillMd(ns, paths)].map((p) => ({
-    source: ns.source,
-    commit: ns.commit,
-    ...p,
-  }));
-  const count = (severity: Severity) => problems.filter((p) => p.severity === severity).length;
-  const errors = count('error');
-  const warnings = count('warning');
-  return {
-    version: 1,
-    repository: ns.origin.repository,
-    commit: ns.commit,
-    commitTime: ns.commitTime,
-    skills: ns.skills.map((skill) => ({
-      name: skill.name,
-      uri: skillMdUri(ns.source, ns.commit, skill.servedDir),
-      path: skill.dir === '' ? '.' : skill.dir,
-      servedPath: skill.servedDir,
-      files: skill.files.length,
-      bytes: skill.bytes,
-    })),
-    problems,
-    errors,
-    warnings,
-    infos: count('info'),
-    ok: errors === 0 && (!strict || warnings === 0),
-    signer: ns.signer ?? null,
-  };
 }
 
 /** The human report: what was checked, the counts, then the problems, then (unless only problems) the skills. */

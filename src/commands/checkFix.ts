@@ -12,7 +12,7 @@ import {
 } from '../skills/index.ts';
 import { isOsError, osReason } from '../shared/fs.ts';
 import { compareText } from '../shared/text.ts';
-import type { CheckReport } from './check.ts';
+import type { CheckReport } from './checkReport.ts';
 import { type SkillFix, type Unfixed, type VerifiedFix, verifyFixes } from './fixVerify.ts';
 import { type PatchedIndexer, patchedIndexer } from './patchedIndex.ts';
 import type { SourceConfig } from '../config/types.ts';

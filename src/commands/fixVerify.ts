@@ -7,7 +7,7 @@ import {
   type SkillProblem,
 } from '../skills/index.ts';
 import { someOf } from '../shared/text.ts';
-import type { CheckReport } from './check.ts';
+import type { CheckReport } from './checkReport.ts';
 import type { PatchedIndexer } from './patchedIndex.ts';
 
 /** A SKILL.md `check --fix` would change: its text before and after. */

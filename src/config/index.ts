@@ -1,3 +1,4 @@
+export * from './commandLine.ts';
 export * from './duration.ts';
 export * from './error.ts';
 export * from './load.ts';

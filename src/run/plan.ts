@@ -5,7 +5,7 @@ import type { Logger } from '../shared/log.ts';
 import { type ProblemReason, problem, type ReasonOf, type SkillProblem } from '../shared/reasons.ts';
 import { compareText } from '../shared/text.ts';
 import { join, type DeclaredScript } from '../skills/index.ts';
-import type { EnvironStatus } from './scrub.ts';
+import type { EnvironStatus } from './initialEnviron.ts';
 import { scriptEnvironment } from './environment.ts';
 import type { Interpreters } from './interpreters.ts';
 import { DEFAULT_TIMEOUT_MS, MAX_ARGS, MAX_ARGS_BYTES, MAX_TIMEOUT_MS } from './limits.ts';

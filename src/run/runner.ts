@@ -2,7 +2,7 @@ import type { CatalogReader, CatalogSkill, FileReader, Namespace } from '../cata
 import type { RunGrants, RunSettings } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { SkillProblem } from '../shared/reasons.ts';
-import type { EnvironStatus } from './scrub.ts';
+import type { EnvironStatus } from './initialEnviron.ts';
 import { createExecutor, type ScriptRunResult, sharedRoot } from './execute.ts';
 import { type RunIdentity, runIdentity } from './identity.ts';
 import { interpretersOf } from './interpreters.ts';

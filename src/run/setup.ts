@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Config, RunGrants } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
-import { scrubEnviron, type EnvironStatus } from './scrub.ts';
+import { clearInitialEnviron, type EnvironStatus } from './initialEnviron.ts';
 import type { RunnerOptions } from './runner.ts';
 
 /**
@@ -11,12 +11,12 @@ import type { RunnerOptions } from './runner.ts';
 export function runOptionsFor(
   config: Config,
   logger: Logger,
-  scrub: () => EnvironStatus = scrubEnviron,
+  clear: () => EnvironStatus = clearInitialEnviron,
 ): RunnerOptions | undefined {
   const grants = new Map<string, RunGrants>();
   for (const source of config.sources) if (source.run !== undefined) grants.set(source.id, source.run);
   if (grants.size === 0) return undefined;
-  const environ = scrub();
+  const environ = clear();
   if (environ.state === 'unscrubbed')
     logger.warn(
       { reason: 'environ-unscrubbed', allowUnscrubbed: config.runs.allowUnscrubbed },

@@ -5,7 +5,7 @@ import { partsOf, type PreviewParts, type WillRun } from './preview.ts';
 
 /** Why a confirmation token does not confirm this run. */
 export type TokenRefusal = {
-  code: Extract<ReasonOf<'run'>, `run-token-${string}` | 'run-draft-changed'>;
+  code: Extract<ReasonOf<'run'>, `run-token-${string}` | 'run-preview-changed'>;
   detail: string;
 };
 
@@ -121,7 +121,7 @@ export function tokenBook(
       const parts = partsOf(willRun);
       if (payload.parts.all !== parts.all)
         return {
-          code: 'run-draft-changed',
+          code: 'run-preview-changed',
           detail: `the run differs from the preview the token confirms: ${changes(payload.parts, parts)}; nothing ran, ask again for a preview`,
         };
       return undefined;

@@ -440,7 +440,7 @@ export const REASONS = {
     severity: 'error',
     summary: 'the confirmToken was issued to another caller (another principal, or stdio rather than HTTP)',
   },
-  'run-draft-changed': {
+  'run-preview-changed': {
     kind: 'run',
     severity: 'error',
     summary:

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { applyFixes } from '../../src/commands/checkFix.ts';
-import type { CheckReport } from '../../src/commands/check.ts';
+import type { CheckReport } from '../../src/commands/checkReport.ts';
 import { patchedIndexer } from '../../src/commands/patchedIndex.ts';
 import { cli } from '../helpers/cli.ts';
 import { git } from '../helpers/git.ts';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { CheckReport } from '../../src/commands/check.ts';
+import type { CheckReport } from '../../src/commands/checkReport.ts';
 import { cli } from '../helpers/cli.ts';
 import { fixture } from '../helpers/fixtures.ts';
 

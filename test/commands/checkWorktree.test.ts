@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { CheckReport } from '../../src/commands/check.ts';
+import type { CheckReport } from '../../src/commands/checkReport.ts';
 import { cli } from '../helpers/cli.ts';
 import { git } from '../helpers/git.ts';
 import { skillMd } from '../helpers/pushable.ts';

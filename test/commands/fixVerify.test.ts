@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckReport } from '../../src/commands/check.ts';
+import type { CheckReport } from '../../src/commands/checkReport.ts';
 import { type SkillFix, verifyFixes } from '../../src/commands/fixVerify.ts';
 import type { PatchedIndexer } from '../../src/commands/patchedIndex.ts';
 import type { CommitIndex } from '../../src/index/index.ts';

@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { CheckReport } from '../../src/commands/check.ts';
+import type { CheckReport } from '../../src/commands/checkReport.ts';
 import type { StatusReport } from '../../src/commands/status.ts';
 import type { VerifyReport } from '../../src/commands/verify.ts';
 import { loadConfig } from '../../src/config/index.ts';
@@ -590,8 +590,9 @@ describe('a command loads what it uses', () => {
     expect(commands).toEqual([
       'commands/annotations.ts',
       'commands/check.ts',
+      'commands/checkReport.ts',
+      'commands/sourceArgs.ts',
       'pins/scratch.ts',
-      'pins/sourceArgs.ts',
     ]);
     expect(HEAVY.filter((name) => checked.loaded.packages.includes(name))).toEqual([]);
     // The SDK's entry builder (and the SDK's server with it) loads for a SKILL.md whose frontmatter is not plain.
@@ -603,6 +604,7 @@ describe('a command loads what it uses', () => {
     // Nor the config's schema: a repository checked by its path needs no config.
     expect(plain.loaded.packages).not.toContain('zod');
     expect(plain.loaded.ours.filter((file) => file.startsWith('config/'))).toEqual([
+      'config/commandLine.ts',
       'config/duration.ts',
       'config/error.ts',
       'config/rules.ts',

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { CheckReport } from '../../src/commands/check.ts';
+import type { CheckReport } from '../../src/commands/checkReport.ts';
 import type { StatusReport } from '../../src/commands/status.ts';
 import { MAX_LARGE_BLOB_BYTES, MAX_OBJECT_BYTES } from '../../src/git/limits.ts';
 import { BACKENDS, withEnv } from '../helpers/backends.ts';

@@ -134,7 +134,7 @@ describe('skill_run end to end over HTTP, with a plain MCP client', () => {
       confirmToken: preview.structuredContent!['confirmToken'],
     });
     expect(moved.isError).toBe(true);
-    expect(moved.structuredContent).toMatchObject({ status: 'refused', code: 'run-draft-changed' });
+    expect(moved.structuredContent).toMatchObject({ status: 'refused', code: 'run-preview-changed' });
     const again = await call('skill_run', byName);
     const ran = await call('skill_run', {
       ...byName,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Catalog, createCatalog } from '../../src/catalog/index.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
-import { relock } from '../../src/pins/lock.ts';
+import { relock } from '../../src/pins/relock.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { type LockedSource, type Lockfile, lockedConfig } from '../../src/pins/lockfile.ts';
 import { createSyncWorker } from '../../src/sync/worker.ts';

@@ -3,7 +3,7 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/server';
 import { createCatalog, type Catalog, type CatalogState, type Namespace } from '../../src/catalog/index.ts';
 import { defaultRunSettings, type RunGrants, type RunSettings } from '../../src/config/index.ts';
-import type { EnvironStatus } from '../../src/run/scrub.ts';
+import type { EnvironStatus } from '../../src/run/initialEnviron.ts';
 import type { RunIdentity } from '../../src/run/identity.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import type { Logger } from '../../src/shared/log.ts';

@@ -234,7 +234,7 @@ describe('skill_run', () => {
     await h.close();
   });
 
-  it('refuses a token for other arguments or another script with run-draft-changed', async () => {
+  it('refuses a token for other arguments or another script with run-preview-changed', async () => {
     const h = await harness({ grants: GRANTS });
     const first = await h.run({ uri: BOUNDS, script: 'scripts/argv.js', args: ['one'] });
     const token = first.structuredContent!['confirmToken'];
@@ -245,7 +245,7 @@ describe('skill_run', () => {
       confirmToken: token,
     });
     expect(otherArgs.structuredContent).toMatchObject({
-      code: 'run-draft-changed',
+      code: 'run-preview-changed',
       detail:
         'the run differs from the preview the token confirms: the arguments; nothing ran, ask again for a preview',
     });
@@ -255,7 +255,7 @@ describe('skill_run', () => {
       args: ['one'],
       confirmToken: token,
     });
-    expect(otherScript.structuredContent).toMatchObject({ code: 'run-draft-changed' });
+    expect(otherScript.structuredContent).toMatchObject({ code: 'run-preview-changed' });
     // Refused tokens are not spent: the approved run still runs.
     const ran = await h.run({ uri: BOUNDS, script: 'scripts/argv.js', args: ['one'], confirmToken: token });
     expect(ran.structuredContent?.['status']).toBe('ran');
@@ -283,7 +283,7 @@ describe('skill_run', () => {
     await h.close();
   });
 
-  it('refuses with run-draft-changed when the tracked ref moved between preview and run; a URI keeps its commit', async () => {
+  it('refuses with run-preview-changed when the tracked ref moved between preview and run; a URI keeps its commit', async () => {
     const v1 = await namespaceOf(SOURCE, scripts.gitdir, c1);
     const h = await harness({ grants: GRANTS, namespaces: [v1] });
     const byName = { name: 'bounds', script: 'scripts/argv.js' };
@@ -294,7 +294,7 @@ describe('skill_run', () => {
     const moved = await h.run({ ...byName, confirmToken: atV1.structuredContent!['confirmToken'] });
     expect(moved.structuredContent).toMatchObject({
       status: 'refused',
-      code: 'run-draft-changed',
+      code: 'run-preview-changed',
       detail: `the run differs from the preview the token confirms: the commit (the token is for ${c1}, the skill is now at ${c2}), the script or its bytes; nothing ran, ask again for a preview`,
     });
     const again = await confirmRun(h, byName);

@@ -78,11 +78,11 @@ describe('confirmation tokens', () => {
       { timeoutMs: 60_000 },
       'what the script would get (interpreter, timeout or variables)',
     ],
-  ])('refuse %s with run-draft-changed, saying what changed', (_what, change, changed) => {
+  ])('refuse %s with run-preview-changed, saying what changed', (_what, change, changed) => {
     const book = tokenBook(SECRET, 600_000);
     const { token } = book.issue(preview, CALLER);
     expect(book.check(token, { ...preview, ...change }, CALLER)).toEqual({
-      code: 'run-draft-changed',
+      code: 'run-preview-changed',
       detail: `the run differs from the preview the token confirms: ${changed}; nothing ran, ask again for a preview`,
     });
   });

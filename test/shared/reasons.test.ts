@@ -47,7 +47,7 @@ describe('the reason registry', () => {
       'run-token-expired',
       'run-token-reused',
       'run-token-other-caller',
-      'run-draft-changed',
+      'run-preview-changed',
       'run-busy',
       'run-failed',
       'run-cancelled',
@@ -123,7 +123,7 @@ describe('the reason registry', () => {
     expectTypeOf<'run-busy'>().toExtend<RunRefusal['code']>();
     expectTypeOf<'RUN_BUSY'>().not.toExtend<RunRefusal['code']>();
     expectTypeOf<'grant'>().not.toExtend<RunRefusal['code']>();
-    expectTypeOf<'run-draft-changed'>().toExtend<TokenRefusal['code']>();
+    expectTypeOf<'run-preview-changed'>().toExtend<TokenRefusal['code']>();
     expectTypeOf<'run-busy'>().not.toExtend<TokenRefusal['code']>();
     expectTypeOf<'webhook-too-large'>().toExtend<WebhookOutcome>();
     expectTypeOf<'too_large'>().not.toExtend<WebhookOutcome>();

@@ -12,7 +12,7 @@ export type EnvironStatus =
   | { state: 'not-applicable'; detail: string }
   | { state: 'unscrubbed'; detail: string };
 
-export interface ScrubOptions {
+export interface ClearEnvironOptions {
   platform?: NodeJS.Platform;
   /** `/proc/self`, or in tests a folder that fails like a kernel that refuses. */
   proc?: string;
@@ -33,7 +33,7 @@ function environBounds(stat: string): { start: number; end: number } | undefined
  * again first, so the C environment points at copies and `process.env` keeps every value; then the block is
  * overwritten with NULs through `/proc/self/mem` and read back. Run once at start, before any script.
  */
-export function scrubEnviron(options: ScrubOptions = {}): EnvironStatus {
+export function clearInitialEnviron(options: ClearEnvironOptions = {}): EnvironStatus {
   if ((options.platform ?? process.platform) !== 'linux')
     return { state: 'not-applicable', detail: 'no /proc/<pid>/environ on this platform' };
   const proc = options.proc ?? '/proc/self';

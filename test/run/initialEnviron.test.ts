@@ -3,11 +3,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { scrubEnviron } from '../../src/run/scrub.ts';
+import { clearInitialEnviron } from '../../src/run/initialEnviron.ts';
 import { PROJECT_ROOT } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';
 
-const MODULE = pathToFileURL(path.join(PROJECT_ROOT, 'src', 'run', 'scrub.ts')).href;
+const MODULE = pathToFileURL(path.join(PROJECT_ROOT, 'src', 'run', 'initialEnviron.ts')).href;
 
 describe('clearing the initial environment block', () => {
   it('leaves /proc/self/environ without a variable while process.env keeps every value', () => {
@@ -15,8 +15,8 @@ describe('clearing the initial environment block', () => {
     const program = `
       import { readFileSync } from 'node:fs';
       const before = readFileSync('/proc/self/environ', 'latin1');
-      const { scrubEnviron } = await import(${JSON.stringify(MODULE)});
-      const status = scrubEnviron();
+      const { clearInitialEnviron } = await import(${JSON.stringify(MODULE)});
+      const status = clearInitialEnviron();
       const after = readFileSync('/proc/self/environ');
       process.stdout.write(JSON.stringify({
         status,
@@ -46,12 +46,12 @@ describe('clearing the initial environment block', () => {
 
   it('reports why when the kernel will not have it, and changes nothing it could not finish', () => {
     const proc = tempDir('skillpin-proc-');
-    expect(scrubEnviron({ proc })).toEqual({
+    expect(clearInitialEnviron({ proc })).toEqual({
       state: 'unscrubbed',
       detail: expect.stringMatching(new RegExp(`^cannot read ${proc}/stat: ENOENT`)),
     });
     writeFileSync(path.join(proc, 'stat'), '1 (node) S 0 0');
-    expect(scrubEnviron({ proc })).toEqual({
+    expect(clearInitialEnviron({ proc })).toEqual({
       state: 'unscrubbed',
       detail: `${proc}/stat does not give the environment block's bounds`,
     });
@@ -61,11 +61,11 @@ describe('clearing the initial environment block', () => {
       `1 (no de) S ${Array.from({ length: 50 }, (_, i) => i + 4).join(' ')}\n`,
     );
     mkdirSync(path.join(proc, 'mem'));
-    expect(scrubEnviron({ proc })).toEqual({
+    expect(clearInitialEnviron({ proc })).toEqual({
       state: 'unscrubbed',
       detail: expect.stringMatching(new RegExp(`^cannot write ${proc}/mem: EISDIR`)),
     });
-    expect(scrubEnviron({ platform: 'darwin' })).toEqual({
+    expect(clearInitialEnviron({ platform: 'darwin' })).toEqual({
       state: 'not-applicable',
       detail: 'no /proc/<pid>/environ on this platform',
     });

@@ -1,9 +1,8 @@
 import path from 'node:path';
 import { ConfigError } from '../config/error.ts';
-import { normalizePaths } from '../config/rules.ts';
+import { commandLineSource } from '../config/commandLine.ts';
 import type { Config, SourceConfig } from '../config/types.ts';
 import {
-  DEFAULT_HTTP_TIMEOUT_MS,
   expandCommit,
   GitError,
   keyringOf,
@@ -16,9 +15,9 @@ import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { refMatcher } from '../shared/refNames.ts';
 import { sourceOrigin } from '../catalog/index.ts';
-import { changeCount, renderMarkdown, renderText, sourceDiff } from './diffReport.ts';
-import { loadAt } from './pinning.ts';
-import { withScratch } from './scratch.ts';
+import { changeCount, renderMarkdown, renderText, sourceDiff } from '../pins/diffReport.ts';
+import { loadAt } from '../pins/pinning.ts';
+import { withScratch } from '../pins/scratch.ts';
 import { COMMIT_ID, locationOf, UsageError, type VerifyOptions, verifyOf } from './sourceArgs.ts';
 import type { DiffFormat } from './update.ts';
 
@@ -102,15 +101,13 @@ export async function diff(
     source =
       options.config !== undefined
         ? configuredSource(options.config, options)
-        : {
+        : commandLineSource({
             id: 'diff',
             location: locationOf(options.repository, options.tokenEnv),
-            paths: normalizePaths(options.paths ?? []),
-            strictNames: options.strictNames ?? false,
-            keep: 0,
-            timeoutMs: DEFAULT_HTTP_TIMEOUT_MS,
+            paths: options.paths,
+            strictNames: options.strictNames,
             verify,
-          };
+          });
   } catch (error) {
     if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
     io.err(`skillpin diff: ${error.message}\n`);

@@ -1,9 +1,10 @@
 import type { Config } from '../config/index.ts';
 import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import { writeFileAtomic } from '../shared/fs.ts';
-import { renderLockfile } from './lockfile.ts';
-import { renderMarkdown, renderText, type SourceDiff } from './diffReport.ts';
-import { relock, reportFailures, reportRefused } from './lock.ts';
+import { renderLockfile } from '../pins/lockfile.ts';
+import { renderMarkdown, renderText, type SourceDiff } from '../pins/diffReport.ts';
+import { relock } from '../pins/relock.ts';
+import { reportFailures, reportRefused } from './lock.ts';
 
 /** `skillpin update --json`. Version 1: fields are only ever added. */
 export interface UpdateReport {
