@@ -300,12 +300,16 @@ function ended(pack: Following, turn: Turn): Refusal | undefined {
   return undefined;
 }
 
+/** An object inflating past the size its header declares (a bomb behind a small header): never inflated further. */
+const pastHeader = (pack: Following) =>
+  invalid(`the object at ${pack.offset} inflates past the ${pack.size} bytes its header declares`);
+
 /** Counts what the current object inflated to: past its declared size (a bomb), or a delta over the limit. */
 function inflatedChunk(pack: Following, chunk: Uint8Array): Refusal | undefined {
   if (pack.delta && pack.inflated === 0 && deltaOversized(chunk))
     return tooLarge(`the delta at ${pack.offset} needs an object over the limit`);
   pack.inflated += chunk.length;
-  if (pack.inflated > pack.size) return tooLarge(`a pack object inflates to ${pack.inflated} bytes or more`);
+  if (pack.inflated > pack.size) return pastHeader(pack);
   pack.hooks.inflated?.(chunk);
   return undefined;
 }
@@ -317,7 +321,7 @@ function inflatedChunk(pack: Following, chunk: Uint8Array): Refusal | undefined 
 function wholeObject(pack: Following, turn: Turn): Refusal | undefined {
   const rest = turn.bytes.subarray(turn.at);
   const whole = pack.size <= WHOLE_INFLATE_MAX ? inflatedWhole(rest, pack.size) : undefined;
-  if (whole === 'over') return tooLarge(`a pack object inflates past its ${pack.size} bytes`);
+  if (whole === 'over') return pastHeader(pack);
   if (whole === undefined) {
     startInflate(pack);
     return undefined;

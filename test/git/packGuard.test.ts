@@ -73,10 +73,12 @@ describe('the pack guard (both backends feed it)', () => {
     expect(followed(bytes, 1).done).toBe(true);
   });
 
-  it('refuses an object that inflates past its own header’s size, small or large', () => {
+  it('stops at an object that inflates past its own header’s size, small or large: a corrupt pack', () => {
     for (const content of [Buffer.alloc(100, 'x'), Buffer.alloc(3 * 1024 * 1024, 'x')])
       for (const piece of [1 << 20, 7])
-        expect(followed(pack([blob(content, content.length - 1)]), piece)).toMatchObject(tooLarge());
+        expect(followed(pack([blob(content, content.length - 1)]), piece)).toMatchObject({
+          refused: { reason: 'source-pack-invalid', facts: {} },
+        });
   });
 
   it('keeps a blob over MAX_OBJECT_BYTES, inflating it in pushes of about INFLATED_PER_TURN', () => {
@@ -157,6 +159,39 @@ describe('the pack guard (both backends feed it)', () => {
       ['source-pack-invalid', 'bytes after the pack trailer', true],
     ]);
     expect(guard.refused()).toBeUndefined();
+  });
+});
+
+describe('the size rule of a transfer', () => {
+  it('refuses a commit, tree, tag or delta over MAX_OBJECT_BYTES, and keeps blobs up to MAX_LARGE_BLOB_BYTES together', () => {
+    const rule = transferSizeRule();
+    for (const type of [1, 2, 4, OFS_DELTA, REF_DELTA]) {
+      expect(rule(type, MAX_OBJECT_BYTES)).toBeUndefined();
+      expect(rule(type, MAX_OBJECT_BYTES + 1)?.facts).toEqual({});
+    }
+    // Blobs up to MAX_OBJECT_BYTES are not counted; those over it are, together.
+    expect(rule(BLOB, MAX_OBJECT_BYTES)).toBeUndefined();
+    expect(rule(BLOB, MAX_LARGE_BLOB_BYTES - MAX_OBJECT_BYTES)).toBeUndefined();
+    expect(rule(BLOB, MAX_OBJECT_BYTES)).toBeUndefined();
+    expect(rule(BLOB, MAX_OBJECT_BYTES + 1)?.facts).toEqual({ largeBlobs: true });
+    // Each transfer counts its own.
+    expect(transferSizeRule()(BLOB, MAX_LARGE_BLOB_BYTES)).toBeUndefined();
+    expect(transferSizeRule()(BLOB, MAX_LARGE_BLOB_BYTES + 1)?.facts).toEqual({ largeBlobs: true });
+  });
+
+  it('refuses a delta whose header needs a base or builds an object over MAX_OBJECT_BYTES', () => {
+    const sizes = (base: number, result: number) => {
+      const bytes: number[] = [];
+      for (const size of [base, result]) {
+        let rest = size;
+        for (; rest >= 128; rest = Math.floor(rest / 128)) bytes.push((rest & 0x7f) | 0x80);
+        bytes.push(rest);
+      }
+      return Uint8Array.from(bytes);
+    };
+    expect(deltaOversized(sizes(MAX_OBJECT_BYTES, MAX_OBJECT_BYTES))).toBe(false);
+    expect(deltaOversized(sizes(MAX_OBJECT_BYTES + 1, 10))).toBe(true);
+    expect(deltaOversized(sizes(10, MAX_OBJECT_BYTES + 1))).toBe(true);
   });
 });
 

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { byteLru } from '../../src/shared/byteLru.ts';
 
 const bytes = (n: number) => new Uint8Array(n);
-const lru = (limit: number, maxValue: number) => byteLru<Uint8Array>(limit, maxValue, (value) => value.length);
+const lru = (limit: number, maxValue: number) =>
+  byteLru<Uint8Array>(limit, maxValue, (value) => value.length);
 
 describe('the byte-bounded LRU', () => {
   it('drops the least recently used values once their bytes pass the limit', () => {

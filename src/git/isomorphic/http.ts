@@ -116,10 +116,7 @@ function send(
     const deadline =
       options.remainingMs === undefined
         ? undefined
-        : setTimeout(
-            () => end(options.overtime()),
-            options.remainingMs,
-          );
+        : setTimeout(() => end(options.overtime()), options.remainingMs);
     // The deadline watches a request; it never keeps the process running by itself.
     deadline?.unref();
     const handle = {
