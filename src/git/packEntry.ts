@@ -1,5 +1,4 @@
 import type pako from 'pako';
-import { MAX_LARGE_BLOB_BYTES, MAX_OBJECT_BYTES } from './limits.ts';
 
 /** pako 1's streaming inflater with the two fields its typings leave out (isomorphic-git's pack reader uses them). */
 export type StreamingInflate = pako.Inflate & { ended: boolean; strm: { avail_in: number } };
@@ -35,25 +34,6 @@ export function entryHeader(
   return { type, size };
 }
 
-/** Why a transfer refuses an entry by its size: an object over MAX_OBJECT_BYTES, or large blobs past their bound. */
-export type Oversized = 'object' | 'large-blobs';
-
-/**
- * The size rule of one transfer, applied to each entry's header as it arrives: an entry over MAX_OBJECT_BYTES is
- * refused (`'object'`), unless it is a blob, which is kept while the blobs over MAX_OBJECT_BYTES of the transfer
- * declare at most MAX_LARGE_BLOB_BYTES together (`'large-blobs'` past that). A delta is refused at that size
- * whatever it builds; what it builds is checked by `deltaOversized`.
- */
-export function transferSizeRule(): (type: number, size: number) => Oversized | undefined {
-  let largeBlobs = 0;
-  return (type, size) => {
-    if (size <= MAX_OBJECT_BYTES) return undefined;
-    if (type !== BLOB) return 'object';
-    largeBlobs += size;
-    return largeBlobs > MAX_LARGE_BLOB_BYTES ? 'large-blobs' : undefined;
-  };
-}
-
 /** A base-128 little-endian size, as a delta's header holds it; `undefined` when `bytes` end before it does. */
 function deltaSize(bytes: ArrayLike<number>, from: number): [size: number, next: number] | undefined {
   let size = 0;
@@ -64,15 +44,9 @@ function deltaSize(bytes: ArrayLike<number>, from: number): [size: number, next:
   return undefined;
 }
 
-/**
- * Whether a delta, by the first bytes it inflates to (its header: the sizes of its base and of what it builds),
- * needs an object over MAX_OBJECT_BYTES, as base or as result: resolving it would hold that object whole.
- */
-export function deltaOversized(inflated: ArrayLike<number>): boolean {
+/** The sizes a delta's header names, from the first bytes it inflates to: its base's, then its result's. */
+export function deltaSizes(inflated: ArrayLike<number>): [base?: number, result?: number] {
   const base = deltaSize(inflated, 0);
-  const result = base === undefined ? undefined : deltaSize(inflated, base[1]);
-  return (
-    (base !== undefined && base[0] > MAX_OBJECT_BYTES) ||
-    (result !== undefined && result[0] > MAX_OBJECT_BYTES)
-  );
+  if (base === undefined) return [];
+  return [base[0], deltaSize(inflated, base[1])?.[0]];
 }

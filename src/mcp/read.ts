@@ -1,5 +1,6 @@
 import type { FileReader } from '../catalog/index.ts';
 import { GitError } from '../git/index.ts';
+import { byteLru } from '../shared/byteLru.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
 import { internalError } from './errors.ts';
@@ -14,25 +15,10 @@ export const READ_CACHE_MAX_BLOB = 1024 * 1024;
  * cannot be read or differ. Checked bytes are kept by their digest (least recently read dropped first).
  */
 export function verifiedReader(logger: Logger, cacheBytes = READ_CACHE_BYTES): FileReader {
-  const cached = new Map<string, Uint8Array>();
-  let held = 0;
-  const keep = (digest: string, bytes: Uint8Array) => {
-    if (bytes.byteLength > READ_CACHE_MAX_BLOB || bytes.byteLength > cacheBytes) return;
-    cached.set(digest, bytes);
-    held += bytes.byteLength;
-    for (const [oldest, dropped] of cached) {
-      if (held <= cacheBytes) break;
-      cached.delete(oldest);
-      held -= dropped.byteLength;
-    }
-  };
+  const cached = byteLru<Uint8Array>(cacheBytes, READ_CACHE_MAX_BLOB, (bytes) => bytes.byteLength);
   return async (ns, { uri, file }) => {
     const known = cached.get(file.digest);
-    if (known !== undefined) {
-      cached.delete(file.digest);
-      cached.set(file.digest, known);
-      return known;
-    }
+    if (known !== undefined) return known;
     const where = { source: ns.source, commit: ns.commit, path: file.path };
     let bytes: Uint8Array;
     try {
@@ -44,7 +30,7 @@ export function verifiedReader(logger: Logger, cacheBytes = READ_CACHE_BYTES): F
         `internal error reading ${uri}${damaged ? ': stored bytes do not match the index' : ''}`,
       );
     }
-    keep(file.digest, bytes);
+    cached.set(file.digest, bytes);
     return bytes;
   };
 }

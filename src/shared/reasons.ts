@@ -183,7 +183,8 @@ export const REASONS = {
   'source-pack-invalid': {
     kind: 'source',
     severity: 'error',
-    summary: 'the remote sent an empty, truncated or corrupt pack',
+    summary:
+      'the remote sent an empty, truncated or corrupt pack (an object that inflates past the size its header declares is one)',
   },
   'source-disk-full': {
     kind: 'source',

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openObjectDatabase } from '../../src/git/isomorphic/odb.ts';
 import { packWriter } from '../../src/git/isomorphic/packWriter.ts';
+import { transferGuard } from '../../src/git/packGuard.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { tempDir } from '../helpers/temp.ts';
 
@@ -23,7 +24,8 @@ const openUnder = (dir: string) =>
 describe('the isomorphic backend leaves no file open', () => {
   it('an abort while the first write opens the temporary file closes it and removes it', async () => {
     const gitdir = tempDir('skillpin-packwriter-');
-    const writer = packWriter({ gitdir, baseById: async () => undefined, maxObjects: 10 });
+    const guard = transferGuard({ maxBytes: 1024, maxObjects: 10, deadlineMs: 60_000 });
+    const writer = packWriter({ gitdir, baseById: async () => undefined, guard });
     // A pack header's first bytes; the transfer is stopped (a timeout) before the write has its file.
     const writing = writer.write(Buffer.from('PACK\0\0\0\x02\0\0\0\x01'));
     await writer.abort();

@@ -30,6 +30,7 @@ import {
   largeBlobRepo,
   largeBlobsRepo,
   loopbackCertificate,
+  lyingEntry,
   oversizedEntry,
 } from '../helpers/hostilePacks.ts';
 import { tempDir } from '../helpers/temp.ts';
@@ -257,6 +258,23 @@ describe.each(BACKENDS)('hostile remotes, $name backend', ({ name, settings }) =
         await repo.close();
       },
     );
+
+    it('an object that inflates past the size its header declares is source-pack-invalid, and nothing stays', async () => {
+      proxy.setFault({ kind: 'endless-pack', first: await lyingEntry() });
+      const repo = await freshStore();
+      const url = `${proxy.url}/catalog.git`;
+      const peak = peakRss();
+      const error = await failure(fetchCommit(repo, { url }, c2));
+      proxy.setFault({ kind: 'pass' });
+      // Inflated no further than its header says (100 bytes), never to the 64 MiB its stream holds.
+      expect(peak.grownMiB()).toBeLessThan(32);
+      expect({ code: error.code, message: error.message }).toEqual({
+        code: 'source-pack-invalid',
+        message: `fetching ${c2} from ${url}: the remote sent an empty, truncated or corrupt pack`,
+      });
+      expect(packFiles(repo.gitdir)).toEqual([]);
+      await repo.close();
+    });
 
     it('a drip fails at sync.deadline, long before the idle timeout', async () => {
       // One byte every 2 s after the first 100 of the pack answer: the transfer moves, only slower than anything useful.

@@ -82,6 +82,14 @@ export async function oversizedEntry(kind: 'commit' | 'tree' | 'tag' | 'delta-re
   return Buffer.concat([entryHeader(kind, over), (await zeros(over)).deflated]);
 }
 
+/**
+ * A blob entry whose header declares 100 bytes while its zlib stream inflates to 64 MiB of zeros (about 64 KB of
+ * it): a bomb behind a small header.
+ */
+export async function lyingEntry(): Promise<Buffer> {
+  return Buffer.concat([entryHeader('blob', 100), (await zeros(MAX_OBJECT_BYTES)).deflated]);
+}
+
 /** Bytes of zeros in the compression bomb: 1 GiB. */
 export const BOMB_BYTES = 1024 ** 3;
 

@@ -3,9 +3,10 @@ import { redact } from '../../shared/redact.ts';
 import { messageOf } from '../../shared/text.ts';
 import { cleanedUp, packNames, removePacksSince } from '../cleanup.ts';
 import { GitError } from '../errors.ts';
-import { type FailureFacts, transportFailure } from '../failure.ts';
+import { transportFailure } from '../failure.ts';
 import {
   CLI_READ_AHEAD,
+  DEFAULT_DEADLINE_MS,
   DEFAULT_GIT_MEMORY_BYTES,
   DEFAULT_MAX_FETCH_BYTES,
   DEFAULT_MAX_FETCH_OBJECTS,
@@ -16,6 +17,7 @@ import { isRepository, type Remote, type Repository, type TransferOptions } from
 import { redactUrl } from '../url.ts';
 import { catFileReader, HEADER, type ObjectReader } from './catFile.ts';
 import { classifyRun, type RunContext } from './classify.ts';
+import type { Refusal } from '../packGuard.ts';
 import { fetchBounds } from './fetchBounds.ts';
 import { lsTree } from './lsTree.ts';
 import { parseProgress } from './progress.ts';
@@ -238,14 +240,13 @@ async function fetchInto(
   const where = `${what} from ${redactUrl(remote.url)}`;
   run.config = [...run.config!, ...FETCH_CONFIG, ...(more.config ?? [])];
   const before = await packNames(gitdir);
-  const bounds = fetchBounds(
-    gitdir,
-    before,
-    remote.maxFetchBytes ?? DEFAULT_MAX_FETCH_BYTES,
-    remote.maxFetchObjects ?? DEFAULT_MAX_FETCH_OBJECTS,
-  );
+  const bounds = await fetchBounds(gitdir, before, {
+    maxBytes: remote.maxFetchBytes ?? DEFAULT_MAX_FETCH_BYTES,
+    maxObjects: remote.maxFetchObjects ?? DEFAULT_MAX_FETCH_OBJECTS,
+    deadlineMs: remote.deadlineMs ?? DEFAULT_DEADLINE_MS,
+  });
   let result: GitRunResult;
-  let passed: FailureFacts | undefined;
+  let passed: Refusal | undefined;
   try {
     result = await cli.git(
       ['fetch', '--progress', '--no-tags', '--no-write-fetch-head', '--recurse-submodules=no', ...args],
@@ -274,7 +275,7 @@ async function fetchInto(
   // even one git completed before it was stopped.
   if (passed !== undefined) {
     await removePacksSince(gitdir, before);
-    throw await cleanedUp(gitdir, transportFailure('source-too-large', where, passed));
+    throw await cleanedUp(gitdir, transportFailure(passed.reason, where, passed.facts, { log: passed.why }));
   }
   if (result.code !== 0 || result.stopped !== undefined)
     throw await cleanedUp(gitdir, classifyRun(result, where, context));

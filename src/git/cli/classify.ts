@@ -30,6 +30,8 @@ const RULES: Array<[SourceReason, RegExp]> = [
     'source-unreachable',
     /Failed to connect|Could not resolve (host|hostname|proxy)|Connection refused|No route to host|Network is unreachable|Couldn't connect to server|Connection closed by remote host/i,
   ],
+  // index-pack's word for a corrupt object of the pack it receives, before the remote's "bad object <id>".
+  ['source-pack-invalid', /pack has bad object/i],
   [
     'source-commit-not-found',
     /not our ref|unadvertised object|couldn't find remote ref|no such remote ref|bad object/i,

@@ -1,68 +1,50 @@
-import type { FailureFacts } from '../failure.ts';
-import type { Oversized } from '../packEntry.ts';
+import type { Refusal, TransferLimits } from '../packGuard.ts';
 import type { FetchProgress } from '../repository.ts';
 import { watchReceived } from './received.ts';
 import type { GitRunResult } from './run.ts';
 
 export interface FetchBounds {
-  /** Aborted once the fetch passes a bound: the git child is then stopped. */
+  /** Aborted once the guard refuses the transfer: the git child is then stopped. */
   signal: AbortSignal;
   /** Each progress line git prints: the bytes received, and the objects its pack header counts. */
   progress(progress: FetchProgress): void;
   /**
-   * After git ended: the bound the transfer passed, if it passed one (`stopped: 'aborted'`, or the size rule over
-   * the rest of what git took before a look saw it, once git succeeded).
+   * After git ended: the guard's refusal, if it refused the transfer (`stopped: 'aborted'`, or once it followed
+   * every byte git took, whether git succeeded or failed on its own).
    */
-  passed(result: GitRunResult): Promise<FailureFacts | undefined>;
+  passed(result: GitRunResult): Promise<Refusal | undefined>;
   /** Stops watching the store's packs. */
   stop(): Promise<void>;
 }
 
 /**
- * The bounds of one `git fetch` into `gitdir` (which held the packs `before`): `maxBytes` (the packs git writes,
- * and its progress), `maxObjects` (the pack header's count, in its progress), and the transfer's size rule (each
- * object header as it lands on disk, then every byte git took).
+ * The pack guard of one `git fetch` into `gitdir` (which held the packs `before`), fed what git shows of the
+ * transfer: its progress (bytes, the pack header's count) and the packs it writes, as they land on disk.
  */
-export function fetchBounds(
+export async function fetchBounds(
   gitdir: string,
   before: ReadonlySet<string>,
-  maxBytes: number,
-  maxObjects: number,
-): FetchBounds {
+  limits: TransferLimits,
+): Promise<FetchBounds> {
+  // The guard (and pako with it) loads with the first fetch: a server that never fetches never loads it.
+  const { transferGuard } = await import('../packGuard.ts');
+  const guard = transferGuard(limits);
   const over = new AbortController();
-  let passed: 'bytes' | 'objects' | Oversized = 'bytes';
-  const stop = (why: typeof passed) => {
-    if (!over.signal.aborted) passed = why;
-    over.abort();
-  };
-  // git writes what it receives to objects/pack/tmp_pack_*: its size is the bytes received so far, and its
-  // object headers say at once what git would spend minutes inflating.
-  const watch = watchReceived(gitdir, before, {
-    bytes: (bytes) => bytes > maxBytes && stop('bytes'),
-    oversized: stop,
-  });
-  const facts = (): FailureFacts =>
-    ({
-      bytes: { maxBytes },
-      objects: { maxObjects },
-      object: {},
-      'large-blobs': { largeBlobs: true },
-    })[passed];
+  const stop = (refusal: Refusal | undefined) => refusal !== undefined && over.abort();
+  const watch = watchReceived(gitdir, before, guard, stop);
   return {
     signal: over.signal,
     progress(progress) {
-      if ((progress.bytes ?? 0) > maxBytes) stop('bytes');
+      stop(guard.received(progress.bytes ?? 0));
       // index-pack counts what it receives against its pack header's count, shown with the first object.
-      if (progress.phase === 'Receiving objects' && progress.total > maxObjects) stop('objects');
+      if (progress.phase === 'Receiving objects') stop(guard.objects(progress.total));
     },
     async passed(result) {
-      if (result.stopped === 'aborted') return facts();
-      if (result.code !== 0 || result.stopped !== undefined) return undefined;
-      // git may take a pack before a look saw all of it: the transfer holds once the size rule passed every byte.
-      const refused = await watch.finish();
-      if (refused === undefined) return undefined;
-      stop(refused);
-      return facts();
+      if (result.stopped === 'aborted') return guard.refused();
+      // Stopped by its own bounds (idle, deadline, closed): git's failure says which.
+      if (result.stopped !== undefined) return undefined;
+      // git may take a pack, or refuse one, before a look saw all of it: the guard's verdict on every byte holds.
+      return watch.finish();
     },
     stop: () => watch.stop(),
   };

@@ -1,37 +1,29 @@
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { Oversized } from '../packEntry.ts';
+import type { PackGuard, Refusal, TransferGuard } from '../packGuard.ts';
 import { nextTurn } from '../turns.ts';
-import type { PackScan } from './packScan.ts';
 
 /** How often the packs a running fetch writes are looked at (besides its progress, refreshed every second). */
 const CHECK_MS = 100;
-/** Bytes of a pack scanned at one look: the rest waits for the next. */
+/** Bytes of a pack followed at one look: the rest waits for the next. */
 const SCAN_BYTES = 4 * 1024 * 1024;
-/** Bytes of a pack given to the scan at once (it takes fewer when it inflated INFLATED_PER_TURN first). */
+/** Bytes of a pack given to the guard at once (it takes fewer when it inflated INFLATED_PER_TURN first). */
 const SLICE_BYTES = 256 * 1024;
-
-export interface ReceivedLimits {
-  /** The bytes of every pack received so far, at each look. */
-  bytes(total: number): void;
-  /** An entry the transfer's size rule refuses arrived (its header says so, or its inflated bytes). */
-  oversized(why: Oversized): void;
-}
 
 export interface ReceivedWatch {
   /**
-   * Once git took the transfer: scans the rest of every pack it wrote (git may finish before a look saw all of
-   * one, or saw it at all), so the size rule has seen every byte. Returns why it refuses the transfer, if it does.
+   * Once git ended: follows the rest of every pack it wrote (git may finish, or fail, before a look saw all of one,
+   * or saw it at all), so the guard has seen every byte git took. Returns the transfer's refusal, if it has one.
    */
-  finish(): Promise<Oversized | undefined>;
+  finish(): Promise<Refusal | undefined>;
   /** Stops watching, and closes the packs it opened. */
   stop(): Promise<void>;
 }
 
-/** A pack being scanned: read through a handle of its own, which still reads it once git renamed it. */
+/** A pack being followed: read through a handle of its own, which still reads it once git renamed or removed it. */
 interface Followed {
-  scan: PackScan;
+  pack: PackGuard;
   at: number;
   file: FileHandle;
   ino: number;
@@ -41,7 +33,8 @@ interface Followed {
 interface Watch {
   dir: string;
   before: ReadonlySet<string>;
-  limits: ReceivedLimits;
+  guard: TransferGuard;
+  refused: (refusal: Refusal) => void;
   followed: Map<string, Promise<Followed | undefined>>;
   looking: Promise<void> | undefined;
   stopped: boolean;
@@ -49,26 +42,28 @@ interface Watch {
 }
 
 /**
- * Watches the packs git receives into `gitdir` (its `objects/pack/tmp_pack_*` files, written as they come): their
- * size, and each object header as it lands, read after git wrote it (packScan). `before` is the packs the store
- * held before the transfer.
+ * Feeds `guard` what git receives into `gitdir` (its `objects/pack/tmp_pack_*` files, written as they come): their
+ * size, and each pack's bytes, read after git wrote them. `before` is the packs the store held before the transfer;
+ * `refused` hears the guard's refusal as soon as a look meets it. A pack the guard cannot follow is git's to refuse.
  */
 export function watchReceived(
   gitdir: string,
   before: ReadonlySet<string>,
-  limits: ReceivedLimits,
+  guard: TransferGuard,
+  refused: (refusal: Refusal) => void,
 ): ReceivedWatch {
   const watch: Watch = {
     dir: path.join(gitdir, 'objects', 'pack'),
     before,
-    limits,
+    guard,
+    refused,
     followed: new Map(),
     looking: undefined,
     stopped: false,
     timer: undefined,
   };
   watch.timer = setInterval(() => {
-    // One look at a time: a scan may take longer than the interval.
+    // One look at a time: following a pack may take longer than the interval.
     watch.looking ??= look(watch).finally(() => (watch.looking = undefined));
   }, CHECK_MS);
   return { stop: () => stop(watch), finish: () => finish(watch) };
@@ -78,12 +73,7 @@ function follow(watch: Watch, name: string): Promise<Followed | undefined> {
   let found = watch.followed.get(name);
   if (found === undefined) {
     found = fsp.open(path.join(watch.dir, name), 'r').then(
-      // The scanner (and pako with it) loads with the first pack a fetch receives: a server that never fetches
-      // never loads it.
-      async (file) => {
-        const { packScanner } = await import('./packScan.ts');
-        return { scan: packScanner(), at: 0, file, ino: (await file.stat()).ino };
-      },
+      async (file) => ({ pack: watch.guard.pack(), at: 0, file, ino: (await file.stat()).ino }),
       () => undefined,
     );
     watch.followed.set(name, found);
@@ -91,46 +81,46 @@ function follow(watch: Watch, name: string): Promise<Followed | undefined> {
   return found;
 }
 
-/** Scans what `size` says was written past what was scanned, SCAN_BYTES at most. */
-async function scanned(state: Followed, size: number): Promise<Oversized | undefined> {
+/** Follows what `size` says was written past what was followed, SCAN_BYTES at most. */
+async function scanned(state: Followed, size: number): Promise<Refusal | undefined> {
   const length = Math.min(size - state.at, SCAN_BYTES);
-  if (length <= 0 || state.scan.done()) return undefined;
+  if (length <= 0 || state.pack.done()) return undefined;
   const { buffer, bytesRead } = await state.file.read(Buffer.alloc(length), 0, length, state.at);
-  for (let from = 0; from < bytesRead && !state.scan.done(); await nextTurn()) {
-    const { used, oversized } = state.scan.push(
-      buffer.subarray(from, Math.min(bytesRead, from + SLICE_BYTES)),
-    );
-    if (oversized !== undefined) return oversized;
+  for (let from = 0; from < bytesRead && !state.pack.done(); await nextTurn()) {
+    const { used, refused } = state.pack.push(buffer.subarray(from, Math.min(bytesRead, from + SLICE_BYTES)));
+    if (refused !== undefined) return refused.reason === 'source-pack-invalid' ? undefined : refused;
     from += used;
     state.at += used;
   }
   return undefined;
 }
 
-/** One look at the packs being written: their bytes together, and the next slice of each scanned. */
+/** Names in the pack folder a transfer wrote: git's packs being received, and the packs it completed. */
+async function written(watch: Watch, completed: boolean): Promise<string[]> {
+  return (await fsp.readdir(watch.dir).catch(() => [] as string[])).filter(
+    (name) =>
+      name.startsWith('tmp_pack_') ||
+      (completed && /^pack-[0-9a-f]+\.pack$/.test(name) && !watch.before.has(name.slice(0, -5))),
+  );
+}
+
+const sizeOf = (file: string) =>
+  fsp.stat(file).then(
+    (s) => s.size,
+    () => 0,
+  );
+
+/** One look at the packs being written: their bytes together, and the next slice of each followed. */
 async function look(watch: Watch): Promise<void> {
-  const { dir, limits } = watch;
-  const names = (await fsp.readdir(dir).catch(() => [] as string[])).filter((name) =>
-    name.startsWith('tmp_pack_'),
-  );
-  const sizes = await Promise.all(
-    names.map((name) =>
-      fsp.stat(path.join(dir, name)).then(
-        (s) => s.size,
-        () => 0,
-      ),
-    ),
-  );
-  limits.bytes(sizes.reduce((sum, size) => sum + size, 0));
+  const names = await written(watch, false);
+  const sizes = await Promise.all(names.map((name) => sizeOf(path.join(watch.dir, name))));
+  const over = watch.guard.received(sizes.reduce((sum, size) => sum + size, 0));
+  if (over !== undefined) return watch.refused(over);
   for (const [i, name] of names.entries()) {
     if (watch.stopped) return;
     const state = await follow(watch, name);
-    const oversized =
-      state === undefined ? undefined : await scanned(state, sizes[i]!).catch(() => undefined);
-    if (oversized !== undefined) {
-      limits.oversized(oversized);
-      return;
-    }
+    const refusal = state === undefined ? undefined : await scanned(state, sizes[i]!).catch(() => undefined);
+    if (refusal !== undefined) return watch.refused(refusal);
   }
 }
 
@@ -142,15 +132,15 @@ async function stop(watch: Watch): Promise<void> {
   await Promise.all(states.map((state) => state?.file.close().catch(() => undefined)));
 }
 
-async function finish(watch: Watch): Promise<Oversized | undefined> {
-  const { dir } = watch;
+async function finish(watch: Watch): Promise<Refusal | undefined> {
+  const { dir, guard } = watch;
   clearInterval(watch.timer);
   await watch.looking;
-  const packs = (await fsp.readdir(dir).catch(() => [] as string[])).filter(
-    (name) => /^pack-[0-9a-f]+\.pack$/.test(name) && !watch.before.has(name.slice(0, -5)),
-  );
+  const names = await written(watch, true);
+  const sizes = await Promise.all(names.map((name) => sizeOf(path.join(dir, name))));
+  if (guard.received(sizes.reduce((sum, size) => sum + size, 0)) !== undefined) return guard.refused();
   const states = (await Promise.all(watch.followed.values())).filter((state) => state !== undefined);
-  for (const name of packs) {
+  for (const name of names) {
     const ino = await fsp.stat(path.join(dir, name)).then(
       (s) => s.ino,
       () => undefined,
@@ -158,11 +148,10 @@ async function finish(watch: Watch): Promise<Oversized | undefined> {
     const state = states.find((known) => known.ino === ino) ?? (await follow(watch, name));
     if (state === undefined) continue;
     const { size } = await state.file.stat();
-    for (let at = -1; state.at < size && state.at > at && !state.scan.done(); ) {
+    for (let at = -1; state.at < size && state.at > at && !state.pack.done(); ) {
       at = state.at;
-      const oversized = await scanned(state, size);
-      if (oversized !== undefined) return oversized;
+      if ((await scanned(state, size)) !== undefined) return guard.refused();
     }
   }
-  return undefined;
+  return guard.refused();
 }

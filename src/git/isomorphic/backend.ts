@@ -25,6 +25,7 @@ import { urlOrigin, redactUrl } from '../url.ts';
 import { classify } from './classify.ts';
 import { type GuardedHttpClient, httpClient, type HttpObservations } from './http.ts';
 import { type ObjectDatabase, openObjectDatabase } from './odb.ts';
+import type { TransferGuard } from '../packGuard.ts';
 import { type PackWriter, packWriter } from './packWriter.ts';
 
 /** What isomorphic-git cannot do: said plainly, with a reason, instead of failing obscurely. */
@@ -61,13 +62,14 @@ function clientFor(
   remote: Remote,
   proxy: string | undefined,
   seen: HttpObservations = {},
-  pack?: () => PackWriter,
+  pack?: (guard: TransferGuard) => PackWriter,
 ) {
   return httpClient({
     origin: urlOrigin(remote.url)!,
     timeoutMs: remote.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS,
     deadlineMs: remote.deadlineMs ?? DEFAULT_DEADLINE_MS,
     maxBytes: remote.maxFetchBytes ?? DEFAULT_MAX_FETCH_BYTES,
+    maxObjects: remote.maxFetchObjects ?? DEFAULT_MAX_FETCH_OBJECTS,
     redirects: remote.redirects ?? 'follow',
     proxy,
     pack,
@@ -219,11 +221,11 @@ async function fetchCommit(
   supported(remote);
   const seen: HttpObservations = {};
   // One client for the whole fetch: its deadline and byte limit hold for both requests it may make.
-  const http = clientFor(remote, iso.proxy, seen, () =>
+  const http = clientFor(remote, iso.proxy, seen, (guard) =>
     packWriter({
       gitdir: iso.gitdir,
       baseById: (oid) => iso.objects.read(oid),
-      maxObjects: remote.maxFetchObjects ?? DEFAULT_MAX_FETCH_OBJECTS,
+      guard,
       onProgress: options.onProgress,
     }),
   );

@@ -7,8 +7,9 @@ import { HttpsProxyAgent } from 'https-proxy-agent';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
 import { getProxyForUrl } from 'proxy-from-env';
 import { DEFAULT_HTTP_TIMEOUT_MS, MAX_REDIRECTS, MAX_REF_LISTING_BYTES } from '../limits.ts';
+import { type TransferGuard, transferGuard } from '../packGuard.ts';
 import type { PackWriter } from './packWriter.ts';
-import { TransportStop } from './stop.ts';
+import { stopOf, TransportStop } from './stop.ts';
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
@@ -21,14 +22,16 @@ export interface HttpClientOptions {
   deadlineMs?: number;
   /** Bytes all responses together may bring (`source-too-large`). */
   maxBytes?: number;
+  /** Objects a pack may declare (`source-too-large`). */
+  maxObjects?: number;
   redirects?: 'follow' | 'refuse';
   proxy?: string;
   seen?: HttpObservations;
   /**
-   * A writer for each upload-pack answer's pack: the pack goes to it (to disk) instead of to isomorphic-git,
-   * which would hold it whole in memory; isomorphic-git gets the protocol's other lines.
+   * A writer for each upload-pack answer's pack, following it with the transfer's guard: the pack goes to it (to
+   * disk) instead of to isomorphic-git, which would hold it whole in memory; isomorphic-git gets the other lines.
    */
-  pack?: () => PackWriter;
+  pack?: (guard: TransferGuard) => PackWriter;
 }
 
 /** What the client saw, for telling apart answers isomorphic-git treats alike. */
@@ -72,7 +75,8 @@ interface SendOptions {
   proxy: string | undefined;
   /** Time left before the deadline, when there is one. */
   remainingMs: number | undefined;
-  deadlineMs: number;
+  /** The deadline passed: the guard's refusal, as a stop. */
+  overtime: () => TransportStop;
   /** Records why the client stopped a request (the error isomorphic-git sees may be its own). */
   stop: (why: TransportStop) => TransportStop;
   /** Every request made, so that closing the client ends those isomorphic-git left unread. */
@@ -112,10 +116,7 @@ function send(
     const deadline =
       options.remainingMs === undefined
         ? undefined
-        : setTimeout(
-            () => end(new TransportStop('source-timeout', { deadlineMs: options.deadlineMs }, 'deadline')),
-            options.remainingMs,
-          );
+        : setTimeout(() => end(options.overtime()), options.remainingMs);
     // The deadline watches a request; it never keeps the process running by itself.
     deadline?.unref();
     const handle = {
@@ -228,8 +229,8 @@ interface Client {
   options: HttpClientOptions;
   timeoutMs: number;
   seen: HttpObservations;
-  started: number;
-  maxBytes: number;
+  /** The transfer's rules: bytes, time, and each pack's. */
+  guard: TransferGuard;
   received: number;
   /** Where the first request's redirects landed: later URLs under `from` go to `to` instead. */
   moved: { from: string; to: string } | undefined;
@@ -243,8 +244,11 @@ export function httpClient(options: HttpClientOptions = {}): GuardedHttpClient {
     options,
     timeoutMs: options.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS,
     seen: options.seen ?? {},
-    started: Date.now(),
-    maxBytes: options.maxBytes ?? Number.POSITIVE_INFINITY,
+    guard: transferGuard({
+      maxBytes: options.maxBytes ?? Number.POSITIVE_INFINITY,
+      maxObjects: options.maxObjects ?? Number.POSITIVE_INFINITY,
+      deadlineMs: options.deadlineMs ?? Number.POSITIVE_INFINITY,
+    }),
     received: 0,
     moved: undefined,
     stopped: undefined,
@@ -305,19 +309,14 @@ async function requestOf(
   let current =
     moved !== undefined && url.startsWith(moved.from) ? moved.to + url.slice(moved.from.length) : url;
   for (let hop = 0; ; hop++) {
-    const elapsed = Date.now() - client.started;
-    const remainingMs = options.deadlineMs === undefined ? undefined : options.deadlineMs - elapsed;
-    if (remainingMs !== undefined && remainingMs <= 0)
-      throw stop(
-        client,
-        new TransportStop('source-timeout', { deadlineMs: options.deadlineMs! }, 'deadline'),
-      );
+    const remainingMs = options.deadlineMs === undefined ? undefined : client.guard.remainingMs();
+    if (remainingMs === 0) throw stop(client, stopOf(client.guard.overtime()));
     const own = options.origin === undefined || new URL(current).origin === options.origin;
     const response = await send(current, method, own ? headers : withoutCredentials(headers), payload, {
       timeoutMs: client.timeoutMs,
       proxy: options.proxy,
       remainingMs,
-      deadlineMs: options.deadlineMs ?? 0,
+      overtime: () => stopOf(client.guard.overtime()),
       stop: (why) => stop(client, why),
       open: client.open,
     });
@@ -371,16 +370,8 @@ function answer(
   // isomorphic-git keeps a ref listing whole: it gets MAX_REF_LISTING_BYTES at most.
   let listed = 0;
   const counted = (chunk: Uint8Array) => {
-    client.received += chunk.byteLength;
-    if (client.received > client.maxBytes)
-      throw stop(
-        client,
-        new TransportStop(
-          'source-too-large',
-          { maxBytes: client.maxBytes },
-          `the responses passed ${client.maxBytes} bytes`,
-        ),
-      );
+    const over = client.guard.received((client.received += chunk.byteLength));
+    if (over !== undefined) throw stop(client, stopOf(over));
     if (first && (listed += chunk.byteLength) > MAX_REF_LISTING_BYTES)
       throw stop(
         client,
@@ -392,7 +383,8 @@ function answer(
       );
   };
   const body = watched(response, counted);
-  const writer = pack && client.options.pack !== undefined ? noted(client, client.options.pack()) : undefined;
+  const writer =
+    pack && client.options.pack !== undefined ? noted(client, client.options.pack(client.guard)) : undefined;
   if (writer !== undefined) {
     client.writers.push(writer);
     client.seen.packAnswer = 'nothing';

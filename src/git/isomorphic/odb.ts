@@ -5,6 +5,7 @@ import { GitError } from '../errors.ts';
 import { objectTooLarge } from '../failure.ts';
 import { MAX_OBJECT_BYTES } from '../limits.ts';
 import type { GitObject, ObjectType } from '../objects.ts';
+import { byteLru } from '../../shared/byteLru.ts';
 import { withAlternates } from './alternates.ts';
 import { openPack, type ObjectCache, type Pack } from './pack.ts';
 import { parsePackIndex } from './packIndex.ts';
@@ -30,30 +31,9 @@ export interface ObjectDatabase {
   close(): Promise<void>;
 }
 
+/** Inflated objects kept by recent use, `limit` bytes of them at most, none over CACHE_MAX_OBJECT. */
 export function objectCache(limit: number): ObjectCache {
-  // A Map iterates in insertion order: re-inserting on use makes the first key the least recently used.
-  const entries = new Map<string, GitObject>();
-  let bytes = 0;
-  return {
-    get(key) {
-      const found = entries.get(key);
-      if (found !== undefined) {
-        entries.delete(key);
-        entries.set(key, found);
-      }
-      return found;
-    },
-    set(key, object) {
-      if (object.data.length > CACHE_MAX_OBJECT || entries.has(key)) return;
-      entries.set(key, object);
-      bytes += object.data.length;
-      for (const [oldest, { data }] of entries) {
-        if (bytes <= limit) break;
-        entries.delete(oldest);
-        bytes -= data.length;
-      }
-    },
-  };
+  return byteLru<GitObject>(limit, CACHE_MAX_OBJECT, (object) => object.data.length);
 }
 
 const LOOSE_TYPES = new Set<string>(['commit', 'tree', 'blob', 'tag']);

@@ -6,10 +6,11 @@ import type { GitObject } from '../objects.ts';
 import type { FetchProgress } from '../repository.ts';
 import { objectCache } from './odb.ts';
 import { openPack } from './pack.ts';
-import { type IndexedObject, type PackIndex, serializePackIndex } from './packIndex.ts';
-import { type Arrived, invalid, type PackStream, packStream, parse, reportProgress } from './packStream.ts';
-import { TransportStop } from './stop.ts';
+import type { PackGuard, TransferGuard } from '../packGuard.ts';
 import { nextTurn, OBJECTS_PER_TURN } from '../turns.ts';
+import { type Arrivals, type Arrived, arrivals } from './arrived.ts';
+import { type IndexedObject, type PackIndex, serializePackIndex } from './packIndex.ts';
+import { stopOf, TransportStop } from './stop.ts';
 
 /** Bytes of objects kept while deltas are resolved (their bases, above all). */
 const RESOLVE_CACHE_BYTES = 32 * 1024 * 1024;
@@ -27,8 +28,8 @@ export interface PackWriterOptions {
   gitdir: string;
   /** A delta's base that is not in the pack (the store holds it). */
   baseById: (oid: string) => Promise<GitObject | undefined>;
-  /** Objects the pack may hold (its header says how many): past it the transfer stops (`source-too-large`). */
-  maxObjects: number;
+  /** The transfer's guard: it follows the pack as it arrives, and its refusal stops the transfer. */
+  guard: TransferGuard;
   onProgress?: (progress: FetchProgress) => void;
 }
 
@@ -43,21 +44,26 @@ interface Writing {
   aborted: boolean;
   /** The SHA-1 of everything before the trailer. */
   whole: ReturnType<typeof createHash>;
-  stream: PackStream;
+  pack: PackGuard;
+  arrivals: Arrivals;
 }
 
+const invalid = (why: string) => new TransportStop('source-pack-invalid', {}, why);
+
 /**
- * Takes a pack as it arrives (gitformat-pack(5)) and writes it to disk, never holding it: each object's header is
- * read and its zlib stream inflated in slices and counted (a whole object hashed on the way), never kept. Stops the
- * transfer (`TransportStop`) for an entry the transfer's size rule refuses (`transferSizeRule`: over
- * MAX_OBJECT_BYTES, unless a blob within MAX_LARGE_BLOB_BYTES), a delta that needs an object over MAX_OBJECT_BYTES,
- * or an object that inflates past its own header's size (a compression bomb). Then, as `git index-pack` does,
- * checks the trailer, resolves the deltas by reading them back, and writes the `.idx`; the pack is named by its
- * trailer and its index is renamed into place last. Memory is the objects being resolved (bounded cache), whatever
- * the size of the pack.
+ * Takes a pack as it arrives (gitformat-pack(5)) and writes it to disk, never holding it: the transfer's guard
+ * follows it (packGuard: every rule a hostile pack meets) and stops the transfer (`TransportStop`) when it refuses;
+ * what the index needs is recorded on the way (arrived.ts). Then, as `git index-pack` does, checks the trailer,
+ * resolves the deltas by reading them back, and writes the `.idx`; the pack is named by its trailer and its index is
+ * renamed into place last. Memory is the objects being resolved (bounded cache), whatever the size of the pack.
  */
 export function packWriter(options: PackWriterOptions): PackWriter {
   const packDir = path.join(options.gitdir, 'objects', 'pack');
+  const whole = createHash('sha1');
+  const recorded = arrivals(options.onProgress);
+  // Everything before the trailer is what the trailer's SHA-1 covers.
+  const pack = options.guard.pack({ ...recorded.hooks, body: (bytes) => whole.update(bytes) });
+  recorded.guard = pack;
   const writing: Writing = {
     packDir,
     // A name the store's sweep removes if the process dies before the pack is whole.
@@ -66,8 +72,9 @@ export function packWriter(options: PackWriterOptions): PackWriter {
     file: undefined,
     opening: undefined,
     aborted: false,
-    whole: createHash('sha1'),
-    stream: packStream(options.maxObjects, options.onProgress),
+    whole,
+    pack,
+    arrivals: recorded,
   };
   return {
     write: (bytes) => write(writing, bytes),
@@ -91,11 +98,8 @@ async function write(writing: Writing, bytes: Uint8Array): Promise<void> {
   // In slices of OBJECTS_PER_TURN objects, the event loop running between them.
   for (let from = 0; from < bytes.length; ) {
     if (from > 0) await nextTurn();
-    const slice = bytes.subarray(from);
-    const { used, trailerAt } = parse(writing.stream, slice);
-    // Everything before the trailer is what the trailer's SHA-1 covers.
-    writing.whole.update(slice.subarray(0, trailerAt));
-    writing.stream.position += used;
+    const { used, refused } = writing.pack.push(bytes.subarray(from));
+    if (refused !== undefined) throw stopOf(refused);
     from += used;
   }
 }
@@ -105,14 +109,14 @@ const indexTempOf = (temp: string) => temp.replace('tmp_pack_', 'tmp_idx_');
 async function finish(writing: Writing): Promise<void> {
   if (writing.file === undefined) return;
   const handle = writing.file;
-  const { stream } = writing;
+  const { pack, arrivals } = writing;
   try {
-    if (stream.phase !== 'done') throw invalid('the pack ended early');
+    if (!pack.done()) throw invalid('the pack ended early');
     const sha = writing.whole.digest();
-    if (!sha.equals(Buffer.from(stream.trailer))) throw invalid('the pack does not match its trailer');
+    if (!sha.equals(pack.trailer)) throw invalid('the pack does not match its trailer');
     await handle.sync();
-    await resolveDeltas(stream, handle, writing.baseById);
-    const index = await serializePackIndex(stream.arrived as IndexedObject[], sha);
+    await resolveDeltas(arrivals, pack.position, handle, writing.baseById);
+    const index = await serializePackIndex(arrivals.arrived as IndexedObject[], sha);
     const name = path.join(writing.packDir, `pack-${sha.toString('hex')}`);
     const indexTemp = indexTempOf(writing.temp);
     await fsp.writeFile(indexTemp, index, { flag: 'wx' });
@@ -159,23 +163,23 @@ function provisionalIndex(arrived: readonly Arrived[], byOid: Map<string, number
  * may be in the store.
  */
 async function resolveDeltas(
-  stream: PackStream,
+  recorded: Arrivals,
+  packSize: number,
   handle: FileHandle,
   baseById: PackWriterOptions['baseById'],
 ): Promise<void> {
-  const { arrived } = stream;
+  const { arrived } = recorded;
   const byOid = new Map(
     arrived.flatMap((entry) => (entry.oid === undefined ? [] : [[entry.oid, entry.offset]])),
   );
   const cache = objectCache(RESOLVE_CACHE_BYTES);
   let pending = arrived.filter((entry) => entry.oid === undefined);
-  const index = provisionalIndex(arrived, byOid, stream.position);
+  const index = provisionalIndex(arrived, byOid, packSize);
   const reader = openPack('incoming', handle, index, cache, async (oid) => {
     const offset = byOid.get(oid);
     return offset === undefined ? baseById(oid) : reader.readAt(offset);
   });
   let resolved = arrived.length - pending.length;
-  stream.lastPercent = -1;
   // A base named by id may itself be a delta later in the pack: rounds until none is left or none moves.
   while (pending.length > 0) {
     const next: Arrived[] = [];
@@ -196,7 +200,7 @@ async function resolveDeltas(
         .update(built.data)
         .digest('hex');
       byOid.set(entry.oid, entry.offset);
-      reportProgress(stream, 'Resolving deltas', ++resolved);
+      recorded.progress('Resolving deltas', ++resolved);
     }
     if (next.length === pending.length)
       throw invalid(`${next.length} delta(s) whose base is not in the pack or the store`);

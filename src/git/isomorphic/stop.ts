@@ -1,5 +1,6 @@
 import type { SourceReason } from '../../shared/reasons.ts';
 import type { FailureFacts } from '../failure.ts';
+import type { Refusal } from '../packGuard.ts';
 
 /** Why our HTTP client (or the pack it was writing) stopped a transfer: the reason and what our sentence names. */
 export class TransportStop extends Error {
@@ -19,3 +20,7 @@ export class TransportStop extends Error {
     this.name = 'TransportStop';
   }
 }
+
+/** The pack guard's refusal, as the HTTP client stops a transfer with it. */
+export const stopOf = (refusal: Refusal): TransportStop =>
+  new TransportStop(refusal.reason, refusal.facts, refusal.why);
