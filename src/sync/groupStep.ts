@@ -28,11 +28,8 @@ export function publishedListing(
       record,
       changed: false,
     };
-  return {
-    outcome: { id, ok: true, commit: entry.listing.refs[0]?.commit ?? '', changed: false },
-    record,
-    changed: false,
-  };
+  const changed = !isDeepStrictEqual(entry.listing, before.listing);
+  return { outcome: { id, ok: true, commit: entry.listing.refs[0]?.commit ?? '', changed }, record, changed };
 }
 
 /** A published tag that names another commit than this replica's listing gave it: its own listing decides. */

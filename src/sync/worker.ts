@@ -277,7 +277,10 @@ async function listed(
       : await inTurn(w, () => listByRole(role, source, config, before, { why, at, logger: w.logger, taken }));
   if (w.stopped) return step.outcome;
   record(w, id, step.record);
-  await applyListings(w);
+  // The refs' sources start and stop when the listing changed; a poll with nothing new swaps nothing (only a
+  // failure that came or went is served: status says it).
+  if (step.changed) await applyListings(w);
+  else if (before.failure?.reason !== step.record.failure?.reason) publish(w);
   await persist(w, [followed]);
   // Each ref whose commit is not served yet syncs in turn (all of them when asked here); one that fails reports on its
   // own line (status, skillpin sync) and retries with its source's next listing, which keeps its poll: a broken
