@@ -21,6 +21,7 @@ import {
   type Repository,
   type ResolvedRef,
   resolveLocalTarget,
+  redactUrl,
   resolveRemoteTarget,
   type TreeCache,
   unpinCommit,
@@ -43,7 +44,8 @@ import { type FileRefusedError, readBounded } from '../shared/boundedRead.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { checkReads, checkStore, type Damage, guardedReader } from './damage.ts';
 import { checkLocked } from './lockCheck.ts';
-import { type HeldSearches, searchOnce } from './search.ts';
+import type { HeldCommits } from './held.ts';
+import { searchKey, searchOnce } from './search.ts';
 import { REF_PREFIXES, refMatcher } from '../shared/refNames.ts';
 import type { CommitStatus } from '../shared/status.ts';
 
@@ -63,8 +65,11 @@ export interface SourceDeps {
    * the source's last listing (so each poll lists the remote once, not once per ref).
    */
   shared?: { repository: RepositoryOnUse; listed?(ref: string): ResolvedRef | undefined };
-  /** The search indexes of every source of the process: a commit several sources serve is held once. */
-  searches?: HeldSearches;
+  /**
+   * The indexes and search indexes of every source of the process: a commit several sources (or refs) serve is
+   * indexed, read and held once.
+   */
+  held?: HeldCommits;
 }
 
 /**
@@ -153,6 +158,15 @@ async function pinnedCommits(gitdir: string): Promise<string[]> {
   return [...loose, ...inPacked];
 }
 
+/**
+ * What names a source's repository in the process: its URL without credentials, or a local repository's path. A
+ * commit's index is the same in every source naming the same repository with the same options.
+ */
+export function repositoryKey(config: SourceConfig): string {
+  const { location } = config;
+  return location.kind === 'remote' ? redactUrl(location.url) : `local:${path.resolve(location.path)}`;
+}
+
 /** A source's bare repository in dataDir. The refs of a `refs:` source share its store: one copy of each object. */
 export function storeDirOf(dataDir: string, config: SourceConfig): string {
   return path.join(dataDir, 'repos', `${config.group?.id ?? config.id}.git`);
@@ -228,6 +242,13 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
         checkLocked(pinned.lock, index);
       return index;
     },
+    /** Removes a wrong index of `target`'s commit: its file, and what the process holds of it for every source. */
+    async removeWrong(target: ResolvedRef) {
+      const opts = await options();
+      deps.held?.indexes.forget(heldKey(target, opts));
+      deps.held?.searches.forget(searchKey(repositoryKey(config), target.commit, opts));
+      await indexes.remove(target.commit);
+    },
     namespace(index: CommitIndex, repo: Repository, checkFirst = false) {
       const read = guardedReader(
         index,
@@ -235,12 +256,11 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
         (damage) => deps.onDamage?.(damage),
         checkFirst ? () => checkStore(repo, index) : undefined,
       );
-      const repository = sourceOrigin(config).repository;
       const search = searchOnce(index, {
         indexes,
         options,
-        repository,
-        held: deps.searches,
+        repository: repositoryKey(config),
+        held: deps.held?.searches,
         heldBody: skillMdBody,
         read,
         unsaved: deps.onSearchUnsaved,
@@ -248,7 +268,31 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
       return buildNamespace(config.id, index, sourceOrigin(config), read, skillMdBody, search);
     },
   };
+  /** The commit's index as the process holds it: read or built by the first source asking, linked into the others. */
   const indexedOnce = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
+    const { held } = deps;
+    if (held === undefined) return indexedHere(repo, target);
+    const opts = await options();
+    let here = false;
+    const index = await held.indexes.once(heldKey(target, opts), async () => {
+      here = true;
+      const read = await indexedHere(repo, target);
+      held.filed.set(read, indexes.file(target.commit));
+      return read;
+    });
+    const file = held.filed.get(index);
+    if (!here && file !== undefined) await indexes.adopt(file, index, opts);
+    return index;
+  };
+  /** What is held once: the index of one commit of one repository under one set of options (and tag, when verified). */
+  const heldKey = (target: ResolvedRef, opts: IndexOptions) =>
+    JSON.stringify([
+      repositoryKey(config),
+      target.commit,
+      opts,
+      config.verify?.require === 'tag' ? (target.tag ?? null) : null,
+    ]);
+  const indexedHere = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
     const { commit } = target;
     const opts = await options();
     const stored = await indexes.load(commit, opts);
@@ -332,7 +376,7 @@ async function repairCommit(
   // An index that names objects the store still lacks is as wrong as one with wrong digests: rebuilt.
   const stored = await indexer.indexes.load(commit, await indexer.options());
   if (damage.kind === 'index' || (stored !== undefined && (await checkStore(repo, stored)) !== undefined))
-    await indexer.indexes.remove(commit);
+    await indexer.removeWrong(target);
   return indexer.namespace(await indexer.indexOf(repo, target), repo);
 }
 

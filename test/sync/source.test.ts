@@ -7,7 +7,7 @@ import { tempDir } from '../helpers/temp.ts';
 import type { SourceConfig } from '../../src/config/index.ts';
 import { CACHE_USES, GitError } from '../../src/git/index.ts';
 import { openSource } from '../../src/sync/source.ts';
-import { heldSearches } from '../../src/sync/search.ts';
+import { heldCommits } from '../../src/sync/held.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 /** A served file by its path in the repository. */
@@ -128,9 +128,9 @@ describe('a source', () => {
 describe('sources serving one commit', () => {
   it('read or build its search index once and hold one copy; other index options get their own', async () => {
     const dataDir = temp('skillpin-data-');
-    const searches = heldSearches();
+    const held = heldCommits();
     const open = (id: string, paths = ['skills']) =>
-      openSource({ ...local(catalog.gitdir), id, paths }, { dataDir, searches }).load({ commit: c2 });
+      openSource({ ...local(catalog.gitdir), id, paths }, { dataDir, held }).load({ commit: c2 });
     const [one, two, wider] = [await open('one'), await open('two'), await open('wider', [])];
     const [first, second, other] = await Promise.all([one, two, wider].map((ns) => ns.searchData!()));
     expect(first).toBe(second);
