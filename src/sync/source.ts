@@ -183,6 +183,11 @@ export interface RepositoryOnUse {
    * source's lease calls it: no other process writes the store meanwhile.
    */
   sweep(): Promise<string[]>;
+  /**
+   * The trees walked last in this repository (by a fetch's completeness check or an index walk), by whichever of
+   * the sources sharing it: the next walk reuses those unchanged, and a second ref on one commit reads none again.
+   */
+  trees?: TreeCache;
 }
 
 /** Opens `config`'s repository (a remote source's store at `storeDir`) when first used. */
@@ -215,7 +220,7 @@ export function repositoryOnUse(config: SourceConfig, storeDir: string): Reposit
  * built from git and saved, a source that verifies signatures checking the commit's (or tag's) signature first;
  * its caches (trees, blob digests, SKILL.md bodies) carry over from one commit to the next.
  */
-function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
+function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: RepositoryOnUse) {
   const dir = path.join(deps.dataDir, 'index', config.id);
   const indexes = deps.indexStore?.(dir) ?? indexStore(dir, deps.onRefused);
   // Parsed on first use (and once per config): a bad key file fails what needs it, never an idle promise.
@@ -232,8 +237,6 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
   const indexer = {
     indexes,
     options,
-    /** The trees walked last (by a fetch's completeness check or an index walk): the next walk reuses them. */
-    trees: undefined as TreeCache | undefined,
     /** The index of a commit in store; a locked commit's only once it is what its lock entry lists. */
     async indexOf(repo: Repository, target: ResolvedRef): Promise<CommitIndex> {
       const index = await indexedOnce(repo, target);
@@ -300,8 +303,8 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
     const keys = await keyring();
     const signer = keys === undefined ? undefined : await verifyTarget(repo, target, keys);
     deps.onProgress?.({ phase: 'indexing' });
-    const tree = await walkCommit(repo, commit, indexer.trees);
-    indexer.trees = tree.trees;
+    const tree = await walkCommit(repo, commit, repository.trees);
+    repository.trees = tree.trees;
     const built = await indexCommit({
       ...tree,
       ...blobAccess(repo),
@@ -389,9 +392,9 @@ const linkedSkills =
 export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const remote = remoteOf(config);
   const storeDir = storeDirOf(deps.dataDir, config);
-  const indexer = sourceIndexer(config, deps);
-  const { indexes } = indexer;
   const repository = deps.shared?.repository ?? repositoryOnUse(config, storeDir);
+  const indexer = sourceIndexer(config, deps, repository);
+  const { indexes } = indexer;
 
   /** Fetches the commit (remote) with the tag verification reads, then its index: from its file, or built. */
   const fetchAndIndex = async (target: ResolvedRef, have?: string): Promise<CommitIndex> => {
@@ -400,9 +403,9 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     const tag = config.verify?.require === 'tag' ? target.tag : undefined;
     if (remote !== undefined)
       // The completeness check walks the commit's trees: the index walk that follows reuses them all.
-      indexer.trees = await fetchCommit(repo, remote, target.commit, {
+      repository.trees = await fetchCommit(repo, remote, target.commit, {
         have,
-        trees: indexer.trees,
+        trees: repository.trees,
         tag,
         paths: config.paths,
         linked: linkedSkills(config),
