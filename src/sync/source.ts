@@ -215,6 +215,39 @@ export function repositoryOnUse(config: SourceConfig, storeDir: string): Reposit
   };
 }
 
+/** What is held once: the index of one commit of one repository under one set of options (and tag, when verified). */
+const heldKey = (config: SourceConfig, target: ResolvedRef, options: IndexOptions) =>
+  JSON.stringify([
+    repositoryKey(config),
+    target.commit,
+    options,
+    config.verify?.require === 'tag' ? (target.tag ?? null) : null,
+  ]);
+
+/**
+ * `target`'s index as the process holds it: read or built (`here`) by the first source asking; each other source
+ * links its index file to the one that index was read from or saved to.
+ */
+async function heldIndex(
+  held: HeldCommits,
+  config: SourceConfig,
+  indexes: IndexStore,
+  target: ResolvedRef,
+  options: IndexOptions,
+  here: () => Promise<CommitIndex>,
+): Promise<CommitIndex> {
+  let mine = false;
+  const index = await held.indexes.once(heldKey(config, target, options), async () => {
+    mine = true;
+    const read = await here();
+    held.filed.set(read, indexes.file(target.commit));
+    return read;
+  });
+  const file = held.filed.get(index);
+  if (!mine && file !== undefined) await indexes.adopt(file, index, options);
+  return index;
+}
+
 /**
  * How a source indexes its commits: from their index files (saved only once verified, under the same keys), or
  * built from git and saved, a source that verifies signatures checking the commit's (or tag's) signature first;
@@ -248,7 +281,7 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: Repos
     /** Removes a wrong index of `target`'s commit: its file, and what the process holds of it for every source. */
     async removeWrong(target: ResolvedRef) {
       const opts = await options();
-      deps.held?.indexes.forget(heldKey(target, opts));
+      deps.held?.indexes.forget(heldKey(config, target, opts));
       deps.held?.searches.forget(searchKey(repositoryKey(config), target.commit, opts));
       await indexes.remove(target.commit);
     },
@@ -271,30 +304,11 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: Repos
       return buildNamespace(config.id, index, sourceOrigin(config), read, skillMdBody, search);
     },
   };
-  /** The commit's index as the process holds it: read or built by the first source asking, linked into the others. */
-  const indexedOnce = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
-    const { held } = deps;
-    if (held === undefined) return indexedHere(repo, target);
-    const opts = await options();
-    let here = false;
-    const index = await held.indexes.once(heldKey(target, opts), async () => {
-      here = true;
-      const read = await indexedHere(repo, target);
-      held.filed.set(read, indexes.file(target.commit));
-      return read;
-    });
-    const file = held.filed.get(index);
-    if (!here && file !== undefined) await indexes.adopt(file, index, opts);
-    return index;
-  };
-  /** What is held once: the index of one commit of one repository under one set of options (and tag, when verified). */
-  const heldKey = (target: ResolvedRef, opts: IndexOptions) =>
-    JSON.stringify([
-      repositoryKey(config),
-      target.commit,
-      opts,
-      config.verify?.require === 'tag' ? (target.tag ?? null) : null,
-    ]);
+  /** The commit's index as the process holds it, or (nothing shared) as this source reads or builds it. */
+  const indexedOnce = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> =>
+    deps.held === undefined
+      ? indexedHere(repo, target)
+      : heldIndex(deps.held, config, indexes, target, await options(), () => indexedHere(repo, target));
   const indexedHere = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
     const { commit } = target;
     const opts = await options();
