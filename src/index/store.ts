@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { FileRefusedError, readBounded, readBoundedBytes } from '../shared/boundedRead.ts';
-import { writeFileAtomic } from '../shared/fs.ts';
+import { makeDirectory, writeFileAtomic } from '../shared/fs.ts';
 import { MAX_LISTED_BYTES } from '../skills/index.ts';
 import { MAX_INDEX_POSTINGS, MAX_INDEX_TERMS, MAX_SKILL_TERMS, MIN_SKILL_TERMS } from './postings.ts';
 import type { SearchData } from './searchBuild.ts';
@@ -52,6 +53,29 @@ export function maxSearchFileBytes(skills: number): number {
 const builtFrom = (options: IndexOptions) =>
   JSON.stringify({ version: INDEX_VERSION, rules: INDEX_RULES, options });
 
+/** The search file beside an index file. */
+const searchBeside = (file: string) => `${file.slice(0, -'.json'.length)}.search`;
+
+/** Whether two paths name one file (a hard link). */
+async function sameFile(a: string, b: string): Promise<boolean> {
+  const [x, y] = await Promise.all([a, b].map((file) => fsp.stat(file).catch(() => undefined)));
+  return x !== undefined && y !== undefined && x.dev === y.dev && x.ino === y.ino;
+}
+
+/** `to` made a hard link of `from`, in one rename; false when it cannot be (`from` gone, another file system). */
+async function linkAtomic(from: string, to: string): Promise<boolean> {
+  const temp = `${to}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await makeDirectory(path.dirname(to));
+    await fsp.link(from, temp);
+    await fsp.rename(temp, to);
+    return true;
+  } catch {
+    await fsp.rm(temp, { force: true }).catch(() => undefined);
+    return false;
+  }
+}
+
 /**
  * Index files of one source: `<dir>/<commit>.json`, and beside it `<commit>.search`, the search index built from
  * it; each written atomically (temp file, fsync, rename). A new index file removes the search file first. An index
@@ -60,15 +84,18 @@ const builtFrom = (options: IndexOptions) =>
  */
 export function indexStore(dir: string, refused?: (error: FileRefusedError) => void) {
   const fileOf = (commit: string) => path.join(dir, `${commit}.json`);
-  const searchFileOf = (commit: string) => path.join(dir, `${commit}.search`);
+  const searchFileOf = (commit: string) => searchBeside(fileOf(commit));
+  const save = async (index: CommitIndex, options: IndexOptions): Promise<void> => {
+    await fsp.rm(searchFileOf(index.commit), { force: true });
+    await writeFileAtomic(
+      fileOf(index.commit),
+      JSON.stringify({ rules: INDEX_RULES, options, index } satisfies StoredIndex),
+    );
+  };
   return {
-    async save(index: CommitIndex, options: IndexOptions): Promise<void> {
-      await fsp.rm(searchFileOf(index.commit), { force: true });
-      await writeFileAtomic(
-        fileOf(index.commit),
-        JSON.stringify({ rules: INDEX_RULES, options, index } satisfies StoredIndex),
-      );
-    },
+    /** The index file of `commit`. */
+    file: fileOf,
+    save,
     /** The stored index, or `undefined` when it is missing, unreadable, half-written or built with other options. */
     async load(commit: string, options: IndexOptions): Promise<CommitIndex | undefined> {
       let stored: StoredIndex;
@@ -90,6 +117,19 @@ export function indexStore(dir: string, refused?: (error: FileRefusedError) => v
       if (stored.rules !== INDEX_RULES) return undefined;
       if (stored.options === undefined || !sameOptions(stored.options, options)) return undefined;
       return index;
+    },
+    /**
+     * Makes `file` (another source's index file of the same commit under the same options, as `index` was read from
+     * or saved to) this store's index file too: hard-linked with its search file, so that it is held once on disk and
+     * each source's retention removes only its own name; written anew where it cannot be linked (gone, another
+     * file system). Nothing is done when this store's file is that file already.
+     */
+    async adopt(file: string, index: CommitIndex, options: IndexOptions): Promise<void> {
+      const own = fileOf(index.commit);
+      if (own === file || (await sameFile(own, file))) return;
+      await fsp.rm(searchFileOf(index.commit), { force: true });
+      if (!(await linkAtomic(file, own))) return save(index, options);
+      await linkAtomic(searchBeside(file), searchFileOf(index.commit));
     },
     async remove(commit: string): Promise<void> {
       await fsp.rm(searchFileOf(commit), { force: true });

@@ -143,8 +143,8 @@ export interface FollowOptions {
   hooks: FollowHooks;
   /** The store a `refs:` source shares with its refs, and what each ref names (absent: a source of its own). */
   shared?: (source: SourceConfig) => SourceDeps['shared'];
-  /** The search indexes every source of the worker shares (SourceDeps.searches). */
-  searches?: SourceDeps['searches'];
+  /** The indexes and search indexes every source of the worker shares (SourceDeps.held). */
+  held?: SourceDeps['held'];
 }
 
 /** Opens `sourceConfig`'s source and a follower that syncs it through `options.sync`. */
@@ -159,7 +159,7 @@ export function followSource(sourceConfig: SourceConfig, config: Config, options
     onSearchUnsaved: (error) => options.onSearchUnsaved?.(id, error),
     onProgress: (p) => hooks.onProgress?.(id, p),
     indexStore: hooks.indexStore,
-    searches: options.searches,
+    held: options.held,
   });
   const followed: Followed = {
     config: sourceConfig,

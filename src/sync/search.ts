@@ -1,40 +1,18 @@
 import type { SearchData } from '../index/searchBuild.ts';
 import { buildSearchData, searchInputs } from '../index/searchBuild.ts';
 import type { CommitIndex, IndexOptions, IndexStore } from '../index/index.ts';
+import type { Held } from './held.ts';
 
-/**
- * The search indexes this process holds, by what fixes their content (repository, commit, index options): a
- * commit served by several sources (one repository under two ids, two tags of a `refs:` source on one commit) is
- * read or built once and held once. Held weakly: one no namespace serves any more is let go.
- */
-export interface HeldSearches {
-  once(key: string, load: () => Promise<SearchData>): Promise<SearchData>;
-}
-
-export function heldSearches(): HeldSearches {
-  const held = new Map<string, WeakRef<Promise<SearchData>>>();
-  const gone = new FinalizationRegistry<string>((key) => {
-    if (held.get(key)?.deref() === undefined) held.delete(key);
-  });
-  return {
-    once(key, load) {
-      const known = held.get(key)?.deref();
-      if (known !== undefined) return known;
-      const loading = load();
-      held.set(key, new WeakRef(loading));
-      gone.register(loading, key);
-      // A failed load is not held: the next namespace asking tries again.
-      loading.catch(() => held.get(key)?.deref() === loading && held.delete(key));
-      return loading;
-    },
-  };
-}
+/** What a search index is held by: it is the same for every source of one repository, commit and options. */
+export const searchKey = (repository: string, commit: string, options: IndexOptions) =>
+  JSON.stringify([repository, commit, options]);
 
 /** Where a served commit's search index comes from and goes to. */
 export interface SearchSource {
-  /** The repository (without credentials) the commit is of, for HeldSearches' key. */
+  /** What names the repository the commit is of (repositoryKey), for the key it is held by. */
   repository: string;
-  held?: HeldSearches;
+  /** The search indexes of the process (HeldCommits.searches): a commit several sources serve has one. */
+  held?: Held<SearchData>;
   indexes: IndexStore;
   options(): Promise<IndexOptions>;
   /** SKILL.md text the indexer still holds (none after a restart). */
@@ -61,7 +39,7 @@ export function searchOnce(index: CommitIndex, from: SearchSource): () => Promis
     return built;
   };
   const shared = async () => {
-    const key = JSON.stringify([from.repository, index.commit, await from.options()]);
+    const key = searchKey(from.repository, index.commit, await from.options());
     return from.held === undefined ? load() : from.held.once(key, load);
   };
   return () =>

@@ -21,6 +21,7 @@ import {
   type Repository,
   type ResolvedRef,
   resolveLocalTarget,
+  redactUrl,
   resolveRemoteTarget,
   type TreeCache,
   unpinCommit,
@@ -43,7 +44,8 @@ import { type FileRefusedError, readBounded } from '../shared/boundedRead.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { checkReads, checkStore, type Damage, guardedReader } from './damage.ts';
 import { checkLocked } from './lockCheck.ts';
-import { type HeldSearches, searchOnce } from './search.ts';
+import type { HeldCommits } from './held.ts';
+import { searchKey, searchOnce } from './search.ts';
 import { REF_PREFIXES, refMatcher } from '../shared/refNames.ts';
 import type { CommitStatus } from '../shared/status.ts';
 
@@ -63,8 +65,11 @@ export interface SourceDeps {
    * the source's last listing (so each poll lists the remote once, not once per ref).
    */
   shared?: { repository: RepositoryOnUse; listed?(ref: string): ResolvedRef | undefined };
-  /** The search indexes of every source of the process: a commit several sources serve is held once. */
-  searches?: HeldSearches;
+  /**
+   * The indexes and search indexes of every source of the process: a commit several sources (or refs) serve is
+   * indexed, read and held once.
+   */
+  held?: HeldCommits;
 }
 
 /**
@@ -153,6 +158,15 @@ async function pinnedCommits(gitdir: string): Promise<string[]> {
   return [...loose, ...inPacked];
 }
 
+/**
+ * What names a source's repository in the process: its URL without credentials, or a local repository's path. A
+ * commit's index is the same in every source naming the same repository with the same options.
+ */
+export function repositoryKey(config: SourceConfig): string {
+  const { location } = config;
+  return location.kind === 'remote' ? redactUrl(location.url) : `local:${path.resolve(location.path)}`;
+}
+
 /** A source's bare repository in dataDir. The refs of a `refs:` source share its store: one copy of each object. */
 export function storeDirOf(dataDir: string, config: SourceConfig): string {
   return path.join(dataDir, 'repos', `${config.group?.id ?? config.id}.git`);
@@ -169,6 +183,11 @@ export interface RepositoryOnUse {
    * source's lease calls it: no other process writes the store meanwhile.
    */
   sweep(): Promise<string[]>;
+  /**
+   * The trees walked last in this repository (by a fetch's completeness check or an index walk), by whichever of
+   * the sources sharing it: the next walk reuses those unchanged, and a second ref on one commit reads none again.
+   */
+  trees?: TreeCache;
 }
 
 /** Opens `config`'s repository (a remote source's store at `storeDir`) when first used. */
@@ -196,12 +215,45 @@ export function repositoryOnUse(config: SourceConfig, storeDir: string): Reposit
   };
 }
 
+/** What is held once: the index of one commit of one repository under one set of options (and tag, when verified). */
+const heldKey = (config: SourceConfig, target: ResolvedRef, options: IndexOptions) =>
+  JSON.stringify([
+    repositoryKey(config),
+    target.commit,
+    options,
+    config.verify?.require === 'tag' ? (target.tag ?? null) : null,
+  ]);
+
+/**
+ * `target`'s index as the process holds it: read or built (`here`) by the first source asking; each other source
+ * links its index file to the one that index was read from or saved to.
+ */
+async function heldIndex(
+  held: HeldCommits,
+  config: SourceConfig,
+  indexes: IndexStore,
+  target: ResolvedRef,
+  options: IndexOptions,
+  here: () => Promise<CommitIndex>,
+): Promise<CommitIndex> {
+  let mine = false;
+  const index = await held.indexes.once(heldKey(config, target, options), async () => {
+    mine = true;
+    const read = await here();
+    held.filed.set(read, indexes.file(target.commit));
+    return read;
+  });
+  const file = held.filed.get(index);
+  if (!mine && file !== undefined) await indexes.adopt(file, index, options);
+  return index;
+}
+
 /**
  * How a source indexes its commits: from their index files (saved only once verified, under the same keys), or
  * built from git and saved, a source that verifies signatures checking the commit's (or tag's) signature first;
  * its caches (trees, blob digests, SKILL.md bodies) carry over from one commit to the next.
  */
-function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
+function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: RepositoryOnUse) {
   const dir = path.join(deps.dataDir, 'index', config.id);
   const indexes = deps.indexStore?.(dir) ?? indexStore(dir, deps.onRefused);
   // Parsed on first use (and once per config): a bad key file fails what needs it, never an idle promise.
@@ -218,8 +270,6 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
   const indexer = {
     indexes,
     options,
-    /** The trees walked last (by a fetch's completeness check or an index walk): the next walk reuses them. */
-    trees: undefined as TreeCache | undefined,
     /** The index of a commit in store; a locked commit's only once it is what its lock entry lists. */
     async indexOf(repo: Repository, target: ResolvedRef): Promise<CommitIndex> {
       const index = await indexedOnce(repo, target);
@@ -228,6 +278,13 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
         checkLocked(pinned.lock, index);
       return index;
     },
+    /** Removes a wrong index of `target`'s commit: its file, and what the process holds of it for every source. */
+    async removeWrong(target: ResolvedRef) {
+      const opts = await options();
+      deps.held?.indexes.forget(heldKey(config, target, opts));
+      deps.held?.searches.forget(searchKey(repositoryKey(config), target.commit, opts));
+      await indexes.remove(target.commit);
+    },
     namespace(index: CommitIndex, repo: Repository, checkFirst = false) {
       const read = guardedReader(
         index,
@@ -235,12 +292,11 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
         (damage) => deps.onDamage?.(damage),
         checkFirst ? () => checkStore(repo, index) : undefined,
       );
-      const repository = sourceOrigin(config).repository;
       const search = searchOnce(index, {
         indexes,
         options,
-        repository,
-        held: deps.searches,
+        repository: repositoryKey(config),
+        held: deps.held?.searches,
         heldBody: skillMdBody,
         read,
         unsaved: deps.onSearchUnsaved,
@@ -248,7 +304,12 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
       return buildNamespace(config.id, index, sourceOrigin(config), read, skillMdBody, search);
     },
   };
-  const indexedOnce = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
+  /** The commit's index as the process holds it, or (nothing shared) as this source reads or builds it. */
+  const indexedOnce = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> =>
+    deps.held === undefined
+      ? indexedHere(repo, target)
+      : heldIndex(deps.held, config, indexes, target, await options(), () => indexedHere(repo, target));
+  const indexedHere = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
     const { commit } = target;
     const opts = await options();
     const stored = await indexes.load(commit, opts);
@@ -256,8 +317,8 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps) {
     const keys = await keyring();
     const signer = keys === undefined ? undefined : await verifyTarget(repo, target, keys);
     deps.onProgress?.({ phase: 'indexing' });
-    const tree = await walkCommit(repo, commit, indexer.trees);
-    indexer.trees = tree.trees;
+    const tree = await walkCommit(repo, commit, repository.trees);
+    repository.trees = tree.trees;
     const built = await indexCommit({
       ...tree,
       ...blobAccess(repo),
@@ -332,7 +393,7 @@ async function repairCommit(
   // An index that names objects the store still lacks is as wrong as one with wrong digests: rebuilt.
   const stored = await indexer.indexes.load(commit, await indexer.options());
   if (damage.kind === 'index' || (stored !== undefined && (await checkStore(repo, stored)) !== undefined))
-    await indexer.indexes.remove(commit);
+    await indexer.removeWrong(target);
   return indexer.namespace(await indexer.indexOf(repo, target), repo);
 }
 
@@ -345,9 +406,9 @@ const linkedSkills =
 export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const remote = remoteOf(config);
   const storeDir = storeDirOf(deps.dataDir, config);
-  const indexer = sourceIndexer(config, deps);
-  const { indexes } = indexer;
   const repository = deps.shared?.repository ?? repositoryOnUse(config, storeDir);
+  const indexer = sourceIndexer(config, deps, repository);
+  const { indexes } = indexer;
 
   /** Fetches the commit (remote) with the tag verification reads, then its index: from its file, or built. */
   const fetchAndIndex = async (target: ResolvedRef, have?: string): Promise<CommitIndex> => {
@@ -356,9 +417,9 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     const tag = config.verify?.require === 'tag' ? target.tag : undefined;
     if (remote !== undefined)
       // The completeness check walks the commit's trees: the index walk that follows reuses them all.
-      indexer.trees = await fetchCommit(repo, remote, target.commit, {
+      repository.trees = await fetchCommit(repo, remote, target.commit, {
         have,
-        trees: indexer.trees,
+        trees: repository.trees,
         tag,
         paths: config.paths,
         linked: linkedSkills(config),

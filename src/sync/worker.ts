@@ -9,7 +9,7 @@ import { systemClock, type Clock } from '../shared/clock.ts';
 import type { Coordination } from './coordination/coordination.ts';
 import { createDamageLedger, type Damage } from './damage.ts';
 import { type Followed, type FollowHooks, followSource, unfollow } from './follower.ts';
-import { heldSearches } from './search.ts';
+import { heldCommits } from './held.ts';
 import { listByRole, publishedListing, resolvedOf } from './groupStep.ts';
 import { joinDataDir, type Membership } from './dataDir/membership.ts';
 import { adoptPublished } from './adopt.ts';
@@ -136,7 +136,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
   // dataDir is the one setting a reconfigure cannot change: this process's file and leases are there.
   const membership = options.membership ?? joinDataDir(config, { command: 'serve' }, logger);
   const stores = new Map<string, RepositoryOnUse>();
-  const searches = heldSearches();
+  const held = heldCommits();
   const clock = options.clock ?? systemClock;
   const stateFile = openStateFile(membership.dataDir, options.fs);
   const w: Worker = {
@@ -184,7 +184,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
           ),
         hooks: options,
         shared: (sourceConfig) => sharedStore(w, stores, sourceConfig),
-        searches,
+        held,
       }),
     records: new Map(config.sources.map((s) => [s.id, { tried: false }])),
     listings: new Map(),

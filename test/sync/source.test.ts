@@ -7,7 +7,8 @@ import { tempDir } from '../helpers/temp.ts';
 import type { SourceConfig } from '../../src/config/index.ts';
 import { CACHE_USES, GitError } from '../../src/git/index.ts';
 import { openSource } from '../../src/sync/source.ts';
-import { heldSearches } from '../../src/sync/search.ts';
+import { damageOf } from '../../src/sync/damage.ts';
+import { heldCommits } from '../../src/sync/held.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 /** A served file by its path in the repository. */
@@ -128,9 +129,9 @@ describe('a source', () => {
 describe('sources serving one commit', () => {
   it('read or build its search index once and hold one copy; other index options get their own', async () => {
     const dataDir = temp('skillpin-data-');
-    const searches = heldSearches();
+    const held = heldCommits();
     const open = (id: string, paths = ['skills']) =>
-      openSource({ ...local(catalog.gitdir), id, paths }, { dataDir, searches }).load({ commit: c2 });
+      openSource({ ...local(catalog.gitdir), id, paths }, { dataDir, held }).load({ commit: c2 });
     const [one, two, wider] = [await open('one'), await open('two'), await open('wider', [])];
     const [first, second, other] = await Promise.all([one, two, wider].map((ns) => ns.searchData!()));
     expect(first).toBe(second);
@@ -144,5 +145,20 @@ describe('sources serving one commit', () => {
       commit: c2,
     });
     expect(await alone.searchData!()).not.toBe(first);
+  });
+
+  it('lets go of an index one of them finds wrong: rebuilt once, and what later asks gets the rebuilt one', async () => {
+    const dataDir = temp('skillpin-data-');
+    const held = heldCommits();
+    const open = (id: string) => openSource({ ...local(catalog.gitdir), id }, { dataDir, held });
+    const [one, two] = [open('one'), open('two')];
+    const before = await one.load({ commit: c2 });
+    expect((await two.load({ commit: c2 })).skills).toBe(before.skills);
+    const repaired = await two.repair(damageOf(c2, 'index'));
+    expect(repaired.skills).not.toBe(before.skills);
+    expect(repaired.skills).toEqual(before.skills);
+    expect((await open('three').load({ commit: c2 })).skills).toBe(repaired.skills);
+    // `one` keeps its file: the rebuilt one replaced `two`'s name only.
+    expect(existsSync(path.join(dataDir, 'index', 'one', `${c2}.json`))).toBe(true);
   });
 });
