@@ -5,7 +5,7 @@ import { DEFAULT_PAGE_SIZE } from '../config/rules.ts';
 import { decodeUtf8 } from '../skills/index.ts';
 import { invalidParams } from './errors.ts';
 import { locate } from './locate.ts';
-import { listPageSize, page, pageAt, startOf } from './paging.ts';
+import { cutPage, listPageSize, startOf } from './paging.ts';
 import type { FileReader } from '../catalog/index.ts';
 import { NAMESPACES_META, type ServedSkill } from './snapshot.ts';
 import { type CatalogView, viewOf } from './view.ts';
@@ -48,7 +48,7 @@ const uriOf = (served: ServedSkill) => served.uri;
 
 /** The listing page of `view` starting at `start`: its entries, its cursor, its namespaces' records. Frozen. */
 function listedPage(view: CatalogView, start: number, size: number): ListedPage {
-  const { items, nextCursor } = pageAt(view.listed, uriOf, start, size);
+  const { items, nextCursor } = cutPage(view.listed, { start, size, keyOf: uriOf });
   const skills = Object.freeze(items.map((served) => served.listEntry)) as Skill[];
   const _meta = Object.freeze(pageMeta(items));
   return Object.freeze(nextCursor === undefined ? { skills, _meta } : { skills, nextCursor, _meta });
@@ -111,7 +111,8 @@ export function catalogSkillSource(
             : `${uri}: no such directory in ${snapshot.uri}`,
           uri,
         );
-      const result = page(children, (child) => child.uri, cursor, pageSize);
+      const keyOf = (child: Resource) => child.uri;
+      const result = cutPage(children, { start: startOf(children, keyOf, cursor), size: pageSize, keyOf });
       return result.nextCursor === undefined
         ? { resources: result.items }
         : { resources: result.items, nextCursor: result.nextCursor };
