@@ -9,9 +9,8 @@ import {
 } from '../budget.ts';
 import { cutPage, MAX_CURSOR_CHARS, startAfterKey, startOf } from '../paging.ts';
 import type { ServedSkill } from '../snapshot.ts';
-import { viewOf } from '../view.ts';
 import type { PlannedScript } from '../../run/plan.ts';
-import { READ_ONLY, searchModule, type ToolDeps } from './common.ts';
+import { READ_ONLY, type ToolDeps } from './common.ts';
 import { renderList, skillLine } from './render.ts';
 import { renderScripts } from './skillRunRender.ts';
 import { oneLine, visible } from '../../shared/text.ts';
@@ -125,17 +124,15 @@ const entryOf = (served: ServedSkill, scripts?: readonly PlannedScript[]): Liste
  * skill_list: the listed skills a page at a time (sorted by URI, or best first with a query; the cursor names the
  * last URI of a page, so it survives a catalog swap), the problems of the served commits on the first page, and the sources that failed.
  */
-export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts }: ToolDeps): void {
+export function registerSkillList(mcp: McpServer, { serving, runner, maxPrompts }: ToolDeps): void {
   mcp.registerTool('skill_list', config, async ({ source: only, query, limit, cursor }) => {
-    const view = viewOf(catalog);
+    const view = serving();
     const byQuery = query !== undefined && query.trim() !== '';
     // With a query, the skills matching it best first; without, every listed skill sorted by URI.
     const matching = byQuery
       ? (
-          await (
-            await searchModule()
-          ).searchNamespaces(
-            catalog.listed().filter((ns) => only === undefined || ns.source === only),
+          await view.search(
+            view.namespaces.filter((ns) => only === undefined || ns.source === only),
             query,
           )
         ).map((hit) => hit.served)
@@ -153,7 +150,7 @@ export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts 
       },
     });
     const entries = page.map(entry);
-    const listed = catalog.listed().filter((ns) => only === undefined || ns.source === only);
+    const listed = view.namespaces.filter((ns) => only === undefined || ns.source === only);
     // A problem names a repository's path and may quote its bytes: written out visibly.
     const all = listed.flatMap((ns) =>
       [...ns.problems, ...(runner?.problemsOf(ns) ?? [])].map((p) => ({
@@ -170,7 +167,7 @@ export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts 
       all.filter((p) => p.severity === severity),
     );
     const problems = cursor === undefined ? ranked.slice(0, MAX_LISTED_PROBLEMS) : [];
-    const failures = catalog.state.failures
+    const failures = view.state.failures
       .filter((f) => only === undefined || f.id === only)
       .map((f) => ({ ...f, detail: visible(f.detail) }));
     const prompts =
