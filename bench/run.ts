@@ -23,7 +23,7 @@ import { verifiedReader } from '../src/mcp/read.ts';
 import { scriptEnvironment } from '../src/run/environment.ts';
 import { createRunner, type RunnerOptions } from '../src/run/runner.ts';
 import { createServerFactory } from '../src/mcp/server.ts';
-import { snapshotOf } from '../src/mcp/snapshot.ts';
+import { buildSnapshot } from '../src/mcp/snapshot.ts';
 import { silentLogger } from '../src/shared/logger.ts';
 import { cachePolicy } from '../src/mcp/cache.ts';
 
@@ -128,9 +128,9 @@ async function main(): Promise<void> {
   const cases = [
     {
       name: 'bounds (8 files)',
-      served: snapshotOf(small).ordered.find((s) => s.skill.dir === 'skills/bounds')!,
+      served: buildSnapshot(small).ordered.find((s) => s.skill.dir === 'skills/bounds')!,
     },
-    { name: 'big (200 files, 2 MiB)', served: snapshotOf(big).ordered[0]! },
+    { name: 'big (200 files, 2 MiB)', served: buildSnapshot(big).ordered[0]! },
   ];
   console.log(`skill_run, ${rounds} rounds each (medians; the machine is shared, so read the ratios)`);
   for (const { name, served } of cases) {

@@ -36,9 +36,10 @@ import {
   newIndexCache,
   skillMdBodies,
 } from '../src/index/index.ts';
-import { buildSkillIndex, type SkillIndex, searchNamespaces } from '../src/mcp/search.ts';
+import { buildSkillIndex, type SkillIndex } from '../src/mcp/search.ts';
+import { searchNamespaces } from '../test/helpers/search.ts';
 import { createServerFactory } from '../src/mcp/server.ts';
-import { snapshotOf, type ServedSkill } from '../src/mcp/snapshot.ts';
+import { buildSnapshot, type ServedSkill } from '../src/mcp/snapshot.ts';
 import { silentLogger } from '../src/shared/logger.ts';
 import { type CatalogSkill, QUERIES, realisticCatalog, type SearchQuery } from './searchCatalog.ts';
 import { syntheticRepo } from './synthetic.ts';
@@ -138,8 +139,8 @@ async function quality(synthetic: Namespace): Promise<void> {
   const namespaces = { realistic: memoryNamespace('realistic', realisticCatalog()), synthetic };
   const rankers = {
     'skill_search (name, description, body)': (ns: Namespace) => ours(ns),
-    'baseline: every-word filter': (ns: Namespace) => everyWord(snapshotOf(ns).ordered),
-    'baseline: BM25 name + description': (ns: Namespace) => nameAndDescription(snapshotOf(ns).ordered),
+    'baseline: every-word filter': (ns: Namespace) => everyWord(buildSnapshot(ns).ordered),
+    'baseline: BM25 name + description': (ns: Namespace) => nameAndDescription(buildSnapshot(ns).ordered),
   };
   for (const subset of ['all', 'realistic', 'synthetic'] as const) {
     const queries = QUERIES.filter((q) => subset === 'all' || q.catalog === subset);
@@ -251,7 +252,7 @@ async function speed(): Promise<Namespace> {
 
 /** A namespace's serving snapshot whole: its folder map (built at the first read that needs it) included. */
 function wholeSnapshot(ns: Namespace) {
-  const snapshot = snapshotOf(ns);
+  const snapshot = buildSnapshot(ns);
   void snapshot.dirs;
   return snapshot;
 }

@@ -10,15 +10,15 @@
  * Usage: npx tsx bench/searchReal.ts [catalogs-dir] [--measure]
  */
 import type { Namespace } from '../src/catalog/index.ts';
-import { searchNamespaces } from '../src/mcp/search.ts';
-import { snapshotOf } from '../src/mcp/snapshot.ts';
+import { buildSnapshot } from '../src/mcp/snapshot.ts';
+import { searchNamespaces } from '../test/helpers/search.ts';
 import { nameAndDescription, type Ranker } from './baseline.ts';
 import { DEFAULT_CATALOGS, loadCatalog, type RealCatalog } from './realCatalogs.ts';
 import { MEASURE, QUERY_CATALOGS, type QueryKind, type RealQuery, TUNE } from './searchQueries.ts';
 
 /** Skill names, best first, as one ranker answers a query. */
 
-const nameAndDescriptionOf = (ns: Namespace): Ranker => nameAndDescription(snapshotOf(ns).ordered);
+const nameAndDescriptionOf = (ns: Namespace): Ranker => nameAndDescription(buildSnapshot(ns).ordered);
 
 const ours =
   (namespaces: readonly Namespace[]): Ranker =>

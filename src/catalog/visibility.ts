@@ -1,7 +1,7 @@
 import { compareText } from '../shared/text.ts';
 import { type CatalogReader, type CatalogState, listedOf } from './catalog.ts';
 
-/** The sources one caller may see. Equal sets have equal keys: one view is kept per (catalog state, key). */
+/** The sources one caller may see. Equal sets have equal keys: what is served is kept per (catalog state, key). */
 export interface Visibility {
   readonly key: string;
   /** Every source, whatever the config holds (stdio, or HTTP without auth). */
@@ -20,8 +20,6 @@ export function onlySources(ids: Iterable<string>): Visibility {
     has: (source: string) => set.has(source),
   });
 }
-
-const filtered = new WeakMap<CatalogState, Map<string, CatalogState>>();
 
 /** Whether a caller sees a source: by its id, or, for a ref of a `refs:` source, by that source's id. */
 const sees = (visibility: Visibility, source: { readonly id: string; readonly group?: string }) =>
@@ -43,23 +41,17 @@ export function visibleSources<T extends BySource>(report: T, visibility: Visibi
     : { ...report, sources, failures };
 }
 
-/**
- * The part of `state` a caller sees: its sources and their failures. Built once per (state, visibility key), so
- * every request of that caller finds the same object (and the view cached on it); a visibility that hides
- * nothing of this state gets the state itself.
- */
-export function visibleState(state: CatalogState, visibility: Visibility): CatalogState {
-  if (visibility.all) return state;
-  let byKey = filtered.get(state);
-  if (byKey === undefined) filtered.set(state, (byKey = new Map()));
-  let seen = byKey.get(visibility.key);
-  if (seen === undefined) {
-    const visible = visibleSources(state, visibility);
-    seen = visible === state ? state : Object.freeze(visible);
-    byKey.set(visibility.key, seen);
-  }
-  return seen;
-}
+/** The part of `state` a caller sees: its sources and their failures; the state itself when nothing is hidden. */
+export const visibleState = (state: CatalogState, visibility: Visibility): CatalogState =>
+  visibleSources(state, visibility);
+
+/** Whether two states a caller sees hold the same sources and failures (the same objects, in the same order). */
+const sameSeen = (a: CatalogState, b: CatalogState) =>
+  a === b ||
+  (a.sources.length === b.sources.length &&
+    a.failures.length === b.failures.length &&
+    a.sources.every((source, i) => source === b.sources[i]) &&
+    a.failures.every((failure, i) => failure === b.failures[i]));
 
 /**
  * The catalog as one caller sees it: a source it may not see is absent everywhere (state, namespaces, listing,
@@ -81,7 +73,7 @@ export function visibleCatalog(catalog: CatalogReader, visibility: Visibility): 
       catalog.onChange((previous, next) => {
         const before = visibleState(previous, visibility);
         const after = visibleState(next, visibility);
-        if (before !== after) listener(before, after);
+        if (!sameSeen(before, after)) listener(before, after);
       }),
   };
 }

@@ -7,6 +7,7 @@ import type { Metrics } from '../http/metrics.ts';
 import { cachePolicy, type CachePolicy } from '../mcp/cache.ts';
 import { observeRequests } from '../mcp/observe.ts';
 import { createServerFactory, type ServerFactory } from '../mcp/server.ts';
+import { createServingOwner, type ServingOwner } from '../mcp/serving.ts';
 import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import type { Logger } from '../shared/log.ts';
 import { messageOf } from '../shared/text.ts';
@@ -46,6 +47,8 @@ export interface Serving {
   /** The MCP endpoint over HTTP, as a client on this machine reaches it; `undefined` over a transport. */
   readonly url: string | undefined;
   readonly catalog: Catalog;
+  /** What MCP serves over the catalog (snapshots, listings, search indexes). */
+  readonly served: ServingOwner;
   /** The first sync of every source, local ones first; `[]` once closed before they ended. Never rejects. */
   readonly firstSyncs: Promise<readonly SyncOutcome[]>;
   /** Re-reads the config: a valid one is applied in one catalog swap; one with problems changes nothing. */
@@ -184,10 +187,16 @@ function reloader(start: Config, worker: SyncWorker, logger: Logger, reread: () 
 async function startCore(config: Config, options: ServeOptions, membership: Membership) {
   const { logger } = options;
   const catalog = createCatalog();
+  // What MCP serves over the catalog, shared by every server, warming, the status page and metrics.
+  const served = createServingOwner(catalog, { pageSize: config.pageSize });
   // Metrics are served over HTTP only, and only when asked for; prom-client loads only then.
   const metrics: Metrics | undefined =
     options.http !== undefined && config.http.metrics
-      ? (await import('../http/metrics.ts')).createMetrics({ catalog, status: () => worker.status() })
+      ? (await import('../http/metrics.ts')).createMetrics({
+          catalog,
+          searchStats: served.searchStats,
+          status: () => worker.status(),
+        })
       : undefined;
   const worker = createSyncWorker({
     config,
@@ -201,12 +210,13 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
   });
   // Each listed namespace is made ready (its snapshot, its search index read from dataDir or built yielding the
   // thread) as soon as it is published; readiness waits for it.
-  const warming = (await import('../mcp/warm.ts')).warmCatalog(catalog);
+  const warming = (await import('../mcp/warm.ts')).warmCatalog(catalog, served);
   await worker.restore();
   const reloading = reloader(config, worker, logger, options.reread ?? (async () => config));
   const grants = config.sources.some((source) => source.run !== undefined);
   const made = createServerFactory({
     catalog,
+    serving: served,
     logger,
     pageSize: config.pageSize,
     cache: liveCachePolicy(reloading.config),
@@ -220,7 +230,7 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
     metrics === undefined
       ? made
       : observeRequests(made, (method, outcome, seconds) => metrics.requested(method, outcome, seconds));
-  return { catalog, metrics, worker, reloading, factory, warming };
+  return { catalog, served, metrics, worker, reloading, factory, warming };
 }
 
 type Core = Awaited<ReturnType<typeof startCore>>;
@@ -290,6 +300,7 @@ async function serveHttp(
       serving: {
         factory: core.factory,
         catalog: core.catalog,
+        served: core.served,
         status: () => core.worker.status(),
         pending: () => [...new Set([...core.worker.pending(), ...core.warming.pending()])],
         metrics: core.metrics,
@@ -407,6 +418,7 @@ function handleOf(
   return {
     url: endpoint.url,
     catalog: core.catalog,
+    served: core.served,
     firstSyncs: firstSyncs.then((outcomes) => (closing === undefined ? outcomes : [])),
     reload: () => core.reloading.reload(),
     sync: (source) => (closing === undefined ? core.worker.trigger(source, 'asked') : undefined),

@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import type { Registry } from 'prom-client';
-import type { Catalog } from '../catalog/index.ts';
+import type { Catalog, Namespace } from '../catalog/index.ts';
 import type { RequestOutcome } from '../mcp/observe.ts';
-import { type SearchStats, searchStatsOf } from '../mcp/search.ts';
+import type { SearchStats } from '../mcp/search.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import type { StatusReport } from '../shared/status.ts';
 import type { WebhookOutcome } from './webhooks.ts';
@@ -50,6 +50,8 @@ export interface Metrics {
 
 export interface MetricsOptions {
   catalog: Catalog;
+  /** What building each namespace's search index cost, once built (serving.ts). */
+  searchStats?: (ns: Namespace) => SearchStats | undefined;
   /** The live status: last successful sync and failures. */
   status: () => StatusReport;
   now?: () => number;
@@ -60,6 +62,7 @@ export interface MetricsOptions {
 /** What the gauges read when scraped: the server's state now. */
 interface Readings {
   catalog: Catalog;
+  searchStats: (ns: Namespace) => SearchStats | undefined;
   status: () => StatusReport;
   now: () => number;
   sessions: () => number;
@@ -83,9 +86,9 @@ const searchGauge = (name: string, help: string, value: (stats: SearchStats) => 
   name,
   help,
   labelNames: ['source'],
-  samples: ({ catalog }) =>
+  samples: ({ catalog, searchStats }) =>
     catalog.state.sources.flatMap((source): Sample[] => {
-      const stats = searchStatsOf(source.current);
+      const stats = searchStats(source.current);
       return stats === undefined ? [] : [[{ source: source.id }, value(stats)]];
     }),
 });
@@ -266,6 +269,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const { requests, bytes, syncs, failures, webhooks } = fedMetrics(client, registers);
   const readings: Readings = {
     catalog: options.catalog,
+    searchStats: options.searchStats ?? (() => undefined),
     status: options.status,
     now: options.now ?? Date.now,
     sessions: () => 0,

@@ -1,6 +1,6 @@
 import { type CatalogReader, visibleCatalog, type Visibility } from '../catalog/index.ts';
 import { MAX_SEARCH_QUERY_CHARS } from '../mcp/budget.ts';
-import { searchNamespaces, searchStatsOf } from '../mcp/search.ts';
+import type { ServingOwner } from '../mcp/serving.ts';
 import type { CommitStatus, StatusReport } from '../shared/status.ts';
 import type { PageSearch } from './statusPage.ts';
 
@@ -8,10 +8,10 @@ import type { PageSearch } from './statusPage.ts';
 export const PAGE_SEARCH_RESULTS = 20;
 
 /** The report with each served commit's search index figures, where the index is built. */
-export function withSearchStats(report: StatusReport, catalog: CatalogReader): StatusReport {
+export function withSearchStats(report: StatusReport, serving: ServingOwner): StatusReport {
   const withStats = (source: string, status: CommitStatus): CommitStatus => {
-    const ns = catalog.namespace(source, status.commit);
-    const search = ns === undefined ? undefined : searchStatsOf(ns);
+    const ns = serving.catalog.namespace(source, status.commit);
+    const search = ns === undefined ? undefined : serving.searchStats(ns);
     return search === undefined ? status : { ...status, search };
   };
   return {
@@ -26,12 +26,13 @@ export function withSearchStats(report: StatusReport, catalog: CatalogReader): S
 
 /** `GET /?q=`: the listed skills the caller may see, best first, as skill_search ranks them. */
 export async function pageSearch(
-  catalog: CatalogReader,
+  serving: ServingOwner,
   visibility: Visibility,
   query: string,
 ): Promise<PageSearch> {
   const bounded = query.slice(0, MAX_SEARCH_QUERY_CHARS);
-  const hits = await searchNamespaces(visibleCatalog(catalog, visibility).listed(), bounded);
+  const state = serving.at(visibility);
+  const hits = await state.search(state.namespaces, bounded);
   return {
     query: bounded,
     results: hits.slice(0, PAGE_SEARCH_RESULTS).map(({ served }) => ({

@@ -10,6 +10,7 @@ import { type Catalog, EVERY_SOURCE, type Visibility, visibleSources } from '../
 import type { SourceConfig } from '../config/index.ts';
 import type { Logger } from '../shared/log.ts';
 import type { ServerFactory } from '../mcp/server.ts';
+import { createServingOwner, type ServingOwner } from '../mcp/serving.ts';
 import type { StatusReport } from '../shared/status.ts';
 import type { AuthGate, Authenticated } from './auth/gate.ts';
 import { createDeliveryLog } from './deliveries.ts';
@@ -36,6 +37,8 @@ export interface HttpOptions {
     factory: ServerFactory;
     catalog: Catalog;
     status?: () => StatusReport;
+    /** What MCP serves over `catalog` (search indexes for the status page); absent: made here. */
+    served?: ServingOwner;
     pending?: () => readonly string[];
     metrics?: Metrics;
   };
@@ -132,7 +135,7 @@ const methodNotAllowed = (method: string, allowed: readonly string[]) =>
   );
 
 /** The status page (`GET /?q=` searches what the caller may see), as a route of the table below. */
-function statusPage(options: HttpOptions, report: () => StatusReport): Route {
+function statusPage(options: HttpOptions, report: () => StatusReport, served: ServingOwner): Route {
   const { catalog, metrics } = options.serving;
   return {
     methods: READ,
@@ -142,7 +145,7 @@ function statusPage(options: HttpOptions, report: () => StatusReport): Route {
         mcpUrl: new URL(MCP_PATH, request.url).href,
         now: (options.now ?? Date.now)(),
         metrics: metrics !== undefined,
-        search: query === '' ? undefined : await pageSearch(catalog, visibility, query),
+        search: query === '' ? undefined : await pageSearch(served, visibility, query),
         skillNames: listedSkillNames(catalog, visibility),
       });
       return new Response(page, { headers: STATUS_PAGE_HEADERS });
@@ -228,10 +231,11 @@ function webhookRoute(options: HttpOptions, deliveries: ReturnType<typeof create
 function routeTable(options: HttpOptions, mcp: McpEndpoint): Record<string, Route> {
   const { auth } = options;
   const { catalog, metrics, status } = options.serving;
-  const report = status && (() => withSearchStats(status(), catalog));
+  const served = options.serving.served ?? createServingOwner(catalog);
+  const report = status && (() => withSearchStats(status(), served));
   const noStatus: Route = { methods: READ, serve: () => json(404, { error: 'no status here' }) };
   return {
-    '/': report === undefined ? noStatus : statusPage(options, report),
+    '/': report === undefined ? noStatus : statusPage(options, report, served),
     [MCP_PATH]: {
       methods: MCP_METHODS,
       serve: ({ request, body, caller }) => mcp.handle(request, body, peerOf(request), caller?.authInfo),

@@ -2,25 +2,18 @@ import { createHash } from 'node:crypto';
 import type { Signer } from '../shared/signer.ts';
 import type { IndexedSkill } from './types.ts';
 
-const known = new WeakMap<IndexedSkill, string>();
-
 /**
  * A skill's aggregate digest: `sha256:` and the hex SHA-256 of its canonical manifest, one line per served file
  * (nested skills' files included) as `<digest> <size> <path>\n` (the file's `sha256:` digest, its size in
  * decimal, its path below the skill folder), sorted by the paths' UTF-8 bytes. Equal digests: equal files.
  */
 export function skillDigest(skill: IndexedSkill): string {
-  let digest = known.get(skill);
-  if (digest === undefined) {
-    const files = skill.files
-      .map((file) => ({ file, key: Buffer.from(file.relPath) }))
-      .sort((a, b) => Buffer.compare(a.key, b.key));
-    const hash = createHash('sha256');
-    for (const { file } of files) hash.update(`${file.digest} ${file.size} ${file.relPath}\n`);
-    digest = `sha256:${hash.digest('hex')}`;
-    known.set(skill, digest);
-  }
-  return digest;
+  const files = skill.files
+    .map((file) => ({ file, key: Buffer.from(file.relPath) }))
+    .sort((a, b) => Buffer.compare(a.key, b.key));
+  const hash = createHash('sha256');
+  for (const { file } of files) hash.update(`${file.digest} ${file.size} ${file.relPath}\n`);
+  return `sha256:${hash.digest('hex')}`;
 }
 
 /** The provenance keys of a verified signer: who (principal or key fingerprint) and how (`ssh`, `openpgp`). */

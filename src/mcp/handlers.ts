@@ -6,11 +6,12 @@ import {
   type SkillReadResult,
 } from '@modelcontextprotocol/server/ext/skills';
 import { z } from 'zod';
-import { type CatalogReader, sourceIdOf } from '../catalog/index.ts';
+import { sourceIdOf } from '../catalog/index.ts';
 import type { CachePolicy } from './cache.ts';
-import { entriesBytes, type PageSlot } from './pageBytes.ts';
+import type { PageSlot } from './pageBytes.ts';
 import { MAX_CURSOR_CHARS } from './paging.ts';
 import { isModernProtocol } from './protocol.ts';
+import type { ServingState } from './serving.ts';
 import type { CatalogSkillSource } from './source.ts';
 
 const cursor = z.string().max(MAX_CURSOR_CHARS).optional();
@@ -27,8 +28,8 @@ function toContents(uri: string, result: SkillReadResult): ReadResourceResult['c
 }
 
 /** The configured source that serves `id`: a ref of a `refs:` source is served under that source's settings. */
-function configuredSource(catalog: CatalogReader, id: string): string {
-  return catalog.state.sources.find((served) => served.id === id)?.group ?? id;
+function configuredSource(serving: ServingState, id: string): string {
+  return serving.state.sources.find((served) => served.id === id)?.group ?? id;
 }
 
 /**
@@ -41,7 +42,7 @@ function configuredSource(catalog: CatalogReader, id: string): string {
  */
 export function answerFromSnapshots(
   mcp: McpServer,
-  catalog: CatalogReader,
+  serving: () => ServingState,
   source: CatalogSkillSource,
   cache: CachePolicy,
   slot?: PageSlot,
@@ -50,13 +51,15 @@ export function answerFromSnapshots(
   const modern = () => isModernProtocol(server.getNegotiatedProtocolVersion());
   const listed = () => (modern() ? cache.listed : {});
   // Every URI given here was just served, so it parsed: its authority is its source id.
-  const pinned = (uri: string) => (modern() ? cache.pinned(configuredSource(catalog, sourceIdOf(uri))) : {});
+  const pinned = (uri: string) =>
+    modern() ? cache.pinned(configuredSource(serving(), sourceIdOf(uri))) : {};
   server.removeRequestHandler(SKILLS_LIST_METHOD);
   server.setRequestHandler(SKILLS_LIST_METHOD, { params: listParams }, async ({ cursor }) => {
-    const page = await source.list({ cursor });
+    const state = serving();
+    const page = state.listing(cursor);
     // A slot holds one page: a second listing in the same exchange is answered whole.
     if (slot === undefined || slot.bytes !== undefined) return { ...page, ...listed() };
-    slot.bytes = entriesBytes(page.skills);
+    slot.bytes = state.entriesBytes(page);
     return { ...page, skills: [], ...listed() };
   });
   server.removeRequestHandler(SKILLS_GET_METHOD);

@@ -1,8 +1,6 @@
-import type { Skill } from '@modelcontextprotocol/server/ext/skills';
-
 /**
  * skills/list pages answered from bytes serialized once. A page's entries are frozen and the same array for as
- * long as its catalog view lives, so their JSON is too; the SDK still builds and serializes the rest of the
+ * long as its serving state lives, so their JSON is too (ServingState.entriesBytes); the SDK still builds and serializes the rest of the
  * answer (id, era, `_meta`, cache hints, errors, headers), with the entries left empty, and `fill` puts the
  * page's bytes where the SDK's serializer would have written them. test/http/pageBytes.test.ts holds the
  * answers to the SDK's own, byte for byte.
@@ -19,7 +17,6 @@ const KEY = '"skills":';
 const EMPTY = `${KEY}[]`;
 
 const slots = new WeakMap<Request, PageSlot>();
-const serialized = new WeakMap<readonly Skill[], Uint8Array>();
 
 /** Marks a 2026-07-28 HTTP request whose skills/list page `fill` will splice into its response. */
 export function expectPage(request: Request): PageSlot {
@@ -31,13 +28,6 @@ export function expectPage(request: Request): PageSlot {
 /** The slot of a request marked by `expectPage`, if it was. */
 export const pageSlot = (request: Request | undefined): PageSlot | undefined =>
   request === undefined ? undefined : slots.get(request);
-
-/** The JSON of a page's entries, serialized at its first use and kept as long as the page array is. */
-export function entriesBytes(skills: readonly Skill[]): Uint8Array {
-  let bytes = serialized.get(skills);
-  if (bytes === undefined) serialized.set(skills, (bytes = Buffer.from(JSON.stringify(skills))));
-  return bytes;
-}
 
 /** The SDK's response with the slot's entries in place of the empty ones; an answer without them as it was. */
 export async function fill(response: Response, slot: PageSlot): Promise<Response> {

@@ -42,53 +42,52 @@ function firstAfter<T>(items: readonly T[], keyOf: (item: T) => string, after: s
   return low;
 }
 
-/** Where the page after the cursor starts (0 without one). */
+/** Where the page after the cursor starts in `items` sorted by the URI `keyOf` gives (0 without one). */
 export const startOf = <T>(items: readonly T[], keyOf: (item: T) => string, cursor: string | undefined) =>
   cursor === undefined ? 0 : firstAfter(items, keyOf, decodeCursor(cursor));
 
-/** The items after the cursor (all of them without one), `items` sorted by the URI `keyOf` gives. */
-export function itemsAfter<T>(
+/** Where the page after the cursor starts in `items` in any order (a ranking): after the item the cursor names. */
+export function startAfterKey<T>(
   items: readonly T[],
   keyOf: (item: T) => string,
   cursor: string | undefined,
-): T[] {
-  return items.slice(startOf(items, keyOf, cursor));
-}
-
-/** The items after the one whose key the cursor names (all of them without one), `items` in any order. */
-export function itemsAfterKey<T>(
-  items: readonly T[],
-  keyOf: (item: T) => string,
-  cursor: string | undefined,
-): T[] {
-  if (cursor === undefined) return [...items];
+): number {
+  if (cursor === undefined) return 0;
   const after = decodeCursor(cursor);
   const at = items.findIndex((item) => keyOf(item) === after);
   if (at === -1)
     throw invalidParams('the cursor names a skill that no longer matches; start again without it');
-  return items.slice(at + 1);
+  return at + 1;
 }
 
-/** One page of `items` (sorted by the URI `keyOf` gives) after the cursor. */
-export function page<T>(
-  items: readonly T[],
-  keyOf: (item: T) => string,
-  cursor: string | undefined,
-  size: number,
-): { items: T[]; nextCursor?: string } {
-  return pageAt(items, keyOf, startOf(items, keyOf, cursor), size);
+/** A page: its items, and the cursor of the next page when more follow. */
+export interface Page<T> {
+  items: T[];
+  nextCursor?: string;
 }
 
-/** The page of `items` (sorted by the URI `keyOf` gives) that starts at index `start`. */
-export function pageAt<T>(
-  items: readonly T[],
-  keyOf: (item: T) => string,
-  start: number,
-  size: number,
-): { items: T[]; nextCursor?: string } {
-  const slice = items.slice(start, start + size);
-  const last = slice.at(-1);
-  return start + size < items.length && last !== undefined
-    ? { items: slice, nextCursor: encodeCursor(keyOf(last)) }
-    : { items: slice };
+/** How to cut a page: where it starts, how many items it holds at most, and optionally a budget its items'
+ * costs may not pass (a page always holds its first item). */
+export interface Cut<T> {
+  start: number;
+  size: number;
+  keyOf: (item: T) => string;
+  budget?: { max: number; cost: (item: T) => number };
+}
+
+/** The one way a page is cut (skills/list, its cache, directory reads, skill_list): from `start`, at most `size`
+ * items, ending before the one that would pass the budget; the cursor names the page's last key. */
+export function cutPage<T>(items: readonly T[], { start, size, keyOf, budget }: Cut<T>): Page<T> {
+  let end = Math.min(items.length, start + size);
+  if (budget !== undefined) {
+    let spent = 0;
+    for (let at = start; at < end; at++) {
+      spent += budget.cost(items[at]!);
+      if (at > start && spent > budget.max) end = at;
+    }
+  }
+  const last = items[end - 1];
+  return end < items.length && end > start && last !== undefined
+    ? { items: items.slice(start, end), nextCursor: encodeCursor(keyOf(last)) }
+    : { items: items.slice(start, end) };
 }

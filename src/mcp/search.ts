@@ -5,7 +5,7 @@ import { NOT_WORD, nameKey, STOP_WORDS, termsOfWord } from '../index/terms.ts';
 import { SKILL_MD } from '../skills/index.ts';
 import type { SearchStats } from '../shared/status.ts';
 import { type ParsedQuery, rankAcross } from './ranking.ts';
-import { snapshotOf, type ServedSkill } from './snapshot.ts';
+import type { ServedSkill, Snapshot } from './snapshot.ts';
 
 export { MAX_INDEXED_BODY_CHARS, nameKey, searchTerms, skillTerms } from '../index/terms.ts';
 
@@ -134,48 +134,18 @@ export async function buildSkillIndex(ns: Namespace, skills: readonly ServedSkil
   return skillIndexOf(skills, data, performance.now() - started);
 }
 
-/** The index of `ns`: the one saved with its commit's index where the namespace has one, else built here. */
-async function loadSkillIndex(ns: Namespace): Promise<SkillIndex> {
-  if (ns.searchData === undefined) return buildSkillIndex(ns, snapshotOf(ns).ordered);
+/** The index of `ns` (its snapshot given): the one saved with its commit's index where the namespace has one, else
+ * built here. serving.ts keeps it while a served catalog state holds `ns`. */
+export async function loadSkillIndex(ns: Namespace, snapshot: Snapshot): Promise<SkillIndex> {
+  if (ns.searchData === undefined) return buildSkillIndex(ns, snapshot.ordered);
   const started = performance.now();
   const data = await ns.searchData();
-  return skillIndexOf(snapshotOf(ns).inIndexOrder, data, performance.now() - started);
+  return skillIndexOf(snapshot.inIndexOrder, data, performance.now() - started);
 }
 
-interface Held {
-  index: Promise<SkillIndex>;
-  stats?: SearchStats;
-}
-
-/** Kept as long as the namespace (and so its snapshot) is served, dropped with it. */
-const indexes = new WeakMap<Namespace, Held>();
-
-/** The search index of `ns`, loaded (or built) at its first use. */
-export function searchIndexOf(ns: Namespace): Promise<SkillIndex> {
-  let held = indexes.get(ns);
-  if (held === undefined) {
-    const index = loadSkillIndex(ns);
-    indexes.set(ns, (held = { index }));
-    const kept = held;
-    // A build that failed is tried again at the next search (its callers get the error).
-    index.then(
-      (built) => (kept.stats = built.stats),
-      () => indexes.delete(ns),
-    );
-  }
-  return held.index;
-}
-
-/** What building `ns`'s index cost, once it is built. */
-export function searchStatsOf(ns: Namespace): SearchStats | undefined {
-  return indexes.get(ns)?.stats;
-}
-
-/** The skills of `namespaces` matching `query`, best first across them (ranking.ts). */
-export async function searchNamespaces(
-  namespaces: readonly Namespace[],
+/** The skills of `indexes` matching `query`, best first across them (ranking.ts). */
+export const searchIndexes = (
+  indexes: readonly SkillIndex[],
   query: string,
   groups?: ReadonlyMap<string, string>,
-): Promise<SearchHit[]> {
-  return rankAcross(await Promise.all(namespaces.map(searchIndexOf)), parseQuery(query), groups);
-}
+): SearchHit[] => rankAcross(indexes, parseQuery(query), groups);

@@ -17,11 +17,14 @@ import { answerFromSnapshots } from './handlers.ts';
 import { type PageSlot, pageSlot } from './pageBytes.ts';
 import { registerPrompts } from './prompts.ts';
 import { verifiedReader } from './read.ts';
+import { createServingOwner, type ServingOwner, type ServingState } from './serving.ts';
 import { catalogSkillSource, type CatalogSkillSource } from './source.ts';
 import { registerTools } from './tools/index.ts';
 
 export interface ServerOptions {
   catalog: CatalogReader;
+  /** What is served over `catalog` (shared with warming, the status page and metrics); absent: made here. */
+  serving?: ServingOwner;
   logger: Logger;
   pageSize?: number;
   /** Cache hints per result; default: `cachePolicy()` (every source private). */
@@ -83,17 +86,18 @@ export function announceListChanged(mcp: McpServer): void {
     mcp.server.sendPromptListChanged().catch(() => undefined);
 }
 
-/** One caller's catalog and the skill source and extension over it. */
-interface Serving {
+/** One caller's catalog, what it is served now, and the skill source and extension over it. */
+interface Caller {
   catalog: CatalogReader;
+  current: () => ServingState;
   source: CatalogSkillSource;
   extension: SkillsExtension;
 }
 
 /**
- * A factory of MCP servers over one catalog. Everything a server answers comes from snapshots built once per
- * namespace, and views built once per (catalog state, visible sources), so making one costs the same whatever
- * the catalog's size, and nothing of it outlives the server.
+ * A factory of MCP servers over one catalog. Everything a server answers comes from the ServingState of its
+ * caller's visibility at the catalog's state (serving.ts), so making one costs the same whatever the catalog's
+ * size, and nothing of it outlives the server.
  */
 export function createServerFactory(options: ServerOptions): ServerFactory {
   const { logger, onRead } = options;
@@ -122,24 +126,26 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
   const prompts = options.prompts !== false;
   const maxPrompts = options.maxPrompts ?? DEFAULT_MAX_PROMPTS;
   // One per visibility: the configured principals and scope sets bound how many there are.
-  const servings = new Map<string, Serving>();
-  const servingFor = (visibility: Visibility): Serving => {
-    let serving = servings.get(visibility.key);
+  const owner = options.serving ?? createServingOwner(options.catalog, { pageSize: options.pageSize });
+  const callers = new Map<string, Caller>();
+  const servingFor = (visibility: Visibility): Caller => {
+    let serving = callers.get(visibility.key);
     if (serving === undefined) {
       const catalog = visibleCatalog(options.catalog, visibility);
-      const source = catalogSkillSource(catalog, { pageSize: options.pageSize, read });
+      const current = () => owner.at(visibility);
+      const source = catalogSkillSource(current, { read });
       const extension = new SkillsExtension({
         source,
         onWarning: (warning) => logger.warn({ path: warning.path }, warning.message),
       });
-      servings.set(visibility.key, (serving = { catalog, source, extension }));
+      callers.set(visibility.key, (serving = { catalog, current, source, extension }));
     }
     return serving;
   };
 
   const make = (
     surface: Surface,
-    { catalog, source, extension }: Serving,
+    { current, source, extension }: Caller,
     caller: string,
     slot?: PageSlot,
   ): McpServer => {
@@ -149,11 +155,17 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
     );
     if (surface.skills) {
       extension.attach(mcp);
-      answerFromSnapshots(mcp, catalog, source, cache, slot);
+      answerFromSnapshots(mcp, current, source, cache, slot);
     }
     if (tools && surface.tools)
-      registerTools(mcp, { catalog, read, runner, caller, maxPrompts: prompts ? maxPrompts : undefined });
-    if (prompts && surface.prompts) registerPrompts(mcp, catalog, read, maxPrompts);
+      registerTools(mcp, {
+        serving: current,
+        read,
+        runner,
+        caller,
+        maxPrompts: prompts ? maxPrompts : undefined,
+      });
+    if (prompts && surface.prompts) registerPrompts(mcp, current, read, maxPrompts);
     return mcp;
   };
 

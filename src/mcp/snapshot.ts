@@ -66,15 +66,6 @@ export interface Snapshot {
   readonly dirs: ReadonlyMap<string, readonly Resource[]>;
 }
 
-const snapshots = new WeakMap<Namespace, Snapshot>();
-
-/** The snapshot of `ns`, built at its first use and kept as long as the namespace is. */
-export function snapshotOf(ns: Namespace): Snapshot {
-  let snapshot = snapshots.get(ns);
-  if (snapshot === undefined) snapshots.set(ns, (snapshot = buildSnapshot(ns)));
-  return snapshot;
-}
-
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -99,9 +90,9 @@ function recordOf(ns: Namespace): NamespaceRecord {
 }
 
 /** A skill's own provenance: its digest, and its folder in the repository where the URI names another. */
-function ownMeta(skill: IndexedSkill, always: boolean): Meta {
+function ownMeta(skill: IndexedSkill, digestOf: string, always: boolean): Meta {
   const path = skill.dir === '' ? '.' : skill.dir;
-  const digest = { [`${META_PREFIX}digest`]: skillDigest(skill) };
+  const digest = { [`${META_PREFIX}digest`]: digestOf };
   return always || skill.dir !== skill.servedDir ? { [`${META_PREFIX}path`]: path, ...digest } : digest;
 }
 
@@ -124,7 +115,8 @@ function buildSkill(
 ): ServedSkill {
   const uri = skillMdUri(ns.source, ns.commit, skill.servedDir);
   const description = String(skill.frontmatter['description']);
-  const meta = Object.freeze({ ...record.provenance, ...ownMeta(skill, true) });
+  const digest = skillDigest(skill);
+  const meta = Object.freeze({ ...record.provenance, ...ownMeta(skill, digest, true) });
   const own = new Map<string, ServedFile>();
   for (const file of skill.files) {
     const fileUri = skillFileUri(ns.source, ns.commit, skill.servedDir, file.relPath);
@@ -145,7 +137,7 @@ function buildSkill(
     namespace: record,
     meta,
     entry: deepFreeze({ uri, frontmatter, resources, _meta: meta }),
-    listEntry: deepFreeze({ uri, frontmatter, resources, _meta: ownMeta(skill, false) }),
+    listEntry: deepFreeze({ uri, frontmatter, resources, _meta: ownMeta(skill, digest, false) }),
     listed: deepFreeze({ uri, name: skill.name, description, mimeType: 'text/markdown', _meta: meta }),
     files: own,
   };
@@ -184,7 +176,8 @@ function buildDirs(ns: Namespace, skills: readonly ServedSkill[]): Map<string, R
   return dirs;
 }
 
-function buildSnapshot(ns: Namespace): Snapshot {
+/** Everything MCP answers about `ns` (serving.ts keeps it while a served catalog state holds `ns`). */
+export function buildSnapshot(ns: Namespace): Snapshot {
   const files = new Map<string, ServedFile>();
   let dirs: Map<string, Resource[]> | undefined;
   const record = recordOf(ns);

@@ -1,11 +1,10 @@
 import type { Resource } from '@modelcontextprotocol/server';
-import type { CatalogReader, CatalogState } from '../catalog/index.ts';
+import type { Namespace } from '../catalog/index.ts';
 import { compareText } from '../shared/text.ts';
-import { snapshotOf, type ServedSkill, type Snapshot } from './snapshot.ts';
+import type { ServedSkill, Snapshot } from './snapshot.ts';
 
-/** What every request answers from, for one catalog state: built once per swap. */
+/** The listing one caller is served at one catalog state (serving.ts keeps it). */
 export interface CatalogView {
-  readonly state: CatalogState;
   /** Skills of each source's current commit, sorted by URI. */
   readonly listed: readonly ServedSkill[];
   /** Their SKILL.md files, as resources/list shows them. */
@@ -16,24 +15,12 @@ export interface CatalogView {
   readonly prompts: ReadonlyMap<string, ServedSkill>;
 }
 
-const views = new WeakMap<CatalogState, CatalogView>();
-
-/** The view of the catalog's current state. */
-export function viewOf(catalog: CatalogReader): CatalogView {
-  const state = catalog.state;
-  let view = views.get(state);
-  if (view === undefined) views.set(state, (view = buildView(catalog)));
-  return view;
-}
-
-/** The snapshot of `source` at `commit` (current or retained), if it is served. */
-export function snapshotAt(catalog: CatalogReader, source: string, commit: string): Snapshot | undefined {
-  const ns = catalog.namespace(source, commit);
-  return ns === undefined ? undefined : snapshotOf(ns);
-}
-
-function buildView(catalog: CatalogReader): CatalogView {
-  const inConfigOrder = catalog.listed().flatMap((ns) => snapshotOf(ns).ordered);
+/** The listing of `namespaces` (listed, in configuration order), from their snapshots. */
+export function buildView(
+  namespaces: readonly Namespace[],
+  snapshotOf: (ns: Namespace) => Snapshot,
+): CatalogView {
+  const inConfigOrder = namespaces.flatMap((ns) => snapshotOf(ns).ordered);
   const named = new Map<string, ServedSkill[]>();
   for (const served of inConfigOrder) {
     const same = named.get(served.skill.name);
@@ -41,13 +28,7 @@ function buildView(catalog: CatalogReader): CatalogView {
     else same.push(served);
   }
   const listed = [...inConfigOrder].sort((a, b) => compareText(a.uri, b.uri));
-  return {
-    state: catalog.state,
-    listed,
-    resources: listed.map((served) => served.listed),
-    named,
-    prompts: promptNames(listed),
-  };
+  return { listed, resources: listed.map((served) => served.listed), named, prompts: promptNames(listed) };
 }
 
 /**

@@ -1,8 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Catalog, Namespace } from '../catalog/index.ts';
-import { searchIndexOf } from './search.ts';
-import { snapshotOf } from './snapshot.ts';
-import { viewOf } from './view.ts';
+import { type Catalog, EVERY_SOURCE, type Namespace } from '../catalog/index.ts';
+import type { ServingOwner } from './serving.ts';
 
 /** What is being made ready to serve at full speed, and how to stop following the catalog. */
 export interface Warming {
@@ -16,7 +14,7 @@ export interface Warming {
  * answer from), then the catalog's view, and its search index (read from dataDir, or built yielding the thread). Until then it is pending,
  * so readiness means listings and searches answer at full speed.
  */
-export function warmCatalog(catalog: Catalog): Warming {
+export function warmCatalog(catalog: Catalog, serving: ServingOwner): Warming {
   const waiting = new Set<Namespace>();
   const warmed = new WeakSet<Namespace>();
   let turns: Promise<unknown> = Promise.resolve();
@@ -24,13 +22,12 @@ export function warmCatalog(catalog: Catalog): Warming {
     // One snapshot a turn, in turn: a thousand namespaces published at once do not hold the thread together.
     await (turns = turns.then(() => nextTurn()));
     if (!waiting.has(ns)) return;
-    snapshotOf(ns);
     // A failed build is tried again by the next search; it no longer holds readiness.
-    await searchIndexOf(ns).catch(() => undefined);
+    await serving.prepare(ns).catch(() => undefined);
     warmed.add(ns);
     waiting.delete(ns);
     // The last one ready: the listing every caller who sees all sources answers from (URI order, prompt names).
-    if (waiting.size === 0) viewOf(catalog);
+    if (waiting.size === 0) void serving.at(EVERY_SOURCE).listed;
   };
   const follow = () => {
     const listed = new Set(catalog.listed());

@@ -8,7 +8,7 @@ import {
   visibleCatalog,
   visibleState,
 } from '../../src/catalog/index.ts';
-import { viewOf } from '../../src/mcp/view.ts';
+import { createServingOwner } from '../../src/mcp/serving.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
@@ -28,15 +28,14 @@ describe('what a caller sees of the catalog', () => {
     expect([EVERY_SOURCE.key, EVERY_SOURCE.has('anything')]).toEqual(['*', true]);
   });
 
-  it('keeps its sources and their failures, built once per state and key', async () => {
+  it('keeps its sources and their failures', async () => {
     const a = await namespaceOf('a', catalogRepo.gitdir, c1, ['skills']);
     const b = await namespaceOf('b', catalogRepo.gitdir, c2, ['skills']);
     const state = stateOf(a, b);
     const onlyA = visibleState(state, onlySources(['a']));
     expect([onlyA.sources.map((s) => s.id), onlyA.failures]).toEqual([['a'], []]);
-    expect(visibleState(state, onlySources(['a']))).toBe(onlyA);
     expect(visibleState(state, onlySources(['b'])).failures).toEqual(state.failures);
-    // Hiding nothing of this state: the state itself, so the view is shared with callers who see everything.
+    // Hiding nothing of this state: the state itself.
     expect(visibleState(state, onlySources(['a', 'b', 'c']))).toBe(state);
     expect(visibleState(state, EVERY_SOURCE)).toBe(state);
   });
@@ -48,11 +47,13 @@ describe('what a caller sees of the catalog', () => {
     const seen = visibleCatalog(catalog, onlySources(['a']));
     expect([seen.namespace('a', c1), seen.namespace('b', c2)]).toEqual([a, undefined]);
     expect(seen.listed()).toEqual([a]);
-    const view = viewOf(seen);
-    // Another request of a caller with the same sources finds the same view: no per-request work.
-    expect(viewOf(visibleCatalog(catalog, onlySources(['a'])))).toBe(view);
+    const owner = createServingOwner(catalog);
+    const view = owner.at(onlySources(['a']));
+    // Another request of a caller with the same sources finds the same serving state: no per-request work.
+    expect(owner.at(onlySources(['a']))).toBe(view);
     expect(view.listed.every((served) => served.ns === a)).toBe(true);
-    expect(viewOf(visibleCatalog(catalog, onlySources(['a', 'b'])))).toBe(viewOf(catalog));
+    expect([view.namespace('a', c1), view.namespace('b', c2)]).toEqual([a, undefined]);
+    expect(owner.at(onlySources(['a', 'b'])).listed).toEqual(owner.at(EVERY_SOURCE).listed);
 
     const changes: Array<[string[], string[]]> = [];
     seen.onChange((previous, next) =>
@@ -64,7 +65,7 @@ describe('what a caller sees of the catalog', () => {
     const a2 = await namespaceOf('a', catalogRepo.gitdir, c2, ['skills']);
     catalog.swap(stateOf(a2, b));
     expect(seen.listed()).toEqual([a2]);
-    expect(viewOf(seen)).not.toBe(view);
+    expect(owner.at(onlySources(['a']))).not.toBe(view);
     expect(changes).toEqual([[[c1], [c2]]]);
   });
 

@@ -7,7 +7,7 @@ import { run } from '../../src/cli.ts';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { settingsNeedingRestart, startServing, unauthenticatedRefusal } from '../../src/commands/serve.ts';
-import { searchNamespaces, searchStatsOf } from '../../src/mcp/search.ts';
+import { EVERY_SOURCE } from '../../src/catalog/index.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { newHolder } from '../../src/sync/dataDir/lease.ts';
@@ -170,17 +170,18 @@ describe('the search index of a published namespace', () => {
   /** Once every listed namespace's search index is ready: each source's stats, and what a query finds (URI, score). */
   const searched = async (server: Awaited<ReturnType<typeof serveInProcess>>) => {
     const listed = [...server.serving.catalog.listed()].sort((a, b) => a.source.localeCompare(b.source));
-    await vi.waitFor(() => expect(listed.every((ns) => searchStatsOf(ns) !== undefined)).toBe(true), {
+    const { served } = server.serving;
+    await vi.waitFor(() => expect(listed.every((ns) => served.searchStats(ns) !== undefined)).toBe(true), {
       timeout: 10_000,
       interval: 20,
     });
     const stats = listed.map((ns) => [
       ns.source,
-      searchStatsOf(ns)?.stored,
-      searchStatsOf(ns)?.skills,
-      searchStatsOf(ns)?.unread,
+      served.searchStats(ns)?.stored,
+      served.searchStats(ns)?.skills,
+      served.searchStats(ns)?.unread,
     ]);
-    const hits = (await searchNamespaces(listed, 'pdf forms helper')).map((hit) => [
+    const hits = (await served.at(EVERY_SOURCE).search(listed, 'pdf forms helper')).map((hit) => [
       hit.served.uri,
       hit.score,
     ]);

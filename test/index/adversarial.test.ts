@@ -4,10 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
 import { digestOf } from '../../src/index/index.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
-import { verifiedReader } from '../../src/mcp/read.ts';
-import { snapshotOf } from '../../src/mcp/snapshot.ts';
-import { catalogSkillSource } from '../../src/mcp/source.ts';
+import { buildSnapshot } from '../../src/mcp/snapshot.ts';
+import { sourceOver } from '../helpers/source.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture, fixtureFile, PROJECT_ROOT } from '../helpers/fixtures.ts';
 
@@ -154,7 +152,7 @@ describe('the adversarial fixture', () => {
   });
 
   it('gives files named after Object.prototype keys a media type of their own', () => {
-    const dir = snapshotOf(ns).dirs.get(`skill://adv/${commit}/skills/odd-names`)!;
+    const dir = buildSnapshot(ns).dirs.get(`skill://adv/${commit}/skills/odd-names`)!;
     expect(dir.map((child) => [child.name, child.mimeType])).toEqual([
       ['%2e%2e', 'application/octet-stream'],
       ['Q&A notes.md', 'text/markdown'],
@@ -166,9 +164,8 @@ describe('the adversarial fixture', () => {
   });
 
   it('encodes odd file names so that every URI decodes back to exactly its file', async () => {
-    const source = catalogSkillSource(
+    const { source } = sourceOver(
       createCatalog({ sources: [{ id: 'adv', current: ns, retained: [] }], failures: [] }),
-      { read: verifiedReader(silentLogger()) },
     );
     const entry = await source.get(`skill://adv/${commit}/skills/odd-names/SKILL.md`, {} as never);
     const uris = entry!.resources as Array<{ uri: string; digest: string }>;

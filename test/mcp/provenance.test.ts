@@ -1,9 +1,8 @@
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
-import { verifiedReader } from '../../src/mcp/read.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { catalogSkillSource } from '../../src/mcp/source.ts';
+import { sourceOver } from '../helpers/source.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
@@ -113,7 +112,7 @@ describe('provenance (_meta)', () => {
   });
 
   it('gives a page the records of the namespaces on it, and no other', async () => {
-    const source = catalogSkillSource(catalogOf(), { pageSize: 4, read: verifiedReader(silentLogger()) });
+    const { source } = sourceOver(catalogOf(), 4);
     const first = await source.list({});
     const second = await source.list({ cursor: first.nextCursor! });
     expect(first.skills.map((entry) => namespaceOfUri(entry.uri))).toEqual([OPEN, OPEN, OPEN, OPEN]);

@@ -19,20 +19,14 @@ import {
 import { cachePolicy } from '../../src/mcp/cache.ts';
 import { createMetrics } from '../../src/http/metrics.ts';
 import { pageSearch, withSearchStats } from '../../src/http/search.ts';
-import {
-  buildSkillIndex,
-  MAX_QUERY_TERMS,
-  queryTerms,
-  searchIndexOf,
-  searchNamespaces,
-  searchStatsOf,
-  searchTerms,
-} from '../../src/mcp/search.ts';
-import { snapshotOf } from '../../src/mcp/snapshot.ts';
+import { buildSkillIndex, MAX_QUERY_TERMS, queryTerms, searchTerms } from '../../src/mcp/search.ts';
+import { createServingOwner } from '../../src/mcp/serving.ts';
+import { buildSnapshot } from '../../src/mcp/snapshot.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { commitIndexOf, namespaceOf, oneFileSkill } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
+import { searchNamespaces } from '../helpers/search.ts';
 
 const catalogRepo = fixture('catalog');
 const rootRepo = fixture('root-skill');
@@ -105,7 +99,7 @@ describe('query terms', () => {
 
   it('ranks a query that says a word twice as one that says it once', async () => {
     const { ns } = bodiesNamespace({ a: 'Reconcile the ledger.', b: 'Close the ledger and the books.' });
-    const index = await buildSkillIndex(ns, snapshotOf(ns).ordered);
+    const index = await buildSkillIndex(ns, buildSnapshot(ns).ordered);
     const ranked = (query: string) => index.search(query).map((hit) => [hit.served.skill.name, hit.score]);
     expect(ranked('ledger books books ledger')).toEqual(ranked('ledger books'));
   });
@@ -228,9 +222,11 @@ describe('skill_search', () => {
 
   it('builds one index per namespace, once, and reports what it cost', async () => {
     const ns = catalog.listed()[0]!;
-    expect(searchIndexOf(ns)).toBe(searchIndexOf(ns));
-    await searchIndexOf(ns);
-    expect(searchStatsOf(ns)).toEqual({
+    const owner = createServingOwner(catalog);
+    const state = owner.at(EVERY_SOURCE);
+    expect(state.searchIndex(ns)).toBe(owner.at(EVERY_SOURCE).searchIndex(ns));
+    await state.searchIndex(ns);
+    expect(owner.searchStats(ns)).toEqual({
       buildMs: expect.any(Number),
       stored: false,
       skills: ns.skills.length,
@@ -239,7 +235,7 @@ describe('skill_search', () => {
       unread: 0,
       cut: 0,
     });
-    const stats = searchStatsOf(ns)!;
+    const stats = owner.searchStats(ns)!;
     const report = withSearchStats(
       {
         version: 2,
@@ -259,10 +255,15 @@ describe('skill_search', () => {
         ],
         failures: [],
       },
-      catalog,
+      owner,
     );
     expect(report.sources[0]!.current).toEqual({ commit: c2, search: stats });
-    const metrics = createMetrics({ catalog, status: () => report, process: false });
+    const metrics = createMetrics({
+      catalog,
+      searchStats: owner.searchStats,
+      status: () => report,
+      process: false,
+    });
     const text = await metrics.render();
     expect(text).toContain(`skillpin_search_index_terms{source="catalog"} ${stats.terms}\n`);
     expect(text).toContain(`skillpin_search_index_bytes{source="catalog"} ${stats.bytes}\n`);
@@ -306,7 +307,7 @@ describe('search index build', () => {
       },
       ['alpha', 'gamma'],
     );
-    const index = await buildSkillIndex(ns, snapshotOf(ns).ordered);
+    const index = await buildSkillIndex(ns, buildSnapshot(ns).ordered);
     expect(reads).toEqual(['beta']);
     expect(index.stats.unread).toBe(0);
     const names = (query: string) => index.search(query).map((hit) => hit.served.skill.name);
@@ -331,7 +332,7 @@ describe('search index build', () => {
       'ledger-balances': 'Nothing here.',
     });
     const scores = new Map(
-      (await buildSkillIndex(ns, snapshotOf(ns).ordered))
+      (await buildSkillIndex(ns, buildSnapshot(ns).ordered))
         .search('ledger')
         .map((hit) => [hit.served.skill.name, hit.score]),
     );
@@ -352,7 +353,7 @@ describe('search index build', () => {
       a: 'Reconcile the ledger.',
       b: 'Use it to close the ledger and the books.',
     });
-    const index = await buildSkillIndex(ns, snapshotOf(ns).ordered);
+    const index = await buildSkillIndex(ns, buildSnapshot(ns).ordered);
     const ranked = (query: string) => index.search(query).map((hit) => [hit.served.skill.name, hit.score]);
     expect(ranked('the and of a what is use')).toEqual([]);
     expect(ranked('what are the books of the ledger to use')).toEqual(ranked('books ledger'));
@@ -367,7 +368,7 @@ describe('search index build', () => {
       Array.from({ length: 200 }, (_, i) => [`s${i}`, `${'filler words\n'.repeat(5000)}Uniquelongword${i}x`]),
     );
     const { ns } = bodiesNamespace(bodies, Object.keys(bodies));
-    const ordered = snapshotOf(ns).ordered;
+    const ordered = buildSnapshot(ns).ordered;
     gc();
     const before = process.memoryUsage().heapUsed;
     const index = await buildSkillIndex(ns, ordered);
@@ -590,8 +591,8 @@ describe('one ranking across sources', () => {
     for (const query of ['pdf', 'writing plans for a report', 'report', 'merge'])
       expect(await search(seen, { query })).toEqual(await search(only, { query }));
     for (const query of ['pdf', 'report'])
-      expect(await pageSearch(served, onlySources(['small']), query)).toEqual(
-        await pageSearch(alone, EVERY_SOURCE, query),
+      expect(await pageSearch(createServingOwner(served), onlySources(['small']), query)).toEqual(
+        await pageSearch(createServingOwner(alone), EVERY_SOURCE, query),
       );
   });
 });

@@ -4,11 +4,17 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import { createCatalog, type Catalog, type CatalogState, type Namespace } from '../../src/catalog/index.ts';
+import {
+  createCatalog,
+  type Catalog,
+  type CatalogState,
+  EVERY_SOURCE,
+  type Namespace,
+} from '../../src/catalog/index.ts';
 import { digestOf } from '../../src/index/index.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
-import { snapshotOf } from '../../src/mcp/snapshot.ts';
-import { viewOf } from '../../src/mcp/view.ts';
+import { createServingOwner } from '../../src/mcp/serving.ts';
+import { buildSnapshot } from '../../src/mcp/snapshot.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
@@ -38,19 +44,24 @@ describe('the serving snapshot', () => {
     const v1 = await namespaceOf('cat', catalogRepo.gitdir, c1, ['skills']);
     const v2 = await namespaceOf('other', catalogRepo.gitdir, c2, ['skills']);
     const catalog = createCatalog(stateOf(v1));
-    const first = viewOf(catalog);
-    expect(viewOf(catalog)).toBe(first);
-    const snapshot = snapshotOf(v1);
+    const owner = createServingOwner(catalog);
+    const first = owner.at(EVERY_SOURCE);
+    expect(owner.at(EVERY_SOURCE)).toBe(first);
+    const snapshot = first.snapshot(v1);
+    const page = first.listing(undefined);
     catalog.swap(stateOf(v1, v2));
-    const second = viewOf(catalog);
+    const second = owner.at(EVERY_SOURCE);
     expect(second).not.toBe(first);
-    expect(snapshotOf(v1)).toBe(snapshot);
+    expect(second.snapshot(v1)).toBe(snapshot);
+    expect(second.listing(undefined)).not.toBe(page);
+    // A request that began before the swap finishes on the state it began with.
+    expect(first.listing(undefined)).toBe(page);
     expect(second.listed.filter((served) => served.ns === v1)).toEqual([...snapshot.ordered]);
   });
 
   it('keys entries, files and folders by canonical URI, folders listing their children in URI order', async () => {
     const ns = await namespaceOf('cat', catalogRepo.gitdir, c2, ['skills']);
-    const snapshot = snapshotOf(ns);
+    const snapshot = buildSnapshot(ns);
     const base = `skill://cat/${c2}/skills/release-notes`;
     expect(snapshot.skills.get(`${base}/SKILL.md`)?.skill.dir).toBe('skills/release-notes');
     expect(snapshot.files.get(`${base}/templates/Q&A%20notes.md`)?.file.path).toBe(
@@ -72,7 +83,7 @@ describe('the serving snapshot', () => {
 
   it('hands out frozen entries, so no request can change what the next one is served', async () => {
     const ns = await namespaceOf('cat', catalogRepo.gitdir, c2, ['skills']);
-    const entry = snapshotOf(ns).ordered[0]!.entry;
+    const entry = buildSnapshot(ns).ordered[0]!.entry;
     expect(Object.isFrozen(entry)).toBe(true);
     expect(Object.isFrozen(entry.resources)).toBe(true);
     expect(() => {

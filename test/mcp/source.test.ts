@@ -1,13 +1,10 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import { createCatalog, type Namespace } from '../../src/catalog/index.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
-import { entriesBytes } from '../../src/mcp/pageBytes.ts';
+import { createCatalog, EVERY_SOURCE, type Namespace } from '../../src/catalog/index.ts';
 import { encodeCursor } from '../../src/mcp/paging.ts';
-import { verifiedReader } from '../../src/mcp/read.ts';
-import { catalogSkillSource } from '../../src/mcp/source.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
+import { sourceOver } from '../helpers/source.ts';
 
 const catalogRepo = fixture('catalog');
 const ctx = {} as never;
@@ -17,10 +14,7 @@ async function sourceWith(...namespaces: Namespace[]) {
     sources: namespaces.map((ns) => ({ id: ns.source, current: ns, retained: [] })),
     failures: [],
   });
-  return {
-    catalog,
-    source: catalogSkillSource(catalog, { pageSize: 2, read: verifiedReader(silentLogger()) }),
-  };
+  return { catalog, ...sourceOver(catalog, 2) };
 }
 
 async function walk(source: Awaited<ReturnType<typeof sourceWith>>['source']): Promise<string[][]> {
@@ -66,7 +60,7 @@ describe('catalogSkillSource', () => {
   });
 
   it("serves a view's pages from the start as the same frozen objects, a cursor off them a page of its own", async () => {
-    const { source } = await sourceWith(
+    const { source, owner } = await sourceWith(
       await namespaceOf('cat', catalogRepo.gitdir, catalogRepo.commits['c1']!, ['skills']),
     );
     const first = await source.list({}, ctx);
@@ -78,8 +72,9 @@ describe('catalogSkillSource', () => {
       true,
       true,
     ]);
-    expect(entriesBytes(first.skills)).toBe(entriesBytes(first.skills));
-    expect(Buffer.from(entriesBytes(first.skills)).toString()).toBe(JSON.stringify(first.skills));
+    const state = owner.at(EVERY_SOURCE);
+    expect(state.entriesBytes(first)).toBe(state.entriesBytes(first));
+    expect(Buffer.from(state.entriesBytes(first)).toString()).toBe(JSON.stringify(first.skills));
     const off = encodeCursor(first.skills[0]!.uri);
     const shifted = await source.list({ cursor: off }, ctx);
     expect(shifted.skills.map((s) => s.uri)).toEqual([first.skills[1]!.uri, second.skills[0]!.uri]);

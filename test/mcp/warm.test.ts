@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildNamespace, createCatalog, type Namespace } from '../../src/catalog/index.ts';
 import { PostingsBuilder } from '../../src/index/postings.ts';
 import type { SearchData } from '../../src/index/searchBuild.ts';
-import { searchStatsOf } from '../../src/mcp/search.ts';
+import { createServingOwner } from '../../src/mcp/serving.ts';
 import { warmCatalog } from '../../src/mcp/warm.ts';
 import { commitIndexOf, oneFileSkill } from '../helpers/catalog.ts';
 
@@ -33,14 +33,15 @@ describe('warming the catalog', () => {
     const one = namespaceWaiting('one');
     const two = namespaceWaiting('two');
     const catalog = createCatalog(served(one.ns));
-    const warming = warmCatalog(catalog);
+    const owner = createServingOwner(catalog);
+    const warming = warmCatalog(catalog, owner);
     try {
       expect(warming.pending()).toEqual(['one']);
       catalog.swap(served(one.ns, two.ns));
       expect(warming.pending()).toEqual(['one', 'two']);
       one.ready();
       await expect.poll(() => warming.pending()).toEqual(['two']);
-      expect(searchStatsOf(one.ns)).toMatchObject({ stored: true, skills: 1 });
+      expect(owner.searchStats(one.ns)).toMatchObject({ stored: true, skills: 1 });
       two.ready();
       await expect.poll(() => warming.pending()).toEqual([]);
       // A namespace no longer listed is no longer waited for.

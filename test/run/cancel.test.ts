@@ -6,7 +6,7 @@ import type { FileReader } from '../../src/catalog/index.ts';
 import { verifiedReader } from '../../src/mcp/read.ts';
 import type { Prepared } from '../../src/run/plan.ts';
 import { createRunner } from '../../src/run/runner.ts';
-import { snapshotOf } from '../../src/mcp/snapshot.ts';
+import { buildSnapshot } from '../../src/mcp/snapshot.ts';
 import { renderOutcome } from '../../src/mcp/tools/skillRunRender.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { capturingLogger, type LogLine } from '../helpers/logs.ts';
@@ -49,7 +49,7 @@ async function runnerOver(gate?: Promise<void>) {
     },
     { catalog: createCatalog(stateOf(ns)), read, logger },
   );
-  const served = snapshotOf(ns).ordered.find((s) => s.skill.dir === 'skills/bounds')!;
+  const served = buildSnapshot(ns).ordered.find((s) => s.skill.dir === 'skills/bounds')!;
   const prepare = (script: string, args: string[] = []): Prepared => {
     const prepared = runner.prepare(served, script, args);
     if (!prepared.ok) throw new Error(prepared.refusal.detail);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Catalog, createCatalog } from '../../src/catalog/index.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
 import { skillDigest } from '../../src/index/index.ts';
-import { snapshotOf } from '../../src/mcp/snapshot.ts';
+import { buildSnapshot } from '../../src/mcp/snapshot.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { type Lockfile, lockedConfig } from '../../src/pins/lockfile.ts';
 import { createSyncWorker, type SyncWorker } from '../../src/sync/worker.ts';
@@ -62,7 +62,7 @@ describe('a source that requires signed commits', () => {
     expect(ns.signer).toEqual(signer);
     const skillA = ns.skills[0]!;
     expect(
-      [...snapshotOf(ns).skills.values()].find((served) => served.skill === skillA)!.entry._meta,
+      [...buildSnapshot(ns).skills.values()].find((served) => served.skill === skillA)!.entry._meta,
     ).toEqual({
       'dev.skillpin/repository': `local:${repo.dir}`,
       'dev.skillpin/commit': signed,
@@ -73,7 +73,7 @@ describe('a source that requires signed commits', () => {
       'dev.skillpin/signatureType': 'ssh',
     });
     // A listing page gives the signer once, in its namespace's record.
-    expect(snapshotOf(ns).record.provenance).toEqual({
+    expect(buildSnapshot(ns).record.provenance).toEqual({
       'dev.skillpin/repository': `local:${repo.dir}`,
       'dev.skillpin/commit': signed,
       'dev.skillpin/commitTime': ns.commitTime,

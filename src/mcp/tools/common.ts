@@ -1,12 +1,12 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { CatalogReader } from '../../catalog/index.ts';
 import type { CatalogSkill, FileReader } from '../../catalog/index.ts';
 import type { Runner } from '../../run/runner.ts';
+import type { ServingState } from '../serving.ts';
 
-/** What a tool answers from: the live catalog, and the one verified read. */
+/** What a tool answers from: what its caller is served now (taken once per call), and the one verified read. */
 export interface ToolDeps {
-  catalog: CatalogReader;
+  serving: () => ServingState;
   read: FileReader;
   /** skill_run's state (grants, tokens, the one run); skill_list shows declared scripts through it. */
   runner?: Runner;
@@ -29,9 +29,6 @@ export const originSchema = z.object({ source: z.string(), commit: z.string(), u
 export function toolOrigin(served: CatalogSkill): z.infer<typeof originSchema> {
   return { source: served.ns.source, commit: served.ns.commit, uri: served.uri };
 }
-
-/** Ranked search (and the stemmer with it), loaded with the first search: a server that lists loads none of it. */
-export const searchModule = () => import('../search.ts');
 
 export function failure(message: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: message }] };

@@ -55,10 +55,10 @@ function badPath(path: string): string | undefined {
 }
 
 /** skill_file: files of one skill in request order, each its own text, base64 or error, within the budget. */
-export function registerSkillFile(mcp: McpServer, { catalog, read }: ToolDeps): void {
+export function registerSkillFile(mcp: McpServer, { serving, read }: ToolDeps): void {
   mcp.registerTool('skill_file', config, async ({ skill: reference, source: sourceId, paths }) => {
     const found = findSkill(
-      catalog,
+      serving(),
       reference.startsWith(SCHEME) ? { uri: reference } : { name: reference, source: sourceId },
     );
     if (!found.ok) return failure(found.message);

@@ -1,6 +1,6 @@
-import { parseSkillUri, type CatalogReader } from '../../catalog/index.ts';
+import { parseSkillUri } from '../../catalog/index.ts';
 import type { ServedSkill } from '../snapshot.ts';
-import { snapshotAt, viewOf } from '../view.ts';
+import type { ServingState } from '../serving.ts';
 
 export interface SkillReference {
   uri?: string;
@@ -16,24 +16,24 @@ export type Lookup = { ok: true; served: ServedSkill } | { ok: false; message: s
  * source's current commit, listed or not). A name that matches several skills is an error listing every
  * candidate: never a silent pick.
  */
-export function findSkill(catalog: CatalogReader, reference: SkillReference): Lookup {
+export function findSkill(serving: ServingState, reference: SkillReference): Lookup {
   if (reference.uri !== undefined) {
     const parsed = parseSkillUri(reference.uri);
     const served = parsed.ok
-      ? snapshotAt(catalog, parsed.source, parsed.commit)?.skills.get(parsed.uri)
+      ? serving.snapshotAt(parsed.source, parsed.commit)?.skills.get(parsed.uri)
       : undefined;
     return served === undefined
       ? { ok: false, message: `no skill is served at ${reference.uri}` }
       : { ok: true, served };
   }
   const name = reference.name ?? '';
-  const current = catalog.state.sources.find((served) => served.id === reference.source)?.current;
+  const current = serving.state.sources.find((served) => served.id === reference.source)?.current;
   const matches =
     reference.source === undefined
-      ? (viewOf(catalog).named.get(name) ?? [])
+      ? (serving.named.get(name) ?? [])
       : current === undefined
         ? []
-        : [...(snapshotAt(catalog, current.source, current.commit)?.skills.values() ?? [])].filter(
+        : [...(serving.snapshotAt(current.source, current.commit)?.skills.values() ?? [])].filter(
             (served) => served.skill.name === name,
           );
   if (matches.length === 1) return { ok: true, served: matches[0]! };

@@ -7,11 +7,10 @@ import {
   MAX_LISTED_PROBLEMS,
   MAX_SEARCH_QUERY_CHARS,
 } from '../budget.ts';
-import { encodeCursor, itemsAfter, itemsAfterKey, MAX_CURSOR_CHARS } from '../paging.ts';
+import { cutPage, MAX_CURSOR_CHARS, startAfterKey, startOf } from '../paging.ts';
 import type { ServedSkill } from '../snapshot.ts';
-import { viewOf } from '../view.ts';
 import type { PlannedScript } from '../../run/plan.ts';
-import { READ_ONLY, searchModule, type ToolDeps } from './common.ts';
+import { READ_ONLY, type ToolDeps } from './common.ts';
 import { renderList, skillLine } from './render.ts';
 import { renderScripts } from './skillRunRender.ts';
 import { oneLine, visible } from '../../shared/text.ts';
@@ -122,57 +121,36 @@ const entryOf = (served: ServedSkill, scripts?: readonly PlannedScript[]): Liste
 });
 
 /**
- * The skills of one page and their entries: up to `limit`, ending before the one that would take it past
- * LIST_PAGE_CHARS.
- */
-function pageOf(
-  matching: readonly ServedSkill[],
-  limit: number,
-  entry: (served: ServedSkill) => ListedSkill,
-): { page: ServedSkill[]; entries: ListedSkill[] } {
-  const page: ServedSkill[] = [];
-  const entries: ListedSkill[] = [];
-  let chars = 0;
-  for (const served of matching) {
-    if (page.length === limit) break;
-    const listed = entry(served);
-    chars += skillLine(served).length + JSON.stringify(listed).length;
-    if (page.length > 0 && chars > LIST_PAGE_CHARS) break;
-    page.push(served);
-    entries.push(listed);
-  }
-  return { page, entries };
-}
-
-/**
  * skill_list: the listed skills a page at a time (sorted by URI, or best first with a query; the cursor names the
  * last URI of a page, so it survives a catalog swap), the problems of the served commits on the first page, and the sources that failed.
  */
-export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts }: ToolDeps): void {
+export function registerSkillList(mcp: McpServer, { serving, runner, maxPrompts }: ToolDeps): void {
   mcp.registerTool('skill_list', config, async ({ source: only, query, limit, cursor }) => {
-    const view = viewOf(catalog);
+    const view = serving();
     const byQuery = query !== undefined && query.trim() !== '';
     // With a query, the skills matching it best first; without, every listed skill sorted by URI.
     const matching = byQuery
       ? (
-          await (
-            await searchModule()
-          ).searchNamespaces(
-            catalog.listed().filter((ns) => only === undefined || ns.source === only),
+          await view.search(
+            view.namespaces.filter((ns) => only === undefined || ns.source === only),
             query,
           )
         ).map((hit) => hit.served)
       : view.listed.filter((served) => only === undefined || served.ns.source === only);
     const entry = (served: ServedSkill) => entryOf(served, runner?.scriptsOf(served));
-    const { page, entries } = pageOf(
-      (byQuery ? itemsAfterKey : itemsAfter)(matching, (served) => served.uri, cursor),
-      limit ?? DEFAULT_LIST_LIMIT,
-      entry,
-    );
-    const last = page.at(-1);
-    const more = last !== undefined && matching.at(-1) !== last;
-    const nextCursor = more ? encodeCursor(last.uri) : undefined;
-    const listed = catalog.listed().filter((ns) => only === undefined || ns.source === only);
+    const uriOf = (served: ServedSkill) => served.uri;
+    // Up to `limit`, ending before the skill that would take text and structure past LIST_PAGE_CHARS.
+    const { items: page, nextCursor } = cutPage(matching, {
+      start: (byQuery ? startAfterKey : startOf)(matching, uriOf, cursor),
+      size: limit ?? DEFAULT_LIST_LIMIT,
+      keyOf: uriOf,
+      budget: {
+        max: LIST_PAGE_CHARS,
+        cost: (served) => skillLine(served).length + JSON.stringify(entry(served)).length,
+      },
+    });
+    const entries = page.map(entry);
+    const listed = view.namespaces.filter((ns) => only === undefined || ns.source === only);
     // A problem names a repository's path and may quote its bytes: written out visibly.
     const all = listed.flatMap((ns) =>
       [...ns.problems, ...(runner?.problemsOf(ns) ?? [])].map((p) => ({
@@ -189,7 +167,7 @@ export function registerSkillList(mcp: McpServer, { catalog, runner, maxPrompts 
       all.filter((p) => p.severity === severity),
     );
     const problems = cursor === undefined ? ranked.slice(0, MAX_LISTED_PROBLEMS) : [];
-    const failures = catalog.state.failures
+    const failures = view.state.failures
       .filter((f) => only === undefined || f.id === only)
       .map((f) => ({ ...f, detail: visible(f.detail) }));
     const prompts =

@@ -29,10 +29,10 @@ const config = {
 };
 
 /** skill_load: SKILL.md verbatim and the manifest, by URI (any served commit) or by name (listed skills). */
-export function registerSkillLoad(mcp: McpServer, { catalog, read }: ToolDeps): void {
+export function registerSkillLoad(mcp: McpServer, { serving, read }: ToolDeps): void {
   mcp.registerTool('skill_load', config, async ({ uri, name, source: sourceId }) => {
     if ((uri === undefined) === (name === undefined)) return failure('give exactly one of uri or name');
-    const found = findSkill(catalog, { uri, name, source: sourceId });
+    const found = findSkill(serving(), { uri, name, source: sourceId });
     if (!found.ok) return failure(found.message);
     const { served } = found;
     // A served SKILL.md passed the frontmatter parse, so it is UTF-8.

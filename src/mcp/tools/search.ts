@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { CatalogReader, Namespace } from '../../catalog/index.ts';
+import type { Namespace } from '../../catalog/index.ts';
+import type { ServingState } from '../serving.ts';
 import {
   DEFAULT_SEARCH_LIMIT,
   LIST_PAGE_CHARS,
@@ -10,7 +11,7 @@ import {
 } from '../budget.ts';
 import type { SearchHit } from '../search.ts';
 import type { ServedSkill } from '../snapshot.ts';
-import { failure, READ_ONLY, searchModule, type ToolDeps } from './common.ts';
+import { failure, READ_ONLY, type ToolDeps } from './common.ts';
 import { oneLine } from '../../shared/text.ts';
 
 const inputSchema = z.object({
@@ -90,13 +91,13 @@ type Result = z.infer<typeof resultSchema>;
  * The namespaces searched: every listed one, or the one `source` names (`id`: its current commit, listed or
  * not, as a ref of a `refs:` source past `list:`; `id@commit`: one served commit).
  */
-function namespacesOf(catalog: CatalogReader, source: string | undefined): Namespace[] | undefined {
-  if (source === undefined) return [...catalog.listed()];
+function namespacesOf(serving: ServingState, source: string | undefined): Namespace[] | undefined {
+  if (source === undefined) return [...serving.namespaces];
   const at = source.indexOf('@');
   const ns =
     at === -1
-      ? catalog.state.sources.find((served) => served.id === source)?.current
-      : catalog.namespace(source.slice(0, at), source.slice(at + 1));
+      ? serving.state.sources.find((served) => served.id === source)?.current
+      : serving.namespace(source.slice(0, at), source.slice(at + 1));
   return ns === undefined ? undefined : [ns];
 }
 
@@ -157,20 +158,21 @@ function bestOf(hits: readonly SearchHit[], limit: number): { results: Result[];
 }
 
 /** Each ref of a `refs:` source, by source id, to its source's id: versions of one skill are one result. */
-const refGroups = (catalog: CatalogReader) =>
+const refGroups = (serving: ServingState) =>
   new Map(
-    catalog.state.sources.flatMap((served) =>
+    serving.state.sources.flatMap((served) =>
       served.group === undefined ? [] : [[served.id, served.group]],
     ),
   );
 
 /** skill_search: the served skills (listed ones unless `source` names a commit) ranked against a query. */
-export function registerSkillSearch(mcp: McpServer, { catalog }: ToolDeps): void {
+export function registerSkillSearch(mcp: McpServer, { serving }: ToolDeps): void {
   mcp.registerTool('skill_search', config, async ({ query, limit, source }) => {
-    const namespaces = namespacesOf(catalog, source);
+    const state = serving();
+    const namespaces = namespacesOf(state, source);
     if (namespaces === undefined)
       return failure(`no source "${source}" is served; skill_list shows the sources and their commits`);
-    const hits = await (await searchModule()).searchNamespaces(namespaces, query, refGroups(catalog));
+    const hits = await state.search(namespaces, query, refGroups(state));
     const { results, lines } = bestOf(hits, limit ?? DEFAULT_SEARCH_LIMIT);
     const text =
       hits.length === 0

@@ -163,13 +163,13 @@ async function execute(
  */
 export function registerSkillRun(
   mcp: McpServer,
-  { catalog, runner, caller }: ToolDeps & { runner: Runner },
+  { serving, runner, caller }: ToolDeps & { runner: Runner },
 ): void {
   mcp.registerTool('skill_run', config, async (input, ctx) => {
     if ((input.uri === undefined) === (input.name === undefined))
       return refused({ code: 'run-skill-not-found', detail: 'give exactly one of uri or name' });
     const found = findSkill(
-      catalog,
+      serving(),
       input.uri !== undefined ? { uri: input.uri } : { name: input.name, source: input.source },
     );
     if (!found.ok) return refused({ code: 'run-skill-not-found', detail: found.message });

@@ -1,0 +1,257 @@
+import {
+  type CatalogReader,
+  type CatalogState,
+  type FileReader,
+  listedOf,
+  type Namespace,
+  type Visibility,
+  visibleSources,
+} from '../catalog/index.ts';
+import { DEFAULT_PAGE_SIZE } from '../config/rules.ts';
+import { parseSkillMd, SKILL_MD } from '../skills/index.ts';
+import type { SearchStats } from '../shared/status.ts';
+import { cutPage, listPageSize, startOf } from './paging.ts';
+import type { SearchHit, SkillIndex } from './search.ts';
+import { buildSnapshot, NAMESPACES_META, type ServedSkill, type Snapshot } from './snapshot.ts';
+import { buildView, type CatalogView } from './view.ts';
+import type { Skill } from '@modelcontextprotocol/server/ext/skills';
+
+/** A skills/list page: its entries, and in `_meta` the provenance of each namespace they belong to. Frozen. */
+export interface ListedPage {
+  skills: Skill[];
+  nextCursor?: string;
+  _meta: { [NAMESPACES_META]: Record<string, Readonly<Record<string, string>>> };
+}
+
+/**
+ * What one caller is served at one catalog state, built at its first request and kept while that state is the
+ * catalog's: snapshots, the listing (entries, pages, resources, names, prompts) and the search indexes. Handlers,
+ * tools and prompts look things up in it; they build and keep nothing.
+ */
+export interface ServingState extends CatalogView {
+  /** The sources this caller sees, and their failures. */
+  readonly state: CatalogState;
+  /** Entries per page as configured (directory reads; a large listing gets larger pages: paging.ts). */
+  readonly pageSize: number;
+  /** The listed namespaces this caller sees: each source's current commit, unless it is not listed. */
+  readonly namespaces: readonly Namespace[];
+  /** The namespace of `source` at `commit` (current or retained) if this caller sees it. */
+  namespace(source: string, commit: string): Namespace | undefined;
+  snapshot(ns: Namespace): Snapshot;
+  snapshotAt(source: string, commit: string): Snapshot | undefined;
+  /** The listing page after `cursor`; pages from the start are cut once. */
+  listing(cursor: string | undefined): ListedPage;
+  /** A page's entries as JSON, serialized at its first use. */
+  entriesBytes(page: ListedPage): Uint8Array;
+  /** The first `max` prompts, in listing order. */
+  servedPrompts(max: number): ReadonlyMap<string, ServedSkill>;
+  /** A skill's SKILL.md body (its instructions), read once. */
+  promptBody(served: ServedSkill, read: FileReader): Promise<string>;
+  /** The search index of `ns`, loaded (or built) at its first use. */
+  searchIndex(ns: Namespace): Promise<SkillIndex>;
+  /** The skills of `namespaces` matching `query`, best first across them. */
+  search(
+    namespaces: readonly Namespace[],
+    query: string,
+    groups?: ReadonlyMap<string, string>,
+  ): Promise<SearchHit[]>;
+}
+
+/** The owner of everything served over one catalog: one ServingState per (catalog state, visibility). */
+export interface ServingOwner {
+  readonly catalog: CatalogReader;
+  /** What `visibility` is served at the catalog's state now. */
+  at(visibility: Visibility): ServingState;
+  /** Makes `ns` (served now) ready: its snapshot, then its search index (a failed build is tried again by the
+   * next search). */
+  prepare(ns: Namespace): Promise<void>;
+  /** What building `ns`'s search index cost, once it is built (`ns` served now). */
+  searchStats(ns: Namespace): SearchStats | undefined;
+}
+
+/** Ranked search (and the stemmer with it), loaded with the first search: a server that lists loads none of it. */
+const searchModule = () => import('./search.ts');
+
+/** What is kept of one namespace while a catalog state that serves it lives: carried over a swap that keeps it. */
+class NamespaceServing {
+  #snapshot: Snapshot | undefined;
+  #index: Promise<SkillIndex> | undefined;
+  #bodies = new Map<string, Promise<string>>();
+  stats: SearchStats | undefined;
+  constructor(readonly ns: Namespace) {}
+
+  get snapshot(): Snapshot {
+    return (this.#snapshot ??= buildSnapshot(this.ns));
+  }
+
+  searchIndex(): Promise<SkillIndex> {
+    if (this.#index === undefined) {
+      const index = searchModule().then((search) => search.loadSkillIndex(this.ns, this.snapshot));
+      this.#index = index;
+      // A build that failed is tried again at the next search (its callers get the error).
+      index.then(
+        (built) => (this.stats = built.stats),
+        () => (this.#index = undefined),
+      );
+    }
+    return this.#index;
+  }
+
+  promptBody(served: ServedSkill, read: FileReader): Promise<string> {
+    let body = this.#bodies.get(served.uri);
+    if (body === undefined) {
+      body = read(served.ns, served.files.get(SKILL_MD)!).then((bytes) => {
+        const parsed = parseSkillMd(bytes);
+        return parsed.ok ? parsed.body : '';
+      });
+      this.#bodies.set(served.uri, body);
+      body.catch(() => this.#bodies.delete(served.uri));
+    }
+    return body;
+  }
+}
+
+/** One catalog state: its namespaces' serving, and one ServingState per visibility key. */
+interface StateServing {
+  readonly state: CatalogState;
+  readonly namespaces: ReadonlyMap<Namespace, NamespaceServing>;
+  readonly visible: Map<string, ServingState>;
+}
+
+function stateServing(state: CatalogState, previous: StateServing | undefined): StateServing {
+  const namespaces = new Map<Namespace, NamespaceServing>();
+  for (const source of state.sources)
+    for (const ns of [source.current, ...source.retained])
+      namespaces.set(ns, previous?.namespaces.get(ns) ?? new NamespaceServing(ns));
+  return { state, namespaces, visible: new Map() };
+}
+
+/** The namespaces of `state` by `<source>@<commit>`. */
+function keyed(state: CatalogState): Map<string, Namespace> {
+  const map = new Map<string, Namespace>();
+  for (const source of state.sources)
+    for (const ns of [source.current, ...source.retained]) map.set(`${ns.source}@${ns.commit}`, ns);
+  return map;
+}
+
+/** One namespace record per namespace on the page, keyed by the namespace's URI. */
+function pageMeta(page: readonly ServedSkill[]): ListedPage['_meta'] {
+  const records: Record<string, Readonly<Record<string, string>>> = {};
+  for (const { namespace } of page) records[namespace.uri] = namespace.provenance;
+  return { [NAMESPACES_META]: records };
+}
+
+const uriOf = (served: ServedSkill) => served.uri;
+
+/** The listing page of `listed` starting at `start`: its entries, its cursor, its namespaces' records. Frozen. */
+function listedPage(listed: readonly ServedSkill[], start: number, size: number): ListedPage {
+  const { items, nextCursor } = cutPage(listed, { start, size, keyOf: uriOf });
+  const skills = Object.freeze(items.map((served) => served.listEntry)) as Skill[];
+  const _meta = Object.freeze(pageMeta(items));
+  return Object.freeze(nextCursor === undefined ? { skills, _meta } : { skills, nextCursor, _meta });
+}
+
+function servingState(owner: StateServing, visibility: Visibility, configuredPageSize: number): ServingState {
+  const state = visibility.all ? owner.state : visibleSources(owner.state, visibility);
+  const byKey = keyed(state);
+  const entry = (ns: Namespace) => owner.namespaces.get(ns) ?? new NamespaceServing(ns);
+  const snapshot = (ns: Namespace) => entry(ns).snapshot;
+  const namespaces = listedOf(state);
+  // Built at the first request that needs it (warming builds the snapshots first, one a turn).
+  let built: { view: CatalogView; size: number } | undefined;
+  const listing = () => {
+    if (built === undefined) {
+      const view = buildView(namespaces, snapshot);
+      // A large catalog gets larger pages, so a host's listing never takes more than MAX_LIST_PAGES.
+      built = { view, size: listPageSize(configuredPageSize, view.listed.length) };
+    }
+    return built;
+  };
+  // Pages from the start, cut once; a cursor that lands elsewhere (one from before a swap, or forged) gets a page
+  // cut for it, so they are never more than the listing once over.
+  const pages = new Map<number, ListedPage>();
+  const bytes = new WeakMap<ListedPage, Uint8Array>();
+  const capped = new Map<number, ReadonlyMap<string, ServedSkill>>();
+  return {
+    get listed() {
+      return listing().view.listed;
+    },
+    get resources() {
+      return listing().view.resources;
+    },
+    get named() {
+      return listing().view.named;
+    },
+    get prompts() {
+      return listing().view.prompts;
+    },
+    state,
+    pageSize: configuredPageSize,
+    namespaces,
+    namespace: (source, commit) => byKey.get(`${source}@${commit}`),
+    snapshot,
+    snapshotAt(source, commit) {
+      const ns = byKey.get(`${source}@${commit}`);
+      return ns === undefined ? undefined : snapshot(ns);
+    },
+    listing(cursor) {
+      const { view, size } = listing();
+      const start = startOf(view.listed, uriOf, cursor);
+      if (start % size !== 0) return listedPage(view.listed, start, size);
+      let page = pages.get(start);
+      if (page === undefined) pages.set(start, (page = listedPage(view.listed, start, size)));
+      return page;
+    },
+    entriesBytes(page) {
+      let serialized = bytes.get(page);
+      if (serialized === undefined) bytes.set(page, (serialized = Buffer.from(JSON.stringify(page.skills))));
+      return serialized;
+    },
+    servedPrompts(max) {
+      let prompts = capped.get(max);
+      if (prompts === undefined)
+        capped.set(max, (prompts = new Map([...listing().view.prompts].slice(0, max))));
+      return prompts;
+    },
+    promptBody: (served, read) => entry(served.ns).promptBody(served, read),
+    searchIndex: (ns) => entry(ns).searchIndex(),
+    async search(searched, query, groups) {
+      const indexes = await Promise.all(searched.map((ns) => entry(ns).searchIndex()));
+      return (await searchModule()).searchIndexes(indexes, query, groups);
+    },
+  };
+}
+
+/**
+ * The one owner of what is served over `catalog`: the catalog's current state is served from one StateServing
+ * (built at the first request after a swap, carrying over what it keeps of the last one), and each visibility from
+ * a ServingState built at its first request. Nothing older is kept: a request that holds a state finishes on it.
+ */
+export function createServingOwner(
+  catalog: CatalogReader,
+  options: { pageSize?: number } = {},
+): ServingOwner {
+  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  let latest: StateServing | undefined;
+  const now = (): StateServing => {
+    if (latest?.state !== catalog.state) latest = stateServing(catalog.state, latest);
+    return latest;
+  };
+  return {
+    catalog,
+    at(visibility) {
+      const serving = now();
+      let seen = serving.visible.get(visibility.key);
+      if (seen === undefined)
+        serving.visible.set(visibility.key, (seen = servingState(serving, visibility, pageSize)));
+      return seen;
+    },
+    async prepare(ns) {
+      const entry = now().namespaces.get(ns);
+      if (entry === undefined) return;
+      void entry.snapshot;
+      await entry.searchIndex();
+    },
+    searchStats: (ns) => now().namespaces.get(ns)?.stats,
+  };
+}
