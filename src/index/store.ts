@@ -122,11 +122,12 @@ export function indexStore(dir: string, refused?: (error: FileRefusedError) => v
      * Makes `file` (another source's index file of the same commit under the same options, as `index` was read from
      * or saved to) this store's index file too: hard-linked with its search file, so that it is held once on disk and
      * each source's retention removes only its own name; written anew where it cannot be linked (gone, another
-     * file system). Nothing is done when this store's file is that file already.
+     * file system). Nothing is done when this store's file is that file already (and is there: a file of this
+     * store that retention removed is written again).
      */
     async adopt(file: string, index: CommitIndex, options: IndexOptions): Promise<void> {
       const own = fileOf(index.commit);
-      if (own === file || (await sameFile(own, file))) return;
+      if (await sameFile(own, file)) return;
       await fsp.rm(searchFileOf(index.commit), { force: true });
       if (!(await linkAtomic(file, own))) return save(index, options);
       await linkAtomic(searchBeside(file), searchFileOf(index.commit));
