@@ -215,13 +215,16 @@ export function repositoryOnUse(config: SourceConfig, storeDir: string): Reposit
   };
 }
 
-/** What is held once: the index of one commit of one repository under one set of options (and tag, when verified). */
+/**
+ * What is held once: the index of one commit of one repository under one set of options, and, when a tag is
+ * verified, the tag and the ref it was reached through (a signed tag serves only under its own name: verify.ts).
+ */
 const heldKey = (config: SourceConfig, target: ResolvedRef, options: IndexOptions) =>
   JSON.stringify([
     repositoryKey(config),
     target.commit,
     options,
-    config.verify?.require === 'tag' ? (target.tag ?? null) : null,
+    config.verify?.require === 'tag' ? [target.tag ?? null, target.ref ?? null] : null,
   ]);
 
 /**

@@ -13,6 +13,7 @@ import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer
 import { makeRepo } from '../helpers/repo.ts';
 import { modernRequest, writeConfig } from '../helpers/server.ts';
 import { type InProcessServer, serveInProcess } from '../helpers/serving.ts';
+import { makeSigningKeys, signingRepo, skill } from '../helpers/signing.ts';
 import { tempDir } from '../helpers/temp.ts';
 
 const catalog = fixture('catalog');
@@ -207,5 +208,51 @@ describe('a caller allowed one of two sources serving one commit', () => {
     expect(hidden.error!.code).toBe(-32602);
     const seen = await call('skills/get', { uri: uri('two') }, TOKENS.admin);
     expect((seen.result!['skill'] as { uri: string }).uri).toBe(uri('two'));
+  });
+});
+
+describe('a signed tag held for one source and reached under another name by another', () => {
+  let root: string;
+  let server: GitHttpServer;
+  beforeAll(async () => {
+    root = tempDir('skillpin-held-tag-');
+    server = await startGitHttpServer({ root });
+  });
+  afterAll(() => server.close());
+
+  it('is verified again for the other source, and refused there: a signed tag serves only under its own name', async () => {
+    const keys = makeSigningKeys();
+    const repo = signingRepo(keys);
+    const commit = repo.commit({ 'skills/t/SKILL.md': skill('t') });
+    const tag = repo.tag('v1', commit, { ssh: 'ecdsa' });
+    repo.git(['update-ref', 'refs/tags/release', tag]);
+    const bare = path.join(root, 'signed.git');
+    git(['init', '--quiet', '--bare', '--initial-branch=main', bare]);
+    git(['--git-dir', bare, 'fetch', '--quiet', '--force', repo.dir, '+refs/*:refs/*']);
+    const verify = { sshAllowedSigners: keys.allowedSigners, require: 'tag' };
+    const url = server.urlFor('signed.git');
+    const config = loadConfig(
+      writeConfig({
+        sources: [
+          { id: 'v1', url, ref: 'v1', verify },
+          { id: 'release', url, ref: 'release', verify },
+        ],
+      }),
+    );
+    const { worker, catalog: cat } = started(countingWorker(config));
+    await worker.restore();
+    expect(await worker.syncAll('test', (s) => s.id === 'v1')).toEqual([
+      { id: 'v1', ok: true, commit, changed: true },
+    ]);
+    expect(await worker.syncAll('test', (s) => s.id === 'release')).toEqual([
+      {
+        id: 'release',
+        ok: false,
+        reason: 'source-signature-invalid',
+        detail: `tag ${tag} is signed as "v1", and was reached through refs/tags/release: a signed tag serves only under its own name`,
+      },
+    ]);
+    expect(cat.state.sources.map((s) => s.id)).toEqual(['v1']);
+    expect(existsSync(indexFile(config, 'release', commit))).toBe(false);
   });
 });
