@@ -204,9 +204,14 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
     async publish(source: SharedSource, token: string, published: Published): Promise<void> {
       const what =
         'target' in published ? { commit: published.target.commit } : { refs: published.refs.length };
-      if ('refs' in published && published.refs.length > MAX_PUBLISHED_REFS) {
+      // Past either bound the followers would refuse it (as forged): it is not written, and they list themselves.
+      if (
+        'refs' in published &&
+        (published.refs.length > MAX_PUBLISHED_REFS ||
+          Buffer.byteLength(refsText(published.refs), 'utf8') > MAX_PUBLISHED_REFS_BYTES)
+      ) {
         logger.warn(
-          { source: source.id, ...what, max: MAX_PUBLISHED_REFS },
+          { source: source.id, ...what, max: MAX_PUBLISHED_REFS, maxBytes: MAX_PUBLISHED_REFS_BYTES },
           'did not publish: the listing names more refs than a publication holds; the other replicas keep theirs',
         );
         return;
