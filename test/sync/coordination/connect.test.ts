@@ -187,9 +187,13 @@ describe('Redis coordination: leases, fencing, hints', () => {
     logged.length = 0;
     await holder.publish('group', '1', { refs });
     expect(await probe.exists(`test:commit:${sharedKey(group)}`)).toBe(0);
-    expect(logged.map((line) => JSON.parse(line).msg)).toContain(
-      'did not publish: the listing names more refs than a publication holds; the other replicas keep theirs',
-    );
+    const refusedHere =
+      'did not publish: the listing is past the refs or bytes a publication holds, or names a ref it refuses; the other replicas list the refs themselves';
+    expect(logged.map((line) => JSON.parse(line).msg)).toEqual([refusedHere]);
+    // A remote's ref name no follower takes (past 1,000 characters after refs/tags/) is not published either.
+    await holder.publish('group', '1', { refs: [{ name: `refs/tags/v${'1'.repeat(1000)}`, oid: A_COMMIT }] });
+    expect(await probe.exists(`test:commit:${sharedKey(group)}`)).toBe(0);
+    expect(logged.map((line) => JSON.parse(line).msg)).toEqual([refusedHere, refusedHere]);
     // Nothing written: nothing refused as forged, no hint.
     expect(await follower.poll('group')).toEqual({ kind: 'follower', holder: 'k/1/k' });
   });
