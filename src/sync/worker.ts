@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import PQueue from 'p-queue';
 import type { Catalog } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
@@ -22,7 +23,7 @@ import {
   restoreListings,
   syncAll,
 } from './reconfigure.ts';
-import { isRefsSource } from './refGroup.ts';
+import { EMPTY_LISTING, isRefsSource } from './refGroup.ts';
 import { lastState, restoredRecord } from './restore.ts';
 import { createRetention } from './retention.ts';
 import {
@@ -277,9 +278,11 @@ async function listed(
       : await inTurn(w, () => listByRole(role, source, config, before, { why, at, logger: w.logger, taken }));
   if (w.stopped) return step.outcome;
   record(w, id, step.record);
-  // The refs' sources start and stop when the listing changed; a poll with nothing new swaps nothing (only a
-  // failure that came or went is served: status says it).
-  if (step.changed) await applyListings(w);
+  // The refs' sources start and stop when the listing changed, or differs from the one they run (a reconfigure
+  // restarted the source without its listing); a poll with nothing new swaps nothing (only a failure that came or
+  // went is served: status says it).
+  const running = w.listings.get(id) ?? EMPTY_LISTING;
+  if (step.changed || !isDeepStrictEqual(listingOf(w, id), running)) await applyListings(w);
   else if (before.failure?.reason !== step.record.failure?.reason) publish(w);
   await persist(w, [followed]);
   // Each ref whose commit is not served yet syncs in turn (all of them when asked here); one that fails reports on its

@@ -608,6 +608,33 @@ describe('reloading a refs: source', () => {
   });
 });
 
+describe('reloading a refs: source to patterns nothing matches', () => {
+  it('stops serving the refs the old patterns listed at its first listing', async () => {
+    const dir = tempDir('skillpin-refs-reload-none-');
+    const file = path.join(dir, 'skillpin.yaml');
+    const write = (refs: string) =>
+      writeFileSync(
+        file,
+        `dataDir: ${path.join(dir, 'data')}\nsources:\n  - id: policies\n    path: ${fx().gitdir}\n    refs: ${refs}\n`,
+      );
+    write('["v1*"]');
+    const server = await serveInProcess(file, { http: false });
+    const served = () => server.serving.catalog.state.sources.map((s) => s.id);
+    try {
+      expect(served()).toEqual(['policies.v1.1.0', 'policies.v1.0.0']);
+      write('["x*"]');
+      expect(await server.serving.reload()).toMatchObject({
+        applied: true,
+        changes: { changed: ['policies'] },
+      });
+      await server.serving.sync('policies');
+      expect(served()).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe('skillpin sync of a refs: source', () => {
   it('prints each ref with its commit, and fails when one ref fails', async () => {
     const dir = tempDir('skillpin-refs-sync-');

@@ -6,6 +6,7 @@ import {
   MAX_PUBLISHED_REFS_BYTES,
   namedBy,
   PUBLICATION_FIELDS,
+  publishable,
   type Published,
   type Publication,
   publicationReader,
@@ -204,10 +205,11 @@ export function createLeases(link: RedisLink, options: LeasesOptions) {
     async publish(source: SharedSource, token: string, published: Published): Promise<void> {
       const what =
         'target' in published ? { commit: published.target.commit } : { refs: published.refs.length };
-      if ('refs' in published && published.refs.length > MAX_PUBLISHED_REFS) {
+      // What the followers would refuse (as forged) is not written: they list the refs themselves.
+      if ('refs' in published && !publishable(published.refs)) {
         logger.warn(
-          { source: source.id, ...what, max: MAX_PUBLISHED_REFS },
-          'did not publish: the listing names more refs than a publication holds; the other replicas keep theirs',
+          { source: source.id, ...what, max: MAX_PUBLISHED_REFS, maxBytes: MAX_PUBLISHED_REFS_BYTES },
+          'did not publish: the listing is past the refs or bytes a publication holds, or names a ref it refuses; the other replicas list the refs themselves',
         );
         return;
       }

@@ -58,6 +58,9 @@ function parsedRefs(text: string): RemoteRef[] | undefined {
   return refs;
 }
 
+/** Whether followers take `refs` as a publication's `refs` field (count, bytes, names and commit ids). */
+export const publishable = (refs: readonly RemoteRef[]): boolean => parsedRefs(refsText(refs)) !== undefined;
+
 /** Why a follower did not take what it read as the holder's publication: the `publication-` reasons. */
 export type PublicationReason = ReasonOf<'publication'>;
 

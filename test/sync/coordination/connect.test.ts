@@ -168,6 +168,36 @@ describe('Redis coordination: leases, fencing, hints', () => {
     expect(await probe.hGet(key('commit'), 'commit')).toBe(A_COMMIT);
   });
 
+  it('does not publish a refs: listing past the bytes a follower reads, whatever its count: the followers list themselves', async () => {
+    const group: SourceConfig = {
+      ...source,
+      id: 'group',
+      target: { kind: 'refs', patterns: ['v*'], maxRefs: 10_000 },
+    };
+    const clock = manualClock();
+    const holder = await replica('k', clock);
+    const follower = await replica('l', clock);
+    for (const each of [holder, follower]) each.follow([group], { triggered: () => undefined });
+    expect(await holder.poll('group')).toEqual({ kind: 'holder', token: '1' });
+    // 5,000 refs (under the 10,000 a publication holds) of 1,000-byte names: about 5.2 MB, past 4 MiB.
+    const refs = Array.from({ length: 5_000 }, (_, i) => ({
+      name: `refs/tags/v${String(i).padStart(990, '0')}`,
+      oid: A_COMMIT,
+    }));
+    logged.length = 0;
+    await holder.publish('group', '1', { refs });
+    expect(await probe.exists(`test:commit:${sharedKey(group)}`)).toBe(0);
+    const refusedHere =
+      'did not publish: the listing is past the refs or bytes a publication holds, or names a ref it refuses; the other replicas list the refs themselves';
+    expect(logged.map((line) => JSON.parse(line).msg)).toEqual([refusedHere]);
+    // A remote's ref name no follower takes (past 1,000 characters after refs/tags/) is not published either.
+    await holder.publish('group', '1', { refs: [{ name: `refs/tags/v${'1'.repeat(1000)}`, oid: A_COMMIT }] });
+    expect(await probe.exists(`test:commit:${sharedKey(group)}`)).toBe(0);
+    expect(logged.map((line) => JSON.parse(line).msg)).toEqual([refusedHere, refusedHere]);
+    // Nothing written: nothing refused as forged, no hint.
+    expect(await follower.poll('group')).toEqual({ kind: 'follower', holder: 'k/1/k' });
+  });
+
   it('takes no hint that is not a commit id, and tells each replica what another asked', async () => {
     const clock = manualClock();
     const heard: string[] = [];
