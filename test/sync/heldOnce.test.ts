@@ -1,4 +1,5 @@
-import { cpSync, existsSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, type Catalog, type Namespace } from '../../src/catalog/index.ts';
@@ -6,7 +7,7 @@ import { loadConfig, type Config } from '../../src/config/index.ts';
 import { indexStore } from '../../src/index/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { createSyncWorker, type SyncWorker } from '../../src/sync/worker.ts';
-import { BACKENDS } from '../helpers/backends.ts';
+import { BACKENDS, withEnv } from '../helpers/backends.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { git } from '../helpers/git.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
@@ -123,6 +124,45 @@ describe('one repository and commit under two source ids', () => {
       second,
     ]);
     expect(nsOf(after.catalog, 'pinned').skills).toEqual(pinned.skills);
+  });
+});
+
+describe('sources of one local repository asked to sync at once (cli backend)', () => {
+  it('share one repository: its ref is resolved and the commit checked once, and a sync asked later runs its own', async () => {
+    const repo = makeRepo({ 'alpha/SKILL.md': '---\nname: alpha\ndescription: one\n---\none\n' });
+    const ids = ['one', 'two', 'three'];
+    const config = loadConfig(
+      writeConfig({
+        git: { backend: 'cli' },
+        sources: ids.map((id) => ({ id, path: repo.dir, ref: 'main' })),
+      }),
+    );
+    const first = started(countingWorker(config));
+    await first.worker.restore();
+    await first.worker.syncAll('start');
+    await first.worker.stop();
+    running = [];
+    // A `git` first on PATH that logs its arguments, then runs the real one.
+    const bin = tempDir('skillpin-bin-');
+    const argv = path.join(bin, 'argv.log');
+    const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    writeFileSync(path.join(bin, 'git'), `#!/bin/sh\necho "$*" >> '${argv}'\nexec '${real}' "$@"\n`, {
+      mode: 0o755,
+    });
+    const ran = (what: string) =>
+      (existsSync(argv) ? readFileSync(argv, 'utf8') : '').split('\n').filter((line) => line.includes(what));
+    await withEnv({ PATH: `${bin}:${process.env['PATH']}` }, async () => {
+      const restarted = started(countingWorker(config));
+      await restarted.worker.restore();
+      const outcomes = await restarted.worker.syncAll('start');
+      expect(outcomes.map((o) => (o.ok ? [o.id, o.commit, o.changed] : [o.id, o.reason])).sort()).toEqual(
+        ids.map((id) => [id, repo.commit, false]).sort(),
+      );
+      // `main` is looked up as a branch and as a tag: two for-each-ref, once for the three sources.
+      expect([ran('for-each-ref').length, ran('cat-file --batch-check').length]).toEqual([2, 1]);
+      await restarted.worker.trigger('two', 'test');
+      expect([ran('for-each-ref').length, ran('cat-file --batch-check').length]).toEqual([4, 2]);
+    });
   });
 });
 
