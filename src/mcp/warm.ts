@@ -1,12 +1,18 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Catalog, EVERY_SOURCE, type Namespace } from '../catalog/index.ts';
-import type { ServingOwner } from './serving.ts';
+import type { ServingOwner, ServingState } from './serving.ts';
 
 /** What is being made ready to serve at full speed, and how to stop following the catalog. */
 export interface Warming {
   /** Source ids of listed namespaces whose snapshot or search index is not ready yet. */
   pending(): string[];
   stop(): void;
+}
+
+/** Every page of `serving`'s listing, cut (each is kept: serving.ts). */
+function cutPages(serving: ServingState): void {
+  let page = serving.listing(undefined);
+  while (page.nextCursor !== undefined) page = serving.listing(page.nextCursor);
 }
 
 /**
@@ -26,8 +32,9 @@ export function warmCatalog(catalog: Catalog, serving: ServingOwner): Warming {
     await serving.prepare(ns).catch(() => undefined);
     warmed.add(ns);
     waiting.delete(ns);
-    // The last one ready: the listing every caller who sees all sources answers from (URI order, prompt names).
-    if (waiting.size === 0) void serving.at(EVERY_SOURCE).listed;
+    // The last one ready: the listing every caller who sees all sources answers from (URI order, prompt names), and
+    // its pages, cut.
+    if (waiting.size === 0) cutPages(serving.at(EVERY_SOURCE));
   };
   const follow = () => {
     const listed = new Set(catalog.listed());
