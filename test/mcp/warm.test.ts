@@ -67,7 +67,10 @@ describe('warming the catalog', () => {
       at(visibility) {
         const state = owner.at(visibility);
         return Object.assign(Object.create(state) as ServingState, {
-          listing: (cursor: string | undefined) => (asked.push(cursor), state.listing(cursor)),
+          listing(cursor: string | undefined) {
+            asked.push(cursor);
+            return state.listing(cursor);
+          },
         });
       },
     };
