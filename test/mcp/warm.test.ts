@@ -55,7 +55,7 @@ describe('warming the catalog', () => {
     }
   });
 
-  it('cuts every page of the listing once the last namespace is ready, before any caller asks', async () => {
+  it('cuts every page of the listing once the last namespace is ready and no more are coming, before any caller asks', async () => {
     const one = namespaceWaiting('one');
     const two = namespaceWaiting('two');
     const catalog = createCatalog(served(one.ns, two.ns));
@@ -74,13 +74,21 @@ describe('warming the catalog', () => {
         });
       },
     };
-    const warming = warmCatalog(catalog, recording);
+    // The sources' first syncs are running: more namespaces may come.
+    let settled = false;
+    const warming = warmCatalog(catalog, recording, () => settled);
     try {
       one.ready();
       two.ready();
       await expect.poll(() => warming.pending()).toEqual([]);
+      expect(asked).toEqual([]);
+      settled = true;
+      expect(warming.pending()).toEqual([]);
       const first = owner.at(EVERY_SOURCE).listing(undefined);
       expect(asked).toEqual([undefined, first.nextCursor]);
+      // Asked again with nothing swapped in: nothing is cut again.
+      expect(warming.pending()).toEqual([]);
+      expect(asked.length).toBe(2);
       expect(first.skills.map((skill) => skill.uri.split('/')[2])).toEqual(['one']);
     } finally {
       warming.stop();
