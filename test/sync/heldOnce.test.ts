@@ -22,9 +22,13 @@ const c2 = catalog.commits['c2']!;
 const versions = () => fixture('versions');
 const V = (id: 'c1' | 'c2' | 'c3') => versions().commits[id]!;
 
-/** A worker whose index stores count the indexes built (each build saves its index file once), by source dir. */
+/**
+ * A worker whose index stores count the indexes built (each build saves its index file once), and the index and
+ * search files read, by source dir.
+ */
 function countingWorker(config: Config) {
   const built: string[] = [];
+  const read: string[] = [];
   const cat = createCatalog();
   const worker = createSyncWorker({
     config,
@@ -38,10 +42,18 @@ function countingWorker(config: Config) {
           built.push(`${path.basename(dir)} ${index.commit}`);
           return store.save(index, options);
         },
+        load: (commit, options) => {
+          read.push(`${path.basename(dir)} ${commit}.json`);
+          return store.load(commit, options);
+        },
+        loadSearch: (index, options) => {
+          read.push(`${path.basename(dir)} ${index.commit}.search`);
+          return store.loadSearch(index, options);
+        },
       };
     },
   });
-  return { worker, catalog: cat, built };
+  return { worker, catalog: cat, built, read };
 }
 
 const nsOf = (cat: Catalog, id: string): Namespace => cat.state.sources.find((s) => s.id === id)!.current;
@@ -127,8 +139,8 @@ describe('one repository and commit under two source ids', () => {
   });
 });
 
-describe('sources of one local repository asked to sync at once (cli backend)', () => {
-  it('share one repository: its ref is resolved and the commit checked once, and a sync asked later runs its own', async () => {
+describe('sources of one local repository on one commit, asked to sync at once (cli backend)', () => {
+  it('after a restart, read its index and search files once, resolve its ref and check the commit once; a sync asked later runs its own', async () => {
     const repo = makeRepo({ 'alpha/SKILL.md': '---\nname: alpha\ndescription: one\n---\none\n' });
     const ids = ['one', 'two', 'three'];
     const config = loadConfig(
@@ -140,6 +152,8 @@ describe('sources of one local repository asked to sync at once (cli backend)', 
     const first = started(countingWorker(config));
     await first.worker.restore();
     await first.worker.syncAll('start');
+    // Its search index built and saved beside the index file, as serving does.
+    await nsOf(first.catalog, 'one').searchData!();
     await first.worker.stop();
     running = [];
     // A `git` first on PATH that logs its arguments, then runs the real one.
@@ -158,6 +172,16 @@ describe('sources of one local repository asked to sync at once (cli backend)', 
       expect(outcomes.map((o) => (o.ok ? [o.id, o.commit, o.changed] : [o.id, o.reason])).sort()).toEqual(
         ids.map((id) => [id, repo.commit, false]).sort(),
       );
+      // One index file and one search file read for the three sources, whichever source came first.
+      const namespaces = ids.map((id) => nsOf(restarted.catalog, id));
+      const searches = await Promise.all(namespaces.map((ns) => ns.searchData!()));
+      expect(restarted.read.map((r) => r.split(' ')[1])).toEqual([
+        `${repo.commit}.json`,
+        `${repo.commit}.search`,
+      ]);
+      expect(new Set(namespaces.map((ns) => ns.skills)).size).toBe(1);
+      expect(new Set(searches).size).toBe(1);
+      expect(restarted.built).toEqual([]);
       // `main` is looked up as a branch and as a tag: two for-each-ref, once for the three sources.
       expect([ran('for-each-ref').length, ran('cat-file --batch-check').length]).toEqual([2, 1]);
       await restarted.worker.trigger('two', 'test');
