@@ -209,8 +209,13 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
     onSynced: metrics && ((outcome, seconds) => metrics.synced(outcome, seconds)),
   });
   // Each listed namespace is made ready (its snapshot, its search index read from dataDir or built yielding the
-  // thread) as soon as it is published; readiness waits for it.
-  const warming = (await import('../mcp/warm.ts')).warmCatalog(catalog, served);
+  // thread) as soon as it is published, and the full listing once every source's first sync is done; readiness
+  // waits for them.
+  const warming = (await import('../mcp/warm.ts')).warmCatalog(
+    catalog,
+    served,
+    () => worker.pending().length === 0,
+  );
   await worker.restore();
   const reloading = reloader(config, worker, logger, options.reread ?? (async () => config));
   const grants = config.sources.some((source) => source.run !== undefined);

@@ -111,11 +111,26 @@ class NamespaceServing {
   }
 }
 
-/** One catalog state: its namespaces' serving, and one ServingState per visibility key. */
+/**
+ * What a visibility lists (its view, its page size, the pages cut from the start) over its listed namespaces: kept
+ * across catalog swaps that list the same namespaces (a sync that found nothing new swaps a state all the same), so
+ * no listing after one pays for the view again.
+ */
+interface Listing {
+  readonly namespaces: readonly Namespace[];
+  built?: { view: CatalogView; size: number };
+  readonly pages: Map<number, ListedPage>;
+}
+
+/** Visibilities whose listing a swap carries over at most (each caller's own set of sources is one). */
+const MAX_KEPT_LISTINGS = 64;
+
+/** One catalog state: its namespaces' serving, one ServingState per visibility key, and the listings kept. */
 interface StateServing {
   readonly state: CatalogState;
   readonly namespaces: ReadonlyMap<Namespace, NamespaceServing>;
   readonly visible: Map<string, ServingState>;
+  readonly listings: Map<string, Listing>;
 }
 
 function stateServing(state: CatalogState, previous: StateServing | undefined): StateServing {
@@ -123,7 +138,22 @@ function stateServing(state: CatalogState, previous: StateServing | undefined): 
   for (const source of state.sources)
     for (const ns of [source.current, ...source.retained])
       namespaces.set(ns, previous?.namespaces.get(ns) ?? new NamespaceServing(ns));
-  return { state, namespaces, visible: new Map() };
+  // The listings used last, newest last: one that lists other namespaces now is replaced at its next use.
+  const listings = new Map([...(previous?.listings ?? [])].slice(-MAX_KEPT_LISTINGS));
+  return { state, namespaces, visible: new Map(), listings };
+}
+
+const sameNamespaces = (a: readonly Namespace[], b: readonly Namespace[]) =>
+  a.length === b.length && a.every((ns, i) => ns === b[i]);
+
+/** The listing of visibility `key` over `namespaces`: the one kept when it lists them, else a new one (kept from now on). */
+function listingOf(owner: StateServing, key: string, namespaces: readonly Namespace[]): Listing {
+  let kept = owner.listings.get(key);
+  owner.listings.delete(key);
+  if (kept === undefined || !sameNamespaces(kept.namespaces, namespaces))
+    kept = { namespaces, pages: new Map() };
+  owner.listings.set(key, kept);
+  return kept;
 }
 
 /** The namespaces of `state` by `<source>@<commit>`. */
@@ -157,19 +187,19 @@ function servingState(owner: StateServing, visibility: Visibility, configuredPag
   const entry = (ns: Namespace) => owner.namespaces.get(ns) ?? new NamespaceServing(ns);
   const snapshot = (ns: Namespace) => entry(ns).snapshot;
   const namespaces = listedOf(state);
+  const kept = listingOf(owner, visibility.key, namespaces);
   // Built at the first request that needs it (warming builds the snapshots first, one a turn).
-  let built: { view: CatalogView; size: number } | undefined;
   const listing = () => {
-    if (built === undefined) {
+    if (kept.built === undefined) {
       const view = buildView(namespaces, snapshot);
       // A large catalog gets larger pages, so a host's listing never takes more than MAX_LIST_PAGES.
-      built = { view, size: listPageSize(configuredPageSize, view.listed.length) };
+      kept.built = { view, size: listPageSize(configuredPageSize, view.listed.length) };
     }
-    return built;
+    return kept.built;
   };
   // Pages from the start, cut once; a cursor that lands elsewhere (one from before a swap, or forged) gets a page
   // cut for it, so they are never more than the listing once over.
-  const pages = new Map<number, ListedPage>();
+  const { pages } = kept;
   const bytes = new WeakMap<ListedPage, Uint8Array>();
   const capped = new Map<number, ReadonlyMap<string, ServedSkill>>();
   return {

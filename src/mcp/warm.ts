@@ -1,23 +1,46 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { type Catalog, EVERY_SOURCE, type Namespace } from '../catalog/index.ts';
-import type { ServingOwner } from './serving.ts';
+import { type Catalog, type CatalogState, EVERY_SOURCE, type Namespace } from '../catalog/index.ts';
+import type { ServingOwner, ServingState } from './serving.ts';
 
 /** What is being made ready to serve at full speed, and how to stop following the catalog. */
 export interface Warming {
-  /** Source ids of listed namespaces whose snapshot or search index is not ready yet. */
+  /**
+   * Source ids of listed namespaces whose snapshot or search index is not ready yet; with none, and `settled`, the
+   * full listing is made ready first (once per listing).
+   */
   pending(): string[];
   stop(): void;
 }
 
+/** Every page of `serving`'s listing, cut (each is kept: serving.ts). */
+function cutPages(serving: ServingState): void {
+  let page = serving.listing(undefined);
+  while (page.nextCursor !== undefined) page = serving.listing(page.nextCursor);
+}
+
 /**
- * Makes every listed namespace ready as soon as it is published: its snapshot (what listings
- * answer from), then the catalog's view, and its search index (read from dataDir, or built yielding the thread). Until then it is pending,
- * so readiness means listings and searches answer at full speed.
+ * Makes every listed namespace ready as soon as it is published: its snapshot (what listings answer from) and its
+ * search index (read from dataDir, or built yielding the thread); then, once every namespace is and `settled` says
+ * no more are coming (the sources' first syncs are done), the full listing: its view and its pages. Until then it is
+ * pending, so readiness means listings and searches answer at full speed. The listing is not made for each source
+ * that lands at a start: a thousand sources would build it a thousand times, growing.
  */
-export function warmCatalog(catalog: Catalog, serving: ServingOwner): Warming {
+export function warmCatalog(
+  catalog: Catalog,
+  serving: ServingOwner,
+  settled: () => boolean = () => true,
+): Warming {
   const waiting = new Set<Namespace>();
   const warmed = new WeakSet<Namespace>();
   let turns: Promise<unknown> = Promise.resolve();
+  // The catalog state whose full listing is ready (a swap that lists the same namespaces keeps it: serving.ts).
+  let listedAt: CatalogState | undefined;
+  const listing = () => {
+    if (waiting.size > 0 || !settled() || listedAt === catalog.state) return;
+    // The listing every caller who sees all sources answers from (URI order, prompt names), its pages cut.
+    cutPages(serving.at(EVERY_SOURCE));
+    listedAt = catalog.state;
+  };
   const warm = async (ns: Namespace) => {
     // One snapshot a turn, in turn: a thousand namespaces published at once do not hold the thread together.
     await (turns = turns.then(() => nextTurn()));
@@ -26,8 +49,7 @@ export function warmCatalog(catalog: Catalog, serving: ServingOwner): Warming {
     await serving.prepare(ns).catch(() => undefined);
     warmed.add(ns);
     waiting.delete(ns);
-    // The last one ready: the listing every caller who sees all sources answers from (URI order, prompt names).
-    if (waiting.size === 0) void serving.at(EVERY_SOURCE).listed;
+    listing();
   };
   const follow = () => {
     const listed = new Set(catalog.listed());
@@ -37,11 +59,16 @@ export function warmCatalog(catalog: Catalog, serving: ServingOwner): Warming {
         waiting.add(ns);
         void warm(ns);
       }
+    listing();
   };
   const unsubscribe = catalog.onChange(follow);
   follow();
   return {
-    pending: () => [...waiting].map((ns) => ns.source),
+    pending() {
+      // A start whose last sync swapped nothing in: the listing is made now, before anyone is told it is ready.
+      listing();
+      return [...waiting].map((ns) => ns.source);
+    },
     stop() {
       waiting.clear();
       unsubscribe();

@@ -132,8 +132,8 @@ export interface FollowHooks {
 export interface FollowOptions {
   dataDir: string;
   clock: Clock;
-  /** One sync of `followed`, settled (catalog and state updated). Never rejects. */
-  sync: (followed: Followed, why: string) => Promise<SyncOutcome>;
+  /** One sync of `followed`, settled (catalog and state updated), asked at `since` (performance.now()). Never rejects. */
+  sync: (followed: Followed, why: string, since: number) => Promise<SyncOutcome>;
   /** A read found a served commit of source `id` damaged. */
   onDamage: (id: string, damage: Damage) => void;
   /** An index file of source `id` was too large or no regular file: it is rebuilt. */
@@ -165,7 +165,7 @@ export function followSource(sourceConfig: SourceConfig, config: Config, options
     config: sourceConfig,
     source,
     follower: createFollower({
-      sync: (why) => options.sync(followed, why),
+      sync: (why) => options.sync(followed, why, performance.now()),
       pollMs: sourceConfig.pollMs,
       retryMinMs: config.sync.retryMinMs,
       retryMaxMs: config.sync.retryMaxMs,

@@ -43,6 +43,7 @@ import {
 import { type FileRefusedError, readBounded } from '../shared/boundedRead.ts';
 import { COMMIT_PATTERN } from '../shared/patterns.ts';
 import { checkReads, checkStore, type Damage, guardedReader } from './damage.ts';
+import { type Fresh, fresh } from './fresh.ts';
 import { checkLocked } from './lockCheck.ts';
 import type { HeldCommits } from './held.ts';
 import { searchKey, searchOnce } from './search.ts';
@@ -82,9 +83,10 @@ export interface Source {
   readonly origin: Origin;
   /**
    * The commit the source should serve now: its pin, or its ref resolved (remote refs over the network), with
-   * the annotated tag the ref names.
+   * the annotated tag the ref names. `since` (performance.now() when the sync was asked): a local ref resolved
+   * since then by another source of the same repository is not resolved again.
    */
-  resolve(): Promise<ResolvedRef>;
+  resolve(since?: number): Promise<ResolvedRef>;
   /** A `refs:` source's branches and tags that match its patterns: one ref listing of the remote, or local refs. */
   listRefs(): Promise<RemoteRef[]>;
   /**
@@ -99,8 +101,11 @@ export interface Source {
    * Its first read checks that the store holds the commit's objects.
    */
   restore(commit: string): Promise<Namespace>;
-  /** Damage when the store lacks objects of a served commit (the commit and the blobs its index names). */
-  check(ns: Namespace): Promise<Damage | undefined>;
+  /**
+   * Damage when the store lacks objects of a served commit (the commit and the blobs its index names); `since` as
+   * for `resolve`: a check of the same index in the same repository that started since then answers.
+   */
+  check(ns: Namespace, since?: number): Promise<Damage | undefined>;
   /** Damage when the reader that serves `ns`'s reads cannot find its objects (a repair that did not take). */
   readable(ns: Namespace): Promise<Damage | undefined>;
   /**
@@ -188,6 +193,8 @@ export interface RepositoryOnUse {
    * the sources sharing it: the next walk reuses those unchanged, and a second ref on one commit reads none again.
    */
   trees?: TreeCache;
+  /** What the sources sharing it asked of it lately: each asked at once resolves a ref or checks a commit once. */
+  fresh?: { resolved: Fresh<string, ResolvedRef>; checked: Fresh<object, Damage | undefined> };
 }
 
 /** Opens `config`'s repository (a remote source's store at `storeDir`) when first used. */
@@ -212,6 +219,33 @@ export function repositoryOnUse(config: SourceConfig, storeDir: string): Reposit
       await (await open?.catch(() => undefined))?.close();
     },
     sweep: async () => (config.location.kind === 'local' ? [] : removeIncomplete(storeDir)),
+    fresh: { resolved: fresh(new Map()), checked: fresh(new WeakMap()) },
+  };
+}
+
+/**
+ * `shared` as one of the sources using it sees it: its close closes `shared` only when no other source that used it
+ * still does (the others' reads go on); a source's get after its close uses it again.
+ */
+export function usedBy(shared: RepositoryOnUse, users: Set<object>): RepositoryOnUse {
+  const me = {};
+  return {
+    get() {
+      users.add(me);
+      return shared.get();
+    },
+    async close() {
+      users.delete(me);
+      if (users.size === 0) await shared.close();
+    },
+    sweep: () => shared.sweep(),
+    get trees() {
+      return shared.trees;
+    },
+    set trees(trees) {
+      shared.trees = trees;
+    },
+    fresh: shared.fresh,
   };
 }
 
@@ -346,6 +380,7 @@ async function resolveTarget(
   remote: Remote | undefined,
   repository: RepositoryOnUse,
   listed: ((ref: string) => ResolvedRef | undefined) | undefined,
+  since: number | undefined,
 ): Promise<ResolvedRef> {
   const { target } = config;
   // A ref goes with the annotated tag it names, never alone.
@@ -362,9 +397,10 @@ async function resolveTarget(
       throw new GitError('source-ref-not-found', `${target.ref} is no longer on the remote`);
     return found;
   }
-  return remote === undefined
-    ? resolveLocalTarget(await repository.get(), target.ref)
-    : resolveRemoteTarget(await repository.get(), remote, target.ref);
+  if (remote !== undefined) return resolveRemoteTarget(await repository.get(), remote, target.ref);
+  const { ref } = target;
+  const resolve = async () => resolveLocalTarget(await repository.get(), ref);
+  return repository.fresh === undefined ? resolve() : repository.fresh.resolved.of(ref, since, resolve);
 }
 
 /**
@@ -450,7 +486,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   return {
     id: config.id,
     origin: sourceOrigin(config),
-    resolve: async () => resolveTarget(config, remote, repository, deps.shared?.listed),
+    resolve: async (since) => resolveTarget(config, remote, repository, deps.shared?.listed, since),
     async listRefs() {
       const { target } = config;
       if (target.kind !== 'refs') throw new Error(`source ${config.id} follows no refs: patterns`);
@@ -463,7 +499,11 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       const repo = await repository.get();
       return indexer.namespace(await indexer.indexOf(repo, await targetOf(commit)), repo, true);
     },
-    check: async (ns) => checkStore(await repository.get(), ns),
+    async check(ns, since) {
+      const check = async () => checkStore(await repository.get(), ns);
+      // One held index is one skills array: the same commit and blobs, whichever source serves it.
+      return repository.fresh === undefined ? check() : repository.fresh.checked.of(ns.skills, since, check);
+    },
     readable: async (ns) => checkReads(await repository.get(), ns),
     repair: async (damage) =>
       repairCommit(config, remote, indexer, await repository.get(), damage, await targetOf(damage.commit)),

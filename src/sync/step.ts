@@ -35,6 +35,9 @@ export async function syncSource(
     damaged?: readonly Damage[];
     /** Where the target comes from (default: the source resolves it): the commit another replica published. */
     resolve?: () => Promise<ResolvedRef>;
+    /** When the sync was asked (performance.now()): what another source of its repository resolved or checked
+     * since then is its answer too (Source.resolve). */
+    since?: number;
     /** Whether the commit loaded may replace what is served (a publication moving a branch backward may not). */
     accept?: (loaded: Namespace, held: ServedSource | undefined) => Refusal | undefined;
   },
@@ -70,11 +73,11 @@ export async function syncSource(
   };
   try {
     for (const damage of options.damaged ?? []) await repair(damage);
-    const target = await (options.resolve ?? (() => source.resolve()))();
+    const target = await (options.resolve ?? (() => source.resolve(options.since)))();
     const { commit } = target;
     if (held?.current.commit === commit) {
       // A store that lost the commit's objects is repaired here, never reported unchanged.
-      const damage = await source.check(held.current);
+      const damage = await source.check(held.current, options.since);
       if (damage !== undefined) {
         logger.warn({ source: id, commit, kind: damage.kind, log: damage.log, why }, damage.detail);
         await repair(damage);

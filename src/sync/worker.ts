@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import PQueue from 'p-queue';
 import type { Catalog } from '../catalog/index.ts';
@@ -38,7 +39,7 @@ import {
   stops,
   type Worker,
 } from './served.ts';
-import { type RepositoryOnUse, repositoryOnUse, storeDirOf } from './source.ts';
+import { type RepositoryOnUse, repositoryOnUse, storeDirOf, usedBy } from './source.ts';
 import { openStateFile } from './dataDir/state.ts';
 import { liveStatusOf, statusReportOf } from './status.ts';
 import { syncSource } from './step.ts';
@@ -137,6 +138,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
   // dataDir is the one setting a reconfigure cannot change: this process's file and leases are there.
   const membership = options.membership ?? joinDataDir(config, { command: 'serve' }, logger);
   const stores = new Map<string, RepositoryOnUse>();
+  const locals: LocalRepositories = new Map();
   const held = heldCommits();
   const clock = options.clock ?? systemClock;
   const stateFile = openStateFile(membership.dataDir, options.fs);
@@ -171,7 +173,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
       followSource(source, running, {
         dataDir: membership.dataDir,
         clock: w.clock,
-        sync: (followed, why) => sync(w, followed, why),
+        sync: (followed, why, since) => sync(w, followed, why, since),
         onDamage: (id, found) => reportDamage(w, id, found),
         onRefused: (id, error) =>
           w.logger.warn(
@@ -184,7 +186,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
             `a search index could not be saved in dataDir (it is built again at the next start): ${osReason(error)}`,
           ),
         hooks: options,
-        shared: (sourceConfig) => sharedStore(w, stores, sourceConfig),
+        shared: (sourceConfig) => sharedStore(w, stores, sourceConfig) ?? sharedLocal(locals, sourceConfig),
         held,
       }),
     records: new Map(config.sources.map((s) => [s.id, { tried: false }])),
@@ -202,7 +204,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
  * another process of this machine (what it published in state.json is served), or another replica (what it
  * published is fetched). Asked for (webhook, `skillpin sync`), a holder on this machine is asked and awaited.
  */
-async function sync(w: Worker, followed: Followed, why: string): Promise<SyncOutcome> {
+async function sync(w: Worker, followed: Followed, why: string, since: number): Promise<SyncOutcome> {
   const { config, source } = followed;
   const asked = w.asked.delete(config.id) ? why : undefined;
   const role = await w.owner.role(config, source, asked);
@@ -215,7 +217,7 @@ async function sync(w: Worker, followed: Followed, why: string): Promise<SyncOut
     if (done.changed) publish(w);
     return done.outcome;
   }
-  return synced(w, followed, why, role);
+  return synced(w, followed, why, role, since);
 }
 
 /**
@@ -223,7 +225,13 @@ async function sync(w: Worker, followed: Followed, why: string): Promise<SyncOut
  * indexed and retained (`syncSource`); then recorded, served and written to state.json, which lets retention forget
  * what it dropped.
  */
-async function synced(w: Worker, followed: Followed, why: string, role: Exclude<Role, { via: 'machine' }>) {
+async function synced(
+  w: Worker,
+  followed: Followed,
+  why: string,
+  role: Exclude<Role, { via: 'machine' }>,
+  since: number,
+) {
   const { source, config } = followed;
   const { id, keep, group } = config;
   const { logger } = w;
@@ -235,9 +243,18 @@ async function synced(w: Worker, followed: Followed, why: string, role: Exclude<
       syncByRole(
         role,
         config,
-        () => source.resolve(),
+        () => source.resolve(since),
         (resolve, accept) =>
-          syncSource(source, before(), { keep, why, at, logger, damaged: w.damage.of(id), resolve, accept }),
+          syncSource(source, before(), {
+            keep,
+            why,
+            at,
+            logger,
+            damaged: w.damage.of(id),
+            resolve,
+            accept,
+            since,
+          }),
         {
           logger,
           serving: before().served?.current.commit,
@@ -340,6 +357,24 @@ function sharedStore(w: Worker, stores: Map<string, RepositoryOnUse>, source: So
     repository: stores.get(group.id)!,
     listed: (ref: string) => resolvedOf(listingOf(w, group.id), ref),
   };
+}
+
+/** The local repositories sources of the worker read, by path and git settings, and the sources using each. */
+type LocalRepositories = Map<string, { repository: RepositoryOnUse; users: Set<object> }>;
+
+/**
+ * The repository of a local source, shared by every source of the worker reading the same one with the same git
+ * settings: opened once (one object reader, one tree cache), and its ref resolved and a commit's objects checked once
+ * for the sources asked to sync at once (RepositoryOnUse.fresh). `undefined` for a remote source.
+ */
+function sharedLocal(locals: LocalRepositories, source: SourceConfig) {
+  const { location } = source;
+  if (location.kind !== 'local') return undefined;
+  const key = JSON.stringify([path.resolve(location.path), location.given ?? null, source.git]);
+  let known = locals.get(key);
+  if (known === undefined)
+    locals.set(key, (known = { repository: repositoryOnUse(source, ''), users: new Set() }));
+  return { repository: usedBy(known.repository, known.users) };
 }
 
 /** Serves what dataDir holds, without the network (see SyncWorker.restore). */

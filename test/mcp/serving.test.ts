@@ -59,6 +59,32 @@ describe('the serving snapshot', () => {
     expect(second.listed.filter((served) => served.ns === v1)).toEqual([...snapshot.ordered]);
   });
 
+  it('keeps the listing (view and pages) across a swap that lists the same namespaces, and only then', async () => {
+    const v1 = await namespaceOf('cat', catalogRepo.gitdir, c1, ['skills']);
+    const v2 = await namespaceOf('other', catalogRepo.gitdir, c2, ['skills']);
+    const catalog = createCatalog(stateOf(v1, v2));
+    const owner = createServingOwner(catalog);
+    const first = owner.at(EVERY_SOURCE);
+    const [listed, page] = [first.listed, first.listing(undefined)];
+    // A sync that found nothing new swaps a new state listing the same namespaces (a failure may come or go).
+    catalog.swap({
+      ...stateOf(v1, v2),
+      failures: [{ id: 'gone', reason: 'source-fetch-failed', detail: 'x' }],
+    });
+    const second = owner.at(EVERY_SOURCE);
+    expect(second).not.toBe(first);
+    expect([second.listed, second.listing(undefined)]).toEqual([listed, page]);
+    expect(second.listed).toBe(listed);
+    expect(second.listing(undefined)).toBe(page);
+    expect(second.state.failures.map((f) => f.id)).toEqual(['gone']);
+    // Another order is another listing.
+    catalog.swap(stateOf(v2, v1));
+    expect(owner.at(EVERY_SOURCE).listed).not.toBe(listed);
+    expect(owner.at(EVERY_SOURCE).listed.map((served) => served.uri)).toEqual(
+      listed.map((served) => served.uri),
+    );
+  });
+
   it('keys entries, files and folders by canonical URI, folders listing their children in URI order', async () => {
     const ns = await namespaceOf('cat', catalogRepo.gitdir, c2, ['skills']);
     const snapshot = buildSnapshot(ns);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { buildNamespace, createCatalog, type Namespace } from '../../src/catalog/index.ts';
+import { buildNamespace, createCatalog, EVERY_SOURCE, type Namespace } from '../../src/catalog/index.ts';
 import { PostingsBuilder } from '../../src/index/postings.ts';
 import type { SearchData } from '../../src/index/searchBuild.ts';
-import { createServingOwner } from '../../src/mcp/serving.ts';
+import { createServingOwner, type ServingOwner, type ServingState } from '../../src/mcp/serving.ts';
 import { warmCatalog } from '../../src/mcp/warm.ts';
 import { commitIndexOf, oneFileSkill } from '../helpers/catalog.ts';
 
@@ -50,6 +50,46 @@ describe('warming the catalog', () => {
       expect(warming.pending()).toEqual(['three']);
       catalog.swap(served());
       expect(warming.pending()).toEqual([]);
+    } finally {
+      warming.stop();
+    }
+  });
+
+  it('cuts every page of the listing once the last namespace is ready and no more are coming, before any caller asks', async () => {
+    const one = namespaceWaiting('one');
+    const two = namespaceWaiting('two');
+    const catalog = createCatalog(served(one.ns, two.ns));
+    const owner = createServingOwner(catalog, { pageSize: 1 });
+    // What warming asks of the listing, recorded.
+    const asked: Array<string | undefined> = [];
+    const recording: ServingOwner = {
+      ...owner,
+      at(visibility) {
+        const state = owner.at(visibility);
+        return Object.assign(Object.create(state) as ServingState, {
+          listing(cursor: string | undefined) {
+            asked.push(cursor);
+            return state.listing(cursor);
+          },
+        });
+      },
+    };
+    // The sources' first syncs are running: more namespaces may come.
+    let settled = false;
+    const warming = warmCatalog(catalog, recording, () => settled);
+    try {
+      one.ready();
+      two.ready();
+      await expect.poll(() => warming.pending()).toEqual([]);
+      expect(asked).toEqual([]);
+      settled = true;
+      expect(warming.pending()).toEqual([]);
+      const first = owner.at(EVERY_SOURCE).listing(undefined);
+      expect(asked).toEqual([undefined, first.nextCursor]);
+      // Asked again with nothing swapped in: nothing is cut again.
+      expect(warming.pending()).toEqual([]);
+      expect(asked.length).toBe(2);
+      expect(first.skills.map((skill) => skill.uri.split('/')[2])).toEqual(['one']);
     } finally {
       warming.stop();
     }

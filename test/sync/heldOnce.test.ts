@@ -1,4 +1,5 @@
-import { cpSync, existsSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, type Catalog, type Namespace } from '../../src/catalog/index.ts';
@@ -6,7 +7,7 @@ import { loadConfig, type Config } from '../../src/config/index.ts';
 import { indexStore } from '../../src/index/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { createSyncWorker, type SyncWorker } from '../../src/sync/worker.ts';
-import { BACKENDS } from '../helpers/backends.ts';
+import { BACKENDS, withEnv } from '../helpers/backends.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { git } from '../helpers/git.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
@@ -21,9 +22,13 @@ const c2 = catalog.commits['c2']!;
 const versions = () => fixture('versions');
 const V = (id: 'c1' | 'c2' | 'c3') => versions().commits[id]!;
 
-/** A worker whose index stores count the indexes built (each build saves its index file once), by source dir. */
+/**
+ * A worker whose index stores count the indexes built (each build saves its index file once), and the index and
+ * search files read, by source dir.
+ */
 function countingWorker(config: Config) {
   const built: string[] = [];
+  const read: string[] = [];
   const cat = createCatalog();
   const worker = createSyncWorker({
     config,
@@ -37,10 +42,18 @@ function countingWorker(config: Config) {
           built.push(`${path.basename(dir)} ${index.commit}`);
           return store.save(index, options);
         },
+        load: (commit, options) => {
+          read.push(`${path.basename(dir)} ${commit}.json`);
+          return store.load(commit, options);
+        },
+        loadSearch: (index, options) => {
+          read.push(`${path.basename(dir)} ${index.commit}.search`);
+          return store.loadSearch(index, options);
+        },
       };
     },
   });
-  return { worker, catalog: cat, built };
+  return { worker, catalog: cat, built, read };
 }
 
 const nsOf = (cat: Catalog, id: string): Namespace => cat.state.sources.find((s) => s.id === id)!.current;
@@ -123,6 +136,57 @@ describe('one repository and commit under two source ids', () => {
       second,
     ]);
     expect(nsOf(after.catalog, 'pinned').skills).toEqual(pinned.skills);
+  });
+});
+
+describe('sources of one local repository on one commit, asked to sync at once (cli backend)', () => {
+  it('after a restart, read its index and search files once, resolve its ref and check the commit once; a sync asked later runs its own', async () => {
+    const repo = makeRepo({ 'alpha/SKILL.md': '---\nname: alpha\ndescription: one\n---\none\n' });
+    const ids = ['one', 'two', 'three'];
+    const config = loadConfig(
+      writeConfig({
+        git: { backend: 'cli' },
+        sources: ids.map((id) => ({ id, path: repo.dir, ref: 'main' })),
+      }),
+    );
+    const first = started(countingWorker(config));
+    await first.worker.restore();
+    await first.worker.syncAll('start');
+    // Its search index built and saved beside the index file, as serving does.
+    await nsOf(first.catalog, 'one').searchData!();
+    await first.worker.stop();
+    running = [];
+    // A `git` first on PATH that logs its arguments, then runs the real one.
+    const bin = tempDir('skillpin-bin-');
+    const argv = path.join(bin, 'argv.log');
+    const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    writeFileSync(path.join(bin, 'git'), `#!/bin/sh\necho "$*" >> '${argv}'\nexec '${real}' "$@"\n`, {
+      mode: 0o755,
+    });
+    const ran = (what: string) =>
+      (existsSync(argv) ? readFileSync(argv, 'utf8') : '').split('\n').filter((line) => line.includes(what));
+    await withEnv({ PATH: `${bin}:${process.env['PATH']}` }, async () => {
+      const restarted = started(countingWorker(config));
+      await restarted.worker.restore();
+      const outcomes = await restarted.worker.syncAll('start');
+      expect(outcomes.map((o) => (o.ok ? [o.id, o.commit, o.changed] : [o.id, o.reason])).sort()).toEqual(
+        ids.map((id) => [id, repo.commit, false]).sort(),
+      );
+      // One index file and one search file read for the three sources, whichever source came first.
+      const namespaces = ids.map((id) => nsOf(restarted.catalog, id));
+      const searches = await Promise.all(namespaces.map((ns) => ns.searchData!()));
+      expect(restarted.read.map((r) => r.split(' ')[1])).toEqual([
+        `${repo.commit}.json`,
+        `${repo.commit}.search`,
+      ]);
+      expect(new Set(namespaces.map((ns) => ns.skills)).size).toBe(1);
+      expect(new Set(searches).size).toBe(1);
+      expect(restarted.built).toEqual([]);
+      // `main` is looked up as a branch and as a tag: two for-each-ref, once for the three sources.
+      expect([ran('for-each-ref').length, ran('cat-file --batch-check').length]).toEqual([2, 1]);
+      await restarted.worker.trigger('two', 'test');
+      expect([ran('for-each-ref').length, ran('cat-file --batch-check').length]).toEqual([4, 2]);
+    });
   });
 });
 
