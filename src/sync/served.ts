@@ -41,6 +41,8 @@ export interface Worker {
   readonly damage: DamageLedger;
   /** What the sources stopped serving: told only by this file's record, restarted and persist. */
   readonly retention: Retention;
+  /** Writes state.json and settles retention for an ask, batched with the asks made while a write runs. */
+  readonly persisting: (ask: PersistAsk) => Promise<void>;
   /** Told after every sync how long it ran, waiting for its turn not counted (metrics). */
   readonly onSynced: ((outcome: SyncOutcome, seconds: number) => void) | undefined;
   /** Sources a webhook or `skillpin sync` asked for: their holder is asked when it is another process. */
@@ -163,14 +165,27 @@ function savedState(r: SourceRecord): SourceState {
   };
 }
 
+/** What a sync or a reconfigure asks `persist` to write and settle. */
+export interface PersistAsk {
+  touched: readonly Followed[];
+  removed: readonly string[];
+}
+
 /**
  * Writes the entries of the sources this process leases into state.json (merged with the other processes'
  * entries), then lets retention forget what the `touched` sources stopped serving: a crash in between restarts
  * with it intact. `removed`: sources no longer run here, whose entries go unless another live process runs
- * them. A failed write is logged and forgets nothing.
+ * them. A failed write is logged and forgets nothing. Asks made while a write runs share the next one
+ * (`Worker.persisting`): a start of 1,000 sources writes state.json a few times, not once per source.
  */
-export async function persist(w: Worker, touched: readonly Followed[], removed: readonly string[] = []) {
+export const persist = (w: Worker, touched: readonly Followed[], removed: readonly string[] = []) =>
+  w.persisting({ touched, removed });
+
+/** One write of state.json for every ask `asks` carries, then retention settled for each touched source. */
+export async function persistAll(w: Worker, asks: readonly PersistAsk[]): Promise<void> {
   const { membership, stateFile } = w;
+  const touched = [...new Set(asks.flatMap((ask) => ask.touched))];
+  const removed = [...new Set(asks.flatMap((ask) => ask.removed))];
   const mine = [...w.records].filter(([id]) => membership.holds(id));
   const elsewhere = new Set(
     liveProcesses(membership.dataDir)

@@ -5,7 +5,7 @@ import type { Catalog } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
 import { osReason, type WriteFs } from '../shared/fs.ts';
 import type { Logger } from '../shared/log.ts';
-import { oneAtATimePer } from '../shared/serial.ts';
+import { batched, oneAtATimePer } from '../shared/serial.ts';
 import type { StatusReport, SyncOutcome } from '../shared/status.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import type { Coordination } from './coordination/coordination.ts';
@@ -31,6 +31,7 @@ import {
   commitsOf,
   listingOf,
   persist,
+  persistAll,
   publish,
   record,
   restarted,
@@ -167,6 +168,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
       elsewhere: (followed) =>
         new Set([...membership.servedElsewhere(followed.config.id), ...siblingsServe(w, followed)]),
     }),
+    persisting: batched((asks) => persistAll(w, asks)),
     onSynced: options.onSynced,
     asked: new Set(),
     follow: (source, running) =>
