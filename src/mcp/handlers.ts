@@ -8,7 +8,6 @@ import {
 import { z } from 'zod';
 import { sourceIdOf } from '../catalog/index.ts';
 import type { CachePolicy } from './cache.ts';
-import type { PageSlot } from './pageBytes.ts';
 import { MAX_CURSOR_CHARS } from './paging.ts';
 import { isModernProtocol } from './protocol.ts';
 import type { ServingState } from './serving.ts';
@@ -37,15 +36,13 @@ function configuredSource(serving: ServingState, id: string): string {
  * the extension's own handlers: those check every entry of an untrusted source on every request (the SDK trusts
  * only its own catalog), while ours were built once, from indexed and validated skills, and are frozen. Each
  * result carries its own cache hint (the SDK takes one for all): listings are short-lived, what a commit-pinned
- * URI names never changes. With a `slot` (a 2026-07-28 HTTP request, pageBytes.ts), a listing page's entries go
- * to the slot as bytes serialized once, and the SDK serializes the rest of the answer with no entries.
+ * URI names never changes.
  */
 export function answerFromSnapshots(
   mcp: McpServer,
   serving: () => ServingState,
   source: CatalogSkillSource,
   cache: CachePolicy,
-  slot?: PageSlot,
 ): void {
   const server = mcp.server;
   const modern = () => isModernProtocol(server.getNegotiatedProtocolVersion());
@@ -54,14 +51,10 @@ export function answerFromSnapshots(
   const pinned = (uri: string) =>
     modern() ? cache.pinned(configuredSource(serving(), sourceIdOf(uri))) : {};
   server.removeRequestHandler(SKILLS_LIST_METHOD);
-  server.setRequestHandler(SKILLS_LIST_METHOD, { params: listParams }, async ({ cursor }) => {
-    const state = serving();
-    const page = state.listing(cursor);
-    // A slot holds one page: a second listing in the same exchange is answered whole.
-    if (slot === undefined || slot.bytes !== undefined) return { ...page, ...listed() };
-    slot.bytes = state.entriesBytes(page);
-    return { ...page, skills: [], ...listed() };
-  });
+  server.setRequestHandler(SKILLS_LIST_METHOD, { params: listParams }, async ({ cursor }) => ({
+    ...serving().listing(cursor),
+    ...listed(),
+  }));
   server.removeRequestHandler(SKILLS_GET_METHOD);
   server.setRequestHandler(SKILLS_GET_METHOD, { params: getParams }, async ({ uri }) => ({
     skill: await source.get(uri),
