@@ -46,15 +46,17 @@ export function answerFromSnapshots(
 ): void {
   const server = mcp.server;
   const modern = () => isModernProtocol(server.getNegotiatedProtocolVersion());
-  const listed = () => (modern() ? cache.listed : {});
   // Every URI given here was just served, so it parsed: its authority is its source id.
-  const pinned = (uri: string) =>
-    modern() ? cache.pinned(configuredSource(serving(), sourceIdOf(uri))) : {};
+  const pinnedHint = (uri: string) => cache.pinned(configuredSource(serving(), sourceIdOf(uri)));
+  const pinned = (uri: string) => (modern() ? pinnedHint(uri) : {});
+  // Fields in the order the SDK writes them (test/mcp/adapter.test.ts): a result's own hint, then `resultType`,
+  // then `_meta`; a resource's hint (registerResource's) after `resultType`.
+  const complete = 'complete' as const;
   server.removeRequestHandler(SKILLS_LIST_METHOD);
-  server.setRequestHandler(SKILLS_LIST_METHOD, { params: listParams }, async ({ cursor }) => ({
-    ...serving().listing(cursor),
-    ...listed(),
-  }));
+  server.setRequestHandler(SKILLS_LIST_METHOD, { params: listParams }, async ({ cursor }) => {
+    const { _meta, ...page } = serving().listing(cursor);
+    return modern() ? { ...page, ...cache.listed, resultType: complete, _meta } : { ...page, _meta };
+  });
   server.removeRequestHandler(SKILLS_GET_METHOD);
   server.setRequestHandler(SKILLS_GET_METHOD, { params: getParams }, async ({ uri }) => ({
     skill: await source.get(uri),
@@ -63,10 +65,10 @@ export function answerFromSnapshots(
   // The SDK's resources/read parses the URI with WHATWG URL first, which resolves `..` and `%2e%2e`
   // segments before any handler sees them; skillpin refuses those, so it reads the raw URI itself.
   server.removeRequestHandler('resources/read');
-  server.setRequestHandler('resources/read', async (request) => ({
-    contents: [toContents(request.params.uri, await source.read(request.params.uri))],
-    ...pinned(request.params.uri),
-  }));
+  server.setRequestHandler('resources/read', async ({ params: { uri } }) => {
+    const contents = [toContents(uri, await source.read(uri))];
+    return modern() ? { contents, resultType: complete, ...pinnedHint(uri) } : { contents };
+  });
   server.removeRequestHandler(RESOURCES_DIRECTORY_READ_METHOD);
   server.setRequestHandler(
     RESOURCES_DIRECTORY_READ_METHOD,
