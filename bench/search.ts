@@ -10,7 +10,7 @@
  *   build    building the index of bench/synthetic.ts's 5,000 skills as sync does when it publishes the commit (the
  *            SKILL.md text the indexer read) against indexing that commit (the cli backend, nothing cached, git's
  *            CPU counted), and after a restart (every SKILL.md read through git again);
- *   memory   heap held by the search index (the words it adds to the shared word cache included) against the heap
+ *   memory   heap held by the search index against the heap
  *            held by the namespace's serving snapshot, both measured alike: heap growth (typed arrays' memory
  *            included, where the index's postings are), after full collections, of building each from the live
  *            namespace (the indexed skills the namespace holds, which the snapshot serves from, are in neither
@@ -309,8 +309,8 @@ async function buildAndMemory(skills: number): Promise<void> {
     skillMdBodies(cache),
   );
   const snapshot = await heapOf(() => wholeSnapshot(ns));
-  // Measured first, as publishing builds it: the words it adds to the word cache every index shares are counted.
-  // Only the figure is kept: that index is not live while the builds are timed.
+  // Measured first, as publishing builds it (its word memo is dropped with the build). Only the figure is kept: that
+  // index is not live while the builds are timed.
   const held = { mib: (await heapOf(() => buildSkillIndex(ns, snapshot.value.ordered))).mib };
   const builds: Timing[] = [];
   let built: SkillIndex | undefined;

@@ -19,7 +19,7 @@ function* filesUnder(dir: string): Generator<string> {
 }
 
 describe('module-level collections in catalog/, mcp/ and index/', () => {
-  it('are only these: a constant, a memo of pure tokenisation, and the skills/list splice keyed by request', () => {
+  it('are only a constant filled once at load', () => {
     const found: string[] = [];
     for (const room of ROOMS)
       for (const file of filesUnder(path.join(PROJECT_ROOT, 'src', room)))
@@ -30,10 +30,6 @@ describe('module-level collections in catalog/, mcp/ and index/', () => {
     expect(found.sort()).toEqual([
       // Filled once at load: the words a query's adjacent pairs skip.
       'src/index/terms.ts: STOP_WORDS (Set)',
-      // A word's stems: a bounded memo of a pure function of the word, the same answer whatever is served.
-      'src/index/terms.ts: wordTerms (Map)',
-      // skills/list bytes spliced into the SDK's response (http/mcpEndpoint.ts): one slot per request in flight.
-      'src/mcp/pageBytes.ts: slots (WeakMap)',
     ]);
   });
 });

@@ -91,8 +91,19 @@ export const withBody = (head: Request, body: Uint8Array): Request =>
   body.byteLength === 0 ? head : new Request(head, { body });
 
 /**
+ * A body's chunks as they come, not joined: `Response.arrayBuffer()` joins them into a copy of its own (about 0.03 ms
+ * of CPU for a 100 KiB listing page).
+ */
+async function chunksOf(body: ReadableStream<Uint8Array>): Promise<Uint8Array[]> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  for (let read = await reader.read(); !read.done; read = await reader.read()) chunks.push(read.value);
+  return chunks;
+}
+
+/**
  * Writes a web Response to a Node response. An event stream (SSE) goes as it comes, at the pace the client reads;
- * any other answer (JSON, a page, metrics) is whole in memory already, so it goes in one write with its length: a
+ * any other answer (JSON, a page, metrics) is whole in memory already, so it goes at once with its length: a
  * stream pipeline per answer cost an abort signal, an abort error and a stream of its own.
  */
 export async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
@@ -102,8 +113,11 @@ export async function writeResponse(res: ServerResponse, response: Response): Pr
     return;
   }
   if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
-    const bytes = Buffer.from(await response.arrayBuffer());
-    res.writeHead(response.status, { 'content-length': String(bytes.byteLength), ...headers }).end(bytes);
+    const chunks = await chunksOf(response.body);
+    const length = chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0);
+    res.writeHead(response.status, { 'content-length': String(length), ...headers });
+    for (const chunk of chunks.slice(0, -1)) res.write(chunk);
+    res.end(chunks.at(-1));
     return;
   }
   res.writeHead(response.status, headers);

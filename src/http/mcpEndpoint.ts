@@ -15,7 +15,6 @@ import {
 } from '../catalog/index.ts';
 import { type Caller, callerOf } from '../mcp/caller.ts';
 import type { Logger } from '../shared/log.ts';
-import { expectPage, fill } from '../mcp/pageBytes.ts';
 import { isModernProtocol } from '../mcp/protocol.ts';
 import { announceListChanged, type ServerFactory } from '../mcp/server.ts';
 import {
@@ -55,10 +54,6 @@ const rpcError = (status: number, code: number, message: string, headers: Record
 export const SESSION_NOT_FOUND =
   'Session not found: this server holds no session with this Mcp-Session-Id (it expired or was closed, or the ' +
   'request reached another replica: 2025-11-25 sessions need session affinity); start a new session with initialize';
-
-/** One skills/list request (not a batch): the one answer whose entries pageBytes.ts may fill. */
-const isListing = (body: unknown) =>
-  typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'skills/list';
 
 /** A session is used only by the caller that opened it, seeing the same sources. */
 const sameCaller = (a: Caller | undefined, b: Caller | undefined) =>
@@ -104,12 +99,8 @@ function modernHandlerFor(
 }
 
 /** A 2026-07-28 request, served statelessly by `handler`. */
-async function serveModern(handler: McpHttpHandler, { request, parsedBody, authInfo }: Incoming) {
-  // A listing page's entries are bytes serialized once (pageBytes.ts): the SDK answers around them.
-  const slot = isListing(parsedBody) ? expectPage(request) : undefined;
-  const response = await handler.fetch(request, { parsedBody, authInfo });
-  return slot === undefined ? response : fill(response, slot);
-}
+const serveModern = (handler: McpHttpHandler, { request, parsedBody, authInfo }: Incoming) =>
+  handler.fetch(request, { parsedBody, authInfo });
 
 /** What 2025-11-25 sessions are made with and kept in. */
 interface Sessions {

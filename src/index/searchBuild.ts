@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Postings, PostingsBuilder } from './postings.ts';
-import { bodyText, skillTerms } from './terms.ts';
+import { bodyText, skillTerms, WordTerms } from './terms.ts';
 import type { CommitIndex } from './types.ts';
 
 /** SKILL.md files read at once while a search index is built. */
@@ -66,6 +66,8 @@ export async function buildSearchData(
   bodies: BodySource,
 ): Promise<SearchData> {
   const builder = new PostingsBuilder();
+  // One memo for the build: the catalog's words are stemmed once, and forgotten with it.
+  const words = new WordTerms();
   let unread = 0;
   let slice = performance.now();
   for (let start = 0; start < skills.length; start += READS_AT_ONCE) {
@@ -73,7 +75,7 @@ export async function buildSearchData(
     const read = await Promise.all(batch.map((skill) => bodyOf(bodies, skill.blob)));
     for (const [offset, skill] of batch.entries()) {
       if (read[offset] === undefined && skill.blob !== undefined) unread++;
-      builder.add(start + offset, skillTerms(skill.name, skill.description, read[offset]));
+      builder.add(start + offset, skillTerms(skill.name, skill.description, read[offset], words));
     }
     if (performance.now() - slice > SEARCH_BUILD_SLICE_MS) {
       await nextTurn();

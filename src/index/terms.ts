@@ -34,29 +34,44 @@ function termOf(word: string): string | null {
   return STOP_WORDS.has(lower) ? null : stemmer(lower);
 }
 
-/** The terms of words seen, shared by every index: a catalog repeats its words, the stemmer is the costly part. */
-const wordTerms = new Map<string, readonly string[]>();
-/** Words whose terms are kept at most (a catalog of made-up words cannot grow the map without end). */
-const MAX_KEPT_WORDS = 100_000;
+/** Words whose terms one memo keeps at most (a catalog of made-up words cannot grow it without end). */
+export const MAX_KEPT_WORDS = 100_000;
+
+/** The terms of a word copied out of its text (`own`). */
+function termsOfOwn(own: string): readonly string[] {
+  const parts = CAMEL.test(own) ? [own, ...own.replace(CAMELS, '$1 $2').split(' ')] : [own];
+  return parts.map(termOf).filter((term) => term !== null);
+}
+
+// A copy: a word split out of a text can be a slice of it, and would keep the whole text (a 64 KiB body) alive in
+// a memo and in the index (62 MiB for a thousand such bodies, each with a long word of its own).
+const copied = (word: string): string => structuredClone(word);
 
 /** The terms of one word: its own, and where it is camelCase its parts' too (PowerPoint: powerpoint, power, point). */
-export function termsOfWord(word: string): readonly string[] {
-  let terms = wordTerms.get(word);
-  if (terms !== undefined) return terms;
-  // A copy: a word split out of a text can be a slice of it, and would keep the whole text (a 64 KiB body) alive
-  // in this map and in the index (62 MiB for a thousand such bodies, each with a long word of its own).
-  const own = structuredClone(word);
-  const parts = CAMEL.test(own) ? [own, ...own.replace(CAMELS, '$1 $2').split(' ')] : [own];
-  terms = parts.map(termOf).filter((term) => term !== null);
-  if (wordTerms.size >= MAX_KEPT_WORDS) wordTerms.clear();
-  wordTerms.set(own, terms);
-  return terms;
+export const termsOfWord = (word: string): readonly string[] => termsOfOwn(copied(word));
+
+/** termsOfWord remembered while one build tokenises a catalog (which repeats its words; the stemmer is the costly
+ * part), and dropped with it. */
+export class WordTerms {
+  readonly #terms = new Map<string, readonly string[]>();
+
+  of(word: string): readonly string[] {
+    let terms = this.#terms.get(word);
+    if (terms === undefined) {
+      const own = copied(word);
+      terms = termsOfOwn(own);
+      if (this.#terms.size >= MAX_KEPT_WORDS) this.#terms.clear();
+      this.#terms.set(own, terms);
+    }
+    return terms;
+  }
 }
 
 /** The terms of a text, in order, as often as it says them: `kebab-case` and `snake_case` split, `camelCase` split
  * and also kept whole, lowercase, stemmed, without stop words. */
-export function searchTerms(text: string): string[] {
-  return text.split(NOT_WORD).flatMap((word) => (word === '' ? [] : termsOfWord(word)));
+export function searchTerms(text: string, words?: WordTerms): string[] {
+  const terms = words === undefined ? termsOfWord : (word: string) => words.of(word);
+  return text.split(NOT_WORD).flatMap((word) => (word === '' ? [] : terms(word)));
 }
 
 const FENCE = /^\s*(```|~~~)/;
@@ -93,10 +108,10 @@ export function bodyText(bytes: Uint8Array): string | undefined {
 }
 
 /** Marks the terms of one place of a skill (its name, its description, its headings, its text) in `terms`. */
-function placeTerms(place: number, terms: Map<string, number>): (text: string) => void {
+function placeTerms(place: number, terms: Map<string, number>, words: WordTerms): (text: string) => void {
   return (text) => {
     for (const word of text.split(NOT_WORD))
-      for (const term of word === '' ? NO_TERMS : termsOfWord(word))
+      for (const term of word === '' ? NO_TERMS : words.of(word))
         terms.set(term, (terms.get(term) ?? 0) | place);
   };
 }
@@ -104,15 +119,21 @@ function placeTerms(place: number, terms: Map<string, number>): (text: string) =
 const NO_TERMS: readonly string[] = [];
 
 /** One skill as indexed: each term it says, in the order first said (name, description, then its SKILL.md body: none
- * when it could not be read), and the places it stands in (PLACE bits). */
-export function skillTerms(name: string, description: string, body: string | undefined): Map<string, number> {
+ * when it could not be read), and the places it stands in (PLACE bits). `words`: the memo of the whole build. */
+export function skillTerms(
+  name: string,
+  description: string,
+  body: string | undefined,
+  words = new WordTerms(),
+): Map<string, number> {
   const terms = new Map<string, number>();
-  placeTerms(PLACE.name, terms)(name);
+  const at = (place: number) => placeTerms(place, terms, words);
+  at(PLACE.name)(name);
   // Its words side by side joined too (`google-meet`: `googlemeet`), as a query may say them.
-  const words = name.split(NOT_WORD);
-  for (let i = 1; i < words.length; i++) placeTerms(PLACE.name, terms)(words[i - 1]! + words[i]!);
-  placeTerms(PLACE.description, terms)(description);
-  if (body !== undefined) eachBodyLine(body, placeTerms(PLACE.heading, terms), placeTerms(PLACE.text, terms));
+  const parts = name.split(NOT_WORD);
+  for (let i = 1; i < parts.length; i++) at(PLACE.name)(parts[i - 1]! + parts[i]!);
+  at(PLACE.description)(description);
+  if (body !== undefined) eachBodyLine(body, at(PLACE.heading), at(PLACE.text));
   return terms;
 }
 

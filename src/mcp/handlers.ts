@@ -8,7 +8,6 @@ import {
 import { z } from 'zod';
 import { sourceIdOf } from '../catalog/index.ts';
 import type { CachePolicy } from './cache.ts';
-import type { PageSlot } from './pageBytes.ts';
 import { MAX_CURSOR_CHARS } from './paging.ts';
 import { isModernProtocol } from './protocol.ts';
 import type { ServingState } from './serving.ts';
@@ -37,30 +36,26 @@ function configuredSource(serving: ServingState, id: string): string {
  * the extension's own handlers: those check every entry of an untrusted source on every request (the SDK trusts
  * only its own catalog), while ours were built once, from indexed and validated skills, and are frozen. Each
  * result carries its own cache hint (the SDK takes one for all): listings are short-lived, what a commit-pinned
- * URI names never changes. With a `slot` (a 2026-07-28 HTTP request, pageBytes.ts), a listing page's entries go
- * to the slot as bytes serialized once, and the SDK serializes the rest of the answer with no entries.
+ * URI names never changes.
  */
 export function answerFromSnapshots(
   mcp: McpServer,
   serving: () => ServingState,
   source: CatalogSkillSource,
   cache: CachePolicy,
-  slot?: PageSlot,
 ): void {
   const server = mcp.server;
   const modern = () => isModernProtocol(server.getNegotiatedProtocolVersion());
-  const listed = () => (modern() ? cache.listed : {});
   // Every URI given here was just served, so it parsed: its authority is its source id.
-  const pinned = (uri: string) =>
-    modern() ? cache.pinned(configuredSource(serving(), sourceIdOf(uri))) : {};
+  const pinnedHint = (uri: string) => cache.pinned(configuredSource(serving(), sourceIdOf(uri)));
+  const pinned = (uri: string) => (modern() ? pinnedHint(uri) : {});
+  // Fields in the order the SDK writes them (test/mcp/adapter.test.ts): a result's own hint, then `resultType`,
+  // then `_meta`; a resource's hint (registerResource's) after `resultType`.
+  const complete = 'complete' as const;
   server.removeRequestHandler(SKILLS_LIST_METHOD);
   server.setRequestHandler(SKILLS_LIST_METHOD, { params: listParams }, async ({ cursor }) => {
-    const state = serving();
-    const page = state.listing(cursor);
-    // A slot holds one page: a second listing in the same exchange is answered whole.
-    if (slot === undefined || slot.bytes !== undefined) return { ...page, ...listed() };
-    slot.bytes = state.entriesBytes(page);
-    return { ...page, skills: [], ...listed() };
+    const { _meta, ...page } = serving().listing(cursor);
+    return modern() ? { ...page, ...cache.listed, resultType: complete, _meta } : { ...page, _meta };
   });
   server.removeRequestHandler(SKILLS_GET_METHOD);
   server.setRequestHandler(SKILLS_GET_METHOD, { params: getParams }, async ({ uri }) => ({
@@ -70,10 +65,10 @@ export function answerFromSnapshots(
   // The SDK's resources/read parses the URI with WHATWG URL first, which resolves `..` and `%2e%2e`
   // segments before any handler sees them; skillpin refuses those, so it reads the raw URI itself.
   server.removeRequestHandler('resources/read');
-  server.setRequestHandler('resources/read', async (request) => ({
-    contents: [toContents(request.params.uri, await source.read(request.params.uri))],
-    ...pinned(request.params.uri),
-  }));
+  server.setRequestHandler('resources/read', async ({ params: { uri } }) => {
+    const contents = [toContents(uri, await source.read(uri))];
+    return modern() ? { contents, resultType: complete, ...pinnedHint(uri) } : { contents };
+  });
   server.removeRequestHandler(RESOURCES_DIRECTORY_READ_METHOD);
   server.setRequestHandler(
     RESOURCES_DIRECTORY_READ_METHOD,

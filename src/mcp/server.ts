@@ -14,7 +14,6 @@ import { SERVER_NAME, SERVER_VERSION } from '../shared/version.ts';
 import { principalOf, visibilityOf } from './caller.ts';
 import { cachePolicy, type CachePolicy } from './cache.ts';
 import { answerFromSnapshots } from './handlers.ts';
-import { type PageSlot, pageSlot } from './pageBytes.ts';
 import { registerPrompts } from './prompts.ts';
 import { verifiedReader } from './read.ts';
 import { createServingOwner, type ServingOwner, type ServingState } from './serving.ts';
@@ -143,19 +142,14 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
     return serving;
   };
 
-  const make = (
-    surface: Surface,
-    { current, source, extension }: Caller,
-    caller: string,
-    slot?: PageSlot,
-  ): McpServer => {
+  const make = (surface: Surface, { current, source, extension }: Caller, caller: string): McpServer => {
     const mcp = new McpServer(
       { name: SERVER_NAME, version: SERVER_VERSION },
       { capabilities: { resources: { listChanged: true } }, cacheHints: cacheHints() },
     );
     if (surface.skills) {
       extension.attach(mcp);
-      answerFromSnapshots(mcp, current, source, cache, slot);
+      answerFromSnapshots(mcp, current, source, cache);
     }
     if (tools && surface.tools)
       registerTools(mcp, {
@@ -171,7 +165,7 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
 
   return (context) => {
     const serving = servingFor(visibilityOf(context));
-    const mcp = make(surfaceFor(context), serving, principalOf(context), pageSlot(context?.requestInfo));
+    const mcp = make(surfaceFor(context), serving, principalOf(context));
     // HTTP servers are told of changes by the HTTP layer (its sessions, subscriptions/listen); a stdio
     // connection is told here, for as long as it is open.
     if (context?.requestInfo === undefined) {

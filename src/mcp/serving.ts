@@ -41,8 +41,6 @@ export interface ServingState extends CatalogView {
   snapshotAt(source: string, commit: string): Snapshot | undefined;
   /** The listing page after `cursor`; pages from the start are cut once. */
   listing(cursor: string | undefined): ListedPage;
-  /** A page's entries as JSON, serialized at its first use. */
-  entriesBytes(page: ListedPage): Uint8Array;
   /** The first `max` prompts, in listing order. */
   servedPrompts(max: number): ReadonlyMap<string, ServedSkill>;
   /** A skill's SKILL.md body (its instructions), read once. */
@@ -200,7 +198,6 @@ function servingState(owner: StateServing, visibility: Visibility, configuredPag
   // Pages from the start, cut once; a cursor that lands elsewhere (one from before a swap, or forged) gets a page
   // cut for it, so they are never more than the listing once over.
   const { pages } = kept;
-  const bytes = new WeakMap<ListedPage, Uint8Array>();
   const capped = new Map<number, ReadonlyMap<string, ServedSkill>>();
   return {
     get listed() {
@@ -231,11 +228,6 @@ function servingState(owner: StateServing, visibility: Visibility, configuredPag
       let page = pages.get(start);
       if (page === undefined) pages.set(start, (page = listedPage(view.listed, start, size)));
       return page;
-    },
-    entriesBytes(page) {
-      let serialized = bytes.get(page);
-      if (serialized === undefined) bytes.set(page, (serialized = Buffer.from(JSON.stringify(page.skills))));
-      return serialized;
     },
     servedPrompts(max) {
       let prompts = capped.get(max);
