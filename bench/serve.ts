@@ -1,22 +1,23 @@
 /**
  * Serving benchmark, side by side in one run, both over Streamable HTTP (2026-07-28, stateless requests):
- *   skillpin  `skillpin serve --http`, one local source pinned to the synthetic repository's commit
- *   sdk       the SDK's own folder server: `loadSkills()` + `createMcpHandler`, the same skills checked out
+ *   skillpin  the built package, `node bin/skillpin.js serve --http` (`npm run build` first), one local source
+ *             pinned to the synthetic repository's commit
+ *   sdk       the SDK's own folder server: `loadSkills()` + `createMcpHandler` (bench/peers/sdkHttp.mjs), the same
+ *             skills checked out
+ * Both run as plain JavaScript under `node`, as they ship: a TypeScript loader (tsx) in either process would be
+ * measured with it (its hooks thread and each module it compiles: about 90 MiB of skillpin's RSS, 50 of the SDK's).
  * Each server runs in its own process; its CPU time and RSS are read from /proc/<pid>. For skills/list (full
  * paging, every client walks the whole listing again and again) and resources/read (random files, seeded), at 1,
  * 8 and 32 concurrent clients: requests per second, p50/p99 latency and server CPU per request, with ratios
  * skillpin/sdk; then RSS after 1,000, 10,000 and 20,000 reads (the last shows where it levels off).
- * Usage: npx tsx bench/serve.ts [skills=772] [filesPerSkill=4] [seconds=4]
+ * Usage: npm run build && npx tsx bench/serve.ts [--rss-only] [skills=772] [filesPerSkill=4] [seconds=4]
+ * `--rss-only` measures only the RSS curve (about a minute), for iterating on memory.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
-import { loadSkills } from '@modelcontextprotocol/server/ext/skills/node';
 import { stringify } from 'yaml';
 import { call, cpuMs, inventory, type McpTarget, PROTOCOL, random, rssMiB, startChild } from './mcpHttp.ts';
 import { syntheticRepo } from './synthetic.ts';
@@ -143,26 +144,13 @@ async function rssCurve(server: Server, files: string[]): Promise<number[]> {
   return rss;
 }
 
-async function sdkServer(folder: string): Promise<void> {
-  const catalog = await loadSkills(folder);
-  const handler = createMcpHandler(() => {
-    const mcp = new McpServer({ name: 'sdk-folder', version: '1.0.0' });
-    catalog.attach(mcp);
-    return mcp;
-  });
-  const node = toNodeHandler(handler);
-  const server = createServer((req, res) => void node(req, res));
-  server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as AddressInfo;
-    process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}/mcp` })}\n`);
-  });
-}
-
 const fmt = (n: number, digits = 2) => n.toFixed(digits).padStart(9);
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`.padStart(9);
 
 async function main(): Promise<void> {
-  const [skillCount = '772', perSkill = '4', seconds = '4'] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const rssOnly = args[0] === '--rss-only';
+  const [skillCount = '772', perSkill = '4', seconds = '4'] = rssOnly ? args.slice(1) : args;
   const repo = syntheticRepo(workDir, Number(skillCount), Number(perSkill));
   const runDir = path.join(workDir, 'serve');
   rmSync(runDir, { recursive: true, force: true });
@@ -180,16 +168,10 @@ async function main(): Promise<void> {
       sources: [{ id: 'bench', path: repo.gitdir, commit: repo.base, paths: ['skills'] }],
     }),
   );
-  const cli = path.join(projectRoot, 'src', 'cli.ts');
+  const cli = path.join(projectRoot, 'bin', 'skillpin.js');
   const servers = [
-    await start('skillpin', ['--import', 'tsx', cli, 'serve', '--config', config, '--http', '127.0.0.1:0']),
-    await start('sdk', [
-      '--import',
-      'tsx',
-      fileURLToPath(import.meta.url),
-      '--sdk',
-      path.join(runDir, 'folder', 'skills'),
-    ]),
+    await start('skillpin', [cli, 'serve', '--config', config, '--http', '127.0.0.1:0']),
+    await start('sdk', [path.join(here, 'peers', 'sdkHttp.mjs'), path.join(runDir, 'folder', 'skills')]),
   ];
   try {
     const files = new Map<Server, string[]>();
@@ -212,7 +194,7 @@ async function main(): Promise<void> {
         '(req/s: higher is better; the rest: lower is better)',
     );
     console.log('  operation        clients  server        req/s   p50 ms   p99 ms  CPU ms/req  KiB/resp');
-    for (const operation of ['skills/list', 'resources/read'] as const) {
+    for (const operation of rssOnly ? [] : (['skills/list', 'resources/read'] as const)) {
       for (const clients of CONCURRENCY) {
         // Short rounds, alternating which server goes first, so a burst of load from elsewhere on the
         // machine falls on both.
@@ -262,5 +244,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === '--sdk') await sdkServer(process.argv[3]!);
-else await main();
+await main();
