@@ -3,8 +3,8 @@
  * tagged v1.<c>.0 to v1.<c>.4, as re-tagged and aliased releases are), served over loopback smart HTTP to
  * `skillpin serve --http` (a child process) by a source `refs: ["v*"]` with `maxRefs: 1000`, poll 5 s: the 1,000
  * newest tags, on 200 distinct commits, ten skills each. It measures
- *   - empty dataDir start to ready, and the remote's requests till then (ref listings, fetches);
- *   - its peer in the same run: the 200 distinct commits as 200 `commit:` sources (fetching and indexing them alone);
+ *   - empty dataDir start to /readyz and to every namespace listed, and the remote's requests till then;
+ *   - its peer in the same run: the 200 distinct commits alone, one tag each (`refs: ["v1.*.0"]`, `maxRefs: 200`);
  *   - idle CPU of skillpin (its process and the git processes it waited for) over `idle` seconds with no traffic,
  *     as % of a core, and the remote's requests meanwhile;
  *   - a followed tag deleted on the remote to the moment its namespace leaves skills/list (checked by full listings,
@@ -114,8 +114,14 @@ async function listedUris(server: McpTarget): Promise<string[]> {
   return uris;
 }
 
-/** `skillpin serve --http` on `sources` from an empty dataDir, till /readyz answers 200. */
-async function serve(name: string, sources: object[]) {
+/** The namespaces (source ids) of a full skills/list walk. */
+const namespacesOf = (uris: string[]) => new Set(uris.map((u) => u.split('/')[2]));
+
+/**
+ * `skillpin serve --http` on `sources` from an empty dataDir: the time to /readyz answering 200 and to the listing
+ * holding `namespaces` namespaces (checked by a full listing every second: that is its resolution).
+ */
+async function serve(name: string, sources: object[], namespaces: number) {
   const dir = path.join(workDir, name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -133,18 +139,26 @@ async function serve(name: string, sources: object[]) {
       '--http',
       '127.0.0.1:0',
     ],
-    { cwd: skillpinRoot, timeoutMs: 600_000 },
+    { cwd: skillpinRoot, timeoutMs: 1_800_000 },
   );
+  const server: McpTarget = { name, url, agent: new Agent({ keepAlive: true }) };
   const readyz = url.replace(/\/mcp$/, '/readyz');
   while ((await status(readyz)) !== 200) await sleep(20);
   const ready = since(started);
-  const server: McpTarget = { name, url, agent: new Agent({ keepAlive: true }) };
+  let uris = await listedUris(server);
+  while (namespacesOf(uris).size < namespaces) {
+    if (since(started) > 1_800_000)
+      throw new Error(`${name}: ${namespacesOf(uris).size} namespaces after 30 min`);
+    await sleep(1000);
+    uris = await listedUris(server);
+  }
+  const listed = since(started);
   const stop = async () => {
     server.agent.destroy();
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
   };
-  return { server, child, ready, stop };
+  return { server, child, ready, listed, skills: uris.length, stop };
 }
 
 async function main(): Promise<void> {
@@ -165,22 +179,24 @@ async function main(): Promise<void> {
   };
   try {
     let mark = remote.requests.length;
+    // The peer: one tag per distinct commit (v1.<c>.0 of the newest 200), through the same code.
     const peer = await serve(
       'commits',
-      followed.map((commit, i) => ({ id: `c${i}`, url, commit })),
+      [{ id: 'distinct', url, refs: ['v1.*.0'], maxRefs: followed.length, poll: '1h' }],
+      followed.length,
     );
     console.log(
-      `  ${followed.length} commit: sources, empty dataDir → ready ${peer.ready.toFixed(0)} ms, ${requests(mark)} (load ${load()})`,
+      `  refs: ["v1.*.0"], maxRefs ${followed.length} (the distinct commits alone): /readyz ${peer.ready.toFixed(0)} ms, ` +
+        `all listed ${peer.listed.toFixed(0)} ms, ${requests(mark)} (load ${load()})`,
     );
     await peer.stop();
     mark = remote.requests.length;
-    const tags = await serve('refs', [{ id: 'many', url, refs: ['v*'], maxRefs: 1000, poll: '5s' }]);
+    const tags = await serve('refs', [{ id: 'many', url, refs: ['v*'], maxRefs: 1000, poll: '5s' }], 1000);
     try {
-      const uris = await listedUris(tags.server);
-      const namespaces = new Set(uris.map((u) => u.split('/')[2])).size;
       console.log(
-        `  refs: ["v*"], maxRefs 1000: empty dataDir → ready ${tags.ready.toFixed(0)} ms (${(tags.ready / peer.ready).toFixed(2)}× the commits' peer), ` +
-          `${requests(mark)}; ${uris.length} skills in ${namespaces} namespaces, RSS ${rssMiB(tags.child.pid!).toFixed(0)} MiB (load ${load()})`,
+        `  refs: ["v*"], maxRefs 1000, poll 5s: /readyz ${tags.ready.toFixed(0)} ms, all 1000 listed ${tags.listed.toFixed(0)} ms ` +
+          `(${(tags.listed / peer.listed).toFixed(2)}× the distinct commits'), ${requests(mark)}; ${tags.skills} skills, ` +
+          `RSS ${rssMiB(tags.child.pid!).toFixed(0)} MiB (load ${load()})`,
       );
       await sleep(6000);
       mark = remote.requests.length;
@@ -197,6 +213,7 @@ async function main(): Promise<void> {
       let checks = 0;
       while ((await listedUris(tags.server)).some((u) => u.startsWith(prefix))) {
         checks++;
+        await sleep(200);
         if (since(deleted) > 300_000) throw new Error(`${newest} still listed after 300 s`);
       }
       console.log(

@@ -103,7 +103,7 @@ async function startSkillpin(config: string): Promise<Server> {
   const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
   const { url, child } = await startChild(
     [...profile, '--import', 'tsx', cli, 'serve', '--config', config, '--http', '127.0.0.1:0'],
-    { cwd: skillpinRoot, timeoutMs: 600_000 },
+    { cwd: skillpinRoot, timeoutMs: 1_800_000 },
   );
   return { name: 'skillpin', url, child, started, agent: new Agent({ keepAlive: true }) };
 }
@@ -164,7 +164,7 @@ async function sdkFolder(folder: string): Promise<void> {
   const started = performance.now();
   const { url, child } = await startChild(['--import', 'tsx', path.join(here, 'serve.ts'), '--sdk', folder], {
     cwd: projectRoot,
-    timeoutMs: 600_000,
+    timeoutMs: 1_800_000,
   });
   const server: McpTarget = { name: 'sdk', url, agent: new Agent({ keepAlive: true }) };
   try {
