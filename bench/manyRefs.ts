@@ -10,7 +10,7 @@
  *   - a followed tag deleted on the remote to the moment its namespace leaves skills/list (checked by full listings,
  *     each taking a few hundred ms: that is the resolution).
  * SKILLPIN_ROOT runs another checkout's skillpin (a `before`); the load average is printed with each figure.
- * Usage: npx tsx bench/manyRefs.ts [idleSeconds=30]
+ * Usage: npx tsx bench/manyRefs.ts [idleSeconds=30] [follow=1000]   (follow: the newest tags followed, a multiple of 5)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -163,15 +163,16 @@ async function serve(name: string, sources: object[], namespaces: number) {
 
 async function main(): Promise<void> {
   const idleSeconds = Number(process.argv[2] ?? '30');
+  const follow = Number(process.argv[3] ?? '1000');
   const { gitdir, commits } = taggedRepo(path.join(workDir, 'remote'));
   const remote = await startGitHttpServer({
     root: path.dirname(gitdir),
     config: { 'uploadpack.allowAnySHA1InWant': 'true' },
   });
   const url = remote.urlFor('tags.git');
-  const followed = commits.slice(-1000 / TAGS_PER_COMMIT);
+  const followed = commits.slice(-follow / TAGS_PER_COMMIT);
   console.log(
-    `skillpin at ${skillpinRoot}; ${COMMITS * TAGS_PER_COMMIT} tags on ${COMMITS} commits, following 1,000 (${followed.length} distinct commits, ${SKILLS} skills each)`,
+    `skillpin at ${skillpinRoot}; ${COMMITS * TAGS_PER_COMMIT} tags on ${COMMITS} commits, following ${follow} (${followed.length} distinct commits, ${SKILLS} skills each)`,
   );
   const requests = (from: number) => {
     const made = remote.requests.slice(from);
@@ -191,10 +192,14 @@ async function main(): Promise<void> {
     );
     await peer.stop();
     mark = remote.requests.length;
-    const tags = await serve('refs', [{ id: 'many', url, refs: ['v*'], maxRefs: 1000, poll: '5s' }], 1000);
+    const tags = await serve(
+      'refs',
+      [{ id: 'many', url, refs: ['v*'], maxRefs: follow, poll: '5s' }],
+      follow,
+    );
     try {
       console.log(
-        `  refs: ["v*"], maxRefs 1000, poll 5s: /readyz ${tags.ready.toFixed(0)} ms, all 1000 listed ${tags.listed.toFixed(0)} ms ` +
+        `  refs: ["v*"], maxRefs ${follow}, poll 5s: /readyz ${tags.ready.toFixed(0)} ms, all ${follow} listed ${tags.listed.toFixed(0)} ms ` +
           `(${(tags.listed / peer.listed).toFixed(2)}× the distinct commits'), ${requests(mark)}; ${tags.skills} skills, ` +
           `RSS ${rssMiB(tags.child.pid!).toFixed(0)} MiB (load ${load()})`,
       );
