@@ -1,6 +1,6 @@
 /**
  * A `.cpuprofile` (node --cpu-prof) summarised: the frames with the most self time, aggregated by function and
- * location, with their share of all samples (idle and GC included, as the profile names them).
+ * location, with their share of all samples (GC as the profile names it; idle time is given apart, not ranked).
  * Usage: npx tsx bench/cpuProfile.ts <file.cpuprofile | folder of them> [top=5]
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -44,14 +44,16 @@ export function summarizeProfile(where: string, top = 5): string {
     : where;
   const times = selfTimes(JSON.parse(readFileSync(file, 'utf8')) as Profile);
   const total = times.reduce((sum, t) => sum + t.ms, 0);
+  const idle = times.find((t) => t.frame === '(idle)')?.ms ?? 0;
   const lines = times
+    .filter((t) => t.frame !== '(idle)')
     .slice(0, top)
     .map(
       (t) =>
         `    ${t.ms.toFixed(0).padStart(7)} ms ${((t.ms / total) * 100).toFixed(1).padStart(5)} %  ${t.frame}`,
     );
   return [
-    `  top ${top} frames by self time of ${(total / 1000).toFixed(1)} s sampled (${path.basename(file)}):`,
+    `  top ${top} frames by self time of ${(total / 1000).toFixed(1)} s sampled, ${(idle / 1000).toFixed(1)} s of it idle (${path.basename(file)}):`,
     ...lines,
   ].join('\n');
 }
