@@ -6,7 +6,12 @@
  *   - the first skill_search right at ready, and skill_search p50/p99 over 60 searches;
  * and the SDK's folder server (bench/serve.ts --sdk) on the synthetic catalog's checkout: start to its first full
  * listing, RSS. SKILLPIN_ROOT runs another checkout's skillpin (a `before`); the load average is printed with each.
- * Usage: npx tsx bench/scale.ts [copies=10,40] [syntheticSkills=2000] [catalog=.skillpin/catalogs/ComposioHQ+awesome-claude-skills]
+ * One command per scenario (each prints the sources it built and a line per start):
+ *   npx tsx bench/scale.ts copies [10,40,130] [catalog=.skillpin/catalogs/ComposioHQ+awesome-claude-skills]
+ *   npx tsx bench/scale.ts shapes [1000x100] [catalogsDir=.skillpin/catalogs]   (bench/realShapes.ts; + the SDK)
+ *   npx tsx bench/scale.ts synthetic [2000]                                     (bench/synthetic.ts; + the SDK)
+ * With --profile, only the empty-dataDir start runs, under `node --cpu-prof`, stopped at ready; the profile's top
+ * frames by self time are printed (bench/cpuProfile.ts).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,12 +21,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { call, type McpTarget, rssMiB, startChild } from './mcpHttp.ts';
+import { summarizeProfile } from './cpuProfile.ts';
+import { shapesCatalog, shapesFolder } from './realShapes.ts';
 import { syntheticRepo } from './synthetic.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const projectRoot = path.resolve(here, '..');
 const skillpinRoot = process.env['SKILLPIN_ROOT'] ?? projectRoot;
 const workDir = path.join(projectRoot, '.skillpin', 'bench', 'scale');
+/** Where --profile writes the empty start's CPU profile (a folder per run), or undefined without it. */
+const profileDir = process.argv.includes('--profile')
+  ? path.join(workDir, 'profiles', new Date().toISOString().replace(/[:.]/g, '-'))
+  : undefined;
 const QUERIES = [
   'pdf forms',
   'slack message',
@@ -89,9 +100,10 @@ async function searchLatencies(server: McpTarget): Promise<string> {
 async function startSkillpin(config: string): Promise<Server> {
   const started = performance.now();
   const cli = path.join(skillpinRoot, 'src', 'cli.ts');
+  const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
   const { url, child } = await startChild(
-    ['--import', 'tsx', cli, 'serve', '--config', config, '--http', '127.0.0.1:0'],
-    { cwd: skillpinRoot, timeoutMs: 600_000 },
+    [...profile, '--import', 'tsx', cli, 'serve', '--config', config, '--http', '127.0.0.1:0'],
+    { cwd: skillpinRoot, timeoutMs: 1_800_000 },
   );
   return { name: 'skillpin', url, child, started, agent: new Agent({ keepAlive: true }) };
 }
@@ -120,6 +132,20 @@ async function oneStart(label: string, config: string): Promise<void> {
   }
 }
 
+/** An empty-dataDir start under --cpu-prof, stopped at ready (the profile is written as it exits): its top frames. */
+async function profiledStart(config: string): Promise<void> {
+  const server = await startSkillpin(config);
+  const ready = await untilReady(server);
+  const rss = rssMiB(server.child.pid!);
+  server.agent.destroy();
+  server.child.kill('SIGTERM');
+  await new Promise((resolve) => server.child.once('exit', resolve));
+  console.log(
+    `  empty dataDir ready ${ready.toFixed(0)} ms under --cpu-prof, RSS ${rss.toFixed(0)} MiB (load ${load()})`,
+  );
+  console.log(summarizeProfile(profileDir!, 5));
+}
+
 /** `sources` served from an empty dataDir, then from the one it left. */
 async function scenario(name: string, sources: object[]): Promise<void> {
   const dir = path.join(workDir, name);
@@ -128,6 +154,7 @@ async function scenario(name: string, sources: object[]): Promise<void> {
   const config = path.join(dir, 'skillpin.yaml');
   writeFileSync(config, stringify({ dataDir: path.join(dir, 'data'), sources }));
   console.log(`${name}:`);
+  if (profileDir !== undefined) return profiledStart(config);
   await oneStart('empty dataDir', config);
   await oneStart('warm restart', config);
 }
@@ -137,7 +164,7 @@ async function sdkFolder(folder: string): Promise<void> {
   const started = performance.now();
   const { url, child } = await startChild(['--import', 'tsx', path.join(here, 'serve.ts'), '--sdk', folder], {
     cwd: projectRoot,
-    timeoutMs: 600_000,
+    timeoutMs: 1_800_000,
   });
   const server: McpTarget = { name: 'sdk', url, agent: new Agent({ keepAlive: true }) };
   try {
@@ -153,28 +180,48 @@ async function sdkFolder(folder: string): Promise<void> {
   }
 }
 
-async function main(): Promise<void> {
-  const [copies = '10,40', skills = '2000', catalog = '.skillpin/catalogs/ComposioHQ+awesome-claude-skills'] =
-    process.argv.slice(2);
-  console.log(`skillpin at ${skillpinRoot}`);
-  const gitdir = path.resolve(projectRoot, catalog);
-  for (const n of copies.split(',').map(Number))
-    await scenario(
-      `copies-${n}`,
-      Array.from({ length: n }, (_, i) => ({ id: `c${i}`, path: gitdir, ref: 'HEAD' })),
-    );
-  const repo = syntheticRepo(path.join(workDir, 'repos'), Number(skills), 2);
-  await scenario(`synthetic-${skills}`, [
-    { id: 'synthetic', path: repo.gitdir, commit: repo.base, paths: ['skills'] },
-  ]);
+/** The synthetic catalog's base commit checked out as one folder for the SDK (made afresh). */
+function syntheticFolder(gitdir: string, commit: string): string {
   const folder = path.join(workDir, 'folder');
   rmSync(folder, { recursive: true, force: true });
   mkdirSync(folder, { recursive: true });
-  execFileSync('sh', [
-    '-c',
-    `git --git-dir "${repo.gitdir}" archive ${repo.base} skills | tar -x -C "${folder}"`,
-  ]);
-  await sdkFolder(path.join(folder, 'skills'));
+  execFileSync('sh', ['-c', `git --git-dir "${gitdir}" archive ${commit} skills | tar -x -C "${folder}"`]);
+  return path.join(folder, 'skills');
+}
+
+const copiesSources = (n: number, gitdir: string) =>
+  Array.from({ length: n }, (_, i) => ({ id: `c${i}`, path: gitdir, ref: 'HEAD' }));
+
+/** One scenario per command: each builds its sources (once, cached under .skillpin/bench/scale) and serves them. */
+async function main(): Promise<void> {
+  const [kind = 'copies', arg, source] = process.argv.slice(2).filter((a) => a !== '--profile');
+  console.log(
+    `skillpin at ${skillpinRoot}${profileDir === undefined ? '' : `, profiling into ${profileDir}`}`,
+  );
+  if (kind === 'copies') {
+    const gitdir = path.resolve(projectRoot, source ?? '.skillpin/catalogs/ComposioHQ+awesome-claude-skills');
+    for (const n of (arg ?? '10,40').split(',').map(Number))
+      await scenario(`copies-${n}`, copiesSources(n, gitdir));
+  } else if (kind === 'shapes') {
+    const [repos, skills] = (arg ?? '1000x100').split('x').map(Number) as [number, number];
+    const catalogs = path.resolve(projectRoot, source ?? '.skillpin/catalogs');
+    const catalog = await shapesCatalog(catalogs, path.join(workDir, 'repos'), repos, skills);
+    console.log(
+      `  ${catalog.skills} skills in ${repos} repositories, ${(catalog.bytes / 2 ** 20).toFixed(0)} MiB of git`,
+    );
+    await scenario(
+      `shapes-${repos}x${skills}`,
+      catalog.gitdirs.map((gitdir, i) => ({ id: `r${i}`, path: gitdir, ref: 'main' })),
+    );
+    if (profileDir === undefined)
+      await sdkFolder(shapesFolder(catalog, path.join(workDir, `shapes-folder-${repos}x${skills}`)));
+  } else if (kind === 'synthetic') {
+    const repo = syntheticRepo(path.join(workDir, 'repos'), Number(arg ?? '2000'), 2);
+    await scenario(`synthetic-${arg ?? '2000'}`, [
+      { id: 'synthetic', path: repo.gitdir, commit: repo.base, paths: ['skills'] },
+    ]);
+    if (profileDir === undefined) await sdkFolder(syntheticFolder(repo.gitdir, repo.base));
+  } else throw new Error(`unknown scenario ${kind}: copies, shapes or synthetic`);
 }
 
 await main();
