@@ -4,7 +4,7 @@
  *   - start to ready (GET /readyz 200), RSS at ready;
  *   - the first full listing (every skills/list page) right at ready, and a later one;
  *   - the first skill_search right at ready, and skill_search p50/p99 over 60 searches;
- * and the SDK's folder server (bench/serve.ts --sdk) on the synthetic catalog's checkout: start to its first full
+ * and the SDK's folder server (bench/peers/sdkHttp.mjs) on the synthetic catalog's checkout: start to its first full
  * listing, RSS. SKILLPIN_ROOT runs another checkout's skillpin (a `before`); the load average is printed with each.
  * One command per scenario (each prints the sources it built and a line per start):
  *   npx tsx bench/scale.ts copies [10,40,130] [catalog=.skillpin/catalogs/ComposioHQ+awesome-claude-skills]
@@ -162,7 +162,7 @@ async function scenario(name: string, sources: object[]): Promise<void> {
 /** The SDK's folder server on `folder`: start to its first full listing, and RSS then. */
 async function sdkFolder(folder: string): Promise<void> {
   const started = performance.now();
-  const { url, child } = await startChild(['--import', 'tsx', path.join(here, 'serve.ts'), '--sdk', folder], {
+  const { url, child } = await startChild([path.join(here, 'peers', 'sdkHttp.mjs'), folder], {
     cwd: projectRoot,
     timeoutMs: 1_800_000,
   });
