@@ -172,6 +172,13 @@ function answer(
   return 'all answered';
 }
 
+/**
+ * How long a reader's process stays with nothing asked of it before it ends (it starts again on the next read):
+ * a process of every repository ever read, kept for good, made a thousand sources a thousand git processes
+ * (about 6 MiB each) and two thousand descriptors.
+ */
+export const CAT_FILE_IDLE_MS = 5_000;
+
 /** Starts `cat-file --batch` (or `--batch-command`): while nothing is asked of it, it does not keep Node running. */
 function spawnCatFile(
   git: string,
@@ -208,13 +215,16 @@ interface Reader {
   stderr: string;
   /** Requests queued this turn of the event loop, written together. */
   unsent: string;
+  /** Ends the process once nothing was asked of it for `idleMs`. */
+  idleMs: number;
+  idle: NodeJS.Timeout | undefined;
 }
 
 /**
  * One long-lived `git cat-file --batch` per repository: requests are written as they come and answered in
  * order, so concurrent reads are pipelined through one process. With `commands` (git 2.36 or later) it is
  * `--batch-command`, which also answers headers alone (`info`). It is started on first use and again after it
- * ends; while nothing is asked it does not keep Node running.
+ * ends; while nothing is asked it does not keep Node running, and after `idleMs` of that it ends.
  */
 export function catFileReader(
   git: string,
@@ -222,6 +232,7 @@ export function catFileReader(
   vars?: Record<string, string>,
   commands = false,
   maxMemoryBytes?: number,
+  idleMs = CAT_FILE_IDLE_MS,
 ): ObjectReader {
   const reader: Reader = {
     git,
@@ -234,6 +245,8 @@ export function catFileReader(
     output: chunkQueue(),
     stderr: '',
     unsent: '',
+    idleMs,
+    idle: undefined,
   };
   const send = (request: Request) => sendRequest(reader, request);
   return {
@@ -266,6 +279,8 @@ function drain(reader: Reader, process: ChildProcessWithoutNullStreams): void {
   if (stopped === 'waiting') return;
   if (stopped === 'all answered') {
     (process.stdout as unknown as { unref(): void }).unref();
+    clearTimeout(reader.idle);
+    reader.idle = setTimeout(() => retire(reader, process), reader.idleMs).unref();
     return;
   }
   killGroup(process);
@@ -308,6 +323,7 @@ function start(reader: Reader): ChildProcessWithoutNullStreams {
  * the event loop: readers that ask again as each answer arrives still share a write.
  */
 function sendRequest(reader: Reader, request: Request): void {
+  clearTimeout(reader.idle);
   reader.child ??= start(reader);
   // Node stays running while an answer is awaited (drain lets go once none is).
   if (reader.pending.length === 0) (reader.child.stdout as unknown as { ref(): void }).ref();
@@ -326,6 +342,13 @@ function sendRequest(reader: Reader, request: Request): void {
     : `${request.oid}\n`;
 }
 
+/** Ends an idle reader's process, unless it was asked something since or is gone already: the next read starts one. */
+function retire(reader: Reader, process: ChildProcessWithoutNullStreams): void {
+  if (reader.child !== process || reader.pending.length > 0 || reader.unsent !== '') return;
+  reset(reader);
+  process.stdin.end();
+}
+
 function ask(reader: Reader, oid: string): Promise<GitObject | undefined> {
   if (!OID.test(oid)) return Promise.reject(new Error(`not an object id: ${JSON.stringify(oid)}`));
   return new Promise((resolve, reject) =>
@@ -334,6 +357,7 @@ function ask(reader: Reader, oid: string): Promise<GitObject | undefined> {
 }
 
 async function close(reader: Reader): Promise<void> {
+  clearTimeout(reader.idle);
   // A batch queued this turn is written first (its callback was queued before this one): it is answered.
   if (reader.unsent !== '') await new Promise((resolve) => setImmediate(resolve));
   const process = reader.child;
