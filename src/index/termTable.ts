@@ -1,3 +1,17 @@
+/** The UTF-8 bytes of the terms looked up last: a query looks each of its terms up in every index. */
+const recent = new Map<string, Buffer>();
+const RECENT_TERMS = 256;
+
+function encoded(term: string): Buffer {
+  let bytes = recent.get(term);
+  if (bytes === undefined) {
+    if (recent.size === RECENT_TERMS) recent.clear();
+    bytes = Buffer.from(term, 'utf8');
+    recent.set(term, bytes);
+  }
+  return bytes;
+}
+
 /**
  * An index's distinct terms, sorted by their UTF-8 bytes and packed into one buffer, `\n` between them: a term's
  * id is its rank, found by bisection. About 9 bytes a term beside the terms' own bytes; a Map of the same terms held
@@ -61,7 +75,7 @@ export class TermTable {
 
   /** The id of `term`, or undefined when the table does not hold it. */
   idOf(term: string): number | undefined {
-    const key = Buffer.from(term, 'utf8');
+    const key = encoded(term);
     let low = 0;
     let high = this.#ends.length;
     while (low < high) {
