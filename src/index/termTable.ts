@@ -1,17 +1,3 @@
-/** The UTF-8 bytes of the terms looked up last: a query looks each of its terms up in every index. */
-const recent = new Map<string, Buffer>();
-const RECENT_TERMS = 256;
-
-function encoded(term: string): Buffer {
-  let bytes = recent.get(term);
-  if (bytes === undefined) {
-    if (recent.size === RECENT_TERMS) recent.clear();
-    bytes = Buffer.from(term, 'utf8');
-    recent.set(term, bytes);
-  }
-  return bytes;
-}
-
 /**
  * An index's distinct terms, sorted by their UTF-8 bytes and packed into one buffer, `\n` between them: a term's
  * id is its rank, found by bisection. 5 bytes a term beside its own; a Map of the same terms held 78 in all (a hash
@@ -73,9 +59,9 @@ export class TermTable {
     return this.bytes.toString('utf8', this.#start(id), this.#ends[id]);
   }
 
-  /** The id of `term`, or undefined when the table does not hold it. */
-  idOf(term: string): number | undefined {
-    const key = encoded(term);
+  /** The id of `term` (its UTF-8 bytes, or the string), or undefined when the table does not hold it. */
+  idOf(term: string | Buffer): number | undefined {
+    const key = typeof term === 'string' ? Buffer.from(term, 'utf8') : term;
     let low = 0;
     let high = this.#ends.length;
     while (low < high) {
