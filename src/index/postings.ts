@@ -1,3 +1,5 @@
+import { TermTable } from './termTable.ts';
+
 /**
  * A search index's postings, held as a few typed arrays: for each term, the skills holding it (ascending) and the
  * places of each it stands in (name, description, a heading, the text: one bit each), and each skill's length (its
@@ -53,7 +55,7 @@ const ABOUT = PLACE.name | PLACE.description;
  * another): 200 of them made a MiniSearch index of 959 MiB, and one of 105 MiB here before these bounds.
  */
 export const MAX_SKILL_TERMS = 4096;
-/** Distinct terms one index holds, at most (a term table entry is about 70 bytes: 35 MiB at most). */
+/** Distinct terms one index holds, at most (in its term table: termTable.ts). */
 export const MAX_INDEX_TERMS = 500_000;
 /**
  * (term, skill) pairs past which each further skill is indexed by its first MIN_SKILL_TERMS distinct terms only (its
@@ -128,19 +130,23 @@ export class PostingsBuilder {
   done(): Postings {
     const skills = this.#ends.length;
     const terms = this.#skillsOf.length;
+    // Term ids become ranks in the sorted table: `rank[id]`.
+    const { table, ids: rank } = TermTable.of([...this.#termIds.keys()]);
+    const held = new Uint32Array(terms);
+    for (let id = 0; id < terms; id++) held[rank[id]!] = this.#skillsOf[id]!;
     const starts = new Uint32Array(terms + 1);
-    for (let term = 0; term < terms; term++) starts[term + 1] = starts[term]! + this.#skillsOf[term]!;
+    for (let term = 0; term < terms; term++) starts[term + 1] = starts[term]! + held[term]!;
     const ids = skills <= 0x10000 ? new Uint16Array(this.#size) : new Uint32Array(this.#size);
     const places = new Uint8Array(this.#size);
     const next = starts.slice(0, terms);
     let at = 0;
     for (let skill = 0; skill < skills; skill++)
       for (const end = this.#ends[skill]!; at < end; at++) {
-        const slot = next[this.#terms[at]!]!++;
+        const slot = next[rank[this.#terms[at]!]!]!++;
         ids[slot] = skill;
         places[slot] = this.#places[at]!;
       }
-    return new Postings(this.#termIds, starts, ids, places, Uint32Array.from(this.#lengths));
+    return new Postings(table, starts, ids, places, Uint32Array.from(this.#lengths));
   }
 }
 
@@ -167,7 +173,8 @@ export class Postings {
   #aboutTerms?: readonly string[];
 
   constructor(
-    readonly termIds: ReadonlyMap<string, number>,
+    /** The terms; a term's id is its place in `starts`. */
+    readonly terms: TermTable,
     /** Where each term's postings start in `ids` and `places`; the last entry is where the last term's end. */
     readonly starts: Uint32Array,
     /** Each term's skills, ascending. */
@@ -183,7 +190,7 @@ export class Postings {
   }
 
   get termCount(): number {
-    return this.termIds.size;
+    return this.terms.size;
   }
 
   get skillCount(): number {
@@ -192,7 +199,7 @@ export class Postings {
 
   /** How many skills hold `term`. */
   held(term: string): number {
-    const termId = this.termIds.get(term);
+    const termId = this.terms.idOf(term);
     return termId === undefined ? 0 : this.starts[termId + 1]! - this.starts[termId]!;
   }
 
@@ -200,10 +207,10 @@ export class Postings {
   aboutTerms(): readonly string[] {
     if (this.#aboutTerms !== undefined) return this.#aboutTerms;
     const about: string[] = [];
-    for (const [term, id] of this.termIds)
+    for (let id = 0; id < this.terms.size; id++)
       for (let at = this.starts[id]!; at < this.starts[id + 1]!; at++)
         if (this.places[at]! & ABOUT) {
-          about.push(term);
+          about.push(this.terms.term(id));
           break;
         }
     this.#aboutTerms = about.sort();
@@ -212,7 +219,7 @@ export class Postings {
 
   /** Where `term` stands in skill `id` (PLACE bits; 0: nowhere), found by bisection. */
   placesOf(term: string, id: number): number {
-    const termId = this.termIds.get(term);
+    const termId = this.terms.idOf(term);
     if (termId === undefined) return 0;
     let low = this.starts[termId]!;
     let high = this.starts[termId + 1]!;
@@ -224,7 +231,7 @@ export class Postings {
     return low < this.starts[termId + 1]! && this.ids[low] === id ? this.places[low]! : 0;
   }
 
-  /** Bytes of the typed arrays (postings, lengths, the ranking's scratch); the term table (a Map) aside. */
+  /** Bytes of the typed arrays (postings, lengths, the ranking's scratch); the term table aside. */
   get bytes(): number {
     return [this.starts, this.ids, this.places, this.lengths, this.#scores, this.#matched].reduce(
       (sum, array) => sum + array.byteLength,
@@ -244,7 +251,7 @@ export class Postings {
     const matched = this.#matched;
     const found: number[] = [];
     for (const { term, idf, about } of terms) {
-      const termId = this.termIds.get(term);
+      const termId = this.terms.idOf(term);
       if (termId === undefined) continue;
       const to = this.starts[termId + 1]!;
       for (let at = this.starts[termId]!; at < to; at++) {

@@ -1,15 +1,19 @@
 import { Postings } from './postings.ts';
+import { TermTable } from './termTable.ts';
 import type { SearchData } from './searchBuild.ts';
 
 /**
  * A commit's search index as a file, saved beside its index file: a JSON header, then the postings' typed arrays
- * as they are in memory (little-endian), then the terms. Loading it copies arrays and splits one string: no
+ * as they are in memory (little-endian), then the terms. Loading it copies arrays and the sorted terms: no
  * SKILL.md is read or tokenised again.
  */
 
 const MAGIC = 'SKPS';
-/** The search file's format; a file of another format is rebuilt. Bump with any change to the tokenising rules. */
-export const SEARCH_FORMAT = 1;
+/**
+ * The search file's format; a file of another format is rebuilt. Bump with any change to the tokenising rules.
+ * 2: the terms sorted (termTable.ts).
+ */
+export const SEARCH_FORMAT = 2;
 
 /** What a search file says of itself; the store checks it against the index file it goes with. */
 export interface SearchHeader {
@@ -37,7 +41,7 @@ const bytesOf = (array: ArrayBufferView) => new Uint8Array(array.buffer, array.b
 export function encodeSearch(commit: string, builtFrom: string, data: SearchData): Buffer {
   if (!littleEndian) throw new Error('search files are written on little-endian machines only');
   const { postings } = data;
-  const terms = Buffer.from([...postings.termIds.keys()].join('\n'));
+  const terms = postings.terms.bytes;
   const header: SearchHeader = {
     format: SEARCH_FORMAT,
     commit,
@@ -124,11 +128,9 @@ export function decodeSearch(bytes: Buffer): { header: SearchHeader; data: Searc
     ? take(bytes, lengths.end, header.pairs, Uint32Array)
     : take(bytes, lengths.end, header.pairs, Uint16Array);
   const places = take(bytes, ids.end, header.pairs, Uint8Array);
-  const text = bytes.subarray(places.end).toString('utf8');
-  const terms = header.terms === 0 ? [] : text.split('\n');
-  const termIds = new Map(terms.map((term, id) => [term, id]));
-  if (termIds.size !== header.terms || !consistent(header, starts.array, ids.array, lengths.array))
+  const terms = TermTable.read(bytes.subarray(places.end));
+  if (terms?.size !== header.terms || !consistent(header, starts.array, ids.array, lengths.array))
     return undefined;
-  const postings = new Postings(termIds, starts.array, ids.array, places.array, lengths.array);
+  const postings = new Postings(terms, starts.array, ids.array, places.array, lengths.array);
   return { header, data: { postings, unread: header.unread, cut: header.cut } };
 }

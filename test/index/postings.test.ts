@@ -82,7 +82,7 @@ describe('postings', () => {
     const queries = [
       ...QUERIES.map(({ query }) => queryTerms(query)),
       // Each term alone, a term in no skill beside one in many, and nothing.
-      ...[...postings.termIds.keys()].slice(0, 200).map((term) => [term]),
+      ...Array.from({ length: 200 }, (_, id) => [postings.terms.term(id * 7)]),
       ['nosuchtermanywhere', 'step'],
       [],
     ];
