@@ -14,13 +14,13 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, get } from 'node:http';
+import { Agent } from 'node:http';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { startGitHttpServer } from '../test/helpers/gitHttpServer.ts';
-import { call, type McpTarget, rssMiB, startChild } from './mcpHttp.ts';
+import { call, httpStatus, type McpTarget, rssMiB, startChild } from './mcpHttp.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const projectRoot = path.resolve(here, '..');
@@ -94,14 +94,6 @@ function taggedRepo(root: string): { gitdir: string; commits: string[] } {
   return taggedRepo(root);
 }
 
-const status = (url: string) =>
-  new Promise<number>((resolve, reject) =>
-    get(url, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    }).once('error', reject),
-  );
-
 /** Every URI of a full skills/list walk. */
 async function listedUris(server: McpTarget): Promise<string[]> {
   const uris: string[] = [];
@@ -143,7 +135,7 @@ async function serve(name: string, sources: object[], namespaces: number) {
   );
   const server: McpTarget = { name, url, agent: new Agent({ keepAlive: true }) };
   const readyz = url.replace(/\/mcp$/, '/readyz');
-  while ((await status(readyz)) !== 200) await sleep(20);
+  while ((await httpStatus(readyz)) !== 200) await sleep(20);
   const ready = since(started);
   let uris = await listedUris(server);
   while (namespacesOf(uris).size < namespaces) {

@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { type Agent, request } from 'node:http';
+import { type Agent, get, request } from 'node:http';
 
 export const PROTOCOL = '2026-07-28';
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
@@ -150,3 +150,12 @@ export function random(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** GET `url`: its status code (`/readyz`, `/healthz`). */
+export const httpStatus = (url: string) =>
+  new Promise<number>((resolve, reject) =>
+    get(url, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    }).once('error', reject),
+  );

@@ -15,12 +15,12 @@
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, get } from 'node:http';
+import { Agent } from 'node:http';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { call, type McpTarget, rssMiB, startChild } from './mcpHttp.ts';
+import { call, httpStatus, type McpTarget, rssMiB, startChild } from './mcpHttp.ts';
 import { summarizeProfile } from './cpuProfile.ts';
 import { shapesCatalog, shapesFolder } from './realShapes.ts';
 import { syntheticRepo } from './synthetic.ts';
@@ -50,18 +50,9 @@ interface Server extends McpTarget {
 const load = () => loadavg()[0]!.toFixed(2);
 const ms = (from: number) => performance.now() - from;
 
-/** GET a path of the server's base URL: its status code. */
-const status = (url: string) =>
-  new Promise<number>((resolve, reject) =>
-    get(url, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    }).once('error', reject),
-  );
-
 async function untilReady(server: Server): Promise<number> {
   const readyz = server.url.replace(/\/mcp$/, '/readyz');
-  while ((await status(readyz)) !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
+  while ((await httpStatus(readyz)) !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
   return ms(server.started);
 }
 
