@@ -11,7 +11,6 @@ import type { DiffFormat } from './commands/update.ts';
 import { parseDuration } from './config/duration.ts';
 import { ConfigError } from './config/error.ts';
 import { EXIT, EXIT_CODES } from './shared/exitCodes.ts';
-import { boundHeapGrowth } from './shared/heapGrowth.ts';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type Logger, type LogLevel } from './shared/log.ts';
 import { closest } from './shared/text.ts';
 import { SERVER_VERSION } from './shared/version.ts';
@@ -24,7 +23,6 @@ const SHUTDOWN_GRACE_MS = 5_000;
  * everything, then exit. A sync cut short is redone at the next start.
  */
 function bindProcess(serving: Serving, logger: Logger, stdio: boolean): void {
-  boundHeapGrowth();
   // reload() applies one at a time, in the order asked, and never rejects.
   process.on('SIGHUP', () => void serving.reload());
   const shutdown = (why: string) => () => {
@@ -158,7 +156,9 @@ function serveCommand(cli: Command, { io, exit }: Wiring): void {
       loading.catch(() => undefined);
       const config = await reread();
       const logger = await loggerOf(command, 'info');
-      const { CannotServeError, startFailureReport, startServing } = await loading;
+      const { boundHeapGrowth, CannotServeError, startFailureReport, startServing } = await loading;
+      // Serving only: the other commands keep V8's own heap growth (shared/heapGrowth.ts).
+      boundHeapGrowth();
       try {
         const serving = await startServing(config, {
           logger,

@@ -19,6 +19,7 @@ import type { SyncOutcome } from '../shared/status.ts';
 import { createSyncWorker, type Reconfigured, type SyncWorker } from '../sync/worker.ts';
 
 export { startFailureReport } from './startFailures.ts';
+export { boundHeapGrowth } from '../shared/heapGrowth.ts';
 
 /** Where and how `startServing` serves MCP, and the collaborators it is given. */
 export interface ServeOptions {
