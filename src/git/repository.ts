@@ -74,7 +74,8 @@ export interface Repository {
   /**
    * Reads `oids` in order, each answer handed to `each` as it arrives (`undefined` for one the repository does
    * not hold): for a backend that streams them (one stream, its answers used as they come: memory is one object),
-   * with no promise per object.
+   * with no promise per object. Answers come in the order asked, unless `refresh` is called meanwhile (the
+   * reader before it may answer after the one after it).
    */
   readEach?(
     oids: readonly string[],
@@ -111,7 +112,10 @@ export interface Repository {
   fetch(remote: Remote, commit: string, options: TransferOptions): Promise<void>;
   /** Transfers blobs by id into a store fetched `blobless`. */
   fetchBlobs(remote: Remote, oids: readonly string[], options: TransferOptions): Promise<void>;
-  /** Forgets what is remembered about the object store: another program (git gc, a push) may have rewritten it. */
+  /**
+   * Forgets what is remembered about the object store: another program (git gc, a push) may have rewritten it.
+   * Reads under way are answered all the same; a read asked after it sees the store as it is then.
+   */
   refresh(): void;
   /** Ends helper processes and closes files; a later call opens them again. */
   close(): Promise<void>;

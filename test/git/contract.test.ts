@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,10 +18,12 @@ import {
   unpinCommit,
   walkCommit,
 } from '../../src/git/index.ts';
+import { CLI_READ_AHEAD } from '../../src/git/limits.ts';
 import type { GitObject } from '../../src/git/objects.ts';
 import { BACKENDS } from '../helpers/backends.ts';
 import { type Fault, type FaultProxy, startFaultProxy } from '../helpers/faultProxy.ts';
 import { fixture, TEST_FIXTURES_DIR } from '../helpers/fixtures.ts';
+import { makeRepo } from '../helpers/repo.ts';
 import { gitFailure } from '../helpers/gitFailure.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
 import { tempDir } from '../helpers/temp.ts';
@@ -214,6 +217,49 @@ describe.each(BACKENDS)('the Repository contract, $name backend', ({ settings })
     expect(await repo.missingObjects([c2, absent, c1])).toEqual([absent]);
     expect(await repo.objectsWithPrefix(c2.slice(0, 7))).toEqual([c2]);
     expect(await repo.objectsWithPrefix('ffffffff')).toEqual([]);
+    await repo.close();
+  });
+
+  it('answers every read under way across a refresh, a stream cut in two by one included, each with its own bytes', async () => {
+    // Incompressible blobs: 64 large ones (the last answers are still in the pipe when an ended reader's git
+    // exits), and more in all than the cli backend asks of one process at once (CLI_READ_AHEAD).
+    const files = Object.fromEntries(
+      Array.from(
+        { length: CLI_READ_AHEAD + 64 },
+        (_, i) => [`f/${i}.bin`, randomBytes(i < 64 ? 96 * 1024 + i : 100 + i)] as const,
+      ),
+    );
+    const made = makeRepo(files);
+    const gitdir = path.join(made.dir, '.git');
+    const listed = new Map(
+      gitOf(gitdir, 'ls-tree', '-r', made.commit)
+        .split('\n')
+        .map((line) => [line.split('\t')[1]!, line.split(' ')[2]!.slice(0, 40)]),
+    );
+    const blobs = Object.keys(files).map((file) => listed.get(file)!);
+    const expected = new Map(Object.values(files).map((bytes, i) => [blobs[i]!, bytes.toString('hex')]));
+    const repo = await openLocalRepository(gitdir, settings);
+    for (let round = 0; round < 3; round++) {
+      const reads = blobs.map((oid) => repo.readObject(oid));
+      repo.refresh();
+      const again = blobs.map((oid) => repo.readObject(oid));
+      for (const [i, found] of (await Promise.all([...reads, ...again])).entries())
+        expect([found?.type, Buffer.from(found!.data).toString('hex')]).toEqual([
+          'blob',
+          expected.get(blobs[i % blobs.length]!),
+        ]);
+    }
+    if (repo.readEach !== undefined) {
+      const streamed = new Map<string, string | undefined>();
+      let refreshed = false;
+      await repo.readEach(blobs, (oid, found) => {
+        streamed.set(oid, found === undefined ? undefined : Buffer.from(found.data).toString('hex'));
+        // Cut in two after the first answer: the rest are asked of the reader after the refresh.
+        if (!refreshed) repo.refresh();
+        refreshed = true;
+      });
+      expect(streamed).toEqual(expected);
+    }
     await repo.close();
   });
 

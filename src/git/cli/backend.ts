@@ -61,7 +61,7 @@ interface Cli {
   gitdir: string;
   settings: CliSettings;
   git: Git;
-  objects: ObjectReader;
+  readonly objects: ObjectReader;
   /** Every child still running, and the signal that kills them all when the repository is closed. */
   running: Set<Promise<GitRunResult>>;
   closing: AbortController;
@@ -95,9 +95,6 @@ async function initStore(gitdir: string, settings: CliSettings): Promise<void> {
     });
 }
 
-const newReader = (gitdir: string, settings: CliSettings) =>
-  catFileReader(settings.git, gitdir, settings.vars, settings.batchCommand, settings.maxMemoryBytes);
-
 /** A repository read through a long-lived `git cat-file --batch`, with the git binary for refs and the network. */
 export async function openCliRepository(
   gitdir: string,
@@ -109,7 +106,13 @@ export async function openCliRepository(
     gitdir,
     settings,
     git: (args, options) => runIn(cli, args, options),
-    objects: newReader(gitdir, settings),
+    objects: catFileReader(
+      settings.git,
+      gitdir,
+      settings.vars,
+      settings.batchCommand,
+      settings.maxMemoryBytes,
+    ),
     running: new Set(),
     closing: new AbortController(),
   };
@@ -137,13 +140,7 @@ export async function openCliRepository(
     listRemoteRefs: (remote, names) => listRemoteRefs(git, settings, remote, names),
     fetch: (remote, commit, options) => fetchCommit(cli, remote, commit, options),
     fetchBlobs: (remote, oids, options) => fetchBlobs(cli, remote, oids, options),
-    refresh() {
-      // git never reopens a pack that keeps its name (one rewritten by a repair): a new reader does. The old one
-      // answers what it was asked, then ends.
-      const old = cli.objects;
-      cli.objects = newReader(gitdir, settings);
-      void old.close().catch(() => undefined);
-    },
+    refresh: () => cli.objects.renew(),
     async close() {
       // Every child it started ends, with whatever each started (its process group), before close returns.
       cli.closing.abort();

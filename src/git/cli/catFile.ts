@@ -8,7 +8,8 @@ interface Request {
   oid: string;
   /** Only the header is asked (`info`): resolved with the type and size, no content. */
   info: boolean;
-  resolve(found: GitObject | Header | undefined): void;
+  /** Called with the request's own id: a stream's answers can come from two processes (see `renew`). */
+  resolve(found: GitObject | Header | undefined, oid: string): void;
   reject(error: Error): void;
   header?: Header;
 }
@@ -38,6 +39,12 @@ export interface ObjectReader {
     inFlight: number,
     each: (oid: string, found?: Header) => void,
   ): Promise<void>;
+  /**
+   * The running process answers what it was asked, then ends; what is asked from now on goes to a new one, which
+   * sees the packs as they are now (git never reopens a pack that keeps its name, one rewritten by a repair).
+   */
+  renew(): void;
+  /** Ends every process the reader started, once each answered what it was asked. */
   close(): Promise<void>;
 }
 
@@ -46,7 +53,8 @@ export const HEADER = /^([0-9a-f]{40}) (commit|tree|blob|tag) (\d+)$/;
 
 /**
  * Asks `send` for `oids` in order, `inFlight` at once, handing each answer to `each` as it arrives (no promise per
- * object); rejects with the first failure, `each`'s own included, after which `each` is not called again.
+ * object; after a `renew` the old process's answers may come after the new one's); rejects with the first
+ * failure, `each`'s own included, after which `each` is not called again.
  */
 function streamed<T>(
   send: (request: Request) => void,
@@ -61,11 +69,11 @@ function streamed<T>(
     let asked = 0;
     let answered = 0;
     let failed = false;
-    // One pair of handlers for the whole stream: the process answers requests in the order they were sent.
-    const answer = (found: GitObject | Header | undefined) => {
+    // One pair of handlers for the whole stream: each answer comes with its request's id.
+    const answer = (found: GitObject | Header | undefined, oid: string) => {
       if (failed) return;
       try {
-        each(oids[answered]!, found as T | undefined);
+        each(oid, found as T | undefined);
       } catch (error) {
         failed = true;
         return reject(error);
@@ -149,7 +157,7 @@ function answer(
       if (line === undefined) return 'waiting';
       if (line === `${request.oid} missing`) {
         pending.shift();
-        request.resolve(undefined);
+        request.resolve(undefined, request.oid);
         continue;
       }
       const header = HEADER.exec(line);
@@ -158,7 +166,7 @@ function answer(
       request.header = { type: header[2] as ObjectType, size: Number(header[3]) };
       if (request.info) {
         pending.shift();
-        request.resolve(request.header);
+        request.resolve(request.header, request.oid);
         continue;
       }
       if (request.header.size > MAX_OBJECT_BYTES) return request;
@@ -167,7 +175,7 @@ function answer(
     if (output.buffered < request.header.size + 1) return 'waiting';
     const data = output.take(request.header.size, 1);
     pending.shift();
-    request.resolve({ type: request.header.type, data } satisfies GitObject);
+    request.resolve({ type: request.header.type, data } satisfies GitObject, request.oid);
   }
   return 'all answered';
 }
@@ -201,21 +209,35 @@ function spawnCatFile(
   return process;
 }
 
-/** One reader's state: how to start its process, the process running, and the requests it has not answered. */
-interface Reader {
-  git: string;
-  gitdir: string;
-  vars: Record<string, string> | undefined;
-  commands: boolean;
-  maxMemoryBytes: number | undefined;
-  child: ChildProcessWithoutNullStreams | undefined;
+/** One `cat-file` process: what it was asked and has not answered, and what it wrote that no answer took yet. */
+interface Run {
+  child: ChildProcessWithoutNullStreams;
   pending: Request[];
   output: ReturnType<typeof chunkQueue>;
   /** The tail of what the process said on stderr, for the error when it ends. */
   stderr: string;
   /** Requests queued this turn of the event loop, written together. */
   unsent: string;
-  /** Ends the process once nothing was asked of it for `idleMs`. */
+  /** Asked nothing more: its stdin ends once what was queued is written, and it ends once it answered. */
+  ending: boolean;
+  /** Killed, or ended: nothing it says is heard any more. */
+  gone: boolean;
+  /** Resolved once it ended and its output was all heard. */
+  closed: Promise<void>;
+}
+
+/** One reader: how to start its process, the one asked now, and those still answering before they end. */
+interface Reader {
+  git: string;
+  gitdir: string;
+  vars: Record<string, string> | undefined;
+  commands: boolean;
+  maxMemoryBytes: number | undefined;
+  /** The process new requests go to; started on first use and again after one ends. */
+  current: Run | undefined;
+  /** Every process not yet ended, the current one included. */
+  runs: Set<Run>;
+  /** Ends the current process once nothing was asked of it for `idleMs`. */
   idleMs: number;
   idle: NodeJS.Timeout | undefined;
 }
@@ -240,11 +262,8 @@ export function catFileReader(
     vars,
     commands,
     maxMemoryBytes,
-    child: undefined,
-    pending: [],
-    output: chunkQueue(),
-    stderr: '',
-    unsent: '',
+    current: undefined,
+    runs: new Set(),
     idleMs,
     idle: undefined,
   };
@@ -256,97 +275,123 @@ export function catFileReader(
       ? (oids: readonly string[], inFlight: number, each: (oid: string, found?: Header) => void) =>
           streamed(send, oids, inFlight, true, each)
       : undefined,
+    renew() {
+      if (reader.current !== undefined) finish(reader, reader.current);
+    },
     close: () => close(reader),
   };
 }
 
-/** Forgets the process, what it sent and what was still to be written; returns the requests not answered. */
-function reset(reader: Reader): Request[] {
-  const unanswered = reader.pending;
-  reader.pending = [];
-  reader.output = chunkQueue();
-  reader.unsent = '';
-  reader.child = undefined;
+/** `run` is heard no more and asked nothing more; returns the requests it had not answered. */
+function drop(reader: Reader, run: Run): Request[] {
+  run.gone = true;
+  if (reader.current === run) reader.current = undefined;
+  const unanswered = run.pending;
+  run.pending = [];
   return unanswered;
 }
 
-function fail(reader: Reader, error: Error): void {
-  for (const request of reset(reader)) request.reject(error);
-}
-
-function drain(reader: Reader, process: ChildProcessWithoutNullStreams): void {
-  const stopped = answer(reader.pending, reader.output);
+function drain(reader: Reader, run: Run): void {
+  const stopped = answer(run.pending, run.output);
   if (stopped === 'waiting') return;
   if (stopped === 'all answered') {
-    (process.stdout as unknown as { unref(): void }).unref();
-    clearTimeout(reader.idle);
-    reader.idle = setTimeout(() => retire(reader, process), reader.idleMs).unref();
+    (run.child.stdout as unknown as { unref(): void }).unref();
+    if (run === reader.current) {
+      clearTimeout(reader.idle);
+      reader.idle = setTimeout(() => retire(reader, run), reader.idleMs).unref();
+    }
     return;
   }
-  killGroup(process);
+  killGroup(run.child);
   if (stopped instanceof Error) {
-    fail(reader, stopped);
+    for (const request of drop(reader, run)) request.reject(stopped);
     return;
   }
   // An object too large: its content is never read. This process goes (it would stream all of it), the other
   // requests are asked again of a new one.
-  reader.pending.shift();
+  run.pending.shift();
   stopped.reject(objectTooLarge(`object ${stopped.oid}`, stopped.header!.size));
-  for (const waiting of reset(reader)) sendRequest(reader, waiting);
+  for (const waiting of drop(reader, run)) sendRequest(reader, waiting);
 }
 
-function start(reader: Reader): ChildProcessWithoutNullStreams {
+function start(reader: Reader): Run {
   const { vars, maxMemoryBytes } = reader;
-  const process = spawnCatFile(reader.git, reader.gitdir, reader.commands, { vars, maxMemoryBytes });
-  // Only the current process is heard: one that was reset away (killed, replaced) says nothing more.
-  process.stdout.on('data', (chunk: Buffer) => {
-    if (reader.child !== process) return;
-    reader.output.push(chunk);
-    drain(reader, process);
-  });
-  process.stderr.on('data', (text: string) => (reader.stderr = (reader.stderr + text).slice(-4096)));
-  const ended = (why: string) => {
-    if (reader.child !== process) return;
-    const { stderr } = reader;
-    fail(
-      reader,
-      new Error(`git cat-file ${why}${stderr === '' ? '' : `: ${stderr.trim().split('\n').pop()}`}`),
-    );
+  const child = spawnCatFile(reader.git, reader.gitdir, reader.commands, { vars, maxMemoryBytes });
+  let closed!: () => void;
+  const run: Run = {
+    child,
+    pending: [],
+    output: chunkQueue(),
+    stderr: '',
+    unsent: '',
+    ending: false,
+    gone: false,
+    closed: new Promise((resolve) => (closed = resolve)),
   };
-  process.once('error', (error) => ended(`could not start (${error.message})`));
-  process.once('exit', (code, signal) => ended(`ended (${signal ?? `exit ${code}`})`));
-  return process;
+  reader.runs.add(run);
+  child.stdout.on('data', (chunk: Buffer) => {
+    if (run.gone) return;
+    run.output.push(chunk);
+    drain(reader, run);
+  });
+  child.stderr.on('data', (text: string) => (run.stderr = (run.stderr + text).slice(-4096)));
+  const ended = (why: string) => {
+    reader.runs.delete(run);
+    closed();
+    if (run.gone) return;
+    const { stderr } = run;
+    const error = new Error(
+      `git cat-file ${why}${stderr === '' ? '' : `: ${stderr.trim().split('\n').pop()}`}`,
+    );
+    for (const request of drop(reader, run)) request.reject(error);
+  };
+  child.once('error', (error) => ended(`could not start (${error.message})`));
+  // 'close', not 'exit': by then all it wrote was heard, so an ending process's last answers are not lost.
+  child.once('close', (code, signal) => ended(`ended (${signal ?? `exit ${code}`})`));
+  return run;
 }
 
 /**
- * Queues a request on the running process (started when there is none). Requests go in one write per turn of
+ * Queues a request on the current process (started when there is none). Requests go in one write per turn of
  * the event loop: readers that ask again as each answer arrives still share a write.
  */
 function sendRequest(reader: Reader, request: Request): void {
   clearTimeout(reader.idle);
-  reader.child ??= start(reader);
+  const run = (reader.current ??= start(reader));
   // Node stays running while an answer is awaited (drain lets go once none is).
-  if (reader.pending.length === 0) (reader.child.stdout as unknown as { ref(): void }).ref();
-  reader.pending.push(request);
-  if (reader.unsent === '') {
-    const to = reader.child;
-    setImmediate(() => {
-      // A batch for a process that is gone was dropped with it (reset): a newer batch is not this one's.
-      if (to !== reader.child) return;
-      if (to.exitCode === null && to.signalCode === null) to.stdin.write(reader.unsent);
-      reader.unsent = '';
-    });
-  }
-  reader.unsent += reader.commands
+  if (run.pending.length === 0) (run.child.stdout as unknown as { ref(): void }).ref();
+  run.pending.push(request);
+  if (run.unsent === '') setImmediate(() => flush(run));
+  run.unsent += reader.commands
     ? `${request.info ? 'info' : 'contents'} ${request.oid}\n`
     : `${request.oid}\n`;
 }
 
+/** Writes what was queued this turn; a process asked nothing more has its stdin ended after it. */
+function flush(run: Run): void {
+  const { child } = run;
+  if (!run.gone && child.exitCode === null && child.signalCode === null) {
+    if (run.unsent !== '') child.stdin.write(run.unsent);
+    if (run.ending) child.stdin.end();
+  }
+  run.unsent = '';
+}
+
+/** Asks nothing more of `run`: it answers what it was asked (what was queued is written first), then ends. */
+function finish(reader: Reader, run: Run): void {
+  if (reader.current === run) {
+    reader.current = undefined;
+    clearTimeout(reader.idle);
+  }
+  if (run.ending) return;
+  run.ending = true;
+  if (run.unsent === '') flush(run);
+}
+
 /** Ends an idle reader's process, unless it was asked something since or is gone already: the next read starts one. */
-function retire(reader: Reader, process: ChildProcessWithoutNullStreams): void {
-  if (reader.child !== process || reader.pending.length > 0 || reader.unsent !== '') return;
-  reset(reader);
-  process.stdin.end();
+function retire(reader: Reader, run: Run): void {
+  if (reader.current !== run || run.pending.length > 0 || run.unsent !== '') return;
+  finish(reader, run);
 }
 
 function ask(reader: Reader, oid: string): Promise<GitObject | undefined> {
@@ -357,14 +402,12 @@ function ask(reader: Reader, oid: string): Promise<GitObject | undefined> {
 }
 
 async function close(reader: Reader): Promise<void> {
-  clearTimeout(reader.idle);
-  // A batch queued this turn is written first (its callback was queued before this one): it is answered.
-  if (reader.unsent !== '') await new Promise((resolve) => setImmediate(resolve));
-  const process = reader.child;
-  if (process === undefined || process.exitCode !== null || process.signalCode !== null) return;
-  const exited = new Promise((resolve) => process.once('exit', resolve));
-  // Waiting for the exit must keep Node running (the process is unref'd while idle).
-  process.ref();
-  process.stdin.end();
-  await exited;
+  if (reader.current !== undefined) finish(reader, reader.current);
+  const runs = [...reader.runs];
+  for (const run of runs) {
+    // Waiting for the end must keep Node running (the process and its output are unref'd while idle).
+    run.child.ref();
+    (run.child.stdout as unknown as { ref(): void }).ref();
+  }
+  await Promise.all(runs.map((run) => run.closed));
 }
