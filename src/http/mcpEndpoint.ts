@@ -200,7 +200,10 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       const legacy =
         !isModernProtocol(request.headers.get('mcp-protocol-version')) &&
         (await isLegacyRequest(request, body.parsed));
-      return legacy ? serveLegacy(sessions, incoming) : serveModern(modernFor(authInfo), incoming);
+      if (legacy) return serveLegacy(sessions, incoming);
+      return (
+        factory.answerListing?.(request, body.parsed, authInfo) ?? serveModern(modernFor(authInfo), incoming)
+      );
     },
     listingChanged(previous, next) {
       const changedFor = listingChangeOf(previous, next);

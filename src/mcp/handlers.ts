@@ -1,4 +1,10 @@
-import type { McpServer, ReadResourceResult } from '@modelcontextprotocol/server';
+import {
+  classifyInboundRequest,
+  isJsonContentType,
+  type McpServer,
+  type ReadResourceResult,
+  SERVER_INFO_META_KEY,
+} from '@modelcontextprotocol/server';
 import {
   RESOURCES_DIRECTORY_READ_METHOD,
   SKILLS_GET_METHOD,
@@ -9,8 +15,9 @@ import { z } from 'zod';
 import { sourceIdOf } from '../catalog/index.ts';
 import type { CachePolicy } from './cache.ts';
 import { MAX_CURSOR_CHARS } from './paging.ts';
-import { isModernProtocol } from './protocol.ts';
-import type { ServingState } from './serving.ts';
+import { SERVER_NAME, SERVER_VERSION } from '../shared/version.ts';
+import { FIRST_MODERN_PROTOCOL, isModernProtocol } from './protocol.ts';
+import type { PageText, ServingState } from './serving.ts';
 import type { CatalogSkillSource } from './source.ts';
 
 const cursor = z.string().max(MAX_CURSOR_CHARS).optional();
@@ -78,4 +85,85 @@ export function answerFromSnapshots(
       ...pinned(uri),
     }),
   );
+}
+
+/** A lone skills/list request as the SDK would serve it with the handler above: its id and cursor. */
+interface ListRequest {
+  id: string | number;
+  cursor: string | undefined;
+}
+
+/**
+ * The id and cursor of `request` (its body `body`) when it is a 2026-07-28 skills/list request that the SDK would
+ * route to the handler above and answer with JSON: a POST of JSON, one request whose envelope and standard
+ * headers its own classifier accepts, no Mcp-Name, params of a cursor (a string within MAX_CURSOR_CHARS) and
+ * `_meta` only. Anything else, `undefined`: the SDK answers it (errors included).
+ */
+function listRequest(request: Request, body: unknown): ListRequest | undefined {
+  const { headers } = request;
+  const protocolVersionHeader = headers.get('mcp-protocol-version') ?? undefined;
+  const mcpMethodHeader = headers.get('mcp-method') ?? undefined;
+  if (request.method !== 'POST' || request.signal.aborted || !isJsonContentType(headers.get('content-type')))
+    return undefined;
+  if (protocolVersionHeader === undefined || mcpMethodHeader === undefined || headers.has('mcp-name'))
+    return undefined;
+  const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader, mcpMethodHeader, body });
+  if (route.kind !== 'modern' || route.messageKind !== 'request') return undefined;
+  if (route.classification.revision !== FIRST_MODERN_PROTOCOL) return undefined;
+  const { id, method, params } = route.message;
+  if (method !== SKILLS_LIST_METHOD || params === undefined) return undefined;
+  if (Object.keys(params).some((key) => key !== 'cursor' && key !== '_meta')) return undefined;
+  const parsed = listParams.safeParse(params);
+  return parsed.success ? { id, cursor: parsed.data.cursor } : undefined;
+}
+
+const SERVER_INFO = JSON.stringify({ name: SERVER_NAME, version: SERVER_VERSION });
+
+/**
+ * A skills/list answer written from the page's text: the bytes the SDK sends for the handler's result (members in
+ * its order: the page, the hint, `resultType`, `_meta` with the server's info last; then `jsonrpc` and `id`).
+ */
+function listAnswer(text: PageText, hint: CachePolicy['listed'], id: string | number): Response {
+  const parts = [
+    Buffer.from('{"result":{'),
+    text.entries,
+    Buffer.from(
+      `,"ttlMs":${hint.ttlMs},"cacheScope":${JSON.stringify(hint.cacheScope)},"resultType":"complete","_meta":{`,
+    ),
+    text.meta,
+    Buffer.from(
+      `,${JSON.stringify(SERVER_INFO_META_KEY)}:${SERVER_INFO}}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`,
+    ),
+  ];
+  // The page's bytes are handed on as they are kept, not copied into one body.
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const part of parts) controller.enqueue(part);
+      controller.close();
+    },
+  });
+  return new Response(body, { status: 200, headers: { 'Content-Type': 'application/json' } });
+}
+
+/**
+ * A lone 2026-07-28 skills/list request answered from the listing page's text, kept written, without a server:
+ * the SDK would serialize the page for every request (most of a listing's CPU). `undefined` for any other request,
+ * or a cursor the listing does not take: the SDK's server answers those. test/mcp/adapter.test.ts holds every
+ * answer to the SDK's own, byte for byte.
+ */
+export function answerListing(
+  serving: ServingState,
+  cache: CachePolicy,
+  request: Request,
+  body: unknown,
+): Response | undefined {
+  const listed = listRequest(request, body);
+  if (listed === undefined) return undefined;
+  let text: PageText;
+  try {
+    text = serving.listingText(listed.cursor);
+  } catch {
+    return undefined;
+  }
+  return listAnswer(text, cache.listed, listed.id);
 }

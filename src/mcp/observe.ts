@@ -62,11 +62,20 @@ function watched(transport: Transport, observe: RequestObserver): Transport {
 
 /** The same factory, whose servers report each request they answer: its method, outcome and duration. */
 export function observeRequests(factory: ServerFactory, observe: RequestObserver): ServerFactory {
-  return (context) => {
+  const observed: ServerFactory = (context) => {
     const mcp = factory(context);
     const server = mcp.server;
     const connect = server.connect.bind(server);
     server.connect = (transport) => connect(watched(transport, observe));
     return mcp;
   };
+  const { answerListing } = factory;
+  if (answerListing !== undefined)
+    observed.answerListing = (request, body, authInfo) => {
+      const started = performance.now();
+      const answer = answerListing(request, body, authInfo);
+      if (answer !== undefined) observe('skills/list', 'ok', (performance.now() - started) / 1000);
+      return answer;
+    };
+  return observed;
 }

@@ -1,4 +1,4 @@
-import { McpServer, type McpRequestContext } from '@modelcontextprotocol/server';
+import { type AuthInfo, McpServer, type McpRequestContext } from '@modelcontextprotocol/server';
 import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import {
   type CatalogReader,
@@ -13,7 +13,7 @@ import type { Logger } from '../shared/log.ts';
 import { SERVER_NAME, SERVER_VERSION } from '../shared/version.ts';
 import { principalOf, visibilityOf } from './caller.ts';
 import { cachePolicy, type CachePolicy } from './cache.ts';
-import { answerFromSnapshots } from './handlers.ts';
+import { answerFromSnapshots, answerListing } from './handlers.ts';
 import { registerPrompts } from './prompts.ts';
 import { verifiedReader } from './read.ts';
 import { createServingOwner, type ServingOwner, type ServingState } from './serving.ts';
@@ -53,7 +53,13 @@ const NOTHING_RUNS = (): RunnerOptions => ({
  * Makes the server for one stdio connection, one 2025-11-25 session or one HTTP request; it serves the sources
  * the context's caller may see (every source without authInfo).
  */
-export type ServerFactory = (context?: McpRequestContext) => McpServer;
+export type ServerFactory = ((context?: McpRequestContext) => McpServer) & {
+  /**
+   * A lone 2026-07-28 skills/list request over HTTP answered without a server (mcp/handlers.ts `answerListing`),
+   * as its caller (`authInfo`) sees the listing; `undefined`: a server answers it.
+   */
+  answerListing?(request: Request, body: unknown, authInfo: AuthInfo | undefined): Response | undefined;
+};
 
 /** What one server registers: all of it, or for a 2026-07-28 request only what its method needs. */
 interface Surface {
@@ -163,7 +169,7 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
     return mcp;
   };
 
-  return (context) => {
+  const factory: ServerFactory = (context) => {
     const serving = servingFor(visibilityOf(context));
     const mcp = make(surfaceFor(context), serving, principalOf(context));
     // HTTP servers are told of changes by the HTTP layer (its sessions, subscriptions/listen); a stdio
@@ -180,4 +186,7 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
     }
     return mcp;
   };
+  factory.answerListing = (request, body, authInfo) =>
+    answerListing(owner.at(visibilityOf({ authInfo })), cache, request, body);
+  return factory;
 }

@@ -8,6 +8,7 @@ import {
   visibleSources,
 } from '../catalog/index.ts';
 import { DEFAULT_PAGE_SIZE } from '../config/rules.ts';
+import { byteLru, type ByteLru } from '../shared/byteLru.ts';
 import { parseSkillMd, SKILL_MD } from '../skills/index.ts';
 import type { SearchStats } from '../shared/status.ts';
 import { cutPage, listPageSize, startOf } from './paging.ts';
@@ -22,6 +23,19 @@ export interface ListedPage {
   nextCursor?: string;
   _meta: { [NAMESPACES_META]: Record<string, Readonly<Record<string, string>>> };
 }
+
+/**
+ * A listing page as JSON text, written once: the hint-free part of a skills/list result (`"skills":[…]` and its
+ * `"nextCursor"` when it has one) and the members of its `_meta` (the namespace records), each without braces,
+ * for a writer that puts a result's other members around them (mcp/handlers.ts).
+ */
+export interface PageText {
+  readonly entries: Buffer;
+  readonly meta: Buffer;
+}
+
+/** Bytes of listing pages kept as text by one owner, all visibilities and catalog states together. */
+export const PAGE_TEXT_BYTES = 32 * 1024 * 1024;
 
 /**
  * What one caller is served at one catalog state, built at its first request and kept while that state is the
@@ -41,6 +55,8 @@ export interface ServingState extends CatalogView {
   snapshotAt(source: string, commit: string): Snapshot | undefined;
   /** The listing page after `cursor`; pages from the start are cut once. */
   listing(cursor: string | undefined): ListedPage;
+  /** The same page as text: a page from the start is written once while its bytes are among PAGE_TEXT_BYTES kept. */
+  listingText(cursor: string | undefined): PageText;
   /** The first `max` prompts, in listing order. */
   servedPrompts(max: number): ReadonlyMap<string, ServedSkill>;
   /** A skill's SKILL.md body (its instructions), read once. */
@@ -115,6 +131,8 @@ class NamespaceServing {
  * no listing after one pays for the view again.
  */
 interface Listing {
+  /** Names this listing's pages among the texts its owner keeps. */
+  readonly id: number;
   readonly namespaces: readonly Namespace[];
   built?: { view: CatalogView; size: number };
   readonly pages: Map<number, ListedPage>;
@@ -126,19 +144,27 @@ const MAX_KEPT_LISTINGS = 64;
 /** One catalog state: its namespaces' serving, one ServingState per visibility key, and the listings kept. */
 interface StateServing {
   readonly state: CatalogState;
+  /** The owner's page texts, kept across states by listing id and start. */
+  readonly texts: Texts;
   readonly namespaces: ReadonlyMap<Namespace, NamespaceServing>;
   readonly visible: Map<string, ServingState>;
   readonly listings: Map<string, Listing>;
 }
 
-function stateServing(state: CatalogState, previous: StateServing | undefined): StateServing {
+/** Listing pages as text, least recently used dropped past PAGE_TEXT_BYTES, and the next listing's id. */
+interface Texts {
+  readonly pages: ByteLru<PageText>;
+  next: number;
+}
+
+function stateServing(state: CatalogState, previous: StateServing | undefined, texts: Texts): StateServing {
   const namespaces = new Map<Namespace, NamespaceServing>();
   for (const source of state.sources)
     for (const ns of [source.current, ...source.retained])
       namespaces.set(ns, previous?.namespaces.get(ns) ?? new NamespaceServing(ns));
   // The listings used last, newest last: one that lists other namespaces now is replaced at its next use.
   const listings = new Map([...(previous?.listings ?? [])].slice(-MAX_KEPT_LISTINGS));
-  return { state, namespaces, visible: new Map(), listings };
+  return { state, namespaces, texts, visible: new Map(), listings };
 }
 
 const sameNamespaces = (a: readonly Namespace[], b: readonly Namespace[]) =>
@@ -149,7 +175,7 @@ function listingOf(owner: StateServing, key: string, namespaces: readonly Namesp
   let kept = owner.listings.get(key);
   owner.listings.delete(key);
   if (kept === undefined || !sameNamespaces(kept.namespaces, namespaces))
-    kept = { namespaces, pages: new Map() };
+    kept = { id: owner.texts.next++, namespaces, pages: new Map() };
   owner.listings.set(key, kept);
   return kept;
 }
@@ -170,6 +196,13 @@ function pageMeta(page: readonly ServedSkill[]): ListedPage['_meta'] {
 }
 
 const uriOf = (served: ServedSkill) => served.uri;
+
+const utf8 = (text: string) => Buffer.from(text, 'utf8');
+
+/** A page's text: its JSON members, each set without the braces around it. */
+function pageText({ _meta, ...page }: ListedPage): PageText {
+  return { entries: utf8(JSON.stringify(page).slice(1, -1)), meta: utf8(JSON.stringify(_meta).slice(1, -1)) };
+}
 
 /** The listing page of `listed` starting at `start`: its entries, its cursor, its namespaces' records. Frozen. */
 function listedPage(listed: readonly ServedSkill[], start: number, size: number): ListedPage {
@@ -198,6 +231,14 @@ function servingState(owner: StateServing, visibility: Visibility, configuredPag
   // Pages from the start, cut once; a cursor that lands elsewhere (one from before a swap, or forged) gets a page
   // cut for it, so they are never more than the listing once over.
   const { pages } = kept;
+  const startAt = (cursor: string | undefined) => startOf(listing().view.listed, uriOf, cursor);
+  const pageAt = (start: number): ListedPage => {
+    const { view, size } = listing();
+    if (start % size !== 0) return listedPage(view.listed, start, size);
+    let page = pages.get(start);
+    if (page === undefined) pages.set(start, (page = listedPage(view.listed, start, size)));
+    return page;
+  };
   const capped = new Map<number, ReadonlyMap<string, ServedSkill>>();
   return {
     get listed() {
@@ -221,13 +262,14 @@ function servingState(owner: StateServing, visibility: Visibility, configuredPag
       const ns = byKey.get(`${source}@${commit}`);
       return ns === undefined ? undefined : snapshot(ns);
     },
-    listing(cursor) {
-      const { view, size } = listing();
-      const start = startOf(view.listed, uriOf, cursor);
-      if (start % size !== 0) return listedPage(view.listed, start, size);
-      let page = pages.get(start);
-      if (page === undefined) pages.set(start, (page = listedPage(view.listed, start, size)));
-      return page;
+    listing: (cursor) => pageAt(startAt(cursor)),
+    listingText(cursor) {
+      const start = startAt(cursor);
+      if (start % listing().size !== 0) return pageText(pageAt(start));
+      const key = `${kept.id}:${start}`;
+      let text = owner.texts.pages.get(key);
+      if (text === undefined) owner.texts.pages.set(key, (text = pageText(pageAt(start))));
+      return text;
     },
     servedPrompts(max) {
       let prompts = capped.get(max);
@@ -254,9 +296,11 @@ export function createServingOwner(
   options: { pageSize?: number } = {},
 ): ServingOwner {
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  const sizeOf = (text: PageText) => text.entries.byteLength + text.meta.byteLength;
+  const texts: Texts = { pages: byteLru(PAGE_TEXT_BYTES, PAGE_TEXT_BYTES, sizeOf), next: 0 };
   let latest: StateServing | undefined;
   const now = (): StateServing => {
-    if (latest?.state !== catalog.state) latest = stateServing(catalog.state, latest);
+    if (latest?.state !== catalog.state) latest = stateServing(catalog.state, latest, texts);
     return latest;
   };
   return {

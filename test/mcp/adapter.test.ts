@@ -61,21 +61,23 @@ interface Overrides {
   id?: unknown;
   /** Replaces the whole body (after the envelope is put in). */
   body?: Record<string, unknown>;
+  /** Request headers set (a string) or left out (`undefined`). */
+  headers?: Record<string, string | undefined>;
 }
 
 /** One client of an endpoint in one era: a 2025-11-25 one opens its session with its first request. */
 function clientOf(endpoint: McpEndpoint, era: Era) {
   let session: Promise<string> | undefined;
-  const post = (headers: Record<string, string>, body: unknown) =>
+  const post = (headers: Record<string, string | undefined>, body: unknown) =>
     handled(
       endpoint,
       new Request('http://127.0.0.1/mcp', {
         method: 'POST',
-        headers: {
+        headers: Object.entries({
           'content-type': 'application/json',
           accept: 'application/json, text/event-stream',
           ...headers,
-        },
+        }).filter((header): header is [string, string] => header[1] !== undefined),
         body: JSON.stringify(body),
       }),
       '127.0.0.1',
@@ -106,14 +108,22 @@ function clientOf(endpoint: McpEndpoint, era: Era) {
         'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1' },
         'io.modelcontextprotocol/clientCapabilities': {},
       };
-      const headers = { 'mcp-method': method, 'mcp-protocol-version': MODERN, ...named };
+      const headers = {
+        'mcp-method': method,
+        'mcp-protocol-version': MODERN,
+        ...named,
+        ...overrides.headers,
+      };
       return received(
         await post(headers, { ...body, params: { ...params, _meta: envelope }, ...overrides.body }),
       );
     }
     const id = await (session ??= open());
     return received(
-      await post({ 'mcp-session-id': id, 'mcp-protocol-version': LEGACY }, { ...body, ...overrides.body }),
+      await post(
+        { 'mcp-session-id': id, 'mcp-protocol-version': LEGACY, ...overrides.headers },
+        { ...body, ...overrides.body },
+      ),
     );
   };
 }
@@ -148,6 +158,9 @@ function clients(factory: ServerFactory): Record<Era, Client> {
 
 let open: Namespace;
 let solo: Namespace;
+/** Ours again, counting the servers its factory makes. */
+let counted: Client;
+let made = 0;
 
 beforeAll(async () => {
   open = await namespaceOf('open', catalogRepo.gitdir, c2, ['skills']);
@@ -172,6 +185,19 @@ beforeAll(async () => {
       pageSize: 3,
     }),
   );
+  const factory = createServerFactory({
+    catalog,
+    serving: owner,
+    logger,
+    cache,
+    tools: false,
+    prompts: false,
+    pageSize: 3,
+  });
+  const counting: ServerFactory = Object.assign((context?: McpRequestContext) => (made++, factory(context)), {
+    answerListing: factory.answerListing,
+  });
+  counted = clients(counting).modern;
   sdkListed = clients(sdkFactory(owner, cache.listed));
   sdkPinned = {
     open: clients(sdkFactory(owner, cache.pinned('open'))),
@@ -344,6 +370,54 @@ describe('handlers.ts answers as the SDK skills extension does over the same sou
       ]);
     },
   );
+
+  it('modern: a lone skills/list is answered from the page text with no server made; any other shape by a server, as the SDK answers it', async () => {
+    const cursors = walk();
+    // The SDK's answer, with the page namespaces ours adds where it served the listing.
+    const sdkAnswer = async (params: Record<string, unknown>, overrides: Overrides) => {
+      const theirs = await sdkListed.modern('skills/list', params, overrides);
+      if (theirs.status !== 200 || answerOf(theirs.body).error !== undefined) return theirs;
+      const cursor = params['cursor'] as string | undefined;
+      const records = JSON.stringify(owner.at(EVERY_SOURCE).listing(cursor)._meta).slice(1, -1);
+      // The result's own `_meta` is its last (each entry has one before it).
+      const at = theirs.body.lastIndexOf('"_meta":{') + '"_meta":{'.length;
+      return { ...theirs, body: `${theirs.body.slice(0, at)}${latin1(records)},${theirs.body.slice(at)}` };
+    };
+    for (const cursor of cursors)
+      for (const id of IDS) {
+        const params = cursor === undefined ? {} : { cursor };
+        const before = made;
+        const mine = await counted('skills/list', params, { id });
+        expect(made).toBe(before);
+        expect(mine).toEqual(await sdkAnswer(params, { id }));
+      }
+    const shapes: Array<[string, Record<string, unknown>, Overrides, number]> = [
+      ['a param the listing does not take', { extra: 1 }, {}, 1],
+      ['an Mcp-Name header', {}, { headers: { 'mcp-name': 'x' } }, 1],
+      ['no Mcp-Method header', {}, { headers: { 'mcp-method': undefined } }, 0],
+      ['an Mcp-Method header naming skills/get', {}, { headers: { 'mcp-method': 'skills/get' } }, 0],
+      ['no MCP-Protocol-Version header', {}, { headers: { 'mcp-protocol-version': undefined } }, 0],
+      ['a text/plain body', {}, { headers: { 'content-type': 'text/plain' } }, 0],
+      ['an id of null', {}, { id: null }, 0],
+      ['no envelope', {}, { body: { params: {} } }, 0],
+      ['a notification', {}, { body: { id: undefined } }, 1],
+      // The SDK answers JSON whatever the Accept header says; so does the page text.
+      [
+        'an Accept of text/event-stream alone',
+        { cursor: cursors[1] },
+        { headers: { accept: 'text/event-stream' } },
+        0,
+      ],
+    ];
+    const servers: number[] = [];
+    for (const [, params, overrides] of shapes) {
+      const before = made;
+      const mine = await counted('skills/list', params, overrides);
+      servers.push(made - before);
+      expect(mine).toEqual(await sdkAnswer(params, overrides));
+    }
+    expect(servers).toEqual(shapes.map(([, , , servers]) => servers));
+  });
 
   it.each(ERAS)(
     '%s: a skills/list cursor longer than any this server writes is refused before it is decoded',

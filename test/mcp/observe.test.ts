@@ -3,11 +3,14 @@ import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createCatalog } from '../../src/catalog/index.ts';
+import { createMcpEndpoint } from '../../src/http/mcpEndpoint.ts';
 import { observeRequests, type RequestOutcome } from '../../src/mcp/observe.ts';
 import { createServerFactory } from '../../src/mcp/server.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
+import { MODERN } from '../helpers/server.ts';
+import { handled } from '../helpers/serving.ts';
 
 const catalogRepo = fixture('catalog');
 const c2 = catalogRepo.commits['c2']!;
@@ -52,6 +55,61 @@ describe('observeRequests', () => {
       expect(reads).toEqual([['cat', read.bytes.byteLength]]);
     } finally {
       await client.close();
+    }
+  });
+
+  it('reports a skills/list answered from its page text, with no server made, as it reports one a server answers', async () => {
+    const ns = await namespaceOf('cat', catalogRepo.gitdir, c2, ['skills']);
+    const catalog = createCatalog({ sources: [{ id: 'cat', current: ns, retained: [] }], failures: [] });
+    const seen: Array<[string, RequestOutcome]> = [];
+    const base = createServerFactory({ catalog, logger: silentLogger() });
+    let made = 0;
+    const counting = Object.assign((context?: Parameters<typeof base>[0]) => (made++, base(context)), {
+      answerListing: base.answerListing,
+    });
+    const factory = observeRequests(counting, (method, outcome) => void seen.push([method, outcome]));
+    const endpoint = createMcpEndpoint({ factory, logger: silentLogger() });
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': MODERN,
+      'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const list = (params: Record<string, unknown>) =>
+      handled(
+        endpoint,
+        new Request('http://127.0.0.1/mcp', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-method': 'skills/list',
+            'mcp-protocol-version': MODERN,
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'skills/list',
+            params: { ...params, _meta: envelope },
+          }),
+        }),
+        '127.0.0.1',
+      );
+    try {
+      const fromText = await list({});
+      expect(((await fromText.json()) as { result: { skills: unknown[] } }).result.skills).toHaveLength(7);
+      expect([made, seen]).toEqual([0, [['skills/list', 'ok']]]);
+      // A param the page text does not take: a server answers, and reports it.
+      const fromServer = await list({ extra: true });
+      expect(((await fromServer.json()) as { result: { skills: unknown[] } }).result.skills).toHaveLength(7);
+      expect([made, seen]).toEqual([
+        1,
+        [
+          ['skills/list', 'ok'],
+          ['skills/list', 'ok'],
+        ],
+      ]);
+    } finally {
+      await endpoint.close();
     }
   });
 });
