@@ -7,11 +7,13 @@ import {
   MAX_LISTED_BYTES,
   MAX_SKILL_BYTES,
   MAX_SKILL_FILES,
+  frontmatterOnly,
   parseSkillMd,
   problem,
   publishSkills,
   readDeclaration,
   type DiscoveredSkill,
+  type FrontmatterOnly,
   type FrontmatterResult,
   type PublishedSkill,
   type SkillCandidate,
@@ -27,22 +29,31 @@ import { compareText } from '../shared/text.ts';
  */
 export interface IndexCache {
   blobs: Map<string, BlobFacts>;
-  skillMd: Map<string, FrontmatterResult>;
+  /** Each SKILL.md parsed, its frontmatter copied out of the text (frontmatterOnly): no text is kept here. */
+  skillMd: Map<string, FrontmatterOnly>;
+  /** The body of each SKILL.md read, until the search data of the commits serving it exists (forgetBodies). */
+  bodies: Map<string, string>;
 }
 
 export function newIndexCache(): IndexCache {
-  return { blobs: new Map(), skillMd: new Map() };
+  return { blobs: new Map(), skillMd: new Map(), bodies: new Map() };
 }
 
 /**
  * The text after the frontmatter of a SKILL.md blob that `cache` holds (it was read, hashed and parsed while
- * indexing), or undefined: what a reader of a commit's SKILL.md text can take instead of reading the blob again.
+ * indexing, and no search data was built from it since), or undefined: what a reader of a commit's SKILL.md text
+ * can take instead of reading the blob again.
  */
 export function skillMdBodies(cache: IndexCache): (blob: string) => string | undefined {
-  return (blob) => {
-    const parsed = cache.skillMd.get(blob);
-    return parsed?.ok === true ? parsed.body : undefined;
-  };
+  return (blob) => cache.bodies.get(blob);
+}
+
+/**
+ * Forgets the bodies of `index`'s SKILL.md files once its search data exists: a later commit's search data reads
+ * the few it needs from their blobs (the bodies of a catalog were most of what indexing kept).
+ */
+export function forgetBodies(cache: IndexCache, index: { skills: readonly IndexedSkill[] }): void {
+  for (const skill of index.skills) for (const file of skill.files) cache.bodies.delete(file.blob);
 }
 
 /** Every blob an index serves, once each. */
@@ -58,6 +69,7 @@ export function keepServed(cache: IndexCache, index: CommitIndex): void {
   const served = servedBlobs(index);
   for (const id of cache.blobs.keys()) if (!served.has(id)) cache.blobs.delete(id);
   for (const id of cache.skillMd.keys()) if (!served.has(id)) cache.skillMd.delete(id);
+  for (const id of cache.bodies.keys()) if (!served.has(id)) cache.bodies.delete(id);
 }
 
 export type ReadBlobs = (
@@ -186,10 +198,11 @@ async function readSkills(
     if (!cache.blobs.has(id)) cache.blobs.set(id, factsOf(bytes));
     if (!skillMds.has(id) || cache.skillMd.has(id)) return;
     const parsed = parseSkillMd(bytes);
-    if (!parsed.ok || parsed.plain === true) return void cache.skillMd.set(id, parsed);
+    if (parsed.ok) cache.bodies.set(id, parsed.body);
+    if (!parsed.ok || parsed.plain === true) return void cache.skillMd.set(id, frontmatterOnly(parsed));
     const check = hostCheck()
       .then(({ checkedBySdk }) => checkedBySdk(bytes, parsed))
-      .then((checked) => cache.skillMd.set(id, checked));
+      .then((checked) => cache.skillMd.set(id, frontmatterOnly(checked)));
     // Never an unhandled rejection while the reads go on; awaited below.
     check.catch(() => undefined);
     checks.push(check);

@@ -16,6 +16,29 @@ export type FrontmatterResult =
     }
   | { ok: false; reason: ProblemReason; detail: string; line?: number };
 
+/** A parse result without the body: what an index needs of a SKILL.md (its frontmatter, where each key is). */
+export type FrontmatterOnly =
+  | Omit<Extract<FrontmatterResult, { ok: true }>, 'body'>
+  | Extract<FrontmatterResult, { ok: false }>;
+
+/** A copy of `value` whose strings are strings of their own: none keeps the SKILL.md text it was cut from alive. */
+function detached(value: unknown): unknown {
+  if (typeof value === 'string') return JSON.parse(JSON.stringify(value)) as string;
+  if (Array.isArray(value)) return value.map(detached);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, detached(inner)]));
+}
+
+/**
+ * `parsed` without its body, its frontmatter copied out of the text: what a cache of many SKILL.md files keeps
+ * (a value sliced from the text kept all of it, about 5.6 KB a skill in real catalogs).
+ */
+export function frontmatterOnly(parsed: FrontmatterResult): FrontmatterOnly {
+  if (!parsed.ok) return parsed;
+  const { body: _, frontmatter, ...rest } = parsed;
+  return { ...rest, frontmatter: detached(frontmatter) as Frontmatter };
+}
+
 /** SKILL.md's first line is `---`: the frontmatter's first line is the file's second. */
 export const FIRST_YAML_LINE = 2;
 

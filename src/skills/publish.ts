@@ -3,7 +3,7 @@ import { problem, type SkillProblem } from '../shared/reasons.ts';
 import { compareText, someOf } from '../shared/text.ts';
 import { encodePath } from '../shared/uriPath.ts';
 import { SKILL_MD, type SkillFile } from './discover.ts';
-import type { Frontmatter, FrontmatterResult } from './frontmatter.ts';
+import type { Frontmatter, FrontmatterOnly } from './frontmatter.ts';
 import { MAX_SKILL_BYTES, MAX_SKILL_FILES, MAX_URI_BYTES } from './limits.ts';
 import { basename, dirname, join, relative } from './paths.ts';
 import { frontmatterViolations, isValidName } from './validate.ts';
@@ -15,7 +15,7 @@ export interface SizedFile extends SkillFile {
 
 export interface SkillCandidate {
   dir: string;
-  parsed: FrontmatterResult;
+  parsed: FrontmatterOnly;
   files: SizedFile[];
   /** How many files it holds when more than `files` lists (discovery lists none past MAX_SKILL_FILES). */
   fileCount?: number;

@@ -31,6 +31,7 @@ import {
 } from '../git/index.ts';
 import { discoverSkills } from '../skills/index.ts';
 import {
+  forgetBodies,
   indexCommit,
   indexStore,
   keepServed,
@@ -329,7 +330,7 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: Repos
         (damage) => deps.onDamage?.(damage),
         checkFirst ? () => checkStore(repo, index) : undefined,
       );
-      const search = searchOnce(index, {
+      const searchData = searchOnce(index, {
         indexes,
         options,
         repository: repositoryKey(config),
@@ -338,6 +339,12 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: Repos
         read,
         unsaved: deps.onSearchUnsaved,
       });
+      // Once the commit's search data exists (built from the bodies held, or loaded), they are not kept.
+      const search = () =>
+        searchData().then((data) => {
+          forgetBodies(cache, index);
+          return data;
+        });
       return buildNamespace(config.id, index, sourceOrigin(config), read, skillMdBody, search);
     },
   };

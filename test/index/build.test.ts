@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import {
   type GitError,
@@ -10,6 +12,7 @@ import {
   type TreeCache,
 } from '../../src/git/index.ts';
 import {
+  forgetBodies,
   indexCommit,
   indexStore,
   keepServed,
@@ -184,6 +187,47 @@ describe('indexCommit of a tree whose skills list too much', () => {
       'source-too-large',
       `the skills of commit ${commit} list more than ${MAX_LISTED_BYTES} bytes of files (nested skills list theirs again)`,
     ]);
+  });
+});
+
+describe('the index cache', () => {
+  it('keeps no SKILL.md text once the bodies are forgotten: frontmatter values are not slices of it', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // 200 SKILL.md files of 64 KiB, each with a description of its own: one kept as a slice of its text would
+    // keep the text (12.5 MiB in all).
+    const texts = new Map<string, Uint8Array>();
+    const entries = Array.from({ length: 200 }, (_, i) => {
+      const description = `Skill number ${i} ${'and its long description '.repeat(20)}end ${i}`;
+      const text = `---\nname: s${i}\ndescription: ${description}\n---\n${'filler words\n'.repeat(5000)}`;
+      const id = createHash('sha1').update(text).digest('hex');
+      texts.set(id, Buffer.from(text));
+      return { path: `skills/s${String(i).padStart(3, '0')}/SKILL.md`, type: 'file' as const, id };
+    });
+    const cache = newIndexCache();
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const built = await indexCommit({
+      commit: '1'.repeat(40),
+      commitTime: '2024-01-01T00:00:00.000Z',
+      tree: '2'.repeat(40),
+      entries,
+      paths: ['skills'],
+      cache,
+      readBlob: async (id) => texts.get(id)!,
+    });
+    texts.clear();
+    expect([built.skills.length, cache.skillMd.size, cache.bodies.size]).toEqual([200, 200, 200]);
+    gc();
+    // The bodies held for the commit's search data: 12.5 MiB.
+    expect((process.memoryUsage().heapUsed - before) / 2 ** 20).toBeGreaterThan(12);
+    forgetBodies(cache, built);
+    gc();
+    expect(cache.bodies.size).toBe(0);
+    expect((process.memoryUsage().heapUsed - before) / 2 ** 20).toBeLessThan(2);
+    expect(built.skills.find((skill) => skill.name === 's7')!.frontmatter['description']).toBe(
+      `Skill number 7 ${'and its long description '.repeat(20)}end 7`,
+    );
   });
 });
 
