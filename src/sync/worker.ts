@@ -171,6 +171,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
     persisting: batched((asks) => persistAll(w, asks)),
     onSynced: options.onSynced,
     asked: new Set(),
+    rounds: new Set(),
     follow: (source, running) =>
       followSource(source, running, {
         dataDir: membership.dataDir,
@@ -269,6 +270,8 @@ async function synced(
   if (w.stopped) return step.outcome;
   record(w, id, step.record, step.dropped);
   w.damage.repaired(id, step.repaired);
+  // A ref synced by its source's listing is served and written by the listing (`listed`).
+  if (group !== undefined && w.rounds.has(group.id)) return step.outcome;
   publish(w);
   await persist(w, [followed]);
   return step.outcome;
@@ -309,12 +312,27 @@ async function listed(
   // own line (status, skillpin sync) and retries with its source's next listing, which keeps its poll: a broken
   // tag never slows how soon a new one is served. A ref that serves what the listing names costs nothing. What one
   // ref fetched and checked since this sync began is every other ref's of that commit: each commit once.
-  for (const ref of [...listingOf(w, id).refs, ...listingOf(w, id).gone]) {
-    const was = w.records.get(ref.id);
-    const current =
-      was?.tried === true && was.failure === undefined && was.served?.current.commit === ref.commit;
-    if (!current || confirmAll) await w.running.followed.get(ref.id)?.follower.trigger(why, since);
+  const refs = [...listingOf(w, id).refs, ...listingOf(w, id).gone];
+  const synced: Followed[] = [];
+  w.rounds.add(id);
+  try {
+    for (const [i, ref] of refs.entries()) {
+      const was = w.records.get(ref.id);
+      const current =
+        was?.tried === true && was.failure === undefined && was.served?.current.commit === ref.commit;
+      const ofRef = w.running.followed.get(ref.id);
+      if (ofRef === undefined || (current && !confirmAll)) continue;
+      await ofRef.follower.trigger(why, since);
+      synced.push(ofRef);
+      // The refs of one commit are served in one catalog swap, once the last of them synced.
+      if (!w.stopped && refs[i + 1]?.commit !== ref.commit) publish(w);
+    }
+  } finally {
+    w.rounds.delete(id);
   }
+  if (w.stopped || synced.length === 0) return step.outcome;
+  publish(w);
+  await persist(w, synced);
   return step.outcome;
 }
 
