@@ -84,8 +84,22 @@ export function compareRefs(
   a: { name: string; commitTime?: string },
   b: { name: string; commitTime?: string },
 ): number {
-  const va = versionOf(a.name);
-  const vb = versionOf(b.name);
+  return compareVersioned(a, versionOf(a.name), b, versionOf(b.name));
+}
+
+/** `refs` in the order refs are listed in (compareRefs), each name's version read once. */
+export function sortRefs<T extends { name: string; commitTime?: string }>(refs: readonly T[]): T[] {
+  const keyed = refs.map((ref) => ({ ref, version: versionOf(ref.name) }));
+  keyed.sort((a, b) => compareVersioned(a.ref, a.version, b.ref, b.version));
+  return keyed.map((k) => k.ref);
+}
+
+function compareVersioned(
+  a: { name: string; commitTime?: string },
+  va: Version | undefined,
+  b: { name: string; commitTime?: string },
+  vb: Version | undefined,
+): number {
   if (va !== undefined && vb !== undefined) {
     const d = compareVersions(vb, va);
     if (d !== 0) return d;

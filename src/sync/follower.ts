@@ -8,8 +8,11 @@ import type { Damage } from './damage.ts';
 import { openSource, type Source, type SourceDeps } from './source.ts';
 
 export interface FollowerOptions {
-  /** One sync of the source, settled (catalog and state updated). Never rejects. */
-  sync: (why: string) => Promise<SyncOutcome>;
+  /**
+   * One sync of the source, settled (catalog and state updated), taking as fresh what its repository did since
+   * `since` (performance.now(); absent: since it starts). Never rejects.
+   */
+  sync: (why: string, since?: number) => Promise<SyncOutcome>;
   /** Re-sync this long after a success; absent: only triggers and retries run it (a pinned commit). */
   pollMs?: number;
   retryMinMs: number;
@@ -23,8 +26,11 @@ export interface FollowerOptions {
 
 /** Follows one source: one sync at a time, triggers merged, polls after a success, backoff after a failure. */
 export interface Follower {
-  /** Syncs now, or once more right after the running sync; `undefined` once stopped. */
-  trigger(why: string): Promise<SyncOutcome> | undefined;
+  /**
+   * Syncs now, or once more right after the running sync; `undefined` once stopped. `since`: what the repository
+   * did since then is fresh for it (a ref synced by its `refs:` source's listing takes what a sibling fetched).
+   */
+  trigger(why: string, since?: number): Promise<SyncOutcome> | undefined;
   /** Whether a sync is running (it started in the same tick as the trigger that asked for it). */
   readonly syncing: boolean;
   /** When the next poll or retry is due (ms since the epoch); `undefined` while syncing or when none is set. */
@@ -64,10 +70,12 @@ export function createFollower(options: FollowerOptions): Follower {
     };
   };
 
-  const loop = async (why: string, attempt: number): Promise<SyncOutcome> => {
+  const loop = async (why: string, attempt: number, since?: number): Promise<SyncOutcome> => {
     let reason = why;
+    let from = since;
     for (;;) {
-      const outcome = await options.sync(reason);
+      const outcome = await options.sync(reason, from);
+      from = undefined;
       attempt = outcome.ok ? 0 : attempt + 1;
       if (phase.kind === 'running' && phase.again) {
         phase = { ...phase, again: false };
@@ -82,14 +90,14 @@ export function createFollower(options: FollowerOptions): Follower {
     }
   };
 
-  const trigger = (why: string): Promise<SyncOutcome> | undefined => {
+  const trigger = (why: string, since?: number): Promise<SyncOutcome> | undefined => {
     if (phase.kind === 'stopped') return undefined;
     if (phase.kind === 'running') {
       phase = { ...phase, again: true };
       return phase.done;
     }
     phase.cancel?.();
-    const done = loop(why, phase.attempt);
+    const done = loop(why, phase.attempt, since);
     phase = { kind: 'running', attempt: phase.attempt, again: false, done };
     return done;
   };
@@ -132,7 +140,10 @@ export interface FollowHooks {
 export interface FollowOptions {
   dataDir: string;
   clock: Clock;
-  /** One sync of `followed`, settled (catalog and state updated), asked at `since` (performance.now()). Never rejects. */
+  /**
+   * One sync of `followed`, settled (catalog and state updated), taking as fresh what its repository did since
+   * `since` (performance.now()). Never rejects.
+   */
   sync: (followed: Followed, why: string, since: number) => Promise<SyncOutcome>;
   /** A read found a served commit of source `id` damaged. */
   onDamage: (id: string, damage: Damage) => void;
@@ -165,7 +176,7 @@ export function followSource(sourceConfig: SourceConfig, config: Config, options
     config: sourceConfig,
     source,
     follower: createFollower({
-      sync: (why) => options.sync(followed, why, performance.now()),
+      sync: (why, since) => options.sync(followed, why, since ?? performance.now()),
       pollMs: sourceConfig.pollMs,
       retryMinMs: config.sync.retryMinMs,
       retryMaxMs: config.sync.retryMaxMs,

@@ -4,7 +4,7 @@ import type { RemoteRef } from '../git/index.ts';
 import type { GroupListing, GroupRef } from './dataDir/state.ts';
 import { MAX_SOURCE_ID_LENGTH } from '../shared/patterns.ts';
 import { problem, type SkillProblem } from '../shared/reasons.ts';
-import { compareRefs, refMatcher, refSourceId } from '../shared/refNames.ts';
+import { compareRefs, refMatcher, refSourceId, sortRefs } from '../shared/refNames.ts';
 
 export type { GroupListing, GroupRef } from './dataDir/state.ts';
 
@@ -89,19 +89,19 @@ export function chooseRefs(
     // No tag is no `tag` key: a listing is compared (isDeepStrictEqual) with the one state.json gave back.
     chosen.push({ name: ref.name, id, commit, ...(ref.peeled === undefined ? {} : { tag: ref.oid }) });
   }
-  chosen.sort(compareRefs);
+  const sorted = sortRefs(chosen);
   const { maxRefs } = group.target;
-  if (chosen.length > maxRefs) {
-    const left = chosen.slice(maxRefs);
+  if (sorted.length > maxRefs) {
+    const left = sorted.slice(maxRefs);
     problems.push(
       problem(
         left[0]!.name,
         'refs-over-limit',
-        `${chosen.length} refs match, past maxRefs ${maxRefs}: the ${left.length} oldest are not served (${left.map((r) => r.name).join(', ')})`,
+        `${sorted.length} refs match, past maxRefs ${maxRefs}: the ${left.length} oldest are not served (${left.map((r) => r.name).join(', ')})`,
       ),
     );
   }
-  return { refs: chosen.slice(0, maxRefs), problems };
+  return { refs: sorted.slice(0, maxRefs), problems };
 }
 
 /** The next listing: `refs` as chosen now; a ref gone since `before` stays served (not listed), up to `keep`. */

@@ -47,6 +47,11 @@ export interface Worker {
   readonly onSynced: ((outcome: SyncOutcome, seconds: number) => void) | undefined;
   /** Sources a webhook or `skillpin sync` asked for: their holder is asked when it is another process. */
   readonly asked: Set<string>;
+  /**
+   * The `refs:` sources whose listing's refs are syncing now: those refs' syncs are served once per commit and
+   * written to state.json once, by the listing, not once per ref.
+   */
+  readonly rounds: Set<string>;
   /** Opens a source and the follower that syncs it through this worker. */
   readonly follow: (source: SourceConfig, config: Config) => Followed;
   readonly records: ReadonlyMap<string, SourceRecord>;

@@ -92,9 +92,10 @@ export interface Source {
   listRefs(): Promise<RemoteRef[]>;
   /**
    * Fetches the commit (remote; `have` names a commit the store holds), verifies its signature when the source
-   * requires one, and indexes it; or loads its index file, verified under the same keys.
+   * requires one, and indexes it; or loads its index file, verified under the same keys. `since` as for `resolve`:
+   * a fetch of the same commit into the same repository that started since then (another ref's) is not made again.
    */
-  load(target: ResolvedRef, have?: string): Promise<Namespace>;
+  load(target: ResolvedRef, have?: string, since?: number): Promise<Namespace>;
   /** What `load` serves, as the index alone (with the root tree and the signer): what a lockfile records. */
   index(target: ResolvedRef, have?: string): Promise<CommitIndex>;
   /**
@@ -194,8 +195,15 @@ export interface RepositoryOnUse {
    * the sources sharing it: the next walk reuses those unchanged, and a second ref on one commit reads none again.
    */
   trees?: TreeCache;
-  /** What the sources sharing it asked of it lately: each asked at once resolves a ref or checks a commit once. */
-  fresh?: { resolved: Fresh<string, ResolvedRef>; checked: Fresh<object, Damage | undefined> };
+  /**
+   * What the sources sharing it asked of it lately: each asked at once resolves a ref, fetches a commit or checks
+   * a commit once.
+   */
+  fresh?: {
+    resolved: Fresh<string, ResolvedRef>;
+    fetched: Fresh<string, void>;
+    checked: Fresh<object, Damage | undefined>;
+  };
 }
 
 /** Opens `config`'s repository (a remote source's store at `storeDir`) when first used. */
@@ -220,7 +228,7 @@ export function repositoryOnUse(config: SourceConfig, storeDir: string): Reposit
       await (await open?.catch(() => undefined))?.close();
     },
     sweep: async () => (config.location.kind === 'local' ? [] : removeIncomplete(storeDir)),
-    fresh: { resolved: fresh(new Map()), checked: fresh(new WeakMap()) },
+    fresh: { resolved: fresh(new Map()), fetched: fresh(new Map()), checked: fresh(new WeakMap()) },
   };
 }
 
@@ -456,14 +464,17 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const indexer = sourceIndexer(config, deps, repository);
   const { indexes } = indexer;
 
-  /** Fetches the commit (remote) with the tag verification reads, then its index: from its file, or built. */
-  const fetchAndIndex = async (target: ResolvedRef, have?: string): Promise<CommitIndex> => {
+  /**
+   * Fetches the commit (remote) with the tag verification reads, then its index: from its file, or built. A fetch of
+   * the same commit, tag and paths into the repository since `since` (another ref's of a `refs:` source) is this one.
+   */
+  const fetchAndIndex = async (target: ResolvedRef, have?: string, since?: number): Promise<CommitIndex> => {
     const repo = await repository.get();
     // Only a tag that verification reads is fetched and kept.
     const tag = config.verify?.require === 'tag' ? target.tag : undefined;
-    if (remote !== undefined)
-      // The completeness check walks the commit's trees: the index walk that follows reuses them all.
-      repository.trees = await fetchCommit(repo, remote, target.commit, {
+    // The completeness check walks the commit's trees: the index walk that follows reuses them all.
+    const fetch = async () => {
+      repository.trees = await fetchCommit(repo, remote!, target.commit, {
         have,
         trees: repository.trees,
         tag,
@@ -471,6 +482,11 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
         linked: linkedSkills(config),
         onProgress: (progress) => deps.onProgress?.(progress),
       });
+    };
+    if (remote !== undefined) {
+      const key = JSON.stringify([target.commit, tag ?? null, config.paths ?? null]);
+      await (repository.fresh === undefined ? fetch() : repository.fresh.fetched.of(key, since, fetch));
+    }
     return indexer.indexOf(repo, target);
   };
 
@@ -499,8 +515,8 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       if (target.kind !== 'refs') throw new Error(`source ${config.id} follows no refs: patterns`);
       return listRefsBelow(await repository.get(), remote, REF_PREFIXES, refMatcher(target.patterns));
     },
-    load: async (target, have) =>
-      indexer.namespace(await fetchAndIndex(target, have), await repository.get()),
+    load: async (target, have, since) =>
+      indexer.namespace(await fetchAndIndex(target, have, since), await repository.get()),
     index: (target, have) => fetchAndIndex(target, have),
     async restore(commit) {
       const repo = await repository.get();

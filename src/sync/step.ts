@@ -84,7 +84,7 @@ export async function syncSource(
       }
       return succeeded(commit, false, held, []);
     }
-    const ns: Namespace = await source.load(target, held?.current.commit);
+    const ns: Namespace = await source.load(target, held?.current.commit, options.since);
     const refused = options.accept?.(ns, held);
     // Not served: what it serves stays, and the commit loaded for nothing is forgotten (unless served elsewhere).
     if (refused !== undefined) return { ...succeeded(held!.current.commit, false, held!, [commit]), refused };

@@ -122,7 +122,7 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
       return done;
     },
     status: () => status(w),
-    pending: () => [...w.records].flatMap(([id, r]) => (r.tried ? [] : [id])),
+    pending: () => pending(w),
     async stop() {
       await reconfiguring;
       stops(w);
@@ -171,6 +171,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
     persisting: batched((asks) => persistAll(w, asks)),
     onSynced: options.onSynced,
     asked: new Set(),
+    rounds: new Set(),
     follow: (source, running) =>
       followSource(source, running, {
         dataDir: membership.dataDir,
@@ -212,7 +213,7 @@ async function sync(w: Worker, followed: Followed, why: string, since: number): 
   const role = await w.owner.role(config, source, asked);
   // Asked of a replica that follows another, the refs sync as that replica's publication says: what is new.
   const confirmAll = asked !== undefined && !(role.kind === 'follow' && role.via === 'replicas');
-  if (isRefsSource(config)) return listed(w, followed, why, role, confirmAll);
+  if (isRefsSource(config)) return listed(w, followed, why, role, confirmAll, since);
   if (role.kind === 'follow' && role.via === 'machine') {
     const done = await adoptPublished(source, w.records.get(config.id)!, role.entry, w.logger, role.late);
     record(w, config.id, done.record);
@@ -269,6 +270,8 @@ async function synced(
   if (w.stopped) return step.outcome;
   record(w, id, step.record, step.dropped);
   w.damage.repaired(id, step.repaired);
+  // A ref synced by its source's listing is served and written by the listing (`listed`).
+  if (group !== undefined && w.rounds.has(group.id)) return step.outcome;
   publish(w);
   await persist(w, [followed]);
   return step.outcome;
@@ -285,6 +288,7 @@ async function listed(
   why: string,
   role: Role,
   confirmAll: boolean,
+  since: number,
 ): Promise<SyncOutcome> {
   const { config, source } = followed;
   const { id } = config;
@@ -306,13 +310,29 @@ async function listed(
   await persist(w, [followed]);
   // Each ref whose commit is not served yet syncs in turn (all of them when asked here); one that fails reports on its
   // own line (status, skillpin sync) and retries with its source's next listing, which keeps its poll: a broken
-  // tag never slows how soon a new one is served. A ref that serves what the listing names costs nothing.
-  for (const ref of [...listingOf(w, id).refs, ...listingOf(w, id).gone]) {
-    const was = w.records.get(ref.id);
-    const current =
-      was?.tried === true && was.failure === undefined && was.served?.current.commit === ref.commit;
-    if (!current || confirmAll) await w.running.followed.get(ref.id)?.follower.trigger(why);
+  // tag never slows how soon a new one is served. A ref that serves what the listing names costs nothing. What one
+  // ref fetched and checked since this sync began is every other ref's of that commit: each commit once.
+  const refs = [...listingOf(w, id).refs, ...listingOf(w, id).gone];
+  const synced: Followed[] = [];
+  w.rounds.add(id);
+  try {
+    for (const [i, ref] of refs.entries()) {
+      const was = w.records.get(ref.id);
+      const current =
+        was?.tried === true && was.failure === undefined && was.served?.current.commit === ref.commit;
+      const ofRef = w.running.followed.get(ref.id);
+      if (ofRef === undefined || (current && !confirmAll)) continue;
+      await ofRef.follower.trigger(why, since);
+      synced.push(ofRef);
+      // The refs of one commit are served in one catalog swap, once the last of them synced.
+      if (!w.stopped && refs[i + 1]?.commit !== ref.commit) publish(w);
+    }
+  } finally {
+    w.rounds.delete(id);
   }
+  if (w.stopped || synced.length === 0) return step.outcome;
+  publish(w);
+  await persist(w, synced);
   return step.outcome;
 }
 
@@ -329,6 +349,18 @@ async function inTurn<T extends { outcome: SyncOutcome }>(w: Worker, step: () =>
   };
   const turn = async () => (await w.queue.add(timed))!;
   return store === undefined ? turn() : w.storeTurn(store, turn);
+}
+
+/**
+ * The sources no sync has finished for: those not tried, and the refs a `refs:` source listed whose sources have
+ * not been tried yet (started or not): a listed ref is pending until its namespace is served or its failure said.
+ */
+function pending(w: Worker): string[] {
+  const untried = (id: string) => w.records.get(id)?.tried !== true;
+  const listed = w.base.sources
+    .filter(isRefsSource)
+    .flatMap((s) => listingOf(w, s.id).refs.map((ref) => ref.id));
+  return [...new Set([...[...w.records.keys()].filter(untried), ...listed.filter(untried)])];
 }
 
 /** A read found a served commit damaged: reported at once, and a sync repairs it. */

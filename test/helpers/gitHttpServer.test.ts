@@ -164,9 +164,15 @@ describe('startGitHttpServer (allowAnySHA1InWant)', () => {
       query: 'service=git-upload-pack',
       status: 200,
       fetch: false,
+      lsRefs: false,
     });
     expect(srv.requests).toContainEqual(
-      expect.objectContaining({ method: 'POST', path: '/skills.git/git-upload-pack', status: 200 }),
+      expect.objectContaining({
+        method: 'POST',
+        path: '/skills.git/git-upload-pack',
+        status: 200,
+        lsRefs: true,
+      }),
     );
   });
 
@@ -343,8 +349,16 @@ describe('startGitHttpServer (no SHA-in-want config)', () => {
         query: 'service=git-upload-pack',
         status: 200,
         fetch: false,
+        lsRefs: false,
       },
-      { method: 'POST', path: '/skills.git/git-upload-pack', query: '', status: 200, fetch: true },
+      {
+        method: 'POST',
+        path: '/skills.git/git-upload-pack',
+        query: '',
+        status: 200,
+        fetch: true,
+        lsRefs: false,
+      },
     ]);
 
     // The same request sent by hand, to pin down what upload-pack says.
@@ -421,6 +435,7 @@ describe('startGitHttpServer (basic auth)', () => {
       query: 'service=git-upload-pack',
       status: 401,
       fetch: false,
+      lsRefs: false,
     });
   });
 

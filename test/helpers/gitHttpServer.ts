@@ -44,6 +44,11 @@ export interface GitHttpRequestRecord {
   status: number;
   /** An upload-pack request that asks for objects (protocol v2 `command=fetch`, or v0/v1 `want` lines). */
   fetch: boolean;
+  /**
+   * A protocol v2 listing of the refs (`command=ls-refs`). In v0/v1 the refs come with every `info/refs`
+   * advertisement, a fetch's included.
+   */
+  lsRefs: boolean;
 }
 
 export interface GitHttpServer {
@@ -119,6 +124,7 @@ export async function startGitHttpServer(opts: GitHttpServerOptions): Promise<Gi
       query: parsed.search.replace(/^\?/, ''),
       status: 0,
       fetch: false,
+      lsRefs: false,
     };
     const finish = (status: number): void => {
       record.status = status;
@@ -152,6 +158,7 @@ export async function startGitHttpServer(opts: GitHttpServerOptions): Promise<Gi
     if (method === 'POST' && parsed.pathname.endsWith('/git-upload-pack')) {
       const text = body.toString('latin1');
       record.fetch = text.includes('command=fetch') || (!text.includes('command=') && text.includes('want '));
+      record.lsRefs = text.includes('command=ls-refs');
     }
 
     const env: Record<string, string> = {

@@ -81,10 +81,18 @@ export function watchDataDir(dataDir: string, events: DataDirEvents): { close():
     last = now;
     compare(before, now, events);
   };
+  // A burst of events (every lease file touched at a renewal, a write's rename) is one look, once it is over.
+  let looking: NodeJS.Immediate | undefined;
+  const lookSoon = () => {
+    looking ??= setImmediate(() => {
+      looking = undefined;
+      look();
+    }).unref();
+  };
   const watchers: FSWatcher[] = [];
   for (const dir of [dataDir, triggersDir(dataDir), leasesDir(dataDir)]) {
     try {
-      const watcher = watch(dir, { persistent: false }, () => look());
+      const watcher = watch(dir, { persistent: false }, lookSoon);
       watcher.on('error', () => undefined);
       watchers.push(watcher);
     } catch {
@@ -96,6 +104,7 @@ export function watchDataDir(dataDir: string, events: DataDirEvents): { close():
   return {
     close() {
       clearInterval(timer);
+      if (looking !== undefined) clearImmediate(looking);
       for (const watcher of watchers) watcher.close();
     },
   };
