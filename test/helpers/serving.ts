@@ -4,6 +4,7 @@ import { type Serving, type ServeOptions, startServing } from '../../src/command
 import { servedConfig } from '../../src/pins/pinning.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
 import type { McpEndpoint } from '../../src/http/mcpEndpoint.ts';
+import type { ServerFactory } from '../../src/mcp/server.ts';
 import type { LogLevel } from '../../src/shared/log.ts';
 import { createLogger } from '../../src/shared/logger.ts';
 import { type Era, MODERN } from './server.ts';
@@ -106,3 +107,14 @@ export async function connectInProcess(
 /** A whole web request to an MCP endpoint: its head, and its body as the listener hands it over (raw bytes). */
 export const handled = async (endpoint: McpEndpoint, request: Request, peer: string, authInfo?: AuthInfo) =>
   endpoint.handle(request, new Uint8Array(await request.arrayBuffer()), peer, authInfo);
+
+/** `factory` counting the servers it makes; its listing without a server (`answerListing`) kept as it is. */
+export function countingServers(factory: ServerFactory): { factory: ServerFactory; made(): number } {
+  let made = 0;
+  const counting: ServerFactory = (context) => {
+    made++;
+    return factory(context);
+  };
+  counting.answerListing = factory.answerListing;
+  return { factory: counting, made: () => made };
+}

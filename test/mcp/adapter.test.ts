@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/shared/logger.ts';
 import { SERVER_NAME, SERVER_VERSION } from '../../src/shared/version.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
-import { handled } from '../helpers/serving.ts';
+import { countingServers, handled } from '../helpers/serving.ts';
 import { MODERN } from '../helpers/server.ts';
 
 /**
@@ -160,7 +160,7 @@ let open: Namespace;
 let solo: Namespace;
 /** Ours again, counting the servers its factory makes. */
 let counted: Client;
-let made = 0;
+let made: () => number;
 
 beforeAll(async () => {
   open = await namespaceOf('open', catalogRepo.gitdir, c2, ['skills']);
@@ -194,10 +194,9 @@ beforeAll(async () => {
     prompts: false,
     pageSize: 3,
   });
-  const counting: ServerFactory = Object.assign((context?: McpRequestContext) => (made++, factory(context)), {
-    answerListing: factory.answerListing,
-  });
-  counted = clients(counting).modern;
+  const counting = countingServers(factory);
+  made = counting.made;
+  counted = clients(counting.factory).modern;
   sdkListed = clients(sdkFactory(owner, cache.listed));
   sdkPinned = {
     open: clients(sdkFactory(owner, cache.pinned('open'))),
@@ -386,9 +385,9 @@ describe('handlers.ts answers as the SDK skills extension does over the same sou
     for (const cursor of cursors)
       for (const id of IDS) {
         const params = cursor === undefined ? {} : { cursor };
-        const before = made;
+        const before = made();
         const mine = await counted('skills/list', params, { id });
-        expect(made).toBe(before);
+        expect(made()).toBe(before);
         expect(mine).toEqual(await sdkAnswer(params, { id }));
       }
     const shapes: Array<[string, Record<string, unknown>, Overrides, number]> = [
@@ -411,9 +410,9 @@ describe('handlers.ts answers as the SDK skills extension does over the same sou
     ];
     const servers: number[] = [];
     for (const [, params, overrides] of shapes) {
-      const before = made;
+      const before = made();
       const mine = await counted('skills/list', params, overrides);
-      servers.push(made - before);
+      servers.push(made() - before);
       expect(mine).toEqual(await sdkAnswer(params, overrides));
     }
     expect(servers).toEqual(shapes.map(([, , , servers]) => servers));

@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/shared/logger.ts';
 import { namespaceOf } from '../helpers/catalog.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { MODERN } from '../helpers/server.ts';
-import { handled } from '../helpers/serving.ts';
+import { countingServers, handled } from '../helpers/serving.ts';
 
 const catalogRepo = fixture('catalog');
 const c2 = catalogRepo.commits['c2']!;
@@ -63,11 +63,8 @@ describe('observeRequests', () => {
     const catalog = createCatalog({ sources: [{ id: 'cat', current: ns, retained: [] }], failures: [] });
     const seen: Array<[string, RequestOutcome]> = [];
     const base = createServerFactory({ catalog, logger: silentLogger() });
-    let made = 0;
-    const counting = Object.assign((context?: Parameters<typeof base>[0]) => (made++, base(context)), {
-      answerListing: base.answerListing,
-    });
-    const factory = observeRequests(counting, (method, outcome) => void seen.push([method, outcome]));
+    const counting = countingServers(base);
+    const factory = observeRequests(counting.factory, (method, outcome) => void seen.push([method, outcome]));
     const endpoint = createMcpEndpoint({ factory, logger: silentLogger() });
     const envelope = {
       'io.modelcontextprotocol/protocolVersion': MODERN,
@@ -97,11 +94,11 @@ describe('observeRequests', () => {
     try {
       const fromText = await list({});
       expect(((await fromText.json()) as { result: { skills: unknown[] } }).result.skills).toHaveLength(7);
-      expect([made, seen]).toEqual([0, [['skills/list', 'ok']]]);
+      expect([counting.made(), seen]).toEqual([0, [['skills/list', 'ok']]]);
       // A param the page text does not take: a server answers, and reports it.
       const fromServer = await list({ extra: true });
       expect(((await fromServer.json()) as { result: { skills: unknown[] } }).result.skills).toHaveLength(7);
-      expect([made, seen]).toEqual([
+      expect([counting.made(), seen]).toEqual([
         1,
         [
           ['skills/list', 'ok'],
