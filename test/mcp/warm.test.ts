@@ -60,8 +60,9 @@ describe('warming the catalog', () => {
     const two = namespaceWaiting('two');
     const catalog = createCatalog(served(one.ns, two.ns));
     const owner = createServingOwner(catalog, { pageSize: 1 });
-    // What warming asks of the listing, recorded.
+    // What warming asks of the listing, recorded: the pages cut, and the pages written as text.
     const asked: Array<string | undefined> = [];
+    const written: Array<string | undefined> = [];
     const recording: ServingOwner = {
       ...owner,
       at(visibility) {
@@ -70,6 +71,10 @@ describe('warming the catalog', () => {
           listing(cursor: string | undefined) {
             asked.push(cursor);
             return state.listing(cursor);
+          },
+          listingText(cursor: string | undefined) {
+            written.push(cursor);
+            return state.listingText(cursor);
           },
         });
       },
@@ -81,14 +86,16 @@ describe('warming the catalog', () => {
       one.ready();
       two.ready();
       await expect.poll(() => warming.pending()).toEqual([]);
-      expect(asked).toEqual([]);
+      expect([asked, written]).toEqual([[], []]);
       settled = true;
       expect(warming.pending()).toEqual([]);
       const first = owner.at(EVERY_SOURCE).listing(undefined);
       expect(asked).toEqual([undefined, first.nextCursor]);
-      // Asked again with nothing swapped in: nothing is cut again.
+      // Every page is written as text too: a first listing answers from bytes, as a later one does.
+      expect(written).toEqual([undefined, first.nextCursor]);
+      // Asked again with nothing swapped in: nothing is cut or written again.
       expect(warming.pending()).toEqual([]);
-      expect(asked.length).toBe(2);
+      expect([asked.length, written.length]).toEqual([2, 2]);
       expect(first.skills.map((skill) => skill.uri.split('/')[2])).toEqual(['one']);
     } finally {
       warming.stop();
