@@ -32,16 +32,16 @@ export async function pageSearch(
 ): Promise<PageSearch> {
   const bounded = query.slice(0, MAX_SEARCH_QUERY_CHARS);
   const state = serving.at(visibility);
-  const hits = await state.search(state.namespaces, bounded);
+  const { hits, total } = await state.searchTop(state.namespaces, bounded, PAGE_SEARCH_RESULTS);
   return {
     query: bounded,
-    results: hits.slice(0, PAGE_SEARCH_RESULTS).map(({ served }) => ({
+    results: hits.map(({ served }) => ({
       uri: served.uri,
       name: served.skill.name,
       description: served.description,
       source: served.ns.source,
     })),
-    total: hits.length,
+    total,
   };
 }
 

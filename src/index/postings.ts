@@ -39,6 +39,8 @@ export const BM25F = {
 /** A query's term as a ranking weighs it: its inverse document frequency over everything searched. */
 export interface RankedTerm {
   readonly term: string;
+  /** Its UTF-8 bytes, encoded once for every index a query searches (else each lookup encodes it). */
+  readonly key?: Buffer;
   /** Its inverse document frequency times the query's weight of it (less for a part of a word). */
   readonly idf: number;
   /** It counts only where it stands in a name or a description (a variant of a query's word: mcp/variants.ts). */
@@ -198,7 +200,7 @@ export class Postings {
   }
 
   /** How many skills hold `term`. */
-  held(term: string): number {
+  held(term: string | Buffer): number {
     const termId = this.terms.idOf(term);
     return termId === undefined ? 0 : this.starts[termId + 1]! - this.starts[termId]!;
   }
@@ -218,7 +220,7 @@ export class Postings {
   }
 
   /** Where `term` stands in skill `id` (PLACE bits; 0: nowhere), found by bisection. */
-  placesOf(term: string, id: number): number {
+  placesOf(term: string | Buffer, id: number): number {
     const termId = this.terms.idOf(term);
     if (termId === undefined) return 0;
     let low = this.starts[termId]!;
@@ -246,12 +248,30 @@ export class Postings {
    * mean over everything searched).
    */
   rank<T>(terms: readonly RankedTerm[], averageLength: number, hit: (id: number, score: number) => T): T[] {
+    const scores = this.#scores;
+    const found = this.#scored(terms, averageLength);
+    found.sort((x, y) => scores[y]! - scores[x]! || x - y);
+    return found.map((id) => hit(id, scores[id]!));
+  }
+
+  /** Each skill `rank` finds, as `each(id, score)`, in no order: no object and no sort for a skill (rankTop). */
+  eachScored(
+    terms: readonly RankedTerm[],
+    averageLength: number,
+    each: (id: number, score: number) => void,
+  ): void {
+    const scores = this.#scores;
+    for (const id of this.#scored(terms, averageLength)) each(id, scores[id]!);
+  }
+
+  /** The skills holding one of `terms`, their scores in #scores (valid until the next call). */
+  #scored(terms: readonly RankedTerm[], averageLength: number): number[] {
     const k = BM25F.k;
     const scores = this.#scores;
     const matched = this.#matched;
     const found: number[] = [];
-    for (const { term, idf, about } of terms) {
-      const termId = this.terms.idOf(term);
+    for (const { term, key, idf, about } of terms) {
+      const termId = this.terms.idOf(key ?? term);
       if (termId === undefined) continue;
       const to = this.starts[termId + 1]!;
       for (let at = this.starts[termId]!; at < to; at++) {
@@ -267,8 +287,7 @@ export class Postings {
         matched[skill]!++;
       }
     }
-    found.sort((x, y) => scores[y]! - scores[x]! || x - y);
     for (const id of found) matched[id] = 0;
-    return found.map((id) => hit(id, scores[id]!));
+    return found;
   }
 }

@@ -66,11 +66,25 @@ export class TermTable {
     let high = this.#ends.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      const order = key.compare(this.bytes, this.#start(middle), this.#ends[middle]);
+      const order = this.#compare(key, this.#start(middle), this.#ends[middle]!);
       if (order === 0) return middle;
       if (order > 0) low = middle + 1;
       else high = middle;
     }
     return undefined;
+  }
+
+  /**
+   * `key` against the term at `start`..`end`, as Buffer.compare orders them: compared here, a term is a few bytes
+   * (Buffer.compare's call into C++ was 45% of a search over 1,000 namespaces).
+   */
+  #compare(key: Buffer, start: number, end: number): number {
+    const { bytes } = this;
+    const length = Math.min(key.length, end - start);
+    for (let at = 0; at < length; at++) {
+      const order = key[at]! - bytes[start + at]!;
+      if (order !== 0) return order;
+    }
+    return key.length - (end - start);
   }
 }

@@ -28,8 +28,9 @@ function statistics(indexes: readonly SkillIndex[], query: ParsedQuery) {
     length += postings.totalLength;
   }
   const terms: RankedTerm[] = query.terms.map(({ term, weight, about }) => {
-    const held = indexes.reduce((sum, { postings }) => sum + postings.held(term), 0);
-    return { term, about, idf: weight * Math.log(1 + (skills - held + 0.5) / (held + 0.5)) };
+    const key = Buffer.from(term, 'utf8');
+    const held = indexes.reduce((sum, { postings }) => sum + postings.held(key), 0);
+    return { term, key, about, idf: weight * Math.log(1 + (skills - held + 0.5) / (held + 0.5)) };
   });
   return { terms, averageLength: skills === 0 ? 1 : length / skills };
 }
@@ -119,4 +120,72 @@ export function rankAcross(
       : indexes.flatMap((index) => hitsOf(index, query, ranked));
   hits.sort(byRank);
   return groups === undefined || groups.size === 0 ? hits : grouped(hits, groups);
+}
+
+/** A skill rankTop keeps among the best so far: where it is, and what it is ranked by. */
+interface Candidate {
+  index: SkillIndex;
+  id: number;
+  score: number;
+  exactName: boolean;
+}
+
+/** Whether `a` ranks before `b` (byRank's order). */
+const before = (a: Candidate, b: Candidate) =>
+  a.exactName !== b.exactName
+    ? a.exactName
+    : a.score !== b.score
+      ? a.score > b.score
+      : compareText(a.index.skills[a.id]!.uri, b.index.skills[b.id]!.uri) < 0;
+
+/**
+ * The first `limit` of rankAcross's hits (no groups) and how many it finds in all, with no object or sort for the
+ * others: a query of common words finds most of a catalog (100,000 hit objects and their sort were most of a
+ * search at 1,000 namespaces).
+ */
+export function rankTop(
+  indexes: readonly SkillIndex[],
+  parsed: ParsedQuery,
+  limit: number,
+): { hits: SearchHit[]; total: number } {
+  const query = withVariants(indexes, parsed);
+  const ranked = statistics(indexes, query);
+  const top: Candidate[] = [];
+  let total = 0;
+  const offer = (candidate: Candidate) => {
+    total++;
+    if (top.length === limit && (limit === 0 || !before(candidate, top[limit - 1]!))) return;
+    let at = top.length;
+    while (at > 0 && before(candidate, top[at - 1]!)) at--;
+    top.splice(at, 0, candidate);
+    if (top.length > limit) top.pop();
+  };
+  for (const index of indexes) {
+    const exact = new Set(index.named(query.name));
+    const found = new Set<number>();
+    index.postings.eachScored(ranked.terms, ranked.averageLength, (id, score) => {
+      const exactName = exact.has(id);
+      if (exactName) found.add(id);
+      // Most skills rank below the last kept: no object for them.
+      const last = top[limit - 1];
+      if (
+        top.length === limit &&
+        (last === undefined || (!exactName && !last.exactName && score < last.score))
+      ) {
+        total++;
+        return;
+      }
+      offer({ index, id, score, exactName });
+    });
+    // A name of function words alone matches no term, and is still the skill's name.
+    for (const id of exact) if (!found.has(id)) offer({ index, id, score: 0, exactName: true });
+  }
+  const hits = top.map(
+    ({ index, id, score, exactName }): SearchHit => ({
+      served: index.skills[id]!,
+      score,
+      matched: () => matchedIn(index, id, query, exactName),
+    }),
+  );
+  return { hits, total };
 }

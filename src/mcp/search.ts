@@ -4,7 +4,7 @@ import { buildSearchData, type SearchData } from '../index/searchBuild.ts';
 import { NOT_WORD, nameKey, STOP_WORDS, termsOfWord } from '../index/terms.ts';
 import { SKILL_MD } from '../skills/index.ts';
 import type { SearchStats } from '../shared/status.ts';
-import { type ParsedQuery, rankAcross } from './ranking.ts';
+import { type ParsedQuery, rankAcross, rankTop } from './ranking.ts';
 import type { ServedSkill, Snapshot } from './snapshot.ts';
 
 export { MAX_INDEXED_BODY_CHARS, nameKey, searchTerms, skillTerms } from '../index/terms.ts';
@@ -142,6 +142,10 @@ export async function loadSkillIndex(ns: Namespace, snapshot: Snapshot): Promise
   const data = await ns.searchData();
   return skillIndexOf(snapshot.inIndexOrder, data, performance.now() - started);
 }
+
+/** The first `limit` skills of `indexes` matching `query` and how many match (ranking.ts rankTop). */
+export const searchIndexesTop = (indexes: readonly SkillIndex[], query: string, limit: number) =>
+  rankTop(indexes, parseQuery(query), limit);
 
 /** The skills of `indexes` matching `query`, best first across them (ranking.ts). */
 export const searchIndexes = (

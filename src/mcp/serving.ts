@@ -69,6 +69,13 @@ export interface ServingState extends CatalogView {
     query: string,
     groups?: ReadonlyMap<string, string>,
   ): Promise<SearchHit[]>;
+  /** The first `limit` of what `search` finds, and how many it finds: no hit is made for the others. */
+  searchTop(
+    namespaces: readonly Namespace[],
+    query: string,
+    limit: number,
+    groups?: ReadonlyMap<string, string>,
+  ): Promise<{ hits: SearchHit[]; total: number }>;
 }
 
 /** The owner of everything served over one catalog: one ServingState per (catalog state, visibility). */
@@ -282,6 +289,16 @@ function servingState(owner: StateServing, visibility: Visibility, configuredPag
     async search(searched, query, groups) {
       const indexes = await Promise.all(searched.map((ns) => entry(ns).searchIndex()));
       return (await searchModule()).searchIndexes(indexes, query, groups);
+    },
+    async searchTop(searched, query, limit, groups) {
+      const indexes = await Promise.all(searched.map((ns) => entry(ns).searchIndex()));
+      const search = await searchModule();
+      // Versions of a `refs:` source's skill are one hit: ranked all together.
+      if (groups !== undefined && searched.some((ns) => groups.has(ns.source))) {
+        const hits = search.searchIndexes(indexes, query, groups);
+        return { hits: hits.slice(0, limit), total: hits.length };
+      }
+      return search.searchIndexesTop(indexes, query, limit);
     },
   };
 }

@@ -172,18 +172,19 @@ export function registerSkillSearch(mcp: McpServer, { serving }: ToolDeps): void
     const namespaces = namespacesOf(state, source);
     if (namespaces === undefined)
       return failure(`no source "${source}" is served; skill_list shows the sources and their commits`);
-    const hits = await state.search(namespaces, query, refGroups(state));
-    const { results, lines } = bestOf(hits, limit ?? DEFAULT_SEARCH_LIMIT);
+    const most = limit ?? DEFAULT_SEARCH_LIMIT;
+    const { hits, total } = await state.searchTop(namespaces, query, most, refGroups(state));
+    const { results, lines } = bestOf(hits, most);
     const text =
-      hits.length === 0
+      total === 0
         ? 'No served skill matches; try other words, or skill_list to see every skill.'
         : [
-            `${results.length} of ${hits.length} matching skills, best first (load one with skill_load):`,
+            `${results.length} of ${total} matching skills, best first (load one with skill_load):`,
             ...lines,
           ].join('\n');
     return {
       content: [{ type: 'text', text }],
-      structuredContent: { results, total: hits.length },
+      structuredContent: { results, total },
     };
   });
 }
