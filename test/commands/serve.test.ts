@@ -153,7 +153,11 @@ describe('a stdio host starting a server on a warm dataDir', () => {
       // What had synced when the host had its listing.
       return { skills, settledBefore: [...settled] };
     };
-    return { serving, list, close: async () => (await client.close(), await serving.close()) };
+    const close = async () => {
+      await client.close();
+      await serving.close();
+    };
+    return { serving, list, close };
   }
 
   it("lists a pinned local source's restored commit at once: that source's start sync runs after the first answer", async () => {
