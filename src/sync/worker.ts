@@ -256,6 +256,7 @@ async function synced(
             resolve,
             accept,
             since,
+            stopping: () => w.stopped,
           }),
         {
           logger,
