@@ -4,10 +4,11 @@
  * modules (`serve`) one by one. Each command's module, and a library only some runs need (openpgp, isomorphic-git,
  * the MCP client), stays in a chunk of its own that the dynamic import asking for it loads; pino is in the chunk of
  * the logger (a command that logs loads it). pino-pretty (for a terminal) and prom-client (metrics), CommonJS
- * required where they are used, are read from node_modules. Two modules of our dependencies are bundled as
- * lighter ones of ours that every start would otherwise compile for nothing: the SDK's `_shims` (its Ajv validator
- * then loads at the first schema it checks, scripts/sdkShims.ts) and zod's locale table (English only,
- * scripts/zodLocales.ts). A source map beside each file (`node --enable-source-maps` shows src/ lines in stacks).
+ * required where they are used, are read from node_modules. Three modules of our dependencies are bundled as
+ * lighter ones of ours that every start would otherwise compile or run for nothing: the SDK's `_shims` (its Ajv
+ * validator then loads at the first schema it checks, scripts/sdkShims.ts), zod's locale table (English only,
+ * scripts/zodLocales.ts) and mime's entry (its class without the default instance, scripts/mimeClass.ts). A
+ * source map beside each file (`node --enable-source-maps` shows src/ lines in stacks).
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
@@ -18,13 +19,14 @@ const root = path.resolve(import.meta.dirname, '..');
 /** Where the package's JavaScript goes (`bin/skillpin.js` runs `dist/cli.js`). */
 export const DIST = path.join(root, 'dist');
 
-/** The SDK's `_shims` and zod's locale table, bundled as the lighter modules of ours beside this file. */
+/** The SDK's `_shims`, zod's locale table and mime's entry, bundled as the lighter modules of ours beside this file. */
 const lighter: Plugin = {
   name: 'skillpin-lighter',
   setup(build) {
     build.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, () => ({
       path: path.join(root, 'scripts', 'sdkShims.ts'),
     }));
+    build.onResolve({ filter: /^mime$/ }, () => ({ path: path.join(root, 'scripts', 'mimeClass.ts') }));
     build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, ({ importer }) =>
       importer.includes(`${path.sep}zod${path.sep}`)
         ? { path: path.join(root, 'scripts', 'zodLocales.ts') }

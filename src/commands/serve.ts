@@ -17,6 +17,7 @@ import { DataDirConflictError } from '../sync/dataDir/processes.ts';
 import { DataDirUnusableError } from '../sync/dataDir/unusable.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import { createSyncWorker, type Reconfigured, type SyncWorker } from '../sync/worker.ts';
+import { type FirstAnswer, firstAnswer } from './firstAnswer.ts';
 
 export { startFailureReport } from './startFailures.ts';
 export { boundHeapGrowth } from '../shared/heapGrowth.ts';
@@ -185,7 +186,12 @@ function reloader(start: Config, worker: SyncWorker, logger: Logger, reread: () 
 }
 
 /** The parts every transport shares: catalog, worker (restored from dataDir), metrics and the server factory. */
-async function startCore(config: Config, options: ServeOptions, membership: Membership) {
+async function startCore(
+  config: Config,
+  options: ServeOptions,
+  membership: Membership,
+  later: Promise<void> | undefined,
+) {
   const { logger } = options;
   const catalog = createCatalog();
   // What MCP serves over the catalog, shared by every server, warming, the status page and metrics.
@@ -210,12 +216,13 @@ async function startCore(config: Config, options: ServeOptions, membership: Memb
     onSynced: metrics && ((outcome, seconds) => metrics.synced(outcome, seconds)),
   });
   // Each listed namespace is made ready (its snapshot, its search index read from dataDir or built yielding the
-  // thread) as soon as it is published, and the full listing once every source's first sync is done; readiness
-  // waits for them.
+  // thread) as soon as it is published (over stdio, once the host has its first answer), and the full listing once
+  // every source's first sync is done; readiness waits for them.
   const warming = (await import('../mcp/warm.ts')).warmCatalog(
     catalog,
     served,
     () => worker.pending().length === 0,
+    later,
   );
   await worker.restore();
   const reloading = reloader(config, worker, logger, options.reread ?? (async () => config));
@@ -269,9 +276,10 @@ async function serveTransport(
   core: Core,
   options: ServeOptions,
   stdio: Promise<typeof import('@modelcontextprotocol/server/stdio')>,
+  first: FirstAnswer,
 ): Promise<Endpoint> {
   const { serveStdio } = await stdio;
-  const handle = serveStdio(core.factory, {
+  const handle = serveStdio(first.observe(core.factory), {
     transport: options.transport,
     onerror: (error) => options.logger.debug({ err: error.message }, 'stdio'),
   });
@@ -365,46 +373,62 @@ function joinAsServer(config: Config, options: ServeOptions): Membership {
 }
 
 /**
- * Serves what dataDir holds at once. Local sources (no network) sync before this resolves; remote sources sync
- * once the endpoint is open and join as each lands (list_changed), so a slow remote never holds the others.
+ * Serves what dataDir holds at once. Over HTTP, local sources (no network) sync before this resolves; over stdio,
+ * a local source that may have moved syncs before the connection opens and the others once the host has its first
+ * answer. Remote sources sync after those and join as each lands (list_changed), so a slow remote never holds the
+ * others.
  * Throws CannotServeError when it cannot start (exposure without auth, a source another process on dataDir
  * defines otherwise, a dataDir that cannot be created or written, the port taken).
  */
 export async function startServing(config: Config, options: ServeOptions): Promise<Serving> {
   checkExposure(config, options);
   const membership = joinAsServer(config, options);
+  // Over stdio, what can wait waits for the host's first answer (commands/firstAnswer.ts); over HTTP nothing does.
+  const answer = options.http === undefined ? firstAnswer() : undefined;
+  const closing = { now: false };
   let core: Core | undefined;
   let endpoint: Endpoint | undefined;
   try {
-    // `git --version` runs while the core loads and restores (its repositories wait for the same answer), and
-    // the stdio transport's module loads meanwhile.
-    const probed = describeGitBackend(config.git);
-    const stdio = options.http === undefined ? import('@modelcontextprotocol/server/stdio') : undefined;
+    // Over HTTP `git --version` runs while the core loads and restores (its repositories wait for the same answer);
+    // over stdio the stdio transport's module loads meanwhile.
+    const probed = answer === undefined ? describeGitBackend(config.git) : undefined;
+    const stdio = answer === undefined ? undefined : import('@modelcontextprotocol/server/stdio');
     stdio?.catch(() => undefined);
-    core = await startCore(config, options, membership);
+    core = await startCore(config, options, membership, answer?.answered);
     // Over HTTP the port opens first (probes answer while local sources sync); a stdio host lists as soon as it
-    // connects, so a local source that may have moved is in the catalog before the connection opens. Every local
-    // source has synced when this resolves.
-    const first = options.http === undefined ? movableLocal(core.catalog) : () => false;
+    // connects, so a local source that may have moved is in the catalog before the connection opens.
+    const moved = answer === undefined ? () => false : movableLocal(core.catalog);
     const early: SyncOutcome[] = [];
     const opened =
-      options.http === undefined
-        ? await core.worker
-            .syncAll('start', first)
+      answer === undefined
+        ? await serveHttp(core, config, options.http!, options)
+        : await core.worker
+            .syncAll('start', moved)
             .then((outcomes) => early.push(...outcomes))
-            .then(() => serveTransport(core!, options, stdio!))
-        : await serveHttp(core, config, options.http, options);
+            .then(() => serveTransport(core!, options, stdio!, answer));
     endpoint = opened;
-    early.push(...(await core.worker.syncAll('start', (source) => isLocal(source) && !first(source))));
-    // The start line names the git backend: a host lists without waiting for `git --version`.
-    const git = await probed;
-    options.logger.info(
-      { ...opened.started.fields, skills: skillsOf(core.catalog), sources: config.sources.length, git },
-      opened.started.message(`${git.backend}, ${git.reason}`),
-    );
-    const remote = core.worker.syncAll('start', (source) => !isLocal(source));
+    const started = core;
+    // The other local sources (over stdio: restored commits, their stores checked) sync once the host has its first
+    // answer; the start line, which names the git backend, follows them.
+    const local = (async () => {
+      await answer?.answered;
+      if (closing.now) return;
+      early.push(...(await started.worker.syncAll('start', (source) => isLocal(source) && !moved(source))));
+      const git = await (probed ?? describeGitBackend(config.git));
+      if (closing.now) return;
+      options.logger.info(
+        { ...opened.started.fields, skills: skillsOf(started.catalog), sources: config.sources.length, git },
+        opened.started.message(`${git.backend}, ${git.reason}`),
+      );
+    })();
+    // Over HTTP every local source has synced when this resolves.
+    if (answer === undefined) await local;
+    const remote = local.then(() => started.worker.syncAll('start', (source) => !isLocal(source)));
     const firstSyncs = remote.then((outcomes) => [...early, ...outcomes]);
-    return handleOf(core, opened, options.logger, firstSyncs);
+    return handleOf(core, opened, options.logger, firstSyncs, () => {
+      closing.now = true;
+      answer?.release();
+    });
   } catch (error) {
     await endpoint?.close();
     // Stopping the worker leaves dataDir; without one, this process leaves it here.
@@ -419,6 +443,7 @@ function handleOf(
   endpoint: Endpoint,
   logger: Logger,
   firstSyncs: Promise<SyncOutcome[]>,
+  onClose: () => void,
 ): Serving {
   let closing: Promise<void> | undefined;
   return {
@@ -431,6 +456,7 @@ function handleOf(
     close: () => {
       // Running syncs end with their git processes: one cut short is redone at the next start.
       closing ??= (async () => {
+        onClose();
         await endpoint.close();
         core.warming.stop();
         await core.worker.stop();

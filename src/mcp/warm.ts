@@ -33,16 +33,18 @@ function cutPages(serving: ServingState): void {
  * search index (read from dataDir, or built yielding the thread); then, once every namespace is and `settled` says
  * no more are coming (the sources' first syncs are done), the full listing: its view and its pages. Until then it is
  * pending, so readiness means listings and searches answer at full speed. The listing is not made for each source
- * that lands at a start: a thousand sources would build it a thousand times, growing.
+ * that lands at a start: a thousand sources would build it a thousand times, growing. Nothing is made before
+ * `after` resolves (a stdio host's first answer: a listing asked before then makes its own pages).
  */
 export function warmCatalog(
   catalog: Catalog,
   serving: ServingOwner,
   settled: () => boolean = () => true,
+  after: Promise<unknown> = Promise.resolve(),
 ): Warming {
   const waiting = new Set<Namespace>();
   const warmed = new WeakSet<Namespace>();
-  let turns: Promise<unknown> = Promise.resolve();
+  let turns: Promise<unknown> = after;
   // The catalog state whose full listing is ready (a swap that lists the same namespaces keeps it: serving.ts).
   let listedAt: CatalogState | undefined;
   const listing = () => {

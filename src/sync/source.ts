@@ -206,6 +206,9 @@ export interface RepositoryOnUse {
   };
 }
 
+/** A repository as it is opened when first used. */
+type Opened = () => Promise<Repository>;
+
 /** Opens `config`'s repository (a remote source's store at `storeDir`) when first used. */
 export function repositoryOnUse(config: SourceConfig, storeDir: string): RepositoryOnUse {
   let opened: Promise<Repository> | undefined;
@@ -316,8 +319,11 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: Repos
   const indexer = {
     indexes,
     options,
-    /** The index of a commit in store; a locked commit's only once it is what its lock entry lists. */
-    async indexOf(repo: Repository, target: ResolvedRef): Promise<CommitIndex> {
+    /**
+     * The index of a commit in store (its repository opened only when the index is built from it); a locked
+     * commit's only once it is what its lock entry lists.
+     */
+    async indexOf(repo: Opened, target: ResolvedRef): Promise<CommitIndex> {
       const index = await indexedOnce(repo, target);
       const { target: pinned } = config;
       if (pinned.kind === 'commit' && pinned.lock !== undefined && pinned.commit === index.commit)
@@ -331,12 +337,13 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: Repos
       deps.held?.searches.forget(searchKey(repositoryKey(config), target.commit, opts));
       await indexes.remove(target.commit);
     },
-    namespace(index: CommitIndex, repo: Repository, checkFirst = false) {
+    /** The namespace of `index`, whose reads open its repository when they come. */
+    namespace(index: CommitIndex, repo: Opened, checkFirst = false) {
       const read = guardedReader(
         index,
-        (blob) => readBlob(repo, blob),
+        async (blob) => readBlob(await repo(), blob),
         (damage) => deps.onDamage?.(damage),
-        checkFirst ? () => checkStore(repo, index) : undefined,
+        checkFirst ? async () => checkStore(await repo(), index) : undefined,
       );
       const searchData = searchOnce(index, {
         indexes,
@@ -357,15 +364,16 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: Repos
     },
   };
   /** The commit's index as the process holds it, or (nothing shared) as this source reads or builds it. */
-  const indexedOnce = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> =>
+  const indexedOnce = async (repo: Opened, target: ResolvedRef): Promise<CommitIndex> =>
     deps.held === undefined
       ? indexedHere(repo, target)
       : heldIndex(deps.held, config, indexes, target, await options(), () => indexedHere(repo, target));
-  const indexedHere = async (repo: Repository, target: ResolvedRef): Promise<CommitIndex> => {
+  const indexedHere = async (opened: Opened, target: ResolvedRef): Promise<CommitIndex> => {
     const { commit } = target;
     const opts = await options();
     const stored = await indexes.load(commit, opts);
     if (stored !== undefined) return stored;
+    const repo = await opened();
     const keys = await keyring();
     const signer = keys === undefined ? undefined : await verifyTarget(repo, target, keys);
     deps.onProgress?.({ phase: 'indexing' });
@@ -448,7 +456,8 @@ async function repairCommit(
   const stored = await indexer.indexes.load(commit, await indexer.options());
   if (damage.kind === 'index' || (stored !== undefined && (await checkStore(repo, stored)) !== undefined))
     await indexer.removeWrong(target);
-  return indexer.namespace(await indexer.indexOf(repo, target), repo);
+  const opened = async () => repo;
+  return indexer.namespace(await indexer.indexOf(opened, target), opened);
 }
 
 /** The skill folders a commit's entries hold under the source's paths, those symlinks there lead to included. */
@@ -463,6 +472,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const repository = deps.shared?.repository ?? repositoryOnUse(config, storeDir);
   const indexer = sourceIndexer(config, deps, repository);
   const { indexes } = indexer;
+  const opened: Opened = () => repository.get();
 
   /**
    * Fetches the commit (remote) with the tag verification reads, then its index: from its file, or built. A fetch of
@@ -487,7 +497,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       const key = JSON.stringify([target.commit, tag ?? null, config.paths ?? null]);
       await (repository.fresh === undefined ? fetch() : repository.fresh.fetched.of(key, since, fetch));
     }
-    return indexer.indexOf(repo, target);
+    return indexer.indexOf(async () => repo, target);
   };
 
   /**
@@ -515,13 +525,12 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
       if (target.kind !== 'refs') throw new Error(`source ${config.id} follows no refs: patterns`);
       return listRefsBelow(await repository.get(), remote, REF_PREFIXES, refMatcher(target.patterns));
     },
-    load: async (target, have, since) =>
-      indexer.namespace(await fetchAndIndex(target, have, since), await repository.get()),
+    load: async (target, have, since) => indexer.namespace(await fetchAndIndex(target, have, since), opened),
     index: (target, have) => fetchAndIndex(target, have),
-    async restore(commit) {
-      const repo = await repository.get();
-      return indexer.namespace(await indexer.indexOf(repo, await targetOf(commit)), repo, true);
-    },
+    // Restored from its index file, a commit is served without opening its repository (nor asking git its
+    // version): its first read does, and the store check of its first sync.
+    restore: async (commit) =>
+      indexer.namespace(await indexer.indexOf(opened, await targetOf(commit)), opened, true),
     async check(ns, since) {
       const check = async () => checkStore(await repository.get(), ns);
       // One held index is one skills array: the same commit and blobs, whichever source serves it.

@@ -40,6 +40,8 @@ export async function syncSource(
     since?: number;
     /** Whether the commit loaded may replace what is served (a publication moving a branch backward may not). */
     accept?: (loaded: Namespace, held: ServedSource | undefined) => Refusal | undefined;
+    /** The worker is stopping: its git processes are ended, so a failure now is a sync cut short, not logged. */
+    stopping?: () => boolean;
   },
 ): Promise<SyncStep> {
   const { id } = source;
@@ -111,7 +113,9 @@ export async function syncSource(
     return succeeded(commit, true, served, dropped);
   } catch (error) {
     const failure = failureOf(id, error);
-    logFailure(logger, failure, error, { why, serving: held?.current.commit ?? null });
+    // Cut short by a stop, it is redone at the next start (nothing of it is recorded): no store is to blame.
+    if (options.stopping?.() !== true)
+      logFailure(logger, failure, error, { why, serving: held?.current.commit ?? null });
     const at = options.at();
     return {
       outcome: {

@@ -257,6 +257,7 @@ async function synced(
             resolve,
             accept,
             since,
+            stopping: () => w.stopped,
           }),
         {
           logger,

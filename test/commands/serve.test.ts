@@ -1,6 +1,6 @@
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { run } from '../../src/cli.ts';
@@ -8,13 +8,17 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { settingsNeedingRestart, startServing, unauthenticatedRefusal } from '../../src/commands/serve.ts';
 import { EVERY_SOURCE } from '../../src/catalog/index.ts';
-import { loadConfig } from '../../src/config/index.ts';
-import { silentLogger } from '../../src/shared/logger.ts';
+import { type Config, loadConfig } from '../../src/config/index.ts';
+import { createLogger, silentLogger } from '../../src/shared/logger.ts';
+import type { SyncOutcome } from '../../src/shared/status.ts';
 import { newHolder } from '../../src/sync/dataDir/lease.ts';
 import { withStateMutex } from '../../src/sync/dataDir/state.ts';
 import { fixture } from '../helpers/fixtures.ts';
+import { startGitHttpServer } from '../helpers/gitHttpServer.ts';
+import { pushableRepo, skillMd } from '../helpers/pushable.ts';
 import { connectHttp, modernRequest, writeConfig } from '../helpers/server.ts';
 import { connectInProcess, serveInProcess } from '../helpers/serving.ts';
+import { tempDir } from '../helpers/temp.ts';
 
 const catalog = fixture('catalog');
 const root = fixture('root-skill');
@@ -133,36 +137,115 @@ describe('serving beyond this machine', () => {
 });
 
 describe('a stdio host starting a server on a warm dataDir', () => {
-  it("lists a pinned local source's restored commit before that source's start sync has finished", async () => {
+  /** `startServing` over an in-memory stdio connection, the syncs it settles, and a connected client's listing. */
+  async function startOverStdio(config: Config, logger = silentLogger()) {
+    const settled: SyncOutcome[] = [];
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const serving = await startServing(config, {
+      logger,
+      transport: serverSide,
+      onSettled: (outcome) => void settled.push(outcome),
+    });
+    const client = new Client({ name: 'skillpin-test', version: '1.0.0' });
+    await client.connect(clientSide);
+    const list = async () => {
+      const { skills } = await new SkillsClient(client).list();
+      // What had synced when the host had its listing.
+      return { skills, settledBefore: [...settled] };
+    };
+    const close = async () => {
+      await client.close();
+      await serving.close();
+    };
+    return { serving, list, close };
+  }
+
+  it("lists a pinned local source's restored commit at once: that source's start sync runs after the first answer", async () => {
     const config = loadConfig(writeConfig({ sources: [SOURCES[0]!] }));
     const first = await serveInProcess(config.file, { http: false });
     await first.stop();
     // The start sync of the pinned source records its state under the state mutex, held here until the host
-    // has its listing: a host that had to wait for that sync would wait here for ever.
+    // has its listing: had the start waited for that sync, it would wait here for ever.
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
     const mutex = withStateMutex(config.dataDir, newHolder(), () => held);
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    let started = false;
-    const starting = startServing(config, { logger: silentLogger(), transport: serverSide }).then(
-      (serving) => {
-        started = true;
-        return serving;
-      },
-    );
-    const client = new Client({ name: 'skillpin-test', version: '1.0.0' });
-    await client.connect(clientSide);
-    const { skills } = await new SkillsClient(client).list();
-    expect([skills.length, new Set(skills.map((skill) => skill.uri.split('/')[3])), started]).toEqual([
+    const host = await startOverStdio(config);
+    const { skills, settledBefore } = await host.list();
+    expect([skills.length, new Set(skills.map((skill) => skill.uri.split('/')[3])), settledBefore]).toEqual([
       7,
       new Set([catalog.commits['c2']]),
-      false,
+      [],
     ]);
     release();
     await mutex;
-    const serving = await starting;
-    await client.close();
-    await serving.close();
+    expect(await host.serving.firstSyncs).toEqual([
+      { id: 'catalog', ok: true, commit: catalog.commits['c2'], changed: false },
+    ]);
+    await host.close();
+  });
+
+  it('finds a store that lost its objects after the first answer, says so and fetches them again', async () => {
+    const remoteRoot = tempDir('skillpin-start-damage-');
+    const repo = pushableRepo(remoteRoot, 'skills');
+    const commit = repo.push({ 'alpha/SKILL.md': skillMd('alpha', 'start'), 'alpha/notes.md': 'notes\n' });
+    const git = await startGitHttpServer({ root: remoteRoot });
+    try {
+      const config = loadConfig(
+        writeConfig({
+          sync: { retryMin: '1h', retryMax: '1h' },
+          sources: [{ id: 'skills', url: git.urlFor('skills.git'), ref: 'main', poll: '1h' }],
+        }),
+      );
+      const first = await serveInProcess(config.file, { http: false });
+      await first.serving.firstSyncs;
+      await first.stop();
+      const packDir = path.join(config.dataDir, 'repos', 'skills.git', 'objects', 'pack');
+      for (const file of readdirSync(packDir)) rmSync(path.join(packDir, file));
+      let logged = '';
+      const logger = createLogger({
+        level: 'info',
+        format: 'json',
+        destination: { write: (line) => void (logged += line) },
+      });
+      const host = await startOverStdio(config, logger);
+      // Listed from the restored index, before any store check: nothing has synced yet.
+      const { skills, settledBefore } = await host.list();
+      expect([skills.map((skill) => skill.uri), settledBefore]).toEqual([
+        [`skill://skills/${commit}/alpha/SKILL.md`],
+        [],
+      ]);
+      expect(await host.serving.firstSyncs).toEqual([
+        { id: 'skills', ok: true, commit, changed: false, repaired: [commit] },
+      ]);
+      // The store check of the start sync found it, said so, and fetched the objects again.
+      const said = logged
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((line) => line['source'] === 'skills' && line['kind'] !== undefined)
+        .map(({ level, msg, commit: at, kind, log, why }) => ({ level, msg, at, kind, log, why }));
+      expect(said).toEqual([
+        {
+          level: 'warn',
+          msg: `objects of commit ${commit} are missing from the store or unreadable; fetching them again`,
+          at: commit,
+          kind: 'objects',
+          log: `3 object(s) missing, such as ${commit}`,
+          why: 'start',
+        },
+        {
+          level: 'info',
+          msg: 'repaired a damaged commit',
+          at: commit,
+          kind: 'objects',
+          log: undefined,
+          why: 'start',
+        },
+      ]);
+      await host.close();
+    } finally {
+      await git.close();
+    }
   });
 });
 

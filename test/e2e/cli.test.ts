@@ -631,6 +631,7 @@ describe('a command loads what it uses', () => {
     const { ours, packages } = loadedModules(recorded.env.SKILLPIN_RECORD_MODULES);
     // The lockfile's format loads only for a config served locked (not this one); the pin commands never do.
     expect(ours.filter((file) => /^(commands|pins)\//.test(file))).toEqual([
+      'commands/firstAnswer.ts',
       'commands/serve.ts',
       'commands/startFailures.ts',
       'pins/pinning.ts',

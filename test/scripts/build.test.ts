@@ -23,6 +23,15 @@ describe('the bundle leaves out what every start compiled for nothing', () => {
     expect(files.filter(({ text }) => text.includes('Ungültige Eingabe'))).toEqual([]);
     expect(files.some(({ text }) => text.includes('Invalid input: expected'))).toBe(true);
   });
+
+  it("builds none of mime's own instances (scripts/mimeClass.ts): its class is there, for src/mcp/mime.ts's", () => {
+    const files = bundled();
+    // mime's entry freezes the instance it builds; the class defines the method.
+    expect(files.filter(({ text }) => text.includes('._freeze()'))).toEqual([]);
+    expect(
+      files.filter(({ text }) => text.includes('define() not allowed for built-in Mime objects')).length,
+    ).toBe(1);
+  });
 });
 
 describe("the server's JSON Schema validator in the bundle (scripts/sdkShims.ts)", () => {

@@ -342,4 +342,26 @@ describe('a repair that leaves reads failing', () => {
     expect(step.record.served?.current).toBe(held);
     expect(lines.map((line) => line['msg'])).toEqual([detail]);
   });
+
+  it('cut short by a stopping worker (its git ended), fails the same but logs nothing: no store is to blame', async () => {
+    const held = { source: 'skills', commit } as Namespace;
+    const { logger, lines } = capturedLogger();
+    const step = await syncSource(
+      staleSource(),
+      { tried: true, served: { id: 'skills', current: held, retained: [] } },
+      {
+        keep: 1,
+        why: 'start',
+        at: () => '2026-01-01T00:00:00.000Z',
+        logger,
+        damaged: [damage],
+        stopping: () => true,
+      },
+    );
+    expect([step.outcome.ok, step.outcome.ok === false && step.outcome.reason]).toEqual([
+      false,
+      'source-store-damaged',
+    ]);
+    expect(lines).toEqual([]);
+  });
 });
