@@ -4,7 +4,7 @@
  *   version   `skillpin --version` against `node -e ''` (target ≤ 2×)
  *   list      a host's first complete skills/list over stdio, from starting the server to the last page, with a
  *             warm dataDir, against the SDK's folder server (`loadSkills()` + `serveStdio`, bench/peers/sdkStdio.mjs)
- *             on a checkout of the same commit, each driven by the same SDK client (target ≤ 1.0×)
+ *             on a checkout of the same commit, each driven by the same SDK client (target ≤ 0.8×, issue 39)
  *             (and the server process's own CPU time by then, steadier than wall time on a loaded machine)
  *   idle RSS  of each stdio server, one second after it answered that listing (target ≤ 1.2×)
  *   check     `skillpin check` of the synthetic repository (`checkSkills` skills × 5 files) against the git
@@ -147,7 +147,7 @@ async function main(): Promise<void> {
   );
   const figure = (samples: Listed[], key: keyof Listed) => samples.map((sample) => sample[key]);
   console.log(`  ${listSkills} skills x 4 files over stdio, against the SDK's loadSkills folder server:`);
-  console.log(row('list', figure(ours, 'ms'), figure(sdk, 'ms'), 'ms', '<= 1.0x'));
+  console.log(row('list', figure(ours, 'ms'), figure(sdk, 'ms'), 'ms', '<= 0.8x'));
   console.log(row('list CPU', figure(ours, 'cpuMs'), figure(sdk, 'cpuMs'), 'ms', 'the server process alone'));
   console.log(row('idle RSS', figure(ours, 'rssMiB'), figure(sdk, 'rssMiB'), 'MiB', '<= 1.2x', 1));
 
