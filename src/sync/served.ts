@@ -222,7 +222,7 @@ export async function persistAll(w: Worker, asks: readonly PersistAsk[]): Promis
 export const QUIET_WRITE_MS = 60_000;
 
 /**
- * Whether a sync of source `id` that made `after` of `before` needs no state.json write: a poll (nothing asked
+ * Whether a sync of a source that made `after` of `before` needs no state.json write: a poll (nothing asked
  * for it, so nobody waits for its publication) that changed nothing state.json keeps but its sync times, while
  * state.json was written within QUIET_WRITE_MS.
  */
