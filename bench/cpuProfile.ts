@@ -1,7 +1,8 @@
 /**
  * A `.cpuprofile` (node --cpu-prof) summarised: the frames with the most self time, aggregated by function and
  * location, with their share of all samples (GC as the profile names it; idle time is given apart, not ranked).
- * Usage: npx tsx bench/cpuProfile.ts <file.cpuprofile | folder of them> [top=5]
+ * `from`/`to`: only the samples that many seconds after the profile began (an idle window of a longer run).
+ * Usage: npx tsx bench/cpuProfile.ts <file.cpuprofile | folder of them> [top=5] [from=0] [to=∞]
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -16,8 +17,12 @@ interface Profile {
   timeDeltas: number[];
 }
 
-/** Self time per frame (function, file, line) in ms, most first. */
-export function selfTimes(profile: Profile): Array<{ frame: string; ms: number }> {
+/** Self time per frame (function, file, line) in ms, most first; only samples between `from` and `to` s in. */
+export function selfTimes(
+  profile: Profile,
+  from = 0,
+  to = Number.POSITIVE_INFINITY,
+): Array<{ frame: string; ms: number }> {
   const frameOf = new Map<number, string>();
   for (const { id, callFrame: f } of profile.nodes) {
     const where =
@@ -27,7 +32,10 @@ export function selfTimes(profile: Profile): Array<{ frame: string; ms: number }
     frameOf.set(id, `${f.functionName || '(anonymous)'}${where}`);
   }
   const ms = new Map<string, number>();
+  let at = 0;
   profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at < from * 1e6 || at > to * 1e6) return;
     const frame = frameOf.get(id)!;
     ms.set(frame, (ms.get(frame) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
   });
@@ -35,14 +43,14 @@ export function selfTimes(profile: Profile): Array<{ frame: string; ms: number }
 }
 
 /** The top `top` frames of the profile at `where` (a file, or the only/largest one in a folder), as text lines. */
-export function summarizeProfile(where: string, top = 5): string {
+export function summarizeProfile(where: string, top = 5, from = 0, to = Number.POSITIVE_INFINITY): string {
   const file = statSync(where).isDirectory()
     ? readdirSync(where)
         .filter((f) => f.endsWith('.cpuprofile'))
         .map((f) => path.join(where, f))
         .sort((a, b) => statSync(b).size - statSync(a).size)[0]!
     : where;
-  const times = selfTimes(JSON.parse(readFileSync(file, 'utf8')) as Profile);
+  const times = selfTimes(JSON.parse(readFileSync(file, 'utf8')) as Profile, from, to);
   const total = times.reduce((sum, t) => sum + t.ms, 0);
   const idle = times.find((t) => t.frame === '(idle)')?.ms ?? 0;
   const lines = times
@@ -59,4 +67,11 @@ export function summarizeProfile(where: string, top = 5): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`)
-  console.log(summarizeProfile(process.argv[2]!, Number(process.argv[3] ?? '5')));
+  console.log(
+    summarizeProfile(
+      process.argv[2]!,
+      Number(process.argv[3] ?? '5'),
+      Number(process.argv[4] ?? '0'),
+      Number(process.argv[5] ?? 'Infinity'),
+    ),
+  );

@@ -10,6 +10,8 @@
  *   - a followed tag deleted on the remote to the moment its namespace leaves skills/list (checked by full listings,
  *     each taking a few hundred ms: that is the resolution).
  * SKILLPIN_ROOT runs another checkout's skillpin (a `before`); the load average is printed with each figure.
+ * MANYREFS_CPU_PROF=<dir> runs the followed tags' server under `node --cpu-prof` into <dir> and prints the idle
+ * window's seconds since its start (for `bench/cpuProfile.ts <dir> 10 <from> <to>`).
  * Usage: npx tsx bench/manyRefs.ts [idleSeconds=30] [follow=1000]   (follow: the newest tags followed, a multiple of 5)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -113,7 +115,7 @@ const namespacesOf = (uris: string[]) => new Set(uris.map((u) => u.split('/')[2]
  * `skillpin serve --http` on `sources` from an empty dataDir: the time to /readyz answering 200 and to the listing
  * holding `namespaces` namespaces (checked by a full listing every second: that is its resolution).
  */
-async function serve(name: string, sources: object[], namespaces: number) {
+async function serve(name: string, sources: object[], namespaces: number, profile: string[] = []) {
   const dir = path.join(workDir, name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -122,6 +124,7 @@ async function serve(name: string, sources: object[], namespaces: number) {
   const started = performance.now();
   const { url, child } = await startChild(
     [
+      ...profile,
       '--import',
       'tsx',
       path.join(skillpinRoot, 'src', 'cli.ts'),
@@ -150,7 +153,7 @@ async function serve(name: string, sources: object[], namespaces: number) {
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
   };
-  return { server, child, ready, listed, skills: uris.length, stop };
+  return { server, child, started, ready, listed, skills: uris.length, stop };
 }
 
 async function main(): Promise<void> {
@@ -184,10 +187,12 @@ async function main(): Promise<void> {
     );
     await peer.stop();
     mark = remote.requests.length;
+    const profileDir = process.env['MANYREFS_CPU_PROF'];
     const tags = await serve(
       'refs',
       [{ id: 'many', url, refs: ['v*'], maxRefs: follow, poll: '5s' }],
       follow,
+      profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`],
     );
     try {
       console.log(
@@ -200,8 +205,10 @@ async function main(): Promise<void> {
       const cpu = cpuWithChildrenMs(tags.child.pid!);
       await sleep(idleSeconds * 1000);
       const used = cpuWithChildrenMs(tags.child.pid!) - cpu;
+      const window = `${((since(tags.started) - idleSeconds * 1000) / 1000).toFixed(0)} ${(since(tags.started) / 1000).toFixed(0)}`;
       console.log(
-        `  idle ${idleSeconds} s (polls every 5 s): ${((used / (idleSeconds * 1000)) * 100).toFixed(1)} % of a core, ${requests(mark)} (load ${load()})`,
+        `  idle ${idleSeconds} s (polls every 5 s): ${((used / (idleSeconds * 1000)) * 100).toFixed(1)} % of a core, ${requests(mark)} (load ${load()})` +
+          (profileDir === undefined ? '' : `; profiled: its seconds ${window}`),
       );
       const newest = `v1.${COMMITS - 1}.${TAGS_PER_COMMIT - 1}`;
       const prefix = `skill://many.${newest}/`;

@@ -63,9 +63,9 @@ export async function listByRole(
   const own = () => source.listRefs();
   if (role.kind === 'alone') return listGroup(config, own, before, options);
   if (role.kind === 'hold') {
-    let listed: RemoteRef[] | undefined;
+    let listed: readonly RemoteRef[] | undefined;
     const step = await listGroup(config, async () => (listed = await own()), before, options);
-    if (step.outcome.ok && listed !== undefined) await role.publish({ refs: listed });
+    if (step.outcome.ok && listed !== undefined) await role.publish({ refs: [...listed] });
     return step;
   }
   const hint =
@@ -109,6 +109,34 @@ export interface GroupStep {
   changed: boolean;
 }
 
+/** The last listing each ref listing made (a listing the same as the last one is the same array: Source.listRefs). */
+const chosenOf = new WeakMap<
+  readonly RemoteRef[],
+  { config: SourceConfig; taken: ReadonlySet<string>; was: GroupListing; listing: GroupListing }
+>();
+
+/**
+ * The listing `listed` makes of `was`: `was` itself when it is the same (so a poll that finds nothing new compares
+ * nothing again), and the last answer again for the same refs, config, taken ids and listing before.
+ */
+function listingOf(
+  config: SourceConfig & { target: { kind: 'refs' } },
+  listed: readonly RemoteRef[],
+  taken: ReadonlySet<string>,
+  was: GroupListing,
+): GroupListing {
+  const last = chosenOf.get(listed);
+  if (last !== undefined && last.config === config && last.was === was && sameIds(last.taken, taken))
+    return last.listing;
+  const next = nextListing(was, chooseRefs(config, listed, taken, [...was.refs, ...was.gone]), config.keep);
+  const listing = isDeepStrictEqual(next, was) ? was : next;
+  chosenOf.set(listed, { config, taken, was, listing });
+  return listing;
+}
+
+const sameIds = (a: ReadonlySet<string>, b: ReadonlySet<string>) =>
+  a.size === b.size && [...a].every((id) => b.has(id));
+
 /**
  * One listing of a `refs:` source: its matching branches and tags as `list` gives them (the remote's, or what the
  * holder published). Never throws: a failed listing keeps what the source served (its refs keep serving), and the
@@ -116,7 +144,7 @@ export interface GroupStep {
  */
 export async function listGroup(
   config: SourceConfig,
-  list: () => Promise<RemoteRef[]>,
+  list: () => Promise<readonly RemoteRef[]>,
   before: SourceRecord,
   options: ListOptions,
 ): Promise<GroupStep> {
@@ -126,9 +154,9 @@ export async function listGroup(
   const { failure: _failure, lastError: _lastError, ...clean } = before;
   const was = before.listing ?? EMPTY_LISTING;
   try {
-    const chosen = chooseRefs(config, await list(), options.taken, [...was.refs, ...was.gone]);
-    const listing = nextListing(was, chosen, config.keep);
-    const changed = !isDeepStrictEqual(listing, was);
+    const listed = await list();
+    const listing = listingOf(config, listed, options.taken, was);
+    const changed = listing !== was;
     if (changed)
       logger.info(
         {
@@ -139,7 +167,7 @@ export async function listGroup(
         },
         'refs listed',
       );
-    for (const p of listing.problems)
+    for (const p of changed ? listing.problems : [])
       if (!was.problems.some((q) => isDeepStrictEqual(p, q)))
         logger.error({ source: id, ref: p.path, reason: p.reason }, p.detail);
     const at = options.at();

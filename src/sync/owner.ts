@@ -170,7 +170,7 @@ export function createOwner(options: OwnerOptions): Owner {
       if (waited === 'taken') return replicas(id);
       const entry = await entryOf(id);
       if (waited === 'published') return { kind: 'follow', via: 'machine', entry };
-      const holder = leaseHolder(membership.dataDir, id);
+      const holder = leaseHolder(membership.dataDir, membership.leaseOf(id));
       const late = `skillpin ${holder?.command ?? 'process'} (pid ${holder?.pid ?? '?'}) holds this source's lease and did not publish a sync in time`;
       return { kind: 'follow', via: 'machine', entry, late };
     },

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type PQueue from 'p-queue';
 import type { Catalog, SourceFailure } from '../catalog/index.ts';
 import type { Config, SourceConfig } from '../config/index.ts';
@@ -61,11 +62,13 @@ export interface Worker {
   /** The config as given: `running.config` is it with each `refs:` source's refs after it. */
   readonly base: Config;
   readonly stopped: boolean;
+  /** When state.json was last written (the worker's clock, ms); 0: not yet. */
+  readonly written: number;
 }
 
 /** The worker's fields as this module alone changes them: every change of its state is one of the functions below. */
 type State = {
-  -readonly [K in 'records' | 'listings' | 'running' | 'base' | 'stopped']: Worker[K];
+  -readonly [K in 'records' | 'listings' | 'running' | 'base' | 'stopped' | 'written']: Worker[K];
 };
 const state = (w: Worker): State => w;
 
@@ -191,7 +194,11 @@ export async function persistAll(w: Worker, asks: readonly PersistAsk[]): Promis
   const { membership, stateFile } = w;
   const touched = [...new Set(asks.flatMap((ask) => ask.touched))];
   const removed = [...new Set(asks.flatMap((ask) => ask.removed))];
-  const mine = [...w.records].filter(([id]) => membership.holds(id));
+  // Each lease read once: the refs of a `refs:` source share their group's.
+  const leases = new Map<string, boolean>();
+  const holds = (lease: string) =>
+    leases.get(lease) ?? leases.set(lease, membership.holds(lease)).get(lease)!;
+  const mine = [...w.records].filter(([id]) => holds(membership.leaseOf(id)));
   const elsewhere = new Set(
     liveProcesses(membership.dataDir)
       .filter((other) => other.nonce !== membership.holder.nonce)
@@ -207,5 +214,21 @@ export async function persistAll(w: Worker, asks: readonly PersistAsk[]): Promis
     w.logger.error({ err: messageOf(error), file: stateFile.file }, 'could not write state.json');
     return;
   }
+  state(w).written = w.clock.now();
   await w.retention.settle(touched);
+}
+
+/** How long state.json may keep a polled source's last sync time when its polls find nothing new. */
+export const QUIET_WRITE_MS = 60_000;
+
+/**
+ * Whether a sync of a source that made `after` of `before` needs no state.json write: a poll (nothing asked
+ * for it, so nobody waits for its publication) that changed nothing state.json keeps but its sync times, while
+ * state.json was written within QUIET_WRITE_MS.
+ */
+export function quietPoll(w: Worker, why: string, before: SourceRecord, after: SourceRecord): boolean {
+  if (why !== 'poll' || w.written === 0 || w.clock.now() - w.written >= QUIET_WRITE_MS) return false;
+  const { lastSync: _a, lastSuccess: _b, ...was } = savedState(before);
+  const { lastSync: _c, lastSuccess: _d, ...now } = savedState(after);
+  return isDeepStrictEqual(was, now);
 }

@@ -88,8 +88,11 @@ export interface Source {
    * since then by another source of the same repository is not resolved again.
    */
   resolve(since?: number): Promise<ResolvedRef>;
-  /** A `refs:` source's branches and tags that match its patterns: one ref listing of the remote, or local refs. */
-  listRefs(): Promise<RemoteRef[]>;
+  /**
+   * A `refs:` source's branches and tags that match its patterns: one ref listing of the remote, or local refs.
+   * The same refs as the last listing are the same array (what was chosen of them holds: groupStep.ts).
+   */
+  listRefs(): Promise<readonly RemoteRef[]>;
   /**
    * Fetches the commit (remote; `have` names a commit the store holds), verifies its signature when the source
    * requires one, and indexes it; or loads its index file, verified under the same keys. `since` as for `resolve`:
@@ -129,6 +132,11 @@ export interface Source {
    */
   sweep(): Promise<string[]>;
 }
+
+/** Whether two ref listings name the same refs, in the same order, with the same objects. */
+const sameRefs = (a: readonly RemoteRef[], b: readonly RemoteRef[]) =>
+  a.length === b.length &&
+  a.every((r, i) => r.name === b[i]!.name && r.oid === b[i]!.oid && r.peeled === b[i]!.peeled);
 
 function remoteOf(source: SourceConfig): Remote | undefined {
   const { location } = source;
@@ -473,6 +481,7 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
   const indexer = sourceIndexer(config, deps, repository);
   const { indexes } = indexer;
   const opened: Opened = () => repository.get();
+  let lastListed: readonly RemoteRef[] | undefined;
 
   /**
    * Fetches the commit (remote) with the tag verification reads, then its index: from its file, or built. A fetch of
@@ -523,7 +532,14 @@ export function openSource(config: SourceConfig, deps: SourceDeps): Source {
     async listRefs() {
       const { target } = config;
       if (target.kind !== 'refs') throw new Error(`source ${config.id} follows no refs: patterns`);
-      return listRefsBelow(await repository.get(), remote, REF_PREFIXES, refMatcher(target.patterns));
+      const refs = await listRefsBelow(
+        await repository.get(),
+        remote,
+        REF_PREFIXES,
+        refMatcher(target.patterns),
+      );
+      if (lastListed === undefined || !sameRefs(lastListed, refs)) lastListed = refs;
+      return lastListed;
     },
     load: async (target, have, since) => indexer.namespace(await fetchAndIndex(target, have, since), opened),
     index: (target, have) => fetchAndIndex(target, have),

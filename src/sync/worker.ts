@@ -14,6 +14,7 @@ import { type Followed, type FollowHooks, followSource, unfollow } from './follo
 import { heldCommits } from './held.ts';
 import { listByRole, publishedListing, resolvedOf } from './groupStep.ts';
 import { joinDataDir, type Membership } from './dataDir/membership.ts';
+import { leasedByGroup } from './dataDir/groupLease.ts';
 import { adoptPublished } from './adopt.ts';
 import { createOwner, type Role } from './owner.ts';
 import {
@@ -33,6 +34,7 @@ import {
   persist,
   persistAll,
   publish,
+  quietPoll,
   record,
   restarted,
   runs,
@@ -137,7 +139,10 @@ export function createSyncWorker(options: SyncWorkerOptions): SyncWorker {
 function workerOf(options: SyncWorkerOptions): Worker {
   const { logger, config } = options;
   // dataDir is the one setting a reconfigure cannot change: this process's file and leases are there.
-  const membership = options.membership ?? joinDataDir(config, { command: 'serve' }, logger);
+  const membership = leasedByGroup(
+    options.membership ?? joinDataDir(config, { command: 'serve' }, logger),
+    (id) => groupOf(w.running.config.sources, id),
+  );
   const stores = new Map<string, RepositoryOnUse>();
   const locals: LocalRepositories = new Map();
   const held = heldCommits();
@@ -197,9 +202,24 @@ function workerOf(options: SyncWorkerOptions): Worker {
     running: { config, followed: new Map() },
     base: config,
     stopped: false,
+    written: 0,
   };
   runs(w, { config, followed: new Map(config.sources.map((s) => [s.id, w.follow(s, config)])) });
   return w;
+}
+
+/** The `refs:` source each ref of `sources` belongs to, by id, made once per sources list. */
+const groupsOf = new WeakMap<readonly SourceConfig[], Map<string, string>>();
+function groupOf(sources: readonly SourceConfig[], id: string): string | undefined {
+  let groups = groupsOf.get(sources);
+  if (groups === undefined)
+    groupsOf.set(
+      sources,
+      (groups = new Map(
+        sources.flatMap((s) => (s.group === undefined ? [] : [[s.id, s.group.id] as const])),
+      )),
+    );
+  return groups.get(id);
 }
 
 /**
@@ -308,7 +328,8 @@ async function listed(
   const running = w.listings.get(id) ?? EMPTY_LISTING;
   if (step.changed || !isDeepStrictEqual(listingOf(w, id), running)) await applyListings(w);
   else if (before.failure?.reason !== step.record.failure?.reason) publish(w);
-  await persist(w, [followed]);
+  // A poll that found nothing new writes no state.json (its sync times there lag up to QUIET_WRITE_MS).
+  if (!quietPoll(w, why, before, step.record)) await persist(w, [followed]);
   // Each ref whose commit is not served yet syncs in turn (all of them when asked here); one that fails reports on its
   // own line (status, skillpin sync) and retries with its source's next listing, which keeps its poll: a broken
   // tag never slows how soon a new one is served. A ref that serves what the listing names costs nothing. What one

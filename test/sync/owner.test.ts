@@ -34,6 +34,7 @@ function ownerOver(options: { held?: boolean; takes?: number; verdicts?: PollVer
     dataDir,
     holder: { pid: 1, host: 'here', since: '2026-01-01T00:00:00.000Z', nonce: 'n1' },
     holds: () => held,
+    leaseOf: (id: string) => id,
     lease(id: string) {
       calls.push(`lease ${id}`);
       if (++looks === options.takes) held = true;

@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
@@ -15,6 +15,7 @@ import { arrangedSources, chooseRefs, refSourceConfig } from '../../src/sync/ref
 import { compareRefs, refMatcher, refSourceId } from '../../src/shared/refNames.ts';
 import type { StatusReport } from '../../src/shared/status.ts';
 import { BACKENDS } from '../helpers/backends.ts';
+import { manualClock } from '../helpers/clock.ts';
 import { fixture, fixtureFile } from '../helpers/fixtures.ts';
 import { git } from '../helpers/git.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
@@ -669,6 +670,46 @@ describe('skillpin sync of a refs: source', () => {
 });
 
 describe('a poll of a refs: source with nothing new', () => {
+  it("writes state.json at a poll that finds nothing new only once it is a minute old, with that poll's time", async () => {
+    const dir = tempDir('skillpin-refs-quiet-');
+    const repo = path.join(dir, 'policies.git');
+    cpSync(fx().gitdir, repo, { recursive: true });
+    const file = path.join(dir, 'skillpin.yaml');
+    writeFileSync(
+      file,
+      `dataDir: ${path.join(dir, 'data')}\nsources:\n  - id: policies\n    path: ${repo}\n    refs: ["v*"]\n    poll: 1h\n`,
+    );
+    const clock = manualClock();
+    const worker = createSyncWorker({
+      config: loadConfig(file),
+      catalog: createCatalog(),
+      logger: silentLogger(),
+      clock,
+    });
+    const stateJson = path.join(dir, 'data', 'state.json');
+    const saved = () => ({
+      ino: statSync(stateJson).ino,
+      lastSync: JSON.parse(readFileSync(stateJson, 'utf8')).sources.policies.lastSync,
+    });
+    try {
+      await worker.restore();
+      await worker.syncAll('start');
+      const started = saved();
+      expect(started.lastSync).toBe(new Date(clock.now()).toISOString());
+      clock.advance(59_999);
+      await worker.syncAll('poll');
+      expect(saved()).toEqual(started);
+      const live = worker.status().sources.find((s) => s.id === 'policies')!;
+      expect(live.lastSync).toBe(new Date(clock.now()).toISOString());
+      clock.advance(1);
+      await worker.syncAll('poll');
+      expect(saved().lastSync).toBe(new Date(clock.now()).toISOString());
+      expect(saved().ino).not.toBe(started.ino);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('lists the refs once and syncs no ref; a moved tag syncs that ref alone; asked, every ref syncs', async () => {
     const dir = tempDir('skillpin-refs-poll-');
     const repo = path.join(dir, 'policies.git');

@@ -1,8 +1,8 @@
-import { cpSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCatalog } from '../../src/catalog/index.ts';
-import { loadConfig } from '../../src/config/index.ts';
+import { type Catalog, createCatalog } from '../../src/catalog/index.ts';
+import { type Config, loadConfig } from '../../src/config/index.ts';
 import { indexStore } from '../../src/index/index.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { createSyncWorker, type SyncWorker } from '../../src/sync/worker.ts';
@@ -23,6 +23,8 @@ describe.each(BACKENDS)('a refs: source whose tags share commits ($name backend)
   let root: string;
   let remote: GitHttpServer;
   let worker: SyncWorker;
+  let config: Config;
+  const catalog: Catalog = createCatalog();
   const indexed: string[] = [];
   let pendingAsRefsStart: string[] | undefined;
   const requests = (from: number) => {
@@ -53,9 +55,10 @@ describe.each(BACKENDS)('a refs: source whose tags share commits ($name backend)
         },
       ],
     });
+    config = loadConfig(file);
     worker = createSyncWorker({
-      config: loadConfig(file),
-      catalog: createCatalog(),
+      config,
+      catalog,
       logger: silentLogger(),
       onProgress: (id, progress) => void (progress.phase === 'indexing' && indexed.push(id)),
       // The first ref's source opens once the listing is recorded, before any ref syncs: readiness then.
@@ -94,5 +97,51 @@ describe.each(BACKENDS)('a refs: source whose tags share commits ($name backend)
     await worker.syncAll('poll');
     expect(requests(mark)).toEqual({ advertisements: 1, lsRefs: name === 'cli' ? 1 : 0, fetches: 0 });
     expect(indexed).toEqual([]);
+  });
+
+  it('writes no state.json at a poll that finds nothing new, holds one lease, and sees a moved and a deleted tag at the next', async () => {
+    const stateJson = path.join(config.dataDir, 'state.json');
+    const written = () => ({ ino: statSync(stateJson).ino, text: readFileSync(stateJson, 'utf8') });
+    const before = written();
+    await worker.syncAll('poll');
+    expect(written()).toEqual(before);
+    // The group's lease is its refs' lease: one file, renewed for all of them.
+    expect(readdirSync(path.join(config.dataDir, 'leases')).filter((f) => f.endsWith('.json'))).toEqual([
+      'policies.json',
+    ]);
+    git(['--git-dir', path.join(root, 'policies.git'), 'update-ref', 'refs/tags/v1.0.1', C('c2')]);
+    git(['--git-dir', path.join(root, 'policies.git'), 'update-ref', '-d', 'refs/tags/v2.0.1']);
+    const mark = remote.requests.length;
+    await worker.syncAll('poll');
+    // c2 is in the store already: the moved tag's commit is not fetched again.
+    expect(requests(mark)).toEqual({ advertisements: 1, lsRefs: name === 'cli' ? 1 : 0, fetches: 0 });
+    const listed = catalog.listed().map((ns) => [ns.source, ns.commit]);
+    expect(listed).toEqual([
+      ['policies.v2.0.0', C('c3')],
+      ['policies.v1.1.1', C('c2')],
+      ['policies.v1.1.0', C('c2')],
+      ['policies.v1.0.1', C('c2')],
+      ['policies.v1.0.0', C('c1')],
+    ]);
+    const saved = JSON.parse(readFileSync(stateJson, 'utf8')).sources.policies.listing;
+    expect(saved.refs.map((r: { name: string; commit: string }) => [r.name, r.commit])).toEqual([
+      ['refs/tags/v2.0.0', C('c3')],
+      ['refs/tags/v1.1.1', C('c2')],
+      ['refs/tags/v1.1.0', C('c2')],
+      ['refs/tags/v1.0.1', C('c2')],
+      ['refs/tags/v1.0.0', C('c1')],
+    ]);
+    expect(saved.gone.map((r: { name: string }) => r.name)).toEqual(['refs/tags/v2.0.1']);
+    expect(written().ino).not.toBe(before.ino);
+  });
+
+  it('writes state.json at a sync asked for that finds nothing new: whoever asked waits for its lastSync', async () => {
+    const stateJson = path.join(config.dataDir, 'state.json');
+    const before = JSON.parse(readFileSync(stateJson, 'utf8')).sources.policies;
+    await worker.trigger('policies', 'asked');
+    const after = JSON.parse(readFileSync(stateJson, 'utf8')).sources.policies;
+    expect(after.lastSync).not.toBe(before.lastSync);
+    expect(after.lastSync).toBe(worker.status().sources.find((s) => s.id === 'policies')!.lastSync);
+    expect(after.listing).toEqual(before.listing);
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCatalog, type Catalog } from '../../src/catalog/index.ts';
@@ -7,9 +7,11 @@ import { silentLogger } from '../../src/shared/logger.ts';
 import { joinDataDir } from '../../src/sync/dataDir/membership.ts';
 import { createSyncWorker } from '../../src/sync/worker.ts';
 import { manualClock } from '../helpers/clock.ts';
+import { fixture } from '../helpers/fixtures.ts';
 import { git } from '../helpers/git.ts';
 import { makeRepo } from '../helpers/repo.ts';
 import { writeConfig } from '../helpers/server.ts';
+import { tempDir } from '../helpers/temp.ts';
 import { until } from '../helpers/until.ts';
 
 const skillMd = (text: string) => `---\nname: alpha\ndescription: ${text}\n---\n${text}\n`;
@@ -68,6 +70,40 @@ describe('two workers on one dataDir', () => {
       await until('the follower to serve the third commit', () => current(follower.catalog) === three);
     } finally {
       slow.leave();
+      await follower.worker.stop();
+      await holder.worker.stop();
+    }
+  });
+
+  it("a refs: source's refs are synced by the holder of its one lease; the follower serves what it published", async () => {
+    const repo = path.join(tempDir('skillpin-refs-lease-'), 'policies.git');
+    cpSync(fixture('versions').gitdir, repo, { recursive: true });
+    const config = loadConfig(writeConfig({ sources: [{ id: 'policies', path: repo, refs: ['v*'] }] }));
+    const [holder, follower] = twoWorkers(config);
+    const served = (catalog: Catalog) => catalog.listed().map((ns) => `${ns.source}@${ns.commit}`);
+    try {
+      await holder.worker.restore();
+      await follower.worker.restore();
+      await holder.worker.syncAll('start');
+      const refs = served(holder.catalog);
+      expect(refs.map((r) => r.split('@')[0])).toEqual([
+        'policies.v2.0.0',
+        'policies.v1.1.0',
+        'policies.v1.0.0',
+      ]);
+      expect(readdirSync(path.join(config.dataDir, 'leases')).filter((f) => f.endsWith('.json'))).toEqual([
+        'policies.json',
+      ]);
+      await until('the follower to serve the refs', () => served(follower.catalog).join() === refs.join());
+      // The follower's poll serves the holder's publication: it lists nothing and takes no lease.
+      expect(await follower.worker.syncAll('poll')).toEqual([
+        { id: 'policies', ok: true, commit: refs[0]!.split('@')[1], changed: false },
+      ]);
+      expect(served(follower.catalog)).toEqual(refs);
+      expect(readdirSync(path.join(config.dataDir, 'leases')).filter((f) => f.endsWith('.json'))).toEqual([
+        'policies.json',
+      ]);
+    } finally {
       await follower.worker.stop();
       await holder.worker.stop();
     }

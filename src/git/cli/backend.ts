@@ -21,7 +21,7 @@ import type { Refusal } from '../packGuard.ts';
 import { fetchBounds } from './fetchBounds.ts';
 import { lsTree } from './lsTree.ts';
 import { parseProgress } from './progress.ts';
-import { listRefs, listRemoteRefs, readRef, updateRef } from './refs.ts';
+import { type LastListing, listRefs, listRemoteRefs, readRef, updateRef } from './refs.ts';
 import { type Git, type GitRunResult, type RunOptions, runGit } from './run.ts';
 import { type CliSettings, transport } from './transport.ts';
 
@@ -119,6 +119,7 @@ export async function openCliRepository(
   const { git } = cli;
   const { checkedSizes, objectSizes } = sizeReaders(git, () => cli.objects);
   const local: RunContext = { memoryBytes: settings.maxMemoryBytes ?? DEFAULT_GIT_MEMORY_BYTES };
+  const listing: LastListing = {};
   return {
     gitdir,
     backend: 'cli',
@@ -137,7 +138,7 @@ export async function openCliRepository(
     listRefs: (prefixes) => listRefs(git, local, prefixes),
     writeRef: (name, oid) => updateRef(git, local, name, oid),
     deleteRef: (name) => updateRef(git, local, name),
-    listRemoteRefs: (remote, names) => listRemoteRefs(git, settings, remote, names),
+    listRemoteRefs: (remote, names) => listRemoteRefs(git, settings, remote, names, listing),
     fetch: (remote, commit, options) => fetchCommit(cli, remote, commit, options),
     fetchBlobs: (remote, oids, options) => fetchBlobs(cli, remote, oids, options),
     refresh: () => cli.objects.renew(),

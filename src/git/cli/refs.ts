@@ -45,12 +45,21 @@ export async function updateRef(git: Git, local: RunContext, name: string, oid?:
     throw classifyRun(result, `${oid === undefined ? 'deleting' : 'writing'} ${name}`, local);
 }
 
-/** The refs of `remote` named by `names` (a name ending in "/": every ref below it), by one `git ls-remote`. */
+/** A repository's last ref listing: the same output again is the same refs, not parsed again. */
+export interface LastListing {
+  last?: { key: string; stdout: Buffer; refs: RemoteRef[] };
+}
+
+/**
+ * The refs of `remote` named by `names` (a name ending in "/": every ref below it), by one `git ls-remote`; the
+ * same output as `listing`'s last (a poll that finds nothing new) gives its refs again, unparsed.
+ */
 export async function listRemoteRefs(
   git: Git,
   settings: CliSettings,
   remote: Remote,
   names: readonly string[],
+  listing: LastListing = {},
 ): Promise<RemoteRef[]> {
   const { context, ...run } = transport(remote, settings);
   // ls-remote matches its patterns against peeled entries too (`refs/tags/v1^{}`): ask for those as well.
@@ -58,6 +67,9 @@ export async function listRemoteRefs(
   const patterns = names.flatMap((name) => (name.endsWith('/') ? [`${name}*`] : [name, `${name}^{}`]));
   const result = await git(['ls-remote', 'origin', ...patterns], run);
   if (result.code !== 0) throw classifyRun(result, `listing the refs of ${redactUrl(remote.url)}`, context);
+  const key = JSON.stringify([remote.url, names]);
+  const { last } = listing;
+  if (last !== undefined && last.key === key && last.stdout.equals(result.stdout)) return [...last.refs];
   const refs = new Map<string, RemoteRef>();
   for (const line of result.stdout.toString('utf8').split('\n')) {
     const match = /^([0-9a-f]{40})\t(.+?)(\^\{\})?$/.exec(line);
@@ -68,5 +80,7 @@ export async function listRemoteRefs(
     else entry.peeled = oid;
     refs.set(name, entry);
   }
-  return [...refs.values()].filter((ref) => wantedRef(names, ref.name));
+  const wanted = [...refs.values()].filter((ref) => wantedRef(names, ref.name));
+  listing.last = { key, stdout: result.stdout, refs: wanted };
+  return [...wanted];
 }

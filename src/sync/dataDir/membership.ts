@@ -25,6 +25,8 @@ export interface Membership {
   readonly dataDir: string;
   readonly holder: Holder;
   readonly role: Role;
+  /** The lease whose holder syncs source `id` (its own id; a ref of a `refs:` source: its group's, see groupLease.ts). */
+  leaseOf(id: string): string;
   /** Takes source `id`'s lease (`dataDir/leases/<id>.json`); one taken over from a gone holder is logged. */
   lease(id: string): Taken;
   /** Whether source `id`'s lease still names this process. */
@@ -165,6 +167,7 @@ export function joinDataDir(
     dataDir,
     holder,
     role,
+    leaseOf: (id) => id,
     lease(id) {
       const taken = takeLease(leaseFile(dataDir, id), stamp);
       if (!taken.ours) return taken;
