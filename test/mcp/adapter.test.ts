@@ -174,17 +174,6 @@ beforeAll(async () => {
   });
   owner = createServingOwner(catalog, { pageSize: 3 });
   const logger = silentLogger();
-  ours = clients(
-    createServerFactory({
-      catalog,
-      serving: owner,
-      logger,
-      cache,
-      tools: false,
-      prompts: false,
-      pageSize: 3,
-    }),
-  );
   const factory = createServerFactory({
     catalog,
     serving: owner,
@@ -194,6 +183,7 @@ beforeAll(async () => {
     prompts: false,
     pageSize: 3,
   });
+  ours = clients(factory);
   const counting = countingServers(factory);
   made = counting.made;
   counted = clients(counting.factory).modern;

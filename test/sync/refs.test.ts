@@ -669,16 +669,22 @@ describe('skillpin sync of a refs: source', () => {
   });
 });
 
+/** A copy of the policies fixture in `dir`, served as a `refs: ["v*"]` source polled hourly: its config file. */
+function pollingPolicies(dir: string): { repo: string; file: string } {
+  const repo = path.join(dir, 'policies.git');
+  cpSync(fx().gitdir, repo, { recursive: true });
+  const file = path.join(dir, 'skillpin.yaml');
+  writeFileSync(
+    file,
+    `dataDir: ${path.join(dir, 'data')}\nsources:\n  - id: policies\n    path: ${repo}\n    refs: ["v*"]\n    poll: 1h\n`,
+  );
+  return { repo, file };
+}
+
 describe('a poll of a refs: source with nothing new', () => {
   it("writes state.json at a poll that finds nothing new only once it is a minute old, with that poll's time", async () => {
     const dir = tempDir('skillpin-refs-quiet-');
-    const repo = path.join(dir, 'policies.git');
-    cpSync(fx().gitdir, repo, { recursive: true });
-    const file = path.join(dir, 'skillpin.yaml');
-    writeFileSync(
-      file,
-      `dataDir: ${path.join(dir, 'data')}\nsources:\n  - id: policies\n    path: ${repo}\n    refs: ["v*"]\n    poll: 1h\n`,
-    );
+    const { file } = pollingPolicies(dir);
     const clock = manualClock();
     const worker = createSyncWorker({
       config: loadConfig(file),
@@ -712,13 +718,7 @@ describe('a poll of a refs: source with nothing new', () => {
 
   it('lists the refs once and syncs no ref; a moved tag syncs that ref alone; asked, every ref syncs', async () => {
     const dir = tempDir('skillpin-refs-poll-');
-    const repo = path.join(dir, 'policies.git');
-    cpSync(fx().gitdir, repo, { recursive: true });
-    const file = path.join(dir, 'skillpin.yaml');
-    writeFileSync(
-      file,
-      `dataDir: ${path.join(dir, 'data')}\nsources:\n  - id: policies\n    path: ${repo}\n    refs: ["v*"]\n    poll: 1h\n`,
-    );
+    const { repo, file } = pollingPolicies(dir);
     const synced: string[] = [];
     const worker = createSyncWorker({
       config: loadConfig(file),
