@@ -172,7 +172,7 @@ export class Postings {
   readonly #matched: Uint8Array;
   /** The sum of every skill's length (for the mean length over several indexes). */
   readonly totalLength: number;
-  #aboutTerms?: readonly string[];
+  #about?: Uint8Array;
 
   constructor(
     /** The terms; a term's id is its place in `starts`. */
@@ -205,18 +205,38 @@ export class Postings {
     return termId === undefined ? 0 : this.starts[termId + 1]! - this.starts[termId]!;
   }
 
-  /** The terms that stand in some skill's name or description, sorted (worked out at the first call). */
-  aboutTerms(): readonly string[] {
-    if (this.#aboutTerms !== undefined) return this.#aboutTerms;
-    const about: string[] = [];
+  /** One byte per term: 1 where it stands in some skill's name or description (worked out at the first call). */
+  #aboutFlags(): Uint8Array {
+    if (this.#about !== undefined) return this.#about;
+    const about = new Uint8Array(this.terms.size);
     for (let id = 0; id < this.terms.size; id++)
       for (let at = this.starts[id]!; at < this.starts[id + 1]!; at++)
         if (this.places[at]! & ABOUT) {
-          about.push(this.terms.term(id));
+          about[id] = 1;
           break;
         }
-    this.#aboutTerms = about.sort();
-    return this.#aboutTerms;
+    this.#about = about;
+    return about;
+  }
+
+  /** The terms beginning with `prefix` (itself included) of at most `maxLength` characters that stand in some
+   * skill's name or description, in the table's order. */
+  aboutWithPrefix(prefix: string | Buffer, maxLength: number): string[] {
+    const key = typeof prefix === 'string' ? Buffer.from(prefix, 'utf8') : prefix;
+    const about = this.#aboutFlags();
+    const found: string[] = [];
+    for (let id = this.terms.lowerBound(key); id < this.terms.size && this.terms.startsWith(id, key); id++) {
+      if (about[id] === 0) continue;
+      const term = this.terms.term(id);
+      if (term.length <= maxLength) found.push(term);
+    }
+    return found;
+  }
+
+  /** Whether `term` (or its UTF-8 bytes) stands in some skill's name or description. */
+  isAboutTerm(term: string | Buffer): boolean {
+    const id = this.terms.idOf(term);
+    return id !== undefined && this.#aboutFlags()[id] === 1;
   }
 
   /** Where `term` stands in skill `id` (PLACE bits; 0: nowhere), found by bisection. */

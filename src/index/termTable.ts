@@ -62,16 +62,30 @@ export class TermTable {
   /** The id of `term` (its UTF-8 bytes, or the string), or undefined when the table does not hold it. */
   idOf(term: string | Buffer): number | undefined {
     const key = typeof term === 'string' ? Buffer.from(term, 'utf8') : term;
+    const id = this.lowerBound(key);
+    return id < this.#ends.length && this.#compare(key, this.#start(id), this.#ends[id]!) === 0
+      ? id
+      : undefined;
+  }
+
+  /** The first id whose term is not below `key` (the table's size when there is none). */
+  lowerBound(key: Buffer): number {
     let low = 0;
     let high = this.#ends.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      const order = this.#compare(key, this.#start(middle), this.#ends[middle]!);
-      if (order === 0) return middle;
-      if (order > 0) low = middle + 1;
+      if (this.#compare(key, this.#start(middle), this.#ends[middle]!) > 0) low = middle + 1;
       else high = middle;
     }
-    return undefined;
+    return low;
+  }
+
+  /** Whether the term of id `id` begins with the bytes `key`. */
+  startsWith(id: number, key: Buffer): boolean {
+    const start = this.#start(id);
+    if (this.#ends[id]! - start < key.length) return false;
+    for (let at = 0; at < key.length; at++) if (this.bytes[start + at] !== key[at]) return false;
+    return true;
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { Postings } from '../index/postings.ts';
 import type { ParsedQuery } from './ranking.ts';
 import type { SkillIndex } from './search.ts';
 
@@ -20,30 +21,27 @@ export const MIN_VARIANT_LENGTH = 4;
 /** Variants a query searches for at most, beside its terms: each is a walk over the skills holding it. */
 export const MAX_VARIANTS = 32;
 
-/** The first index in `sorted` of a string not below `term`. */
-function lowerBound(sorted: readonly string[], term: string): number {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (sorted[middle]! < term) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-}
-
-/** The terms of `sorted` that are variants of `term`: starting with it, or what it starts with. */
-function variantsIn(sorted: readonly string[], term: string, found: Set<string>): void {
-  for (let at = lowerBound(sorted, term); at < sorted.length && sorted[at]!.startsWith(term); at++)
-    if (sorted[at]!.length <= term.length + VARIANT_LETTERS) found.add(sorted[at]!);
+/** What a term's variants are looked up by in each index: its bytes and length, and its shorter prefixes'. */
+function lookupsOf(term: string) {
+  const prefixes: Array<{ prefix: string; key: Buffer }> = [];
   for (
     let length = Math.max(MIN_VARIANT_LENGTH, term.length - VARIANT_LETTERS);
     length < term.length;
     length++
   ) {
     const prefix = term.slice(0, length);
-    if (sorted[lowerBound(sorted, prefix)] === prefix) found.add(prefix);
+    prefixes.push({ prefix, key: Buffer.from(prefix, 'utf8') });
   }
+  return { key: Buffer.from(term, 'utf8'), longest: term.length + VARIANT_LETTERS, prefixes };
+}
+
+/**
+ * The terms of `postings`' names and descriptions that are variants of a term (`lookups`): starting with it, or what
+ * it starts with (found in its term table, no term list kept).
+ */
+function variantsIn(postings: Postings, lookups: ReturnType<typeof lookupsOf>, found: Set<string>): void {
+  for (const variant of postings.aboutWithPrefix(lookups.key, lookups.longest)) found.add(variant);
+  for (const { prefix, key } of lookups.prefixes) if (postings.isAboutTerm(key)) found.add(prefix);
 }
 
 /** `query` with the variants of its terms found in the names and descriptions of `indexes` (only those searched). */
@@ -53,7 +51,8 @@ export function withVariants(indexes: readonly SkillIndex[], query: ParsedQuery)
   for (const { term, word, weight } of query.terms) {
     if (term.length < MIN_VARIANT_LENGTH) continue;
     const found = new Set<string>();
-    for (const { postings } of indexes) variantsIn(postings.aboutTerms(), term, found);
+    const lookups = lookupsOf(term);
+    for (const { postings } of indexes) variantsIn(postings, lookups, found);
     for (const variant of [...found].sort()) {
       if (known.has(variant) || variants.length === MAX_VARIANTS) continue;
       known.add(variant);

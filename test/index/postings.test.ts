@@ -104,18 +104,29 @@ describe('postings', () => {
     expect(compared).toBeGreaterThan(10_000);
   });
 
-  it('list the terms of names and descriptions, sorted, and no term only a body says', () => {
+  it('find the terms of names and descriptions by prefix and length, and no term only a body says', () => {
     const postings = postingsOf([
       new Map([
         ['zeta', PLACE.name],
         ['body', PLACE.text | PLACE.heading],
+        ['failure', PLACE.description],
       ]),
       new Map([
         ['alpha', PLACE.description | PLACE.text],
-        ['body', PLACE.text],
+        ['bodyguard', PLACE.name],
+        ['fail', PLACE.name],
+        ['failures', PLACE.text],
+        ['failé', PLACE.description],
       ]),
     ]);
-    expect(postings.aboutTerms()).toEqual(['alpha', 'zeta']);
+    expect(
+      ['alpha', 'zeta', 'body', 'bodyguard', 'nothing'].map((term) => postings.isAboutTerm(term)),
+    ).toEqual([true, true, false, true, false]);
+    // `failures` stands in a body alone; `failé` is five characters (six bytes); `failure` is past 6.
+    expect(postings.aboutWithPrefix('fail', 6)).toEqual(['fail', 'failé']);
+    expect(postings.aboutWithPrefix('fail', 7)).toEqual(['fail', 'failure', 'failé']);
+    expect(postings.aboutWithPrefix('body', 99)).toEqual(['bodyguard']);
+    expect(postings.aboutWithPrefix('zz', 99)).toEqual([]);
   });
 
   it('say where a term stands in a skill, as PLACE bits, and rank a term of the name above the same term elsewhere', () => {
