@@ -5,6 +5,7 @@ import type { Clock } from '../shared/clock.ts';
 import type { FileRefusedError } from '../shared/boundedRead.ts';
 import type { SyncOutcome } from '../shared/status.ts';
 import type { Damage } from './damage.ts';
+import type { LastChoice } from './groupStep.ts';
 import { openSource, type Source, type SourceDeps } from './source.ts';
 
 export interface FollowerOptions {
@@ -124,6 +125,8 @@ export interface Followed {
   config: SourceConfig;
   source: Source;
   follower: Follower;
+  /** A `refs:` source's last listing and the refs chosen from it (groupStep.ts). */
+  chosen: LastChoice;
 }
 
 /** What the worker's caller may pass for every source (part of the worker's own options). */
@@ -175,6 +178,7 @@ export function followSource(sourceConfig: SourceConfig, config: Config, options
   const followed: Followed = {
     config: sourceConfig,
     source,
+    chosen: {},
     follower: createFollower({
       sync: (why, since) => options.sync(followed, why, since ?? performance.now()),
       pollMs: sourceConfig.pollMs,

@@ -100,6 +100,8 @@ export interface ListOptions {
   logger: Logger;
   /** The ids of the other configured sources, which no ref may be served as. */
   taken: ReadonlySet<string>;
+  /** The source's last listing and choice (absent: the refs are chosen again). */
+  chosen?: LastChoice;
 }
 
 export interface GroupStep {
@@ -109,28 +111,43 @@ export interface GroupStep {
   changed: boolean;
 }
 
-/** The last listing each ref listing made (a listing the same as the last one is the same array: Source.listRefs). */
-const chosenOf = new WeakMap<
-  readonly RemoteRef[],
-  { config: SourceConfig; taken: ReadonlySet<string>; was: GroupListing; listing: GroupListing }
->();
+/**
+ * A `refs:` source's last ref listing and the listing chosen from it, kept by whoever lists the source again (its
+ * Followed): a listing the same as the last one is the same array (Source.listRefs).
+ */
+export interface LastChoice {
+  last?: {
+    listed: readonly RemoteRef[];
+    config: SourceConfig;
+    taken: ReadonlySet<string>;
+    was: GroupListing;
+    listing: GroupListing;
+  };
+}
 
 /**
  * The listing `listed` makes of `was`: `was` itself when it is the same (so a poll that finds nothing new compares
- * nothing again), and the last answer again for the same refs, config, taken ids and listing before.
+ * nothing again), and `memo`'s last answer again for the same refs, config, taken ids and listing before.
  */
 function listingOf(
   config: SourceConfig & { target: { kind: 'refs' } },
   listed: readonly RemoteRef[],
   taken: ReadonlySet<string>,
   was: GroupListing,
+  memo: LastChoice,
 ): GroupListing {
-  const last = chosenOf.get(listed);
-  if (last !== undefined && last.config === config && last.was === was && sameIds(last.taken, taken))
+  const { last } = memo;
+  if (
+    last !== undefined &&
+    last.listed === listed &&
+    last.config === config &&
+    last.was === was &&
+    sameIds(last.taken, taken)
+  )
     return last.listing;
   const next = nextListing(was, chooseRefs(config, listed, taken, [...was.refs, ...was.gone]), config.keep);
   const listing = isDeepStrictEqual(next, was) ? was : next;
-  chosenOf.set(listed, { config, taken, was, listing });
+  memo.last = { listed, config, taken, was, listing };
   return listing;
 }
 
@@ -155,7 +172,7 @@ export async function listGroup(
   const was = before.listing ?? EMPTY_LISTING;
   try {
     const listed = await list();
-    const listing = listingOf(config, listed, options.taken, was);
+    const listing = listingOf(config, listed, options.taken, was, options.chosen ?? {});
     const changed = listing !== was;
     if (changed)
       logger.info(

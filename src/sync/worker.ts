@@ -319,7 +319,15 @@ async function listed(
   const step =
     role.kind === 'follow' && role.via === 'machine'
       ? publishedListing(id, before, role.entry)
-      : await inTurn(w, () => listByRole(role, source, config, before, { why, at, logger: w.logger, taken }));
+      : await inTurn(w, () =>
+          listByRole(role, source, config, before, {
+            why,
+            at,
+            logger: w.logger,
+            taken,
+            chosen: followed.chosen,
+          }),
+        );
   if (w.stopped) return step.outcome;
   record(w, id, step.record);
   // The refs' sources start and stop when the listing changed, or differs from the one they run (a reconfigure
