@@ -141,7 +141,8 @@ function workerOf(options: SyncWorkerOptions): Worker {
   // dataDir is the one setting a reconfigure cannot change: this process's file and leases are there.
   const membership = leasedByGroup(
     options.membership ?? joinDataDir(config, { command: 'serve' }, logger),
-    (id) => groupOf(w.running.config.sources, id),
+    // A ref's source runs with its `refs:` source's id (its followers are the running config's).
+    (id) => w.running.followed.get(id)?.config.group?.id,
   );
   const stores = new Map<string, RepositoryOnUse>();
   const locals: LocalRepositories = new Map();
@@ -206,20 +207,6 @@ function workerOf(options: SyncWorkerOptions): Worker {
   };
   runs(w, { config, followed: new Map(config.sources.map((s) => [s.id, w.follow(s, config)])) });
   return w;
-}
-
-/** The `refs:` source each ref of `sources` belongs to, by id, made once per sources list. */
-const groupsOf = new WeakMap<readonly SourceConfig[], Map<string, string>>();
-function groupOf(sources: readonly SourceConfig[], id: string): string | undefined {
-  let groups = groupsOf.get(sources);
-  if (groups === undefined)
-    groupsOf.set(
-      sources,
-      (groups = new Map(
-        sources.flatMap((s) => (s.group === undefined ? [] : [[s.id, s.group.id] as const])),
-      )),
-    );
-  return groups.get(id);
 }
 
 /**
