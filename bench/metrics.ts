@@ -18,7 +18,7 @@ const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 const workDir = path.join(projectRoot, '.skillpin', 'bench');
 const [skills = '1000', perSkill = '5', scrapes = '300'] = process.argv.slice(2);
 const bin = path.join(projectRoot, 'bin', 'skillpin.js');
-if (!existsSync(path.join(projectRoot, 'dist', 'cli.js'))) throw new Error('run `npm run build` first');
+if (!existsSync(path.join(projectRoot, 'dist', 'cli.cjs'))) throw new Error('run `npm run build` first');
 
 const repo = syntheticRepo(workDir, Number(skills), Number(perSkill));
 const runDir = path.join(workDir, 'metrics');

@@ -5,7 +5,9 @@
  *   list      a host's first complete skills/list over stdio, from starting the server to the last page, with a
  *             warm dataDir, against the SDK's folder server (`loadSkills()` + `serveStdio`, bench/peers/sdkStdio.mjs)
  *             on a checkout of the same commit, each driven by the same SDK client (target ≤ 0.8×, issue 39)
- *             (and the server process's own CPU time by then, steadier than wall time on a loaded machine)
+ *             (and the server process's own CPU time by then, steadier than wall time on a loaded machine); skillpin
+ *             compiles with the code cache its warm-up run left (bin/compileCache.js, in a folder of the bench's own),
+ *             and the same start with SKILLPIN_COMPILE_CACHE=off is printed beside it (a host's first window ever)
  *   idle RSS  of each stdio server, one second after it answered that listing (target ≤ 1.2×)
  *   check     `skillpin check` of the synthetic repository (`checkSkills` skills × 5 files) against the git
  *             pipeline (git ls-tree -r + git cat-file --batch + sha256 of every blob, bench/peers/gitPipeline.mjs)
@@ -58,9 +60,19 @@ interface Listed {
 }
 
 /** A host's start: the server spawned over stdio, connected and its whole listing walked; then its idle RSS. */
-async function firstListing([command, ...args]: Command, skills: number): Promise<Listed> {
+async function firstListing(
+  [command, ...args]: Command,
+  skills: number,
+  env: Record<string, string> = {},
+): Promise<Listed> {
   const client = new Client({ name: 'bench-host', version: '1.0.0' });
-  const transport = new StdioClientTransport({ command, args, cwd: projectRoot, stderr: 'ignore' });
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    cwd: projectRoot,
+    stderr: 'ignore',
+    env: { ...(process.env as Record<string, string>), ...env },
+  });
   const started = performance.now();
   await client.connect(transport);
   const { skills: entries } = await new SkillsClient(client).list();
@@ -123,9 +135,13 @@ function listingServers(repo: SyntheticRepo): { skillpin: Command; sdk: Command 
 
 async function main(): Promise<void> {
   const [runs = '7', listSkills = '17', checkSkills = '1000'] = process.argv.slice(2);
-  if (!existsSync(path.join(projectRoot, 'dist', 'cli.js')))
+  if (!existsSync(path.join(projectRoot, 'dist', 'cli.cjs')))
     throw new Error('dist/ is missing: npm run build');
   const n = Number(runs);
+  // skillpin's code cache (bin/compileCache.js) in a folder of the bench's own, new each run: the warm-up run of
+  // each figure leaves it.
+  process.env['SKILLPIN_COMPILE_CACHE'] = path.join(workDir, 'compile');
+  rmSync(process.env['SKILLPIN_COMPILE_CACHE'], { recursive: true, force: true });
   console.log(
     `start bench: whole processes, median (min-max) of ${n} runs each, taking turns; load ${load()}`,
   );
@@ -139,10 +155,16 @@ async function main(): Promise<void> {
 
   const small = syntheticRepo(workDir, Number(listSkills), 4);
   const servers = listingServers(small);
-  // The warm-up run of skillpin fills its dataDir: every measured run starts from the persisted index.
+  // The warm-up run of skillpin fills its dataDir (every measured run starts from the persisted index) and leaves
+  // the code cache the measured runs compile with.
   const [ours, sdk] = await paired(
     n,
     () => firstListing(servers.skillpin, Number(listSkills)),
+    () => firstListing(servers.sdk, Number(listSkills)),
+  );
+  const [cold, sdkAgain] = await paired(
+    n,
+    () => firstListing(servers.skillpin, Number(listSkills), { SKILLPIN_COMPILE_CACHE: 'off' }),
     () => firstListing(servers.sdk, Number(listSkills)),
   );
   const figure = (samples: Listed[], key: keyof Listed) => samples.map((sample) => sample[key]);
@@ -150,6 +172,12 @@ async function main(): Promise<void> {
   console.log(row('list', figure(ours, 'ms'), figure(sdk, 'ms'), 'ms', '<= 0.8x'));
   console.log(row('list CPU', figure(ours, 'cpuMs'), figure(sdk, 'cpuMs'), 'ms', 'the server process alone'));
   console.log(row('idle RSS', figure(ours, 'rssMiB'), figure(sdk, 'rssMiB'), 'MiB', '<= 1.2x', 1));
+  console.log(
+    row('no cache', figure(cold, 'ms'), figure(sdkAgain, 'ms'), 'ms', 'SKILLPIN_COMPILE_CACHE=off'),
+  );
+  console.log(
+    row('CPU', figure(cold, 'cpuMs'), figure(sdkAgain, 'cpuMs'), 'ms', 'SKILLPIN_COMPILE_CACHE=off'),
+  );
 
   const large = syntheticRepo(workDir, Number(checkSkills), 5);
   const check = await paired(

@@ -1,14 +1,16 @@
 /**
  * `npm run build`: dist/ as the package ships it, plain JavaScript that `node` runs. esbuild bundles src/cli.ts with
- * what it imports, dependencies included, into a few files: a process no longer resolves and reads each of ~430
- * modules (`serve`) one by one. Each command's module, and a library only some runs need (openpgp, isomorphic-git,
- * the MCP client), stays in a chunk of its own that the dynamic import asking for it loads; pino is in the chunk of
- * the logger (a command that logs loads it). pino-pretty (for a terminal) and prom-client (metrics), CommonJS
- * required where they are used, are read from node_modules. Three modules of our dependencies are bundled as
- * lighter ones of ours that every start would otherwise compile or run for nothing: the SDK's `_shims` (its Ajv
- * validator then loads at the first schema it checks, scripts/sdkShims.ts), zod's locale table (English only,
- * scripts/zodLocales.ts) and mime's entry (its class without the default instance, scripts/mimeClass.ts). A
- * source map beside each file (`node --enable-source-maps` shows src/ lines in stacks).
+ * what it imports, dependencies included, into one CommonJS file, `dist/cli.cjs`: a process no longer resolves and
+ * reads each of ~430 modules (`serve`) one by one, and `bin/skillpin.js` compiles that one file with V8's code cache
+ * of an earlier run (bin/compileCache.js), which Node 20's ES modules cannot have. A module that only some commands
+ * run is initialised when its command first asks for it (esbuild wraps each lazily); libraries that only some runs
+ * need and that ship CommonJS of their own (openpgp for signatures, isomorphic-git without a git binary, the Redis
+ * client for coordination, the MCP client of `verify`) stay out of the file and are required from node_modules
+ * when used, as pino-pretty (for a terminal) and prom-client (metrics) are. Three modules of our dependencies are
+ * bundled as lighter ones of ours that every start would otherwise compile or run for nothing: the SDK's `_shims`
+ * (its Ajv validator then loads at the first schema it checks, scripts/sdkShims.ts), zod's locale table (English
+ * only, scripts/zodLocales.ts) and mime's entry (its class without the default instance, scripts/mimeClass.ts). A
+ * source map beside the file (`node --enable-source-maps` shows src/ lines in stacks).
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
@@ -16,8 +18,13 @@ import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
 const root = path.resolve(import.meta.dirname, '..');
-/** Where the package's JavaScript goes (`bin/skillpin.js` runs `dist/cli.js`). */
+/** Where the package's JavaScript goes (`bin/skillpin.js` runs `dist/cli.cjs`). */
 export const DIST = path.join(root, 'dist');
+/** The one file of a bundle. */
+export const CLI_FILE = 'cli.cjs';
+
+/** Dependencies required from node_modules when a run uses them, never bundled (each ships CommonJS). */
+const EXTERNAL = ['openpgp', 'isomorphic-git', '@redis/client', '@modelcontextprotocol/client'];
 
 /** The SDK's `_shims`, zod's locale table and mime's entry, bundled as the lighter modules of ours beside this file. */
 const lighter: Plugin = {
@@ -35,16 +42,20 @@ const lighter: Plugin = {
   },
 };
 
-/** Bundles src/cli.ts into `outdir` (emptied first). The tests run their child processes from such a bundle. */
+/** Bundles src/cli.ts into `outdir`/cli.cjs (`outdir` emptied first). The tests run their child processes from such a
+ * bundle. */
 export async function bundle(outdir: string = DIST): Promise<void> {
   rmSync(outdir, { recursive: true, force: true });
   await build({
     entryPoints: [path.join(root, 'src', 'cli.ts')],
-    outdir,
+    outfile: path.join(outdir, CLI_FILE),
     bundle: true,
-    splitting: true,
-    format: 'esm',
+    format: 'cjs',
     platform: 'node',
+    external: EXTERNAL.flatMap((name) => [name, `${name}/*`]),
+    // `import()` of a library left out becomes `require()`: bin/compileCache.js compiles the bundle as a script,
+    // where a dynamic import needs Node's experimental VM modules.
+    supported: { 'dynamic-import': false },
     target: 'node20.12',
     // Identifiers are minified and their names not kept (keepNames re-names every function at load, ~3% of a
     // server's start): our error classes set `this.name` themselves, and logs and messages carry no class names.
@@ -58,10 +69,10 @@ export async function bundle(outdir: string = DIST): Promise<void> {
     },
     sourcemap: true,
     sourcesContent: false,
-    // CommonJS bundled into an ES module requires Node's built-ins by name.
-    banner: {
-      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-    },
+    // src/ is ES modules: `import.meta.url` is the bundle's own URL, from the `__filename` Node or
+    // bin/compileCache.js gives it.
+    define: { 'import.meta.url': '__skillpinUrl' },
+    banner: { js: "var __skillpinUrl = require('node:url').pathToFileURL(__filename).href;" },
     logLevel: 'warning',
   });
 }

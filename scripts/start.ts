@@ -37,7 +37,7 @@ function newest(entries: string[]): number {
 const inputs = ['src', 'scripts/build.ts', 'package.json', 'package-lock.json'].map((p) =>
   path.join(root, p),
 );
-if (newest([path.join(root, 'dist', 'cli.js')]) <= newest(inputs)) {
+if (newest([path.join(root, 'dist', 'cli.cjs')]) <= newest(inputs)) {
   process.stderr.write('skillpin example: building dist/ (a build input is newer than it)\n');
   await (await import('./build.ts')).bundle();
 }

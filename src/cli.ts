@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // Only what every command needs loads here; a command's module, and the libraries only it uses, load when it runs.
 import { existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -498,6 +497,10 @@ export async function main(args: readonly string[]): Promise<number> {
   });
 }
 
+// Run as a script itself (`node --import tsx src/cli.ts`, `node dist/cli.cjs`, which `verify` starts), not through
+// bin/skillpin.js, which calls `main`.
 const entry = process.argv[1];
 if (entry !== undefined && import.meta.url === pathToFileURL(realpathSync(entry)).href)
-  process.exitCode = await main(process.argv.slice(2));
+  void main(process.argv.slice(2)).then((status) => {
+    process.exitCode = status;
+  });

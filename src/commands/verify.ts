@@ -1,6 +1,8 @@
 import { Client, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { SkillsClient, SkillVerificationError } from '@modelcontextprotocol/client/ext/skills';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { EXIT, type ExitStatus } from '../shared/exitCodes.ts';
 import { SERVER_VERSION } from '../shared/version.ts';
 import { plural } from '../shared/text.ts';
@@ -46,7 +48,9 @@ function transportFor(
   }
   // The built CLI runs as it is; from a checkout (TypeScript under tsx) the child gets tsx's loader by its
   // resolved location, so it works from any folder.
-  const loader = cliEntry.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
+  const loader = cliEntry.endsWith('.ts')
+    ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href]
+    : [];
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [...loader, cliEntry, 'serve', '--config', options.config!],

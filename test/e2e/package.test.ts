@@ -116,11 +116,19 @@ describe('the packed package', () => {
   it('holds only what runs, the README, LICENSE and the example config; no TypeScript runner', () => {
     const outside = packed.files.filter(
       (file) =>
-        !/^dist\/.+\.js(\.map)?$/.test(file) &&
-        !['bin/skillpin.js', 'package.json', 'README.md', 'LICENSE', 'config.example.yaml'].includes(file),
+        ![
+          'dist/cli.cjs',
+          'dist/cli.cjs.map',
+          'bin/skillpin.js',
+          'bin/compileCache.js',
+          'package.json',
+          'README.md',
+          'LICENSE',
+          'config.example.yaml',
+        ].includes(file),
     );
     expect(outside).toEqual([]);
-    expect(packed.files).toContain('dist/cli.js');
+    expect(packed.files).toContain('dist/cli.cjs');
     const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
       license: string;
