@@ -201,9 +201,11 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         !isModernProtocol(request.headers.get('mcp-protocol-version')) &&
         (await isLegacyRequest(request, body.parsed));
       if (legacy) return serveLegacy(sessions, incoming);
-      return (
-        factory.answerListing?.(request, body.parsed, authInfo) ?? serveModern(modernFor(authInfo), incoming)
-      );
+      // A lone skills/list or resources/read is answered without a server where it can be (mcp/handlers.ts).
+      const direct =
+        factory.answerListing?.(request, body.parsed, authInfo) ??
+        (await factory.answerRead?.(request, body.parsed, authInfo));
+      return direct ?? serveModern(modernFor(authInfo), incoming);
     },
     listingChanged(previous, next) {
       const changedFor = listingChangeOf(previous, next);

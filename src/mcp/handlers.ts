@@ -93,31 +93,66 @@ interface ListRequest {
   cursor: string | undefined;
 }
 
+/** A lone resources/read request as the SDK would serve it with the handler above: its id and URI. */
+interface ReadRequest {
+  id: string | number;
+  uri: string;
+}
+
 /**
- * The id and cursor of `request` (its body `body`) when it is a 2026-07-28 skills/list request that the SDK would
- * route to the handler above and answer with JSON: a POST of JSON, one request whose envelope and standard
- * headers its own classifier accepts, no Mcp-Name, params of a cursor (a string within MAX_CURSOR_CHARS) and
- * `_meta` only. Anything else, `undefined`: the SDK answers it (errors included).
+ * The id and params of `request` (its body `body`) when it is one 2026-07-28 `method` request that the SDK would
+ * route to the handler above and answer with JSON: a POST of JSON, one request whose envelope and standard headers
+ * its own classifier accepts, with the Mcp-Name header `name` (absent when `undefined`, else exactly that value, as
+ * sent: no sentinel to decode), params of `keys` and `_meta` only. Anything else, `undefined`: the SDK answers it
+ * (errors included).
  */
-function listRequest(request: Request, body: unknown): ListRequest | undefined {
+function loneRequest(
+  request: Request,
+  body: unknown,
+  method: string,
+  keys: readonly string[],
+  name: (params: Record<string, unknown>) => string | undefined,
+): { id: string | number; params: Record<string, unknown> } | undefined {
   const { headers } = request;
   const protocolVersionHeader = headers.get('mcp-protocol-version') ?? undefined;
   const mcpMethodHeader = headers.get('mcp-method') ?? undefined;
   if (request.method !== 'POST' || request.signal.aborted || !isJsonContentType(headers.get('content-type')))
     return undefined;
-  if (protocolVersionHeader === undefined || mcpMethodHeader === undefined || headers.has('mcp-name'))
-    return undefined;
+  if (protocolVersionHeader === undefined || mcpMethodHeader === undefined) return undefined;
   const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader, mcpMethodHeader, body });
   if (route.kind !== 'modern' || route.messageKind !== 'request') return undefined;
   if (route.classification.revision !== FIRST_MODERN_PROTOCOL) return undefined;
-  const { id, method, params } = route.message;
-  if (method !== SKILLS_LIST_METHOD || params === undefined) return undefined;
-  if (Object.keys(params).some((key) => key !== 'cursor' && key !== '_meta')) return undefined;
-  const parsed = listParams.safeParse(params);
-  return parsed.success ? { id, cursor: parsed.data.cursor } : undefined;
+  const { id, params } = route.message;
+  if (route.message.method !== method || params === undefined) return undefined;
+  if (Object.keys(params).some((key) => key !== '_meta' && !keys.includes(key))) return undefined;
+  if ((headers.get('mcp-name') ?? undefined) !== name(params)) return undefined;
+  return { id, params };
+}
+
+/** The id and cursor of `request` when it is a lone skills/list (loneRequest; no Mcp-Name header). */
+function listRequest(request: Request, body: unknown): ListRequest | undefined {
+  const lone = loneRequest(request, body, SKILLS_LIST_METHOD, ['cursor'], () => undefined);
+  if (lone === undefined) return undefined;
+  const parsed = listParams.safeParse(lone.params);
+  return parsed.success ? { id: lone.id, cursor: parsed.data.cursor } : undefined;
+}
+
+/**
+ * The id and URI of `request` when it is a lone resources/read (loneRequest) of a skill:// URI, its Mcp-Name
+ * header that URI as it is.
+ */
+function readRequest(request: Request, body: unknown): ReadRequest | undefined {
+  const uriOf = (params: Record<string, unknown>) => {
+    const { uri } = params;
+    return typeof uri === 'string' && uri.startsWith('skill://') ? uri : undefined;
+  };
+  const lone = loneRequest(request, body, 'resources/read', ['uri'], uriOf);
+  const uri = lone === undefined ? undefined : uriOf(lone.params);
+  return uri === undefined ? undefined : { id: lone!.id, uri };
 }
 
 const SERVER_INFO = JSON.stringify({ name: SERVER_NAME, version: SERVER_VERSION });
+const JSON_HEADERS = { 'Content-Type': 'application/json' };
 
 /**
  * A skills/list answer written from the page's text: the bytes the SDK sends for the handler's result (members in
@@ -142,7 +177,7 @@ function listAnswer(text: PageText, hint: CachePolicy['listed'], id: string | nu
       controller.close();
     },
   });
-  return new Response(body, { status: 200, headers: { 'Content-Type': 'application/json' } });
+  return new Response(body, { status: 200, headers: JSON_HEADERS });
 }
 
 /**
@@ -166,4 +201,39 @@ export function answerListing(
     return undefined;
   }
   return listAnswer(text, cache.listed, listed.id);
+}
+
+/**
+ * A lone 2026-07-28 resources/read of a served file answered without a server: the file read as the handler above
+ * reads it, written as the SDK writes that handler's result (the contents, `resultType`, the source's pinned hint,
+ * `_meta` with the server's info; then `jsonrpc` and `id`). `undefined`, or a promise of it, for any other request
+ * and for a read that fails: the SDK's server answers those, errors included. test/mcp/adapter.test.ts holds every
+ * answer to the SDK's own, byte for byte.
+ */
+export function answerRead(
+  serving: () => ServingState,
+  source: CatalogSkillSource,
+  cache: CachePolicy,
+  request: Request,
+  body: unknown,
+): Promise<Response | undefined> | undefined {
+  const asked = readRequest(request, body);
+  if (asked === undefined) return undefined;
+  const { id, uri } = asked;
+  return source.read(uri).then(
+    (file) => {
+      const hint = cache.pinned(configuredSource(serving(), sourceIdOf(uri)));
+      const result = {
+        contents: [toContents(uri, file)],
+        resultType: 'complete',
+        ...hint,
+        _meta: { [SERVER_INFO_META_KEY]: { name: SERVER_NAME, version: SERVER_VERSION } },
+      };
+      return new Response(JSON.stringify({ result, jsonrpc: '2.0', id }), {
+        status: 200,
+        headers: JSON_HEADERS,
+      });
+    },
+    () => undefined,
+  );
 }

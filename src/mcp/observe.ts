@@ -77,5 +77,14 @@ export function observeRequests(factory: ServerFactory, observe: RequestObserver
       if (answer !== undefined) observe('skills/list', 'ok', (performance.now() - started) / 1000);
       return answer;
     };
+  const { answerRead } = factory;
+  if (answerRead !== undefined)
+    observed.answerRead = (request, body, authInfo) => {
+      const started = performance.now();
+      return answerRead(request, body, authInfo)?.then((answer) => {
+        if (answer !== undefined) observe('resources/read', 'ok', (performance.now() - started) / 1000);
+        return answer;
+      });
+    };
   return observed;
 }

@@ -13,7 +13,7 @@ import type { Logger } from '../shared/log.ts';
 import { SERVER_NAME, SERVER_VERSION } from '../shared/version.ts';
 import { principalOf, visibilityOf } from './caller.ts';
 import { cachePolicy, type CachePolicy } from './cache.ts';
-import { answerFromSnapshots, answerListing } from './handlers.ts';
+import { answerFromSnapshots, answerListing, answerRead } from './handlers.ts';
 import { registerPrompts } from './prompts.ts';
 import { verifiedReader } from './read.ts';
 import { createServingOwner, type ServingOwner, type ServingState } from './serving.ts';
@@ -59,6 +59,15 @@ export type ServerFactory = ((context?: McpRequestContext) => McpServer) & {
    * as its caller (`authInfo`) sees the listing; `undefined`: a server answers it.
    */
   answerListing?(request: Request, body: unknown, authInfo: AuthInfo | undefined): Response | undefined;
+  /**
+   * A lone 2026-07-28 resources/read request over HTTP of a file its caller may read, answered without a server
+   * (mcp/handlers.ts `answerRead`); `undefined`, or a promise of it: a server answers it.
+   */
+  answerRead?(
+    request: Request,
+    body: unknown,
+    authInfo: AuthInfo | undefined,
+  ): Promise<Response | undefined> | undefined;
 };
 
 /** What one server registers: all of it, or for a 2026-07-28 request only what its method needs. */
@@ -188,5 +197,9 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
   };
   factory.answerListing = (request, body, authInfo) =>
     answerListing(owner.at(visibilityOf({ authInfo })), cache, request, body);
+  factory.answerRead = (request, body, authInfo) => {
+    const { current, source } = servingFor(visibilityOf({ authInfo }));
+    return answerRead(current, source, cache, request, body);
+  };
   return factory;
 }

@@ -108,7 +108,7 @@ export async function connectInProcess(
 export const handled = async (endpoint: McpEndpoint, request: Request, peer: string, authInfo?: AuthInfo) =>
   endpoint.handle(request, new Uint8Array(await request.arrayBuffer()), peer, authInfo);
 
-/** `factory` counting the servers it makes; its listing without a server (`answerListing`) kept as it is. */
+/** `factory` counting the servers it makes; what it answers without one (`answerListing`, `answerRead`) kept as it is. */
 export function countingServers(factory: ServerFactory): { factory: ServerFactory; made(): number } {
   let made = 0;
   const counting: ServerFactory = (context) => {
@@ -116,5 +116,6 @@ export function countingServers(factory: ServerFactory): { factory: ServerFactor
     return factory(context);
   };
   counting.answerListing = factory.answerListing;
+  counting.answerRead = factory.answerRead;
   return { factory: counting, made: () => made };
 }

@@ -408,6 +408,50 @@ describe('handlers.ts answers as the SDK skills extension does over the same sou
     expect(servers).toEqual(shapes.map(([, , , servers]) => servers));
   });
 
+  it('modern: a lone resources/read of a served file is answered with no server made; any other shape or a failed read by a server, as the SDK answers it', async () => {
+    const { files } = servedUris();
+    const sdkAnswer = (params: Record<string, unknown>, overrides: Overrides = {}) => {
+      const uri = params['uri'];
+      const pinned = typeof uri === 'string' && uri.startsWith('skill://open/') ? 'open' : 'solo';
+      return sdkPinned[pinned]!.modern('resources/read', params, overrides);
+    };
+    for (const uri of files)
+      for (const id of IDS) {
+        const before = made();
+        const mine = await counted('resources/read', { uri }, { id });
+        expect(made()).toBe(before);
+        expect(mine).toEqual(await sdkAnswer({ uri }, { id }));
+        expect(answerOf(mine.body).result.contents[0].uri).toBe(uri);
+      }
+    const uri = `${PDF}/SKILL.md`;
+    const sentinel = `=?base64?${Buffer.from(uri).toString('base64')}?=`;
+    const shapes: Array<[string, Record<string, unknown>, Overrides, number]> = [
+      ['a param the read does not take', { uri, extra: 1 }, {}, 1],
+      ['no Mcp-Name header', { uri }, { headers: { 'mcp-name': undefined } }, 0],
+      ['an Mcp-Name naming another file', { uri }, { headers: { 'mcp-name': `${PDF}/nope.md` } }, 0],
+      ['the URI in an Mcp-Name sentinel', { uri }, { headers: { 'mcp-name': sentinel } }, 1],
+      ['an Mcp-Method header naming skills/get', { uri }, { headers: { 'mcp-method': 'skills/get' } }, 0],
+      ['no MCP-Protocol-Version header', { uri }, { headers: { 'mcp-protocol-version': undefined } }, 0],
+      ['an id of null', { uri }, { id: null }, 0],
+      ['a notification', { uri }, { body: { id: undefined } }, 1],
+      ['a file not served', { uri: `${PDF}/nope.md` }, {}, 1],
+      ['a folder', { uri: `${PDF}/references` }, {}, 1],
+      ['a dot segment', { uri: `${PDF}/references/../SKILL.md` }, {}, 1],
+      ['another scheme', { uri: 'file:///etc/passwd' }, {}, 1],
+    ];
+    const servers: number[] = [];
+    for (const [, params, overrides] of shapes) {
+      const before = made();
+      const mine = await counted('resources/read', params, overrides);
+      servers.push(made() - before);
+      // The dot segment and the other scheme are refused where the SDK would read or say not found (above).
+      if (params['uri'] === `${PDF}/references/../SKILL.md` || params['uri'] === 'file:///etc/passwd')
+        expect(answerOf(mine.body).error.code).toBe(-32602);
+      else expect(mine).toEqual(await sdkAnswer(params, overrides));
+    }
+    expect(servers).toEqual(shapes.map(([, , , servers]) => servers));
+  });
+
   it.each(ERAS)(
     '%s: a skills/list cursor longer than any this server writes is refused before it is decoded',
     async (era) => {
