@@ -13,20 +13,33 @@ import vm from 'node:vm';
 /** How far V8 may grow a serving process's heap (src/shared/heapGrowth.ts, which a test holds this to). */
 const SERVE_HEAP_FLAG = '--heap-growing-percent=50';
 const OWN_HEAP_SETTING = /--heap[-_]growing[-_]percent\b/;
-const NOT_SERVING = new Set(['-V', '--version', '-h', '--help']);
+/** What makes a run not serve: a command other than `serve` (src/cli.ts's, which a test holds this to), or help. */
+export const OTHER_COMMANDS = [
+  'sync',
+  'check',
+  'lock',
+  'update',
+  'diff',
+  'verify',
+  'init',
+  'reload',
+  'status',
+];
+const NOT_SERVING = new Set([...OTHER_COMMANDS, 'help', '-V', '--version', '-h', '--help']);
 
 /**
  * The V8 flags a run of `args` sets before compiling: serving bounds its heap growth (src/shared/heapGrowth.ts sets
  * the same again), and V8 accepts a code cache only under the flags it was written with, so the flag is set before
- * the bundle is compiled, not after. `serve` is the default command: no arguments, or options first, serve.
+ * the bundle is compiled, not after. `serve` is the default command: a run serves unless it names another command
+ * (after the options of all commands, or first) or asks for help or the version. A serving run whose option value
+ * is a command's name (`--config status`) is taken for another: it bounds its heap after compiling, as it did
+ * before this file, and its cache is refused by the next run, which writes its own; what it does is the same.
  * @param {readonly string[]} args what follows the script
  * @param {readonly string[]} execArgv node's own options
  * @returns {{ serving: boolean, flags: string[] }}
  */
 export function flagsBeforeCompile(args, execArgv) {
-  const first = args[0];
-  const serving =
-    first === undefined || first === 'serve' || (first.startsWith('-') && !NOT_SERVING.has(first));
+  const serving = !args.some((arg) => NOT_SERVING.has(arg));
   const own = execArgv.some((arg) => OWN_HEAP_SETTING.test(arg));
   return { serving, flags: serving && !own ? [SERVE_HEAP_FLAG] : [] };
 }

@@ -15,7 +15,8 @@ import { Client } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cacheDir, flagsBeforeCompile, requireCached } from '../../bin/compileCache.js';
+import { cacheDir, flagsBeforeCompile, OTHER_COMMANDS, requireCached } from '../../bin/compileCache.js';
+import { program } from '../../src/cli.ts';
 import { heapGrowthFlag } from '../../src/shared/heapGrowth.ts';
 import { fixture, PROJECT_ROOT } from '../helpers/fixtures.ts';
 import { writeConfig } from '../helpers/server.ts';
@@ -131,8 +132,17 @@ describe('where the cache goes and what is set before compiling', () => {
       serving: true,
       flags: [],
     });
-    expect(flagsBeforeCompile(['check', '.'], [])).toEqual({ serving: false, flags: [] });
-    expect(flagsBeforeCompile(['--version'], [])).toEqual({ serving: false, flags: [] });
+    expect(flagsBeforeCompile(['--log-format', 'json', 'serve'], [])).toEqual(serving);
+    const other = { serving: false, flags: [] };
+    expect(flagsBeforeCompile(['check', '.'], [])).toEqual(other);
+    expect(flagsBeforeCompile(['--log-format', 'json', 'status', '-c', 'a.yaml'], [])).toEqual(other);
+    expect(flagsBeforeCompile(['--version'], [])).toEqual(other);
+    expect(flagsBeforeCompile(['serve', '--help'], [])).toEqual(other);
+  });
+
+  it("knows every command of src/cli.ts's but serve", () => {
+    const names = program().commands.map((command) => command.name());
+    expect([...OTHER_COMMANDS].sort()).toEqual(names.filter((name) => name !== 'serve').sort());
   });
 });
 
