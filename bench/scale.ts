@@ -5,7 +5,8 @@
  *   - the first full listing (every skills/list page) right at ready, and a later one;
  *   - the first skill_search right at ready, and skill_search p50/p99 over 60 searches;
  * and the SDK's folder server (bench/peers/sdkHttp.mjs) on the synthetic catalog's checkout: start to its first full
- * listing, RSS. SKILLPIN_ROOT runs another checkout's skillpin (a `before`); the load average is printed with each.
+ * listing, RSS. skillpin runs as it ships, `node bin/skillpin.js` (`npm run build` first; a checkout's own build
+ * with SKILLPIN_ROOT). SKILLPIN_ROOT runs another checkout's skillpin (a `before`); the load average is printed with each.
  * One command per scenario (each prints the sources it built and a line per start):
  *   npx tsx bench/scale.ts copies [10,40,130] [catalog=.skillpin/catalogs/ComposioHQ+awesome-claude-skills]
  *   npx tsx bench/scale.ts shapes [1000x100] [catalogsDir=.skillpin/catalogs]   (bench/realShapes.ts; + the SDK)
@@ -14,7 +15,7 @@
  * frames by self time are printed (bench/cpuProfile.ts).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -88,14 +89,26 @@ async function searchLatencies(server: McpTarget): Promise<string> {
   return `p50 ${at(50)} ms, p99 ${at(99)} ms`;
 }
 
+/**
+ * skillpin as it ships (`bin/skillpin.js`, the checkout's `npm run build` first), so RSS is its own; under
+ * --profile, src/ through tsx, so the profile names src/'s functions (tsx's own CPU and memory then count too).
+ */
 async function startSkillpin(config: string): Promise<Server> {
   const started = performance.now();
-  const cli = path.join(skillpinRoot, 'src', 'cli.ts');
-  const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
-  const { url, child } = await startChild(
-    [...profile, '--import', 'tsx', cli, 'serve', '--config', config, '--http', '127.0.0.1:0'],
-    { cwd: skillpinRoot, timeoutMs: 1_800_000 },
-  );
+  const cli =
+    profileDir === undefined
+      ? [path.join(skillpinRoot, 'bin', 'skillpin.js')]
+      : [
+          `--cpu-prof`,
+          `--cpu-prof-dir=${profileDir}`,
+          '--import',
+          'tsx',
+          path.join(skillpinRoot, 'src', 'cli.ts'),
+        ];
+  const { url, child } = await startChild([...cli, 'serve', '--config', config, '--http', '127.0.0.1:0'], {
+    cwd: skillpinRoot,
+    timeoutMs: 1_800_000,
+  });
   return { name: 'skillpin', url, child, started, agent: new Agent({ keepAlive: true }) };
 }
 
@@ -186,6 +199,8 @@ const copiesSources = (n: number, gitdir: string) =>
 /** One scenario per command: each builds its sources (once, cached under .skillpin/bench/scale) and serves them. */
 async function main(): Promise<void> {
   const [kind = 'copies', arg, source] = process.argv.slice(2).filter((a) => a !== '--profile');
+  if (profileDir === undefined && !existsSync(path.join(skillpinRoot, 'dist')))
+    throw new Error(`${skillpinRoot}/dist is missing: npm run build there first`);
   console.log(
     `skillpin at ${skillpinRoot}${profileDir === undefined ? '' : `, profiling into ${profileDir}`}`,
   );
