@@ -27,12 +27,15 @@ function statistics(indexes: readonly SkillIndex[], query: ParsedQuery) {
     skills += postings.skillCount;
     length += postings.totalLength;
   }
-  const terms: RankedTerm[] = query.terms.map(({ term, weight, about }) => {
-    const key = Buffer.from(term, 'utf8');
-    const held = indexes.reduce((sum, { postings }) => sum + postings.held(key), 0);
-    return { term, key, about, idf: weight * Math.log(1 + (skills - held + 0.5) / (held + 0.5)) };
+  const keys = query.terms.map(({ term }) => Buffer.from(term, 'utf8'));
+  // Each term looked up once in each index, for its count here and for the ranking (`termIds[i]`: index i's).
+  const termIds = indexes.map(({ postings }) => postings.termIds(keys));
+  const terms: RankedTerm[] = query.terms.map(({ term, weight, about }, at) => {
+    let held = 0;
+    for (const [i, { postings }] of indexes.entries()) held += postings.heldAt(termIds[i]![at]!);
+    return { term, key: keys[at], about, idf: weight * Math.log(1 + (skills - held + 0.5) / (held + 0.5)) };
   });
-  return { terms, averageLength: skills === 0 ? 1 : length / skills };
+  return { terms, termIds, averageLength: skills === 0 ? 1 : length / skills };
 }
 
 const PLACES = [
@@ -57,8 +60,14 @@ interface Ranked extends SearchHit {
   exactName: boolean;
 }
 
-/** One index's hits: every skill matching a term, and every skill whose name the query is. */
-function hitsOf(index: SkillIndex, query: ParsedQuery, ranked: ReturnType<typeof statistics>): Ranked[] {
+/** One index's hits (index `at` of the statistics): every skill matching a term, and every skill whose name the query
+ * is. */
+function hitsOf(
+  index: SkillIndex,
+  query: ParsedQuery,
+  ranked: ReturnType<typeof statistics>,
+  at: number,
+): Ranked[] {
   const exact = new Set(index.named(query.name));
   const hit = (id: number, score: number): Ranked => ({
     served: index.skills[id]!,
@@ -66,7 +75,7 @@ function hitsOf(index: SkillIndex, query: ParsedQuery, ranked: ReturnType<typeof
     exactName: exact.has(id),
     matched: () => matchedIn(index, id, query, exact.has(id)),
   });
-  const hits = index.postings.rank(ranked.terms, ranked.averageLength, hit);
+  const hits = index.postings.rank(ranked.terms, ranked.averageLength, hit, ranked.termIds[at]);
   // A name of function words alone (`do-it`) matches no term, and is still the skill's name.
   for (const id of exact) if (!hits.some((h) => h.served === index.skills[id])) hits.push(hit(id, 0));
   return hits;
@@ -116,8 +125,8 @@ export function rankAcross(
   const ranked = statistics(indexes, query);
   const hits =
     indexes.length === 1
-      ? hitsOf(indexes[0]!, query, ranked)
-      : indexes.flatMap((index) => hitsOf(index, query, ranked));
+      ? hitsOf(indexes[0]!, query, ranked, 0)
+      : indexes.flatMap((index, at) => hitsOf(index, query, ranked, at));
   hits.sort(byRank);
   return groups === undefined || groups.size === 0 ? hits : grouped(hits, groups);
 }
@@ -160,23 +169,29 @@ export function rankTop(
     top.splice(at, 0, candidate);
     if (top.length > limit) top.pop();
   };
-  for (const index of indexes) {
+  for (const [at, index] of indexes.entries()) {
     const exact = new Set(index.named(query.name));
     const found = new Set<number>();
-    index.postings.eachScored(ranked.terms, ranked.averageLength, (id, score) => {
-      const exactName = exact.has(id);
-      if (exactName) found.add(id);
-      // Most skills rank below the last kept: no object for them.
-      const last = top[limit - 1];
-      if (
-        top.length === limit &&
-        (last === undefined || (!exactName && !last.exactName && score < last.score))
-      ) {
-        total++;
-        return;
-      }
-      offer({ index, id, score, exactName });
-    });
+    const termIds = ranked.termIds[at];
+    index.postings.eachScored(
+      ranked.terms,
+      ranked.averageLength,
+      (id, score) => {
+        const exactName = exact.has(id);
+        if (exactName) found.add(id);
+        // Most skills rank below the last kept: no object for them.
+        const last = top[limit - 1];
+        if (
+          top.length === limit &&
+          (last === undefined || (!exactName && !last.exactName && score < last.score))
+        ) {
+          total++;
+          return;
+        }
+        offer({ index, id, score, exactName });
+      },
+      termIds,
+    );
     // A name of function words alone matches no term, and is still the skill's name.
     for (const id of exact) if (!found.has(id)) offer({ index, id, score: 0, exactName: true });
   }

@@ -104,6 +104,20 @@ describe('postings', () => {
     expect(compared).toBeGreaterThan(10_000);
   });
 
+  it('rank the same with term ids looked up once (ranking.ts) as with each term looked up by itself', () => {
+    const postings = postingsOf(skills);
+    const terms = ['step', 'nosuchtermanywhere', postings.terms.term(0), postings.terms.term(1496), 'data'];
+    const ids = postings.termIds(terms.map((term) => Buffer.from(term, 'utf8')));
+    expect([...ids]).toEqual(terms.map((term) => postings.terms.idOf(term) ?? -1));
+    expect([...ids].map((id) => postings.heldAt(id))).toEqual(terms.map((term) => postings.held(term)));
+    expect(ids[1]).toBe(-1);
+    const weighed = terms.map((term, at) => ({ term, idf: 1 + at / 10 }));
+    const average = postings.totalLength / postings.skillCount;
+    const byIds = postings.rank(weighed, average, ranked, ids);
+    expect(byIds).toEqual(postings.rank(weighed, average, ranked));
+    expect(byIds.length).toBeGreaterThan(100);
+  });
+
   it('find the terms of names and descriptions by prefix and length, and no term only a body says', () => {
     const postings = postingsOf([
       new Map([
