@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -158,6 +158,37 @@ describe.each(BACKENDS)('a local repository, $name backend', ({ settings }) => {
 });
 
 describe('the git child (cli backend)', () => {
+  it('asks one git process for the branch and the tag a short name may mean, and tells them apart as before', async () => {
+    // A `git` that logs its arguments, then runs the real one.
+    const bin = tempDir('skillpin-bin-');
+    const log = path.join(bin, 'argv.log');
+    const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    writeFileSync(path.join(bin, 'git'), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${real}' "$@"\n`, {
+      mode: 0o755,
+    });
+    const { dir } = makeRepo({ 'a.md': 'a\n' });
+    git(dir, 'tag', 'main');
+    for (const [gitdir, ref, expected] of [
+      [catalog.gitdir, 'main', c2],
+      [catalog.gitdir, 'v1', catalog.commits['c1']],
+      [path.join(dir, '.git'), 'main', 'source-ref-ambiguous'],
+      [catalog.gitdir, 'nothing', 'source-ref-not-found'],
+    ] as const) {
+      const repo = await openCliRepository(gitdir, false, { git: path.join(bin, 'git') });
+      const resolved = await resolveLocalRef(repo, ref).catch((error: GitError) => error.code);
+      await repo.close();
+      const asked = readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('for-each-ref'));
+      rmSync(log);
+      expect([ref, resolved, asked.map((line) => line.replace(/^.* -- /, ''))]).toEqual([
+        ref,
+        expected,
+        [`refs/heads/${ref} refs/tags/${ref}`],
+      ]);
+    }
+  });
+
   it('reads a repository owned by another user (no "dubious ownership")', async () => {
     const { dir, commit } = makeRepo({ 'a.md': 'a\n' });
     // git's own switch for "the owner differs": plain git then refuses the work tree.

@@ -21,7 +21,7 @@ import type { Refusal } from '../packGuard.ts';
 import { fetchBounds } from './fetchBounds.ts';
 import { lsTree } from './lsTree.ts';
 import { parseProgress } from './progress.ts';
-import { type LastListing, listRefs, listRemoteRefs, readRef, updateRef } from './refs.ts';
+import { type LastListing, listRefs, listRemoteRefs, refReader, updateRef } from './refs.ts';
 import { type Git, type GitRunResult, type RunOptions, runGit } from './run.ts';
 import { type CliSettings, transport } from './transport.ts';
 
@@ -134,7 +134,7 @@ export async function openCliRepository(
     objectSizes,
     listTree: (commit) => lsTree(git, objectSizes, commit),
     objectsWithPrefix: (prefix) => objectsWithPrefix(git, prefix),
-    readRef: (name) => readRef(git, name),
+    readRef: refReader(git),
     listRefs: (prefixes) => listRefs(git, local, prefixes),
     writeRef: (name, oid) => updateRef(git, local, name, oid),
     deleteRef: (name) => updateRef(git, local, name),

@@ -5,20 +5,55 @@ import { classifyRun, type RunContext } from './classify.ts';
 import type { Git } from './run.ts';
 import { type CliSettings, transport } from './transport.ts';
 
-/** The commit a ref of the store names, `undefined` when there is none. */
-export async function readRef(git: Git, name: string): Promise<string | undefined> {
-  if (name === 'HEAD') {
-    const head = await git(['rev-parse', '--verify', '--quiet', 'HEAD']);
-    const oid = head.stdout.toString('latin1').trim();
-    return head.code === 0 && OID.test(oid) ? oid : undefined;
-  }
-  // for-each-ref also lists refs below `name` (refs/heads/main/x): only the exact name counts.
-  const result = await git(['for-each-ref', '--format=%(objectname) %(refname)', '--', name]);
-  const line = result.stdout
-    .toString('utf8')
-    .split('\n')
-    .find((entry) => entry.slice(41) === name);
-  return line?.slice(0, 40);
+/** What each of `names` (full ref names, not HEAD) names, by one `git for-each-ref`: `undefined` where none. */
+async function readRefs(git: Git, names: readonly string[]): Promise<Array<string | undefined>> {
+  const result = await git(['for-each-ref', '--format=%(objectname) %(refname)', '--', ...new Set(names)]);
+  // for-each-ref also lists refs below a name (refs/heads/main/x): only exact names count.
+  const named = new Map<string, string>();
+  for (const line of result.stdout.toString('utf8').split('\n'))
+    if (OID.test(line.slice(0, 40))) named.set(line.slice(41), line.slice(0, 40));
+  return names.map((name) => named.get(name));
+}
+
+async function readHead(git: Git): Promise<string | undefined> {
+  const head = await git(['rev-parse', '--verify', '--quiet', 'HEAD']);
+  const oid = head.stdout.toString('latin1').trim();
+  return head.code === 0 && OID.test(oid) ? oid : undefined;
+}
+
+/**
+ * A store's `readRef`: the commit a ref names, `undefined` when there is none. The refs asked for at once (a short
+ * name's branch and tag, which resolveLocalTarget asks together) are read by one git process: at 1,000 local
+ * sources an empty start spent 29% of its CPU starting git processes.
+ */
+export function refReader(git: Git): (name: string) => Promise<string | undefined> {
+  let asked: Array<{
+    name: string;
+    answer: (oid: string | undefined) => void;
+    fail: (error: unknown) => void;
+  }> = [];
+  const readAsked = () => {
+    const batch = asked;
+    asked = [];
+    readRefs(
+      git,
+      batch.map(({ name }) => name),
+    ).then(
+      (oids) => {
+        for (const [at, { answer }] of batch.entries()) answer(oids[at]);
+      },
+      (error: unknown) => {
+        for (const { fail } of batch) fail(error);
+      },
+    );
+  };
+  return (name) => {
+    if (name === 'HEAD') return readHead(git);
+    return new Promise((answer, fail) => {
+      if (asked.length === 0) queueMicrotask(readAsked);
+      asked.push({ name, answer, fail });
+    });
+  };
 }
 
 /** The store's refs under `prefixes`. */
