@@ -35,13 +35,15 @@ export async function resolveLocalRef(repo: Repository, ref: string): Promise<st
 /** As resolveLocalRef, keeping the tag object the ref names (what `verify.require: tag` checks). */
 export async function resolveLocalTarget(repo: Repository, ref: string): Promise<ResolvedRef> {
   const names = candidates(ref);
-  const values = await Promise.all(names.map((name) => repo.readRef(name)));
-  const [name, oid] = exactlyOne(
+  const values = await Promise.all(names.map((name) => repo.refTarget(name)));
+  const [name, target] = exactlyOne(
     names.flatMap((name, i) => (values[i] === undefined ? [] : [[name, values[i]] as const])),
     ref,
     'the repository',
   );
-  const commit = await peel(repo, oid);
+  const { oid, type } = target;
+  // A ref the backend says names a commit (a branch, a lightweight tag) needs no object read.
+  const commit = type === 'commit' ? oid : await peel(repo, oid);
   return commit === oid ? { commit } : { commit, tag: oid, ref: name };
 }
 

@@ -2,7 +2,7 @@ import { constants, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { TreeEntry } from '../shared/tree.ts';
 import { GitError } from './errors.ts';
-import type { GitObject } from './objects.ts';
+import type { GitObject, ObjectType } from './objects.ts';
 
 /** The two ways skillpin runs git: the git binary, or isomorphic-git in this process. */
 export type BackendName = 'cli' | 'isomorphic';
@@ -99,6 +99,12 @@ export interface Repository {
   objectsWithPrefix(prefix: string): Promise<string[]>;
   /** What a ref names, symbolic refs followed; `undefined` when there is no such ref. */
   readRef(name: string): Promise<string | undefined>;
+  /**
+   * What a ref names, as readRef, and that object's type where the backend learns it with the ref without reading
+   * the object (the cli backend's `for-each-ref` says it): a branch then resolves to its commit with no object read,
+   * so no object reader is started (resolveLocalTarget).
+   */
+  refTarget(name: string): Promise<{ oid: string; type?: ObjectType } | undefined>;
   writeRef(name: string, oid: string): Promise<void>;
   deleteRef(name: string): Promise<void>;
   /**

@@ -186,6 +186,27 @@ describe.each(BACKENDS)('the Repository contract, $name backend', ({ settings })
     await repo.close();
   });
 
+  it("says what a ref names as readRef does, and the object's type where it says one, its real type", async () => {
+    const repo = await openLocalRepository(catalog.gitdir, settings);
+    const names = ['HEAD', 'refs/heads/main', 'refs/tags/v1', 'refs/tags/v2', 'refs/tags/none', 'refs/heads'];
+    const targets = await Promise.all(names.map((name) => repo.refTarget(name)));
+    const oids = await Promise.all(names.map((name) => repo.readRef(name)));
+    expect(targets.map((target) => target?.oid)).toEqual(oids);
+    expect(oids.slice(0, 3)).toEqual([c2, c2, catalog.commits['c1']]);
+    expect(oids.slice(4)).toEqual([undefined, undefined]);
+    for (const target of targets)
+      if (target?.type !== undefined) expect((await repo.readObject(target.oid))?.type).toBe(target.type);
+    // The git binary's for-each-ref says each ref's type (HEAD's it does not): a branch needs no object read.
+    if (settings.backend === 'cli')
+      expect(targets.slice(0, 4).map((target) => target?.type)).toEqual([
+        undefined,
+        'commit',
+        'commit',
+        'tag',
+      ]);
+    await repo.close();
+  });
+
   it('reads HEAD of a repository with no commit yet (an unborn branch) as undefined', async () => {
     const empty = path.join(tempDir('skillpin-unborn-'), 'repo.git');
     gitOf(empty, 'init', '--quiet', '--bare', '--initial-branch=main');

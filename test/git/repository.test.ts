@@ -158,7 +158,7 @@ describe.each(BACKENDS)('a local repository, $name backend', ({ settings }) => {
 });
 
 describe('the git child (cli backend)', () => {
-  it('asks one git process for the branch and the tag a short name may mean, and tells them apart as before', async () => {
+  it('asks one git process for the branch and the tag a short name may mean, and reads no object for a commit', async () => {
     // A `git` that logs its arguments, then runs the real one.
     const bin = tempDir('skillpin-bin-');
     const log = path.join(bin, 'argv.log');
@@ -168,24 +168,27 @@ describe('the git child (cli backend)', () => {
     });
     const { dir } = makeRepo({ 'a.md': 'a\n' });
     git(dir, 'tag', 'main');
-    for (const [gitdir, ref, expected] of [
-      [catalog.gitdir, 'main', c2],
-      [catalog.gitdir, 'v1', catalog.commits['c1']],
-      [path.join(dir, '.git'), 'main', 'source-ref-ambiguous'],
-      [catalog.gitdir, 'nothing', 'source-ref-not-found'],
+    // The object reader (`cat-file --batch-command`) starts only to peel an annotated tag (v2): for-each-ref says
+    // a branch or a lightweight tag names a commit.
+    for (const [gitdir, ref, expected, reader] of [
+      [catalog.gitdir, 'main', c2, false],
+      [catalog.gitdir, 'v1', catalog.commits['c1'], false],
+      [catalog.gitdir, 'v2', c2, true],
+      [path.join(dir, '.git'), 'main', 'source-ref-ambiguous', false],
+      [catalog.gitdir, 'nothing', 'source-ref-not-found', false],
     ] as const) {
       const repo = await openCliRepository(gitdir, false, { git: path.join(bin, 'git') });
       const resolved = await resolveLocalRef(repo, ref).catch((error: GitError) => error.code);
       await repo.close();
-      const asked = readFileSync(log, 'utf8')
-        .split('\n')
-        .filter((line) => line.includes('for-each-ref'));
+      const lines = readFileSync(log, 'utf8').split('\n');
+      const asked = lines.filter((line) => line.includes('for-each-ref'));
       rmSync(log);
-      expect([ref, resolved, asked.map((line) => line.replace(/^.* -- /, ''))]).toEqual([
+      expect([
         ref,
-        expected,
-        [`refs/heads/${ref} refs/tags/${ref}`],
-      ]);
+        resolved,
+        asked.map((line) => line.replace(/^.* -- /, '')),
+        lines.some((line) => line.includes('cat-file')),
+      ]).toEqual([ref, expected, [`refs/heads/${ref} refs/tags/${ref}`], reader]);
     }
   });
 

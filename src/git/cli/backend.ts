@@ -120,6 +120,7 @@ export async function openCliRepository(
   const { checkedSizes, objectSizes } = sizeReaders(git, () => cli.objects);
   const local: RunContext = { memoryBytes: settings.maxMemoryBytes ?? DEFAULT_GIT_MEMORY_BYTES };
   const listing: LastListing = {};
+  const refTarget = refReader(git);
   return {
     gitdir,
     backend: 'cli',
@@ -134,7 +135,8 @@ export async function openCliRepository(
     objectSizes,
     listTree: (commit) => lsTree(git, objectSizes, commit),
     objectsWithPrefix: (prefix) => objectsWithPrefix(git, prefix),
-    readRef: refReader(git),
+    readRef: async (name) => (await refTarget(name))?.oid,
+    refTarget,
     listRefs: (prefixes) => listRefs(git, local, prefixes),
     writeRef: (name, oid) => updateRef(git, local, name, oid),
     deleteRef: (name) => updateRef(git, local, name),

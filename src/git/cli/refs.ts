@@ -1,35 +1,52 @@
-import { OID } from '../objects.ts';
+import { OID, type ObjectType } from '../objects.ts';
 import { type Remote, type RemoteRef, wantedRef } from '../repository.ts';
 import { redactUrl } from '../url.ts';
 import { classifyRun, type RunContext } from './classify.ts';
 import type { Git } from './run.ts';
 import { type CliSettings, transport } from './transport.ts';
 
+/** A ref as the store names it: the object and its type. */
+interface RefTarget {
+  oid: string;
+  type?: ObjectType;
+}
+
+const OBJECT_TYPES: ReadonlySet<string> = new Set(['commit', 'tree', 'blob', 'tag']);
+
 /** What each of `names` (full ref names, not HEAD) names, by one `git for-each-ref`: `undefined` where none. */
-async function readRefs(git: Git, names: readonly string[]): Promise<Array<string | undefined>> {
-  const result = await git(['for-each-ref', '--format=%(objectname) %(refname)', '--', ...new Set(names)]);
+async function readRefs(git: Git, names: readonly string[]): Promise<Array<RefTarget | undefined>> {
+  const result = await git([
+    'for-each-ref',
+    '--format=%(objectname) %(objecttype) %(refname)',
+    '--',
+    ...new Set(names),
+  ]);
   // for-each-ref also lists refs below a name (refs/heads/main/x): only exact names count.
-  const named = new Map<string, string>();
-  for (const line of result.stdout.toString('utf8').split('\n'))
-    if (OID.test(line.slice(0, 40))) named.set(line.slice(41), line.slice(0, 40));
+  const named = new Map<string, RefTarget>();
+  for (const line of result.stdout.toString('utf8').split('\n')) {
+    const typeEnd = line.indexOf(' ', 41);
+    const type = line.slice(41, typeEnd);
+    if (OID.test(line.slice(0, 40)) && typeEnd !== -1 && OBJECT_TYPES.has(type))
+      named.set(line.slice(typeEnd + 1), { oid: line.slice(0, 40), type: type as ObjectType });
+  }
   return names.map((name) => named.get(name));
 }
 
-async function readHead(git: Git): Promise<string | undefined> {
+async function readHead(git: Git): Promise<RefTarget | undefined> {
   const head = await git(['rev-parse', '--verify', '--quiet', 'HEAD']);
   const oid = head.stdout.toString('latin1').trim();
-  return head.code === 0 && OID.test(oid) ? oid : undefined;
+  return head.code === 0 && OID.test(oid) ? { oid } : undefined;
 }
 
 /**
- * A store's `readRef`: the commit a ref names, `undefined` when there is none. The refs asked for at once (a short
- * name's branch and tag, which resolveLocalTarget asks together) are read by one git process: at 1,000 local
- * sources an empty start spent 29% of its CPU starting git processes.
+ * A store's `refTarget` (and `readRef`, its oid): what a ref names and the object's type (HEAD's type is not said).
+ * The refs asked for at once (a short name's branch and tag, which resolveLocalTarget asks together) are read by
+ * one git process: at 1,000 local sources an empty start spent 29% of its CPU starting git processes.
  */
-export function refReader(git: Git): (name: string) => Promise<string | undefined> {
+export function refReader(git: Git): (name: string) => Promise<RefTarget | undefined> {
   let asked: Array<{
     name: string;
-    answer: (oid: string | undefined) => void;
+    answer: (target: RefTarget | undefined) => void;
     fail: (error: unknown) => void;
   }> = [];
   const readAsked = () => {
@@ -39,8 +56,8 @@ export function refReader(git: Git): (name: string) => Promise<string | undefine
       git,
       batch.map(({ name }) => name),
     ).then(
-      (oids) => {
-        for (const [at, { answer }] of batch.entries()) answer(oids[at]);
+      (targets) => {
+        for (const [at, { answer }] of batch.entries()) answer(targets[at]);
       },
       (error: unknown) => {
         for (const { fail } of batch) fail(error);

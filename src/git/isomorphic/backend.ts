@@ -108,6 +108,13 @@ export async function openIsomorphicRepository(
   if (store) await initStore(gitdir);
   const iso: Iso = { gitdir, proxy, objects: openObjectDatabase(gitdir), clients: new Set() };
   const { objects, clients } = iso;
+  const readRef = async (name: string): Promise<string | undefined> => {
+    try {
+      return await git.resolveRef({ fs, gitdir, ref: name });
+    } catch {
+      return undefined;
+    }
+  };
   return {
     gitdir,
     backend: 'isomorphic',
@@ -119,12 +126,11 @@ export async function openIsomorphicRepository(
       return oids.filter((_, i) => !present[i]);
     },
     objectsWithPrefix: (prefix) => objectsWithPrefix(gitdir, prefix),
-    async readRef(name) {
-      try {
-        return await git.resolveRef({ fs, gitdir, ref: name });
-      } catch {
-        return undefined;
-      }
+    readRef,
+    // The object's type is not learned with the ref here: resolving reads the object, in this process.
+    async refTarget(name) {
+      const oid = await readRef(name);
+      return oid === undefined ? undefined : { oid };
     },
     listRefs: (prefixes) => listRefs(gitdir, prefixes),
     async writeRef(name, oid) {
