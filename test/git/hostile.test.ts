@@ -19,6 +19,7 @@ import { catFileReader } from '../../src/git/cli/catFile.ts';
 import { MAX_LARGE_BLOB_BYTES, MAX_OBJECT_BYTES } from '../../src/git/limits.ts';
 import { BACKENDS, withEnv } from '../helpers/backends.ts';
 import { type FaultProxy, startFaultProxy } from '../helpers/faultProxy.ts';
+import { startFaultProxyProcess } from '../helpers/faultProxyProcess.ts';
 import { fixture, TEST_FIXTURES_DIR } from '../helpers/fixtures.ts';
 import { type GitHttpServer, startGitHttpServer } from '../helpers/gitHttpServer.ts';
 import {
@@ -225,11 +226,14 @@ describe.each(BACKENDS)('hostile remotes, $name backend', ({ name, settings }) =
     afterAll(async () => proxy.close());
 
     it('an endless pack stops at maxFetchBytes, and nothing of it stays in the store', async () => {
-      proxy.setFault({ kind: 'endless-pack' });
+      // The proxy pumps the pack from a process of its own: this process's peak is what the fetch held.
+      const endless = await startFaultProxyProcess(open.url, { kind: 'endless-pack' });
       const repo = await freshStore();
-      const url = `${proxy.url}/catalog.git`;
+      const url = `${endless.url}/catalog.git`;
       const peak = peakRss();
-      const error = await failure(fetchCommit(repo, { url, maxFetchBytes: 8 * 1024 * 1024 }, c2));
+      const error = await failure(fetchCommit(repo, { url, maxFetchBytes: 8 * 1024 * 1024 }, c2)).finally(
+        () => endless.close(),
+      );
       // Under the isomorphic backend the transfer runs in this process: what it held stays near the bound.
       expect(peak.grownMiB()).toBeLessThan(64);
       expect({ code: error.code, message: error.message }).toEqual({
