@@ -12,7 +12,8 @@
  *   npx tsx bench/scale.ts shapes [1000x100] [catalogsDir=.skillpin/catalogs]   (bench/realShapes.ts; + the SDK)
  *   npx tsx bench/scale.ts synthetic [2000]                                     (bench/synthetic.ts; + the SDK)
  * With --profile, only the empty-dataDir start runs, under `node --cpu-prof`, stopped at ready; the profile's top
- * frames by self time are printed (bench/cpuProfile.ts).
+ * frames by self time are printed (bench/cpuProfile.ts). With --warm, only the warm restart runs, from the dataDir an
+ * earlier run of the same scenario left (for a change that leaves what dataDir holds as it was), and not the SDK.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,6 +35,8 @@ const workDir = path.join(projectRoot, '.skillpin', 'bench', 'scale');
 const profileDir = process.argv.includes('--profile')
   ? path.join(workDir, 'profiles', new Date().toISOString().replace(/[:.]/g, '-'))
   : undefined;
+/** Only the warm restart, from the dataDir an earlier run left. */
+const warmOnly = process.argv.includes('--warm');
 const QUERIES = [
   'pdf forms',
   'slack message',
@@ -153,11 +156,16 @@ async function profiledStart(config: string): Promise<void> {
 /** `sources` served from an empty dataDir, then from the one it left. */
 async function scenario(name: string, sources: object[]): Promise<void> {
   const dir = path.join(workDir, name);
+  const config = path.join(dir, 'skillpin.yaml');
+  console.log(`${name}:`);
+  if (warmOnly) {
+    if (!existsSync(path.join(dir, 'data')))
+      throw new Error(`--warm: no dataDir in ${dir}: run without it first`);
+    return oneStart('warm restart', config);
+  }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const config = path.join(dir, 'skillpin.yaml');
   writeFileSync(config, stringify({ dataDir: path.join(dir, 'data'), sources }));
-  console.log(`${name}:`);
   if (profileDir !== undefined) return profiledStart(config);
   await oneStart('empty dataDir', config);
   await oneStart('warm restart', config);
@@ -198,7 +206,7 @@ const copiesSources = (n: number, gitdir: string) =>
 
 /** One scenario per command: each builds its sources (once, cached under .skillpin/bench/scale) and serves them. */
 async function main(): Promise<void> {
-  const [kind = 'copies', arg, source] = process.argv.slice(2).filter((a) => a !== '--profile');
+  const [kind = 'copies', arg, source] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
   if (profileDir === undefined && !existsSync(path.join(skillpinRoot, 'dist')))
     throw new Error(`${skillpinRoot}/dist is missing: npm run build there first`);
   console.log(
@@ -219,14 +227,14 @@ async function main(): Promise<void> {
       `shapes-${repos}x${skills}`,
       catalog.gitdirs.map((gitdir, i) => ({ id: `r${i}`, path: gitdir, ref: 'main' })),
     );
-    if (profileDir === undefined)
+    if (profileDir === undefined && !warmOnly)
       await sdkFolder(shapesFolder(catalog, path.join(workDir, `shapes-folder-${repos}x${skills}`)));
   } else if (kind === 'synthetic') {
     const repo = syntheticRepo(path.join(workDir, 'repos'), Number(arg ?? '2000'), 2);
     await scenario(`synthetic-${arg ?? '2000'}`, [
       { id: 'synthetic', path: repo.gitdir, commit: repo.base, paths: ['skills'] },
     ]);
-    if (profileDir === undefined) await sdkFolder(syntheticFolder(repo.gitdir, repo.base));
+    if (profileDir === undefined && !warmOnly) await sdkFolder(syntheticFolder(repo.gitdir, repo.base));
   } else throw new Error(`unknown scenario ${kind}: copies, shapes or synthetic`);
 }
 

@@ -138,7 +138,7 @@ export class PostingsBuilder {
     for (let id = 0; id < terms; id++) held[rank[id]!] = this.#skillsOf[id]!;
     const starts = new Uint32Array(terms + 1);
     for (let term = 0; term < terms; term++) starts[term + 1] = starts[term]! + held[term]!;
-    const ids = skills <= 0x10000 ? new Uint16Array(this.#size) : new Uint32Array(this.#size);
+    const ids = idArray(skills, this.#size);
     const places = new Uint8Array(this.#size);
     const next = starts.slice(0, terms);
     let at = 0;
@@ -150,6 +150,18 @@ export class PostingsBuilder {
       }
     return new Postings(table, starts, ids, places, Uint32Array.from(this.#lengths));
   }
+}
+
+/** Skill ids as an index of `skills` skills holds them: 1, 2 or 4 bytes each. */
+export type SkillIds = Uint8Array | Uint16Array | Uint32Array;
+
+/** An array of `length` skill ids below `skills`, each of the fewest bytes that hold them. */
+export function idArray(skills: number, length: number): SkillIds {
+  return skills <= 0x100
+    ? new Uint8Array(length)
+    : skills <= 0x10000
+      ? new Uint16Array(length)
+      : new Uint32Array(length);
 }
 
 /** A term's weight in one skill from its places (BM25F's frequency, before saturation). */
@@ -172,7 +184,7 @@ export class Postings {
   readonly #matched: Uint8Array;
   /** The sum of every skill's length (for the mean length over several indexes). */
   readonly totalLength: number;
-  /** One byte per term: 1 where it stands in some skill's name or description. */
+  /** One bit per term: set where it stands in some skill's name or description. */
   readonly #about: Uint8Array;
 
   constructor(
@@ -181,7 +193,7 @@ export class Postings {
     /** Where each term's postings start in `ids` and `places`; the last entry is where the last term's end. */
     readonly starts: Uint32Array,
     /** Each term's skills, ascending. */
-    readonly ids: Uint16Array | Uint32Array,
+    readonly ids: SkillIds,
     /** The places of each (term, skill) pair, as PLACE bits. */
     readonly places: Uint8Array,
     /** Each skill's count of distinct terms. */
@@ -229,7 +241,7 @@ export class Postings {
     const about = this.#about;
     const found: string[] = [];
     for (let id = this.terms.lowerBound(key); id < this.terms.size && this.terms.startsWith(id, key); id++) {
-      if (about[id] === 0) continue;
+      if ((about[id >>> 3]! & (1 << (id & 7))) === 0) continue;
       const term = this.terms.term(id);
       if (term.length <= maxLength) found.push(term);
     }
@@ -239,7 +251,7 @@ export class Postings {
   /** Whether `term` (or its UTF-8 bytes) stands in some skill's name or description. */
   isAboutTerm(term: string | Buffer): boolean {
     const id = this.terms.idOf(term);
-    return id !== undefined && this.#about[id] === 1;
+    return id !== undefined && (this.#about[id >>> 3]! & (1 << (id & 7))) !== 0;
   }
 
   /** Where `term` stands in skill `id` (PLACE bits; 0: nowhere), found by bisection. */
@@ -322,13 +334,14 @@ export class Postings {
   }
 }
 
-/** One byte per term of `starts`/`places`: 1 where the term stands in some skill's name or description. */
+/** One bit per term of `starts`/`places` (term `id`'s is bit `id & 7` of byte `id >>> 3`): set where the term
+ * stands in some skill's name or description. */
 function aboutFlags(size: number, starts: Uint32Array, places: Uint8Array): Uint8Array {
-  const about = new Uint8Array(size);
+  const about = new Uint8Array((size + 7) >>> 3);
   for (let id = 0; id < size; id++)
     for (let at = starts[id]!; at < starts[id + 1]!; at++)
       if (places[at]! & ABOUT) {
-        about[id] = 1;
+        about[id >>> 3]! |= 1 << (id & 7);
         break;
       }
   return about;

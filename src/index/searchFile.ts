@@ -1,4 +1,4 @@
-import { Postings } from './postings.ts';
+import { Postings, type SkillIds } from './postings.ts';
 import { TermTable } from './termTable.ts';
 import type { SearchData } from './searchBuild.ts';
 
@@ -25,7 +25,7 @@ export interface SearchHeader {
   builtFrom: string;
   terms: number;
   pairs: number;
-  /** Skill ids are 4 bytes (over 65,536 skills), else 2. */
+  /** Skill ids are 4 bytes (over 65,536 skills), else 2 (an index of at most 256 holds them in 1 byte in memory). */
   wide: boolean;
   termBytes: number;
   unread: number;
@@ -57,7 +57,9 @@ export function encodeSearch(commit: string, builtFrom: string, data: SearchData
   const head = Buffer.from(JSON.stringify(header));
   const length = Buffer.alloc(4);
   length.writeUInt32LE(head.length);
-  const { starts, lengths, ids, places } = postings;
+  const { starts, lengths, places } = postings;
+  // The file's ids are 2 or 4 bytes (its format from before 1-byte ids in memory).
+  const ids = postings.ids instanceof Uint8Array ? Uint16Array.from(postings.ids) : postings.ids;
   return Buffer.concat([
     Buffer.from(MAGIC),
     length,
@@ -97,12 +99,7 @@ function headerOf(bytes: Buffer): { header: SearchHeader; at: number } | undefin
 }
 
 /** Each term's skills ascending and below `skills`, the last term ending at the last pair, lengths summing to it. */
-function consistent(
-  header: SearchHeader,
-  starts: Uint32Array,
-  ids: Uint16Array | Uint32Array,
-  lengths: Uint32Array,
-) {
+function consistent(header: SearchHeader, starts: Uint32Array, ids: SkillIds, lengths: Uint32Array) {
   if (starts[0] !== 0 || starts[header.terms] !== header.pairs) return false;
   for (let term = 0; term < header.terms; term++) {
     const [from, to] = [starts[term]!, starts[term + 1]!];
@@ -128,9 +125,12 @@ export function decodeSearch(bytes: Buffer): { header: SearchHeader; data: Searc
     ? take(bytes, lengths.end, header.pairs, Uint32Array)
     : take(bytes, lengths.end, header.pairs, Uint16Array);
   const places = take(bytes, ids.end, header.pairs, Uint8Array);
+  if (!consistent(header, starts.array, ids.array, lengths.array)) return undefined;
   const terms = TermTable.read(bytes.subarray(places.end));
-  if (terms?.size !== header.terms || !consistent(header, starts.array, ids.array, lengths.array))
-    return undefined;
-  const postings = new Postings(terms, starts.array, ids.array, places.array, lengths.array);
+  if (terms?.size !== header.terms) return undefined;
+  // Held in the fewest bytes that hold them (1 for at most 256 skills): the file's are 2 or 4.
+  let skillIds: SkillIds = ids.array;
+  if (header.skills <= 0x100) (skillIds = new Uint8Array(header.pairs)).set(ids.array);
+  const postings = new Postings(terms, starts.array, skillIds, places.array, lengths.array);
   return { header, data: { postings, unread: header.unread, cut: header.cut } };
 }

@@ -167,10 +167,19 @@ describe('postings', () => {
   });
 
   it('say how many bytes they take: postings, starts, lengths and the scratch of a ranking', () => {
-    // 2 terms, 3 postings, 2 skills: ids 3 x 2 bytes, places 3 x 1, starts 3 x 4, lengths 2 x 4, scores 2 x 8,
+    // 2 terms, 3 postings, 2 skills: ids 3 x 1 byte, places 3 x 1, starts 3 x 4, lengths 2 x 4, scores 2 x 8,
     // matched 2 x 1.
     const postings = postingsOf([text('a', 'b'), text('b')]);
-    expect([postings.termCount, postings.bytes]).toEqual([2, 6 + 3 + 12 + 8 + 16 + 2]);
+    expect([postings.termCount, postings.bytes]).toEqual([2, 3 + 3 + 12 + 8 + 16 + 2]);
+  });
+
+  it('hold skill ids in 1 byte up to 256 skills, 2 up to 65,536, else 4', () => {
+    const sized = (skills: number) => postingsOf(Array.from({ length: skills }, () => text('a'))).ids;
+    expect([256, 257, 65_536, 65_537].map((skills) => sized(skills).BYTES_PER_ELEMENT)).toEqual([1, 2, 2, 4]);
+    const last = postingsOf([...Array.from({ length: 255 }, () => text('a')), text('b')]);
+    // 'a': skills 0 to 254, then 'b': skill 255, the largest id a byte holds.
+    expect([last.ids.length, ...last.ids.subarray(254)]).toEqual([256, 254, 255]);
+    expect(rank(last, ['b']).map(({ id }) => id)).toEqual([255]);
   });
 
   describe('bound what a hostile repository can make them hold', () => {

@@ -42,9 +42,11 @@ const digest = (array: ArrayBufferView) =>
     .digest('hex');
 
 describe('search file', () => {
-  it('reads back exactly the search index it saved, 2-byte and 4-byte skill ids alike', async () => {
+  it('reads back exactly the search index it saved, 1-, 2- and 4-byte skill ids alike', async () => {
     const { index, read } = catalogOf(50);
     const narrow = await buildSearchData(searchInputs(index), { read });
+    const larger = catalogOf(300);
+    const middle = await buildSearchData(searchInputs(larger.index), { read: larger.read });
     // Past 65,536 skills, ids take 4 bytes: two terms a skill, one of them shared by all.
     const builder = new PostingsBuilder();
     for (let id = 0; id < 70_000; id++)
@@ -56,8 +58,10 @@ describe('search file', () => {
         ]),
       );
     const wide: SearchData = { postings: builder.done(), unread: 3, cut: 0 };
+    expect([narrow, middle, wide].map(({ postings }) => postings.ids.BYTES_PER_ELEMENT)).toEqual([1, 2, 4]);
     for (const [data, skills] of [
       [narrow, 50],
+      [middle, 300],
       [wide, 70_000],
     ] as const) {
       const back = decodeSearch(encodeSearch(index.commit, 'from', data));
@@ -69,6 +73,20 @@ describe('search file', () => {
       });
       expect(contents(back!.data)).toEqual(contents(data));
     }
+  });
+
+  it('refuses a file of at most 256 skills with an id past them, before holding its ids in 1 byte', async () => {
+    const { index, read } = catalogOf(50);
+    const data = await buildSearchData(searchInputs(index), { read });
+    const bytes = encodeSearch(index.commit, 'from', data);
+    const { postings } = data;
+    // The file's ids are 2 bytes: the first made 306, which 1 byte would hold as 50 (306 & 0xff), a skill it has.
+    const at = bytes.length - postings.terms.bytes.length - postings.ids.length * 3;
+    expect(bytes.readUInt16LE(at)).toBe(postings.ids[0]);
+    bytes.writeUInt16LE(306, at);
+    expect(decodeSearch(bytes)).toBeUndefined();
+    bytes.writeUInt16LE(postings.ids[0]!, at);
+    expect(contents(decodeSearch(bytes)!.data)).toEqual(contents(data));
   });
 
   it('is saved beside the index file, read only for the same index and options, removed with it', async () => {
