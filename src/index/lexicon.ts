@@ -30,6 +30,18 @@ export class Lexicon {
     return id === 0 ? 0 : this.#ends[id - 1]!;
   }
 
+  /** Whether the lexicon holds the term `key`: a hash probe, where finding it in a table is a bisection (a term no
+   * index holds, as most of a query's variants' prefixes, is then looked up in none of them). */
+  holds(key: Uint8Array): boolean {
+    const mask = this.#slots.length - 1;
+    let slot = hash(key, 0, key.length) & mask;
+    for (let held = this.#slots[slot]!; held !== 0; held = this.#slots[slot]!) {
+      if (this.#equals(held - 1, key, 0, key.length)) return true;
+      slot = (slot + 1) & mask;
+    }
+    return false;
+  }
+
   /** The id of the term `bytes[start..end)`, added when it is new. */
   intern(bytes: Uint8Array, start = 0, end = bytes.length): number {
     const mask = this.#slots.length - 1;

@@ -191,7 +191,7 @@ export class Postings {
     /** The terms; a term's id is its place in `starts`. */
     readonly terms: TermTable,
     /** Where each term's postings start in `ids` and `places`; the last entry is where the last term's end. */
-    readonly starts: Uint32Array,
+    starts: Uint32Array,
     /** Each term's skills, ascending. */
     readonly ids: SkillIds,
     /** The places of each (term, skill) pair, as PLACE bits. */
@@ -205,6 +205,24 @@ export class Postings {
     // Worked out here, as the index is built or loaded, not at a first search: over 1,000 indexes that search took
     // 444 ms against 35 for the next ones.
     this.#about = aboutFlags(terms.size, starts, places);
+    this.#starts = TermStarts.of(starts);
+  }
+
+  /** Where each term's postings start (Uint16 where they fit, a block's base aside: TermStarts). */
+  readonly #starts: TermStarts | Uint32Array;
+
+  /** Where each term's postings start in `ids` and `places`, the last entry where the last term's end (a copy). */
+  get starts(): Uint32Array {
+    const starts = this.#starts;
+    return starts instanceof Uint32Array
+      ? starts
+      : Uint32Array.from({ length: starts.size }, (_, term) => starts.at(term));
+  }
+
+  /** Where the postings of `term` start (`term` up to the count of terms: where the last one's end). */
+  #start(term: number): number {
+    const starts = this.#starts;
+    return starts instanceof Uint32Array ? starts[term]! : starts.at(term);
   }
 
   get termCount(): number {
@@ -231,7 +249,7 @@ export class Postings {
 
   /** How many skills hold the term of id `termId` (-1: none). */
   heldAt(termId: number): number {
-    return termId < 0 ? 0 : this.starts[termId + 1]! - this.starts[termId]!;
+    return termId < 0 ? 0 : this.#start(termId + 1) - this.#start(termId);
   }
 
   /** The terms beginning with `prefix` (itself included) of at most `maxLength` characters that stand in some
@@ -258,22 +276,21 @@ export class Postings {
   placesOf(term: string | Buffer, id: number): number {
     const termId = this.terms.idOf(term);
     if (termId === undefined) return 0;
-    let low = this.starts[termId]!;
-    let high = this.starts[termId + 1]!;
+    let low = this.#start(termId);
+    let high = this.#start(termId + 1);
     while (low < high) {
       const middle = (low + high) >>> 1;
       if (this.ids[middle]! < id) low = middle + 1;
       else high = middle;
     }
-    return low < this.starts[termId + 1]! && this.ids[low] === id ? this.places[low]! : 0;
+    return low < this.#start(termId + 1) && this.ids[low] === id ? this.places[low]! : 0;
   }
 
   /** Bytes of the typed arrays (postings, lengths, the ranking's scratch); the term table aside. */
   get bytes(): number {
-    return [this.starts, this.ids, this.places, this.lengths, this.#scores, this.#matched].reduce(
-      (sum, array) => sum + array.byteLength,
-      0,
-    );
+    const starts = this.#starts;
+    const arrays = [this.ids, this.places, this.lengths, this.#scores, this.#matched];
+    return arrays.reduce((sum, array) => sum + array.byteLength, starts.byteLength);
   }
 
   /**
@@ -315,8 +332,8 @@ export class Postings {
     for (const [at, { term, key, idf, about }] of terms.entries()) {
       const termId = termIds === undefined ? (this.terms.idOf(key ?? term) ?? -1) : termIds[at]!;
       if (termId < 0) continue;
-      const to = this.starts[termId + 1]!;
-      for (let pair = this.starts[termId]!; pair < to; pair++) {
+      const to = this.#start(termId + 1);
+      for (let pair = this.#start(termId); pair < to; pair++) {
         const places = this.places[pair]!;
         if (about === true && (places & ABOUT) === 0) continue;
         const skill = this.ids[pair]!;
@@ -345,4 +362,45 @@ function aboutFlags(size: number, starts: Uint32Array, places: Uint8Array): Uint
         break;
       }
   return about;
+}
+
+/** Terms of a block of TermStarts: a start is its block's base plus 16 bits. */
+const BLOCK_TERMS = 256;
+
+/**
+ * Where each term's postings start, 2 bytes a term and 4 a block of 256 terms (not 4 a term): a start is its block's
+ * base plus 16 bits, which hold it when a block's terms hold fewer than 65,536 pairs (always, in an index of at most
+ * 256 skills: 2 MiB of 1,000 indexes of 100 skills' 70).
+ */
+class TermStarts {
+  private constructor(
+    readonly base: Uint32Array,
+    readonly low: Uint16Array,
+  ) {}
+
+  /** `starts` held so, or as they are when a block's do not fit. */
+  static of(starts: Uint32Array): TermStarts | Uint32Array {
+    const base = new Uint32Array(Math.ceil(starts.length / BLOCK_TERMS));
+    const low = new Uint16Array(starts.length);
+    for (let term = 0; term < starts.length; term++) {
+      const block = term >>> 8;
+      if (term % BLOCK_TERMS === 0) base[block] = starts[term]!;
+      const offset = starts[term]! - base[block]!;
+      if (offset > 0xffff) return starts;
+      low[term] = offset;
+    }
+    return new TermStarts(base, low);
+  }
+
+  get size(): number {
+    return this.low.length;
+  }
+
+  get byteLength(): number {
+    return this.base.byteLength + this.low.byteLength;
+  }
+
+  at(term: number): number {
+    return this.base[term >>> 8]! + this.low[term]!;
+  }
 }

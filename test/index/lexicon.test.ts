@@ -21,6 +21,12 @@ describe('lexicon', () => {
     expect(words.map((word) => lexicon.intern(utf8(word)))).toEqual(ids);
     expect(ids.map((id) => lexicon.term(id))).toEqual(words);
     expect(lexicon.size).toBe(7);
+    expect([...words, 'cafés', 'ca', 'a'].map((word) => lexicon.holds(utf8(word)))).toEqual([
+      ...words.map(() => true),
+      false,
+      false,
+      false,
+    ]);
   });
 
   it('keep every id as it grows past its first arena and hash table (200,000 terms)', () => {

@@ -167,10 +167,33 @@ describe('postings', () => {
   });
 
   it('say how many bytes they take: postings, starts, lengths and the scratch of a ranking', () => {
-    // 2 terms, 3 postings, 2 skills: ids 3 x 1 byte, places 3 x 1, starts 3 x 4, lengths 2 x 4, scores 2 x 8,
-    // matched 2 x 1.
+    // 2 terms, 3 postings, 2 skills: ids 3 x 1 byte, places 3 x 1, starts 3 x 2 and a block's base 4, lengths
+    // 2 x 4, scores 2 x 8, matched 2 x 1.
     const postings = postingsOf([text('a', 'b'), text('b')]);
-    expect([postings.termCount, postings.bytes]).toEqual([2, 3 + 3 + 12 + 8 + 16 + 2]);
+    expect([postings.termCount, postings.bytes]).toEqual([2, 3 + 3 + 6 + 4 + 8 + 16 + 2]);
+    expect([...postings.starts]).toEqual([0, 1, 3]);
+  });
+
+  it('find the postings of each term across blocks of 256 term starts, and hold starts in 4 bytes past 65,535 pairs a block', () => {
+    // 600 terms, term k in skills k % 3 and (k + 1) % 3: two pairs each, starts 0, 2, 4, ... over three blocks.
+    const terms = Array.from({ length: 600 }, (_, k) => `t${String(k).padStart(3, '0')}`);
+    const skills = [0, 1, 2].map((skill) =>
+      text(...terms.filter((_, k) => k % 3 === skill || (k + 1) % 3 === skill)),
+    );
+    const postings = postingsOf(skills);
+    expect([...postings.starts]).toEqual(Array.from({ length: 601 }, (_, k) => 2 * k));
+    const wrong = terms.filter((term, k) => {
+      const found = rank(postings, [term])
+        .map(({ id }) => id)
+        .sort();
+      return postings.held(term) !== 2 || found.join() !== [k % 3, (k + 1) % 3].sort().join();
+    });
+    expect(wrong).toEqual([]);
+    expect(postings.bytes).toBe(1200 + 1200 + 601 * 2 + 3 * 4 + 3 * 4 + 3 * 8 + 3);
+    // 70,000 skills of one term: its block ends at 70,000, past 16 bits.
+    const wide = postingsOf(Array.from({ length: 70_000 }, () => text('only')));
+    expect([[...wide.starts], wide.held('only')]).toEqual([[0, 70_000], 70_000]);
+    expect(wide.bytes).toBe(70_000 * 4 + 70_000 + 2 * 4 + 70_000 * 4 + 70_000 * 8 + 70_000);
   });
 
   it('hold skill ids in 1 byte up to 256 skills, 2 up to 65,536, else 4', () => {
