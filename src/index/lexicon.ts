@@ -30,16 +30,16 @@ export class Lexicon {
     return id === 0 ? 0 : this.#ends[id - 1]!;
   }
 
-  /** Whether the lexicon holds the term `key`: a hash probe, where finding it in a table is a bisection (a term no
-   * index holds, as most of a query's variants' prefixes, is then looked up in none of them). */
-  holds(key: Uint8Array): boolean {
+  /** The id of the term `key`, or -1 when the lexicon does not hold it: a hash probe (a term no index holds, as most
+   * of a query's variants' prefixes, is then looked up in none of them). */
+  find(key: Uint8Array): number {
     const mask = this.#slots.length - 1;
     let slot = hash(key, 0, key.length) & mask;
     for (let held = this.#slots[slot]!; held !== 0; held = this.#slots[slot]!) {
-      if (this.#equals(held - 1, key, 0, key.length)) return true;
+      if (this.#equals(held - 1, key, 0, key.length)) return held - 1;
       slot = (slot + 1) & mask;
     }
-    return false;
+    return -1;
   }
 
   /** The id of the term `bytes[start..end)`, added when it is new. */
@@ -93,6 +93,58 @@ export class Lexicon {
     return true;
   }
 
+  /** One bit a term: set once the term stands in a name or description of some index interned here. */
+  #about = new Uint8Array(1 << 9);
+  /** The about terms sorted by their bytes, made again at the next prefix search after one is added. */
+  #aboutSorted: Uint32Array | undefined;
+
+  /** Marks the term of id `id` as standing in some skill's name or description (of an index interned here). */
+  markAbout(id: number): void {
+    if (id >>> 3 >= this.#about.length) {
+      const about = new Uint8Array(Math.max(this.#about.length * 2, (id >>> 3) + 1));
+      about.set(this.#about);
+      this.#about = about;
+    }
+    const bit = 1 << (id & 7);
+    if ((this.#about[id >>> 3]! & bit) === 0) {
+      this.#about[id >>> 3]! |= bit;
+      this.#aboutSorted = undefined;
+    }
+  }
+
+  /** Whether the term of id `id` was marked as standing in a name or description. */
+  isAbout(id: number): boolean {
+    return id >= 0 && ((this.#about[id >>> 3] ?? 0) & (1 << (id & 7))) !== 0;
+  }
+
+  /**
+   * The marked terms beginning with `prefix` (itself included) of at most `maxLength` characters, in their bytes'
+   * order: where a query's variants are looked for (mcp/variants.ts), once for every index searched.
+   */
+  aboutWithPrefix(prefix: Uint8Array, maxLength: number): number[] {
+    const sorted = this.#sortedAbout();
+    let low = 0;
+    let high = sorted.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.compare(prefix, sorted[middle]!) > 0) low = middle + 1;
+      else high = middle;
+    }
+    const found: number[] = [];
+    for (let at = low; at < sorted.length && this.startsWith(sorted[at]!, prefix); at++)
+      if (this.term(sorted[at]!).length <= maxLength) found.push(sorted[at]!);
+    return found;
+  }
+
+  #sortedAbout(): Uint32Array {
+    if (this.#aboutSorted !== undefined) return this.#aboutSorted;
+    const ids: number[] = [];
+    for (let id = 0; id < this.#size; id++) if (this.isAbout(id)) ids.push(id);
+    ids.sort((x, y) => Buffer.compare(this.bytesOf(x), this.bytesOf(y)));
+    this.#aboutSorted = Uint32Array.from(ids);
+    return this.#aboutSorted;
+  }
+
   /** The term of id `id`. */
   term(id: number): string {
     return this.#arena.toString('utf8', this.#start(id), this.#ends[id]);
@@ -135,10 +187,14 @@ function hash(bytes: Uint8Array, start: number, end: number): number {
   return h >>> 0;
 }
 
-/** What a pool moves to a new lexicon: a term table's ids, re-interned there (termTable.ts). */
+/** What a pool moves to a new lexicon: a term table (termTable.ts). */
 export interface Interned {
-  /** Re-interns its terms in `to` (from the lexicon it holds them in now). */
-  moveTo(to: Lexicon): void;
+  /** Its terms' ids in the lexicon it is interned in now, ascending. */
+  readonly lexiconIds: Uint32Array;
+  /** Which of them stand in a name or description: one bit each, in the same order. */
+  readonly aboutBits: Uint8Array;
+  /** Takes `to` as its lexicon, each term's id `id` there now `ids[id]` (a map that keeps ids in their order). */
+  moveTo(to: Lexicon, ids: Uint32Array): void;
 }
 
 /** Terms a pool's lexicon holds before it is replaced, at least (about 22 MiB at 8 bytes a term). */
@@ -171,11 +227,25 @@ export class TermPool {
    * pass its limit). */
   lexiconFor(terms: number): Lexicon {
     if (this.#lexicon.size + terms > this.#limit) {
-      const to = new Lexicon();
+      const from = this.#lexicon;
+      const tables: Interned[] = [];
       for (const ref of this.#live) {
         const table = ref.deref();
         if (table === undefined) this.#live.delete(ref);
-        else table.moveTo(to);
+        else tables.push(table);
+      }
+      // The live terms, interned anew in the order of their old ids: each table's ids stay ascending, so no
+      // table's postings move (they are in the order of its terms' ids).
+      const live = new Uint8Array(from.size);
+      for (const table of tables) for (const id of table.lexiconIds) live[id] = 1;
+      const to = new Lexicon();
+      const ids = new Uint32Array(from.size);
+      for (let id = 0; id < from.size; id++) if (live[id] === 1) ids[id] = to.intern(from.bytesOf(id));
+      for (const table of tables) {
+        const about = table.aboutBits;
+        for (const [at, id] of table.lexiconIds.entries())
+          if (about[at >>> 3]! & (1 << (at & 7))) to.markAbout(ids[id]!);
+        table.moveTo(to, ids);
       }
       this.#lexicon = to;
       this.#limit = Math.max(this.minTerms, 2 * (to.size + terms));

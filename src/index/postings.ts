@@ -1,3 +1,4 @@
+import { type Lexicon, PROCESS_TERMS, type TermPool } from './lexicon.ts';
 import { TermTable } from './termTable.ts';
 
 /**
@@ -71,6 +72,9 @@ export const MIN_SKILL_TERMS = 256;
 
 /** Postings of every skill added, in the order added; then `done()`. */
 export class PostingsBuilder {
+  /** `pool`: where its term table is interned (the process's, unless a test gives its own). */
+  constructor(readonly pool: TermPool = PROCESS_TERMS) {}
+
   readonly #termIds = new Map<string, number>();
   /** Skills holding each term, by term id. */
   readonly #skillsOf: number[] = [];
@@ -133,7 +137,7 @@ export class PostingsBuilder {
     const skills = this.#ends.length;
     const terms = this.#skillsOf.length;
     // Term ids become ranks in the sorted table: `rank[id]`.
-    const { table, ids: rank } = TermTable.of([...this.#termIds.keys()]);
+    const { table, ids: rank } = TermTable.of([...this.#termIds.keys()], this.pool);
     const held = new Uint32Array(terms);
     for (let id = 0; id < terms; id++) held[rank[id]!] = this.#skillsOf[id]!;
     const starts = new Uint32Array(terms + 1);
@@ -184,8 +188,6 @@ export class Postings {
   readonly #matched: Uint8Array;
   /** The sum of every skill's length (for the mean length over several indexes). */
   readonly totalLength: number;
-  /** One bit per term: set where it stands in some skill's name or description. */
-  readonly #about: Uint8Array;
 
   constructor(
     /** The terms; a term's id is its place in `starts`. */
@@ -204,7 +206,7 @@ export class Postings {
     this.totalLength = lengths.reduce((sum, length) => sum + length, 0);
     // Worked out here, as the index is built or loaded, not at a first search: over 1,000 indexes that search took
     // 444 ms against 35 for the next ones.
-    this.#about = aboutFlags(terms.size, starts, places);
+    markAbout(terms, starts, places);
     this.#starts = TermStarts.of(starts);
   }
 
@@ -240,11 +242,12 @@ export class Postings {
   }
 
   /** The ids of `keys` (UTF-8 bytes of terms) in this index, -1 for one it does not hold: looked up once for a
-   * query's statistics and its ranking (each lookup is a bisection of the term table). */
-  termIds(keys: readonly Buffer[]): Int32Array {
-    const ids = new Int32Array(keys.length);
-    for (const [at, key] of keys.entries()) ids[at] = this.terms.idOf(key) ?? -1;
-    return ids;
+   * query's statistics and its ranking. `known`: their ids in a lexicon, looked up once for every index interned
+   * there (each key's is a hash probe; its id here then a bisection of integers). */
+  termIds(keys: readonly Buffer[], known?: KeyIds): Int32Array {
+    const lexicon = this.terms.lexicon;
+    const lexiconIds = known?.lexicon === lexicon ? known.ids : keyIds(lexicon, keys).ids;
+    return lexiconIds.map((id) => this.terms.idOfLexicon(id));
   }
 
   /** How many skills hold the term of id `termId` (-1: none). */
@@ -252,24 +255,9 @@ export class Postings {
     return termId < 0 ? 0 : this.#start(termId + 1) - this.#start(termId);
   }
 
-  /** The terms beginning with `prefix` (itself included) of at most `maxLength` characters that stand in some
-   * skill's name or description, in the table's order. */
-  aboutWithPrefix(prefix: string | Buffer, maxLength: number): string[] {
-    const key = typeof prefix === 'string' ? Buffer.from(prefix, 'utf8') : prefix;
-    const about = this.#about;
-    const found: string[] = [];
-    for (let id = this.terms.lowerBound(key); id < this.terms.size && this.terms.startsWith(id, key); id++) {
-      if ((about[id >>> 3]! & (1 << (id & 7))) === 0) continue;
-      const term = this.terms.term(id);
-      if (term.length <= maxLength) found.push(term);
-    }
-    return found;
-  }
-
   /** Whether `term` (or its UTF-8 bytes) stands in some skill's name or description. */
   isAboutTerm(term: string | Buffer): boolean {
-    const id = this.terms.idOf(term);
-    return id !== undefined && (this.#about[id >>> 3]! & (1 << (id & 7))) !== 0;
+    return this.terms.isAbout(this.terms.idOf(term) ?? -1);
   }
 
   /** Where `term` stands in skill `id` (PLACE bits; 0: nowhere), found by bisection. */
@@ -351,17 +339,49 @@ export class Postings {
   }
 }
 
-/** One bit per term of `starts`/`places` (term `id`'s is bit `id & 7` of byte `id >>> 3`): set where the term
- * stands in some skill's name or description. */
-function aboutFlags(size: number, starts: Uint32Array, places: Uint8Array): Uint8Array {
-  const about = new Uint8Array((size + 7) >>> 3);
-  for (let id = 0; id < size; id++)
+/** Marks each term of `terms` that stands in some skill's name or description (by `starts`/`places`). */
+function markAbout(terms: TermTable, starts: Uint32Array, places: Uint8Array): void {
+  for (let id = 0; id < terms.size; id++)
     for (let at = starts[id]!; at < starts[id + 1]!; at++)
       if (places[at]! & ABOUT) {
-        about[id >>> 3]! |= 1 << (id & 7);
+        terms.markAbout(id);
         break;
       }
-  return about;
+}
+
+/** Keys' ids in a lexicon (-1: not there), looked up once for every index interned in it. */
+export interface KeyIds {
+  readonly lexicon: Lexicon;
+  readonly ids: Int32Array;
+}
+
+/** The ids of `keys` in `lexicon`. */
+export const keyIds = (lexicon: Lexicon, keys: readonly Buffer[]): KeyIds => ({
+  lexicon,
+  ids: Int32Array.from(keys, (key) => lexicon.find(key)),
+});
+
+/**
+ * `starts`, `ids` and `places` with their terms in another order: term `k` of the result is term `order[k]` of
+ * these (a search file holds terms in their bytes' order, an index in memory in its lexicon's: searchFile.ts).
+ */
+export function reordered(starts: Uint32Array, ids: SkillIds, places: Uint8Array, order: Uint32Array) {
+  const to = {
+    starts: new Uint32Array(starts.length),
+    ids: new (ids.constructor as new (length: number) => SkillIds)(ids.length),
+    places: new Uint8Array(places.length),
+  };
+  // Element by element: a term holds a few pairs (3 on average at 100 skills), too few for a subarray each.
+  let at = 0;
+  for (let term = 0; term < order.length; term++) {
+    const from = order[term]!;
+    for (let pair = starts[from]!, end = starts[from + 1]!; pair < end; pair++, at++) {
+      to.ids[at] = ids[pair]!;
+      to.places[at] = places[pair]!;
+    }
+    to.starts[term + 1] = at;
+  }
+  return to;
 }
 
 /** Terms of a block of TermStarts: a start is its block's base plus 16 bits. */

@@ -1,11 +1,12 @@
-import { Postings, type SkillIds } from './postings.ts';
+import { Postings, reordered, type SkillIds } from './postings.ts';
 import { TermTable } from './termTable.ts';
 import type { SearchData } from './searchBuild.ts';
 
 /**
  * A commit's search index as a file, saved beside its index file: a JSON header, then the postings' typed arrays
- * as they are in memory (little-endian), then the terms. Loading it copies arrays and the sorted terms: no
- * SKILL.md is read or tokenised again.
+ * (little-endian) with the terms in the order of their bytes, then the terms so ordered. Loading it interns the terms
+ * in the process's lexicon and puts the postings in the order of the terms' ids there: no SKILL.md is read or
+ * tokenised again.
  */
 
 const MAGIC = 'SKPS';
@@ -42,6 +43,12 @@ export function encodeSearch(commit: string, builtFrom: string, data: SearchData
   if (!littleEndian) throw new Error('search files are written on little-endian machines only');
   const { postings } = data;
   const terms = postings.terms.bytes;
+  // In memory a term's place is its lexicon id's; in the file, its bytes'.
+  const {
+    starts,
+    ids: held,
+    places,
+  } = reordered(postings.starts, postings.ids, postings.places, postings.terms.byBytes());
   const header: SearchHeader = {
     format: SEARCH_FORMAT,
     commit,
@@ -57,9 +64,9 @@ export function encodeSearch(commit: string, builtFrom: string, data: SearchData
   const head = Buffer.from(JSON.stringify(header));
   const length = Buffer.alloc(4);
   length.writeUInt32LE(head.length);
-  const { starts, lengths, places } = postings;
+  const { lengths } = postings;
   // The file's ids are 2 or 4 bytes (its format from before 1-byte ids in memory).
-  const ids = postings.ids instanceof Uint8Array ? Uint16Array.from(postings.ids) : postings.ids;
+  const ids = held instanceof Uint8Array ? Uint16Array.from(held) : held;
   return Buffer.concat([
     Buffer.from(MAGIC),
     length,
@@ -127,10 +134,11 @@ export function decodeSearch(bytes: Buffer): { header: SearchHeader; data: Searc
   const places = take(bytes, ids.end, header.pairs, Uint8Array);
   if (!consistent(header, starts.array, ids.array, lengths.array)) return undefined;
   const terms = TermTable.read(bytes.subarray(places.end));
-  if (terms?.size !== header.terms) return undefined;
+  if (terms?.table.size !== header.terms) return undefined;
   // Held in the fewest bytes that hold them (1 for at most 256 skills): the file's are 2 or 4.
   let skillIds: SkillIds = ids.array;
   if (header.skills <= 0x100) (skillIds = new Uint8Array(header.pairs)).set(ids.array);
-  const postings = new Postings(terms, starts.array, skillIds, places.array, lengths.array);
+  const inMemory = reordered(starts.array, skillIds, places.array, terms.order);
+  const postings = new Postings(terms.table, inMemory.starts, inMemory.ids, inMemory.places, lengths.array);
   return { header, data: { postings, unread: header.unread, cut: header.cut } };
 }

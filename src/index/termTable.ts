@@ -1,19 +1,22 @@
 import { type Interned, type Lexicon, PROCESS_TERMS, type TermPool } from './lexicon.ts';
 
 /**
- * An index's distinct terms, sorted by their UTF-8 bytes: a term's id is its rank, found by bisection. The bytes are
- * the process's lexicon's (lexicon.ts), each term held once however many indexes hold it; the table holds each
- * term's id there, 4 bytes a term. (Before: its own bytes, `\n` between them, and where each ended, about 12 bytes a
- * term; a Map of the same terms held 78 in all: 66 MiB at 50 sources of 100 real skills, so 1.3 GiB at 1,000.)
+ * An index's distinct terms, as ids of the process's lexicon (lexicon.ts), ascending: a term's id here is its place
+ * among them, found by bisecting integers once the lexicon gave its id (a hash probe). The bytes are the lexicon's,
+ * each term held once however many indexes hold it: 4 bytes a term here. (Before: the terms' own bytes sorted, `\n`
+ * between them, and where each ended, about 12 bytes a term, each lookup a bisection comparing bytes; a Map of the
+ * same terms held 78 in all: 66 MiB at 50 sources of 100 real skills, so 1.3 GiB at 1,000.)
  */
 export class TermTable implements Interned {
   #lexicon: Lexicon;
-  /** Each term's id in the lexicon, in the table's order. */
   #ids: Uint32Array;
+  /** One bit a term, in its order: set where it stands in some skill's name or description (Postings sets them). */
+  #about: Uint8Array;
 
   private constructor(lexicon: Lexicon, ids: Uint32Array) {
     this.#lexicon = lexicon;
     this.#ids = ids;
+    this.#about = new Uint8Array((ids.length + 7) >>> 3);
   }
 
   /**
@@ -24,46 +27,85 @@ export class TermTable implements Interned {
     terms: readonly string[],
     pool: TermPool = PROCESS_TERMS,
   ): { table: TermTable; ids: Uint32Array } {
-    const encoded = terms.map((term) => Buffer.from(term, 'utf8'));
-    const order = Array.from(terms.keys()).sort((x, y) => Buffer.compare(encoded[x]!, encoded[y]!));
-    const ids = new Uint32Array(terms.length);
-    for (const [rank, index] of order.entries()) ids[index] = rank;
     const lexicon = pool.lexiconFor(terms.length);
-    const interned = Uint32Array.from(order, (index) => lexicon.intern(encoded[index]!));
-    return { table: TermTable.#held(pool, lexicon, interned), ids };
+    const interned = Uint32Array.from(terms, (term) => lexicon.intern(Buffer.from(term, 'utf8')));
+    const { table, order } = TermTable.#held(pool, lexicon, interned);
+    const ids = new Uint32Array(terms.length);
+    for (const [id, index] of order.entries()) ids[index] = id;
+    return { table, ids };
   }
 
   /**
-   * The table `bytes` hold (terms joined by `\n`, as a search file holds them; interned in `pool`), or undefined
-   * unless they are distinct non-empty terms, ascending.
+   * The table of the terms `bytes` hold (joined by `\n`, ascending by their bytes, as a search file holds them;
+   * interned in `pool`) and `order[id]`, the place in `bytes` of its term `id`; or undefined unless they are distinct
+   * non-empty terms, ascending.
    */
-  static read(bytes: Buffer, pool: TermPool = PROCESS_TERMS): TermTable | undefined {
+  static read(
+    bytes: Buffer,
+    pool: TermPool = PROCESS_TERMS,
+  ): { table: TermTable; order: Uint32Array } | undefined {
     const ends: number[] = [];
     for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) ends.push(at);
     if (bytes.length > 0) ends.push(bytes.length);
+    // No empty term, and each after the one before it (so a file's terms are distinct): compared here, a term is a
+    // few bytes (Buffer.compare's call into C++ was a third of loading a search file).
+    for (let id = 0, start = 0; id < ends.length; start = ends[id++]! + 1)
+      if (
+        ends[id] === start ||
+        (id > 0 && ascending(bytes, (ends[id - 2] ?? -1) + 1, start - 1, start, ends[id]!) >= 0)
+      )
+        return undefined;
     const lexicon = pool.lexiconFor(ends.length);
     const interned = new Uint32Array(ends.length);
-    for (let id = 0, start = 0; id < ends.length; start = ends[id++]! + 1) {
-      const end = ends[id]!;
-      // No empty term, and each after the one before it (so ids are ranks and bisection finds every term): compared
-      // here, a term is a few bytes (Buffer.compare's call into C++ was a third of loading a search file).
-      if (end === start || (id > 0 && ascending(bytes, (ends[id - 2] ?? -1) + 1, start - 1, start, end) >= 0))
-        return undefined;
-      interned[id] = lexicon.intern(bytes, start, end);
-    }
+    for (let id = 0, start = 0; id < ends.length; start = ends[id++]! + 1)
+      interned[id] = lexicon.intern(bytes, start, ends[id]);
     return TermTable.#held(pool, lexicon, interned);
   }
 
-  static #held(pool: TermPool, lexicon: Lexicon, ids: Uint32Array): TermTable {
+  /** The table of the lexicon ids `interned` (distinct), and where each of its terms was in `interned`. */
+  static #held(pool: TermPool, lexicon: Lexicon, interned: Uint32Array) {
+    // Sorted as numbers (no comparator called): a term's lexicon id, then its place (below 2^21: MAX_INDEX_TERMS).
+    // Loops, not TypedArray.from with a function (which iterates generically: most of a load's time).
+    const keyed = new Float64Array(interned.length);
+    for (let at = 0; at < interned.length; at++) keyed[at] = interned[at]! * PLACES + at;
+    keyed.sort();
+    const order = new Uint32Array(interned.length);
+    const ids = new Uint32Array(interned.length);
+    for (let at = 0; at < keyed.length; at++) {
+      order[at] = keyed[at]! % PLACES;
+      ids[at] = interned[order[at]!]!;
+    }
     const table = new TermTable(lexicon, ids);
     pool.hold(table);
-    return table;
+    return { table, order };
   }
 
-  moveTo(to: Lexicon): void {
-    const from = this.#lexicon;
-    this.#ids = this.#ids.map((id) => to.intern(from.bytesOf(id)));
+  get lexiconIds(): Uint32Array {
+    return this.#ids;
+  }
+
+  get aboutBits(): Uint8Array {
+    return this.#about;
+  }
+
+  moveTo(to: Lexicon, ids: Uint32Array): void {
+    this.#ids = this.#ids.map((id) => ids[id]!);
     this.#lexicon = to;
+  }
+
+  /** Marks term `id` as standing in some skill's name or description (here and in the lexicon). */
+  markAbout(id: number): void {
+    this.#about[id >>> 3]! |= 1 << (id & 7);
+    this.#lexicon.markAbout(this.#ids[id]!);
+  }
+
+  /** Whether term `id` (-1: none) stands in some skill's name or description. */
+  isAbout(id: number): boolean {
+    return id >= 0 && (this.#about[id >>> 3]! & (1 << (id & 7))) !== 0;
+  }
+
+  get lexicon(): Lexicon {
+    return this.#lexicon;
   }
 
   get size(): number {
@@ -72,15 +114,24 @@ export class TermTable implements Interned {
 
   /** Bytes the table holds of its own (the lexicon's are shared). */
   get byteLength(): number {
-    return this.#ids.byteLength;
+    return this.#ids.byteLength + this.#about.byteLength;
   }
 
-  /** The terms, joined by `\n`: what a search file holds. */
+  /** The table's ids in the order of their terms' bytes: `byBytes()[i]` is the id of the i-th term so ordered. */
+  byBytes(): Uint32Array {
+    const lexicon = this.#lexicon;
+    const ids = this.#ids;
+    return Uint32Array.from(ids.keys()).sort((x, y) =>
+      Buffer.compare(lexicon.bytesOf(ids[x]!), lexicon.bytesOf(ids[y]!)),
+    );
+  }
+
+  /** The terms, ascending by their bytes, joined by `\n`: what a search file holds. */
   get bytes(): Buffer {
     const parts: Buffer[] = [];
-    for (const [at, id] of this.#ids.entries()) {
-      if (at > 0) parts.push(NEWLINE);
-      parts.push(this.#lexicon.bytesOf(id));
+    for (const id of this.byBytes()) {
+      if (parts.length > 0) parts.push(NEWLINE);
+      parts.push(this.#lexicon.bytesOf(this.#ids[id]!));
     }
     return Buffer.concat(parts);
   }
@@ -93,32 +144,28 @@ export class TermTable implements Interned {
   /** The id of `term` (its UTF-8 bytes, or the string), or undefined when the table does not hold it. */
   idOf(term: string | Buffer): number | undefined {
     const key = typeof term === 'string' ? Buffer.from(term, 'utf8') : term;
-    if (!this.#lexicon.holds(key)) return undefined;
-    const id = this.lowerBound(key);
-    return id < this.#ids.length && this.#lexicon.compare(key, this.#ids[id]!) === 0 ? id : undefined;
+    const id = this.idOfLexicon(this.#lexicon.find(key));
+    return id < 0 ? undefined : id;
   }
 
-  /** The first id whose term is not below `key` (the table's size when there is none). */
-  lowerBound(key: Buffer): number {
-    const lexicon = this.#lexicon;
+  /** The id here of the term of id `lexiconId` in this table's lexicon (-1: none, or not held here). */
+  idOfLexicon(lexiconId: number): number {
+    if (lexiconId < 0) return -1;
     const ids = this.#ids;
     let low = 0;
     let high = ids.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if (lexicon.compare(key, ids[middle]!) > 0) low = middle + 1;
+      if (ids[middle]! < lexiconId) low = middle + 1;
       else high = middle;
     }
-    return low;
-  }
-
-  /** Whether the term of id `id` begins with the bytes `key`. */
-  startsWith(id: number, key: Buffer): boolean {
-    return this.#lexicon.startsWith(this.#ids[id]!, key);
+    return low < ids.length && ids[low] === lexiconId ? low : -1;
   }
 }
 
 const NEWLINE = Buffer.from('\n');
+/** Places of a table's terms, at most (MAX_INDEX_TERMS is below it). */
+const PLACES = 2 ** 21;
 
 /** `bytes[a..aEnd)` against `bytes[b..bEnd)`, as Buffer.compare orders them. */
 function ascending(bytes: Buffer, a: number, aEnd: number, b: number, bEnd: number): number {

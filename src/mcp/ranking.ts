@@ -1,5 +1,5 @@
 import { compareText } from '../shared/text.ts';
-import { PLACE, type RankedTerm } from '../index/postings.ts';
+import { type KeyIds, keyIds, PLACE, type RankedTerm } from '../index/postings.ts';
 import type { Matched, SearchHit, SkillIndex } from './search.ts';
 import { withVariants } from './variants.ts';
 
@@ -28,8 +28,13 @@ function statistics(indexes: readonly SkillIndex[], query: ParsedQuery) {
     length += postings.totalLength;
   }
   const keys = query.terms.map(({ term }) => Buffer.from(term, 'utf8'));
-  // Each term looked up once in each index, for its count here and for the ranking (`termIds[i]`: index i's).
-  const termIds = indexes.map(({ postings }) => postings.termIds(keys));
+  // Each term looked up once in each index, for its count here and for the ranking (`termIds[i]`: index i's), by its
+  // id in the lexicon, found once for the indexes interned there.
+  let known: KeyIds | undefined;
+  const termIds = indexes.map(({ postings }) => {
+    if (known?.lexicon !== postings.terms.lexicon) known = keyIds(postings.terms.lexicon, keys);
+    return postings.termIds(keys, known);
+  });
   const terms: RankedTerm[] = query.terms.map(({ term, weight, about }, at) => {
     let held = 0;
     for (const [i, { postings }] of indexes.entries()) held += postings.heldAt(termIds[i]![at]!);

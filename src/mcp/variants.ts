@@ -1,3 +1,4 @@
+import type { Lexicon } from '../index/lexicon.ts';
 import type { Postings } from '../index/postings.ts';
 import type { ParsedQuery } from './ranking.ts';
 import type { SkillIndex } from './search.ts';
@@ -21,38 +22,42 @@ export const MIN_VARIANT_LENGTH = 4;
 /** Variants a query searches for at most, beside its terms: each is a walk over the skills holding it. */
 export const MAX_VARIANTS = 32;
 
-/** What a term's variants are looked up by in each index: its bytes and length, and its shorter prefixes'. */
-function lookupsOf(term: string) {
-  const prefixes: Array<{ prefix: string; key: Buffer }> = [];
+/**
+ * The variants of `term` in the names and descriptions of `indexes` (all interned in `lexicon`): the lexicon's terms
+ * of names and descriptions that start with it, a few letters longer, or that it starts with (found once, in the
+ * lexicon), each kept when some index searched says it in a name or description.
+ */
+function variantsIn(lexicon: Lexicon, postings: readonly Postings[], term: string, found: Set<string>): void {
+  const candidates = lexicon.aboutWithPrefix(Buffer.from(term, 'utf8'), term.length + VARIANT_LETTERS);
   for (
     let length = Math.max(MIN_VARIANT_LENGTH, term.length - VARIANT_LETTERS);
     length < term.length;
     length++
   ) {
-    const prefix = term.slice(0, length);
-    prefixes.push({ prefix, key: Buffer.from(prefix, 'utf8') });
+    const prefix = lexicon.find(Buffer.from(term.slice(0, length), 'utf8'));
+    if (lexicon.isAbout(prefix)) candidates.push(prefix);
   }
-  return { key: Buffer.from(term, 'utf8'), longest: term.length + VARIANT_LETTERS, prefixes };
-}
-
-/**
- * The terms of `postings`' names and descriptions that are variants of a term (`lookups`): starting with it, or what
- * it starts with (found in its term table, no term list kept).
- */
-function variantsIn(postings: Postings, lookups: ReturnType<typeof lookupsOf>, found: Set<string>): void {
-  for (const variant of postings.aboutWithPrefix(lookups.key, lookups.longest)) found.add(variant);
-  for (const { prefix, key } of lookups.prefixes) if (postings.isAboutTerm(key)) found.add(prefix);
+  for (const candidate of candidates)
+    if (postings.some(({ terms }) => terms.isAbout(terms.idOfLexicon(candidate))))
+      found.add(lexicon.term(candidate));
 }
 
 /** `query` with the variants of its terms found in the names and descriptions of `indexes` (only those searched). */
 export function withVariants(indexes: readonly SkillIndex[], query: ParsedQuery): ParsedQuery {
   const known = new Set(query.terms.map(({ term }) => term));
   const variants: Array<ParsedQuery['terms'][number]> = [];
+  // Indexes by the lexicon they are interned in: one, unless a pool moved its live tables while some were searched.
+  const byLexicon = new Map<Lexicon, Postings[]>();
+  for (const { postings } of indexes) {
+    const lexicon = postings.terms.lexicon;
+    const same = byLexicon.get(lexicon);
+    if (same === undefined) byLexicon.set(lexicon, [postings]);
+    else same.push(postings);
+  }
   for (const { term, word, weight } of query.terms) {
     if (term.length < MIN_VARIANT_LENGTH) continue;
     const found = new Set<string>();
-    const lookups = lookupsOf(term);
-    for (const { postings } of indexes) variantsIn(postings, lookups, found);
+    for (const [lexicon, postings] of byLexicon) variantsIn(lexicon, postings, term, found);
     for (const variant of [...found].sort()) {
       if (known.has(variant) || variants.length === MAX_VARIANTS) continue;
       known.add(variant);

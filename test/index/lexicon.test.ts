@@ -21,11 +21,11 @@ describe('lexicon', () => {
     expect(words.map((word) => lexicon.intern(utf8(word)))).toEqual(ids);
     expect(ids.map((id) => lexicon.term(id))).toEqual(words);
     expect(lexicon.size).toBe(7);
-    expect([...words, 'cafés', 'ca', 'a'].map((word) => lexicon.holds(utf8(word)))).toEqual([
-      ...words.map(() => true),
-      false,
-      false,
-      false,
+    expect([...words, 'cafés', 'ca', 'a'].map((word) => lexicon.find(utf8(word)))).toEqual([
+      ...ids,
+      -1,
+      -1,
+      -1,
     ]);
   });
 
@@ -63,17 +63,24 @@ describe('term pool', () => {
   it('interns each term once across tables, and moves the live tables to a new lexicon past its limit', () => {
     const pool = new TermPool(8);
     const first = TermTable.of(['gamma', 'alpha', 'beta'], pool).table;
-    const second = TermTable.read(utf8('alpha\nbeta\ndelta'), pool)!;
+    const second = TermTable.read(utf8('alpha\nbeta\ndelta'), pool)!.table;
     expect([pool.lexicon.size, pool.moves]).toEqual([4, 0]);
+    first.markAbout(first.idOf('beta')!);
     const before = pool.lexicon;
     // 4 held and 6 more would pass 8: the live tables' 4 terms go to a new lexicon, then the 6.
     const third = TermTable.of(['one', 'two', 'three', 'four', 'five', 'six'], pool).table;
     expect([pool.moves, pool.lexicon === before, pool.lexicon.size]).toEqual([1, false, 10]);
+    // Each table's terms in the order of their ids, the same in the new lexicon as in the old.
     expect([termsOf(first), termsOf(second), termsOf(third)]).toEqual([
-      ['alpha', 'beta', 'gamma'],
+      ['gamma', 'alpha', 'beta'],
       ['alpha', 'beta', 'delta'],
-      ['five', 'four', 'one', 'six', 'three', 'two'],
+      ['one', 'two', 'three', 'four', 'five', 'six'],
     ]);
+    expect([...first.lexiconIds, ...second.lexiconIds]).toEqual([0, 1, 2, 1, 2, 3]);
+    // What a name or description says is said in the new lexicon too.
+    const lexicon = pool.lexicon;
+    expect(lexicon.aboutWithPrefix(utf8('b'), 9).map((id) => lexicon.term(id))).toEqual(['beta']);
+    expect([first.isAbout(first.idOf('beta')!), second.isAbout(second.idOf('beta')!)]).toEqual([true, false]);
     expect(['alpha', 'beta', 'delta', 'gamma', 'zeta'].map((term) => second.idOf(term))).toEqual([
       0,
       1,

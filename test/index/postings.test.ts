@@ -1,3 +1,4 @@
+import { TermPool } from '../../src/index/lexicon.ts';
 import { describe, expect, it } from 'vitest';
 import { QUERIES, realisticCatalog } from '../../bench/searchCatalog.ts';
 import {
@@ -54,8 +55,8 @@ function refereeOf(skills: ReadonlyArray<ReadonlyMap<string, number>>) {
 /** Terms of a skill's text (each once, in order). */
 const text = (...words: string[]) => new Map(words.map((word) => [word, PLACE.text]));
 
-function postingsOf(skills: ReadonlyArray<ReadonlyMap<string, number>>) {
-  const builder = new PostingsBuilder();
+function postingsOf(skills: ReadonlyArray<ReadonlyMap<string, number>>, pool?: TermPool) {
+  const builder = new PostingsBuilder(pool);
   for (const [id, terms] of skills.entries()) builder.add(id, terms);
   return builder.done();
 }
@@ -119,28 +120,39 @@ describe('postings', () => {
   });
 
   it('find the terms of names and descriptions by prefix and length, and no term only a body says', () => {
-    const postings = postingsOf([
-      new Map([
-        ['zeta', PLACE.name],
-        ['body', PLACE.text | PLACE.heading],
-        ['failure', PLACE.description],
-      ]),
-      new Map([
-        ['alpha', PLACE.description | PLACE.text],
-        ['bodyguard', PLACE.name],
-        ['fail', PLACE.name],
-        ['failures', PLACE.text],
-        ['failé', PLACE.description],
-      ]),
-    ]);
+    const pool = new TermPool();
+    const postings = postingsOf(
+      [
+        new Map([
+          ['zeta', PLACE.name],
+          ['body', PLACE.text | PLACE.heading],
+          ['failure', PLACE.description],
+        ]),
+        new Map([
+          ['alpha', PLACE.description | PLACE.text],
+          ['bodyguard', PLACE.name],
+          ['fail', PLACE.name],
+          ['failures', PLACE.text],
+          ['failé', PLACE.description],
+        ]),
+      ],
+      pool,
+    );
+    const lexicon = pool.lexicon;
+    const withPrefix = (prefix: string, maxLength: number) =>
+      lexicon.aboutWithPrefix(Buffer.from(prefix), maxLength).map((id) => lexicon.term(id));
     expect(
       ['alpha', 'zeta', 'body', 'bodyguard', 'nothing'].map((term) => postings.isAboutTerm(term)),
     ).toEqual([true, true, false, true, false]);
     // `failures` stands in a body alone; `failé` is five characters (six bytes); `failure` is past 6.
-    expect(postings.aboutWithPrefix('fail', 6)).toEqual(['fail', 'failé']);
-    expect(postings.aboutWithPrefix('fail', 7)).toEqual(['fail', 'failure', 'failé']);
-    expect(postings.aboutWithPrefix('body', 99)).toEqual(['bodyguard']);
-    expect(postings.aboutWithPrefix('zz', 99)).toEqual([]);
+    expect(withPrefix('fail', 6)).toEqual(['fail', 'failé']);
+    expect(withPrefix('fail', 7)).toEqual(['fail', 'failure', 'failé']);
+    expect(withPrefix('body', 99)).toEqual(['bodyguard']);
+    expect(withPrefix('zz', 99)).toEqual([]);
+    // A term another index says in a name is found by prefix too, and is about in that index alone.
+    const other = postingsOf([new Map([['bodywork', PLACE.name]])], pool);
+    expect(withPrefix('body', 99)).toEqual(['bodyguard', 'bodywork']);
+    expect([postings.isAboutTerm('bodywork'), other.isAboutTerm('bodywork')]).toEqual([false, true]);
   });
 
   it('say where a term stands in a skill, as PLACE bits, and rank a term of the name above the same term elsewhere', () => {
@@ -169,7 +181,8 @@ describe('postings', () => {
   it('say how many bytes they take: postings, starts, lengths and the scratch of a ranking', () => {
     // 2 terms, 3 postings, 2 skills: ids 3 x 1 byte, places 3 x 1, starts 3 x 2 and a block's base 4, lengths
     // 2 x 4, scores 2 x 8, matched 2 x 1.
-    const postings = postingsOf([text('a', 'b'), text('b')]);
+    // A pool of their own: 'a' and 'b' have lexicon ids 0 and 1, so they are terms 0 and 1.
+    const postings = postingsOf([text('a', 'b'), text('b')], new TermPool());
     expect([postings.termCount, postings.bytes]).toEqual([2, 3 + 3 + 6 + 4 + 8 + 16 + 2]);
     expect([...postings.starts]).toEqual([0, 1, 3]);
   });
@@ -199,7 +212,7 @@ describe('postings', () => {
   it('hold skill ids in 1 byte up to 256 skills, 2 up to 65,536, else 4', () => {
     const sized = (skills: number) => postingsOf(Array.from({ length: skills }, () => text('a'))).ids;
     expect([256, 257, 65_536, 65_537].map((skills) => sized(skills).BYTES_PER_ELEMENT)).toEqual([1, 2, 2, 4]);
-    const last = postingsOf([...Array.from({ length: 255 }, () => text('a')), text('b')]);
+    const last = postingsOf([...Array.from({ length: 255 }, () => text('a')), text('b')], new TermPool());
     // 'a': skills 0 to 254, then 'b': skill 255, the largest id a byte holds.
     expect([last.ids.length, ...last.ids.subarray(254)]).toEqual([256, 254, 255]);
     expect(rank(last, ['b']).map(({ id }) => id)).toEqual([255]);

@@ -1,14 +1,33 @@
 import { describe, expect, it } from 'vitest';
+import { TermPool } from '../../src/index/lexicon.ts';
 import { TermTable } from '../../src/index/termTable.ts';
 
 describe('term table', () => {
   // UTF-8 byte order: 'é' (c3 a9) after 'caf', '中' (e4 b8 ad) after 'z', '😀' (f0 9f 98 80) last.
   const terms = ['zeta', '中文', 'alpha', 'café', '😀', 'caf', 'a'];
 
-  it('rank its terms by their UTF-8 bytes and find each one, and no other', () => {
-    const { table, ids } = TermTable.of(terms);
-    expect([...ids]).toEqual([4, 5, 1, 3, 6, 2, 0]);
+  it('number its terms in the order of their lexicon ids, find each one and no other, and write them in byte order', () => {
+    const pool = new TermPool();
+    // Interned before: 'caf' and 'alpha' have the lexicon's first ids.
+    TermTable.of(['caf', 'alpha'], pool);
+    const { table, ids } = TermTable.of(terms, pool);
+    // Lexicon ids: caf 0, alpha 1, then zeta 2, 中文 3, café 4, 😀 5, a 6.
+    expect([...table.lexiconIds]).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect([...ids]).toEqual([2, 3, 1, 4, 5, 0, 6]);
     expect(Array.from({ length: table.size }, (_, id) => table.term(id))).toEqual([
+      'caf',
+      'alpha',
+      'zeta',
+      '中文',
+      'café',
+      '😀',
+      'a',
+    ]);
+    expect(terms.map((term) => table.idOf(term))).toEqual([...ids]);
+    expect(['', 'b', 'cafe', 'zet', 'zetas', '中', '\n'].map((term) => table.idOf(term))).toEqual(
+      Array(7).fill(undefined),
+    );
+    expect([...table.byBytes()].map((id) => table.term(id))).toEqual([
       'a',
       'alpha',
       'caf',
@@ -17,21 +36,29 @@ describe('term table', () => {
       '中文',
       '😀',
     ]);
-    expect(terms.map((term) => table.idOf(term))).toEqual([...ids]);
-    expect(['', 'b', 'cafe', 'zet', 'zetas', '中', '\n'].map((term) => table.idOf(term))).toEqual(
-      Array(7).fill(undefined),
-    );
     expect(table.bytes.toString('utf8')).toBe('a\nalpha\ncaf\ncafé\nzeta\n中文\n😀');
-    // Its own bytes: a lexicon id per term (the terms' bytes are the lexicon's).
-    expect(table.byteLength).toBe(7 * 4);
+    // Its own bytes: a lexicon id per term and a bit each (the terms' bytes are the lexicon's).
+    expect(table.byteLength).toBe(7 * 4 + 1);
   });
 
-  it('read back the bytes it holds, and refuse terms out of order or twice', () => {
-    const { table } = TermTable.of(terms);
-    const again = TermTable.read(table.bytes)!;
-    expect([again.size, again.bytes.equals(table.bytes), again.idOf('café')]).toEqual([7, true, 3]);
-    expect(TermTable.read(Buffer.from(''))?.size).toBe(0);
-    for (const bad of ['b\na', 'a\na', 'a\n', '\na', 'zeta\ncafé\ncafé'])
-      expect([bad, TermTable.read(Buffer.from(bad))]).toEqual([bad, undefined]);
+  it('read back the bytes it writes, saying where each term was, and refuse terms out of order or twice', () => {
+    const pool = new TermPool();
+    const { table } = TermTable.of(terms, pool);
+    const again = TermTable.read(table.bytes, pool)!;
+    expect([again.table.size, again.table.bytes.equals(table.bytes), again.table.idOf('café')]).toEqual([
+      7,
+      true,
+      table.idOf('café'),
+    ]);
+    // Term `id` of the table read was at `order[id]` among the bytes' terms ('a\nalpha\ncaf\ncafé\nzeta\n中文\n😀').
+    expect([...again.order].map((at) => table.bytes.toString('utf8').split('\n')[at])).toEqual(
+      Array.from({ length: 7 }, (_, id) => again.table.term(id)),
+    );
+    expect(TermTable.read(Buffer.from(''), pool)?.table.size).toBe(0);
+    const before = pool.lexicon.size;
+    for (const bad of ['b\na', 'a\na', 'a\n', '\na', 'zeta\ncafé\ncafé', 'new\nnew'])
+      expect([bad, TermTable.read(Buffer.from(bad), pool)]).toEqual([bad, undefined]);
+    // Nothing of a refused file is interned.
+    expect(pool.lexicon.size).toBe(before);
   });
 });
