@@ -140,9 +140,33 @@ export class Lexicon {
     if (this.#aboutSorted !== undefined) return this.#aboutSorted;
     const ids: number[] = [];
     for (let id = 0; id < this.#size; id++) if (this.isAbout(id)) ids.push(id);
-    ids.sort((x, y) => Buffer.compare(this.bytesOf(x), this.bytesOf(y)));
+    // Each term's first 6 bytes as a number, compared first: the bytes are compared only where those are equal.
+    const heads = new Float64Array(this.#size);
+    for (const id of ids) heads[id] = this.#head(id);
+    ids.sort((x, y) => heads[x]! - heads[y]! || this.#compareIds(x, y));
     this.#aboutSorted = Uint32Array.from(ids);
     return this.#aboutSorted;
+  }
+
+  /** The first 6 bytes of the term of id `id` (0 past its end) as one number, in the order of the bytes. */
+  #head(id: number): number {
+    const start = this.#start(id);
+    const end = this.#ends[id]!;
+    let head = 0;
+    for (let at = start; at < start + 6; at++) head = head * 256 + (at < end ? this.#arena[at]! : 0);
+    return head;
+  }
+
+  /** The term of id `x` against the term of id `y`, as Buffer.compare orders them. */
+  #compareIds(x: number, y: number): number {
+    const arena = this.#arena;
+    const [xStart, yStart] = [this.#start(x), this.#start(y)];
+    const [xLength, yLength] = [this.#ends[x]! - xStart, this.#ends[y]! - yStart];
+    for (let at = 0; at < Math.min(xLength, yLength); at++) {
+      const order = arena[xStart + at]! - arena[yStart + at]!;
+      if (order !== 0) return order;
+    }
+    return xLength - yLength;
   }
 
   /** The term of id `id`. */

@@ -59,6 +59,28 @@ describe('lexicon', () => {
   });
 });
 
+describe('terms of names and descriptions', () => {
+  it('are found by prefix in the order of their bytes, past their first 6 bytes too, up to a length', () => {
+    const lexicon = new Lexicon();
+    const words = ['abcdefgz', 'body', 'abcdefga', 'abcdefg', 'abcdefgé', 'abcdefgb', 'abc', 'abcdefgab'];
+    const ids = words.map((word) => lexicon.intern(utf8(word)));
+    for (const [at, id] of ids.entries()) if (words[at] !== 'abcdefgb') lexicon.markAbout(id);
+    const found = (prefix: string, maxLength: number) =>
+      lexicon.aboutWithPrefix(utf8(prefix), maxLength).map((id) => lexicon.term(id));
+    expect(found('abcdefg', 99)).toEqual(['abcdefg', 'abcdefga', 'abcdefgab', 'abcdefgz', 'abcdefgé']);
+    expect(found('abc', 8)).toEqual(['abc', 'abcdefg', 'abcdefga', 'abcdefgz', 'abcdefgé']);
+    expect([found('abd', 99), found('b', 3)]).toEqual([[], []]);
+    // One marked later is found at the next search.
+    lexicon.markAbout(ids[5]!);
+    expect(found('abcdefg', 8)).toEqual(['abcdefg', 'abcdefga', 'abcdefgb', 'abcdefgz', 'abcdefgé']);
+    expect([lexicon.isAbout(ids[1]!), lexicon.isAbout(-1), lexicon.isAbout(1_000_000)]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+  });
+});
+
 describe('term pool', () => {
   it('interns each term once across tables, and moves the live tables to a new lexicon past its limit', () => {
     const pool = new TermPool(8);
