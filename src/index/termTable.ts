@@ -91,12 +91,42 @@ export class TermTable implements Interned {
   moveTo(to: Lexicon, ids: Uint32Array): void {
     this.#ids = this.#ids.map((id) => ids[id]!);
     this.#lexicon = to;
+    this.#aboutFilter = undefined;
   }
 
   /** Marks term `id` as standing in some skill's name or description (here and in the lexicon). */
   markAbout(id: number): void {
     this.#about[id >>> 3]! |= 1 << (id & 7);
     this.#lexicon.markAbout(this.#ids[id]!);
+    this.#aboutFilter = undefined;
+  }
+
+  /** A Bloom filter of the lexicon ids of its terms of names and descriptions, made at its first use. */
+  #aboutFilter: Uint32Array | undefined;
+
+  /**
+   * Whether the term of lexicon id `lexiconId` may stand in a name or description here: false means it does not
+   * (about 1 in 20 say true wrongly). A query's variants are checked against every index searched, most of which do
+   * not hold a rare one: this answers them without a bisection each.
+   */
+  mayBeAbout(lexiconId: number): boolean {
+    const filter = (this.#aboutFilter ??= this.#filter());
+    const mask = filter.length * 32 - 1;
+    const [one, two] = filterBits(lexiconId, mask);
+    return (filter[one >>> 5]! & (1 << (one & 31))) !== 0 && (filter[two >>> 5]! & (1 << (two & 31))) !== 0;
+  }
+
+  /** 8 bits a term of a name or description (a power of two, 64 at least), two set for each. */
+  #filter(): Uint32Array {
+    let count = 0;
+    for (let id = 0; id < this.#ids.length; id++) if (this.isAbout(id)) count++;
+    let bits = 64;
+    while (bits < count * 8) bits *= 2;
+    const filter = new Uint32Array(bits / 32);
+    for (let id = 0; id < this.#ids.length; id++)
+      if (this.isAbout(id))
+        for (const bit of filterBits(this.#ids[id]!, bits - 1)) filter[bit >>> 5]! |= 1 << (bit & 31);
+    return filter;
   }
 
   /** Whether term `id` (-1: none) stands in some skill's name or description. */
@@ -114,7 +144,7 @@ export class TermTable implements Interned {
 
   /** Bytes the table holds of its own (the lexicon's are shared). */
   get byteLength(): number {
-    return this.#ids.byteLength + this.#about.byteLength;
+    return this.#ids.byteLength + this.#about.byteLength + (this.#aboutFilter?.byteLength ?? 0);
   }
 
   /** The table's ids in the order of their terms' bytes: `byBytes()[i]` is the id of the i-th term so ordered. */
@@ -164,6 +194,11 @@ export class TermTable implements Interned {
 }
 
 const NEWLINE = Buffer.from('\n');
+
+/** The two bits of a Bloom filter of `mask + 1` bits that lexicon id `id` sets. */
+function filterBits(id: number, mask: number): [number, number] {
+  return [(Math.imul(id, 0x9e3779b1) >>> 7) & mask, (Math.imul(id ^ 0x5bd1e995, 0x85ebca6b) >>> 11) & mask];
+}
 /** Places of a table's terms, at most (MAX_INDEX_TERMS is below it). */
 const PLACES = 2 ** 21;
 

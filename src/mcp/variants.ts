@@ -23,26 +23,45 @@ export const MIN_VARIANT_LENGTH = 4;
 export const MAX_VARIANTS = 32;
 
 /**
- * The variants of `term` in the names and descriptions of `indexes` (all interned in `lexicon`): the lexicon's terms
- * of names and descriptions that start with it, a few letters longer, or that it starts with (found once, in the
- * lexicon), each kept when some index searched says it in a name or description.
+ * What may be a variant of `term` in the indexes interned in `lexicon`: the lexicon's terms of names and descriptions
+ * that start with it, a few letters longer, or that it starts with (found once, in the lexicon), by their text.
  */
-function variantsIn(lexicon: Lexicon, postings: readonly Postings[], term: string, found: Set<string>): void {
-  const candidates = lexicon.aboutWithPrefix(Buffer.from(term, 'utf8'), term.length + VARIANT_LETTERS);
+function candidatesIn(
+  lexicon: Lexicon,
+  term: string,
+  candidates: Map<string, Array<[Lexicon, number]>>,
+): void {
+  const ids = lexicon.aboutWithPrefix(Buffer.from(term, 'utf8'), term.length + VARIANT_LETTERS);
   for (
     let length = Math.max(MIN_VARIANT_LENGTH, term.length - VARIANT_LETTERS);
     length < term.length;
     length++
   ) {
     const prefix = lexicon.find(Buffer.from(term.slice(0, length), 'utf8'));
-    if (lexicon.isAbout(prefix)) candidates.push(prefix);
+    if (lexicon.isAbout(prefix)) ids.push(prefix);
   }
-  for (const candidate of candidates)
-    if (postings.some(({ terms }) => terms.isAbout(terms.idOfLexicon(candidate))))
-      found.add(lexicon.term(candidate));
+  for (const id of ids) {
+    const text = lexicon.term(id);
+    const known = candidates.get(text);
+    if (known === undefined) candidates.set(text, [[lexicon, id]]);
+    else known.push([lexicon, id]);
+  }
 }
 
-/** `query` with the variants of its terms found in the names and descriptions of `indexes` (only those searched). */
+/** Whether some index of `byLexicon` says the term of `ids` (its id in each lexicon) in a name or description. */
+const saidAbout = (
+  byLexicon: ReadonlyMap<Lexicon, readonly Postings[]>,
+  ids: ReadonlyArray<[Lexicon, number]>,
+) =>
+  ids.some(([lexicon, id]) =>
+    byLexicon.get(lexicon)!.some(({ terms }) => terms.mayBeAbout(id) && terms.isAbout(terms.idOfLexicon(id))),
+  );
+
+/**
+ * `query` with the variants of its terms found in the names and descriptions of `indexes` (only those searched):
+ * each term's in their text's order, the first MAX_VARIANTS in all. A candidate is checked against the indexes only
+ * when its turn comes (a query of common words has hundreds, each a walk over the indexes searched).
+ */
 export function withVariants(indexes: readonly SkillIndex[], query: ParsedQuery): ParsedQuery {
   const known = new Set(query.terms.map(({ term }) => term));
   const variants: Array<ParsedQuery['terms'][number]> = [];
@@ -55,11 +74,12 @@ export function withVariants(indexes: readonly SkillIndex[], query: ParsedQuery)
     else same.push(postings);
   }
   for (const { term, word, weight } of query.terms) {
-    if (term.length < MIN_VARIANT_LENGTH) continue;
-    const found = new Set<string>();
-    for (const [lexicon, postings] of byLexicon) variantsIn(lexicon, postings, term, found);
-    for (const variant of [...found].sort()) {
-      if (known.has(variant) || variants.length === MAX_VARIANTS) continue;
+    if (term.length < MIN_VARIANT_LENGTH || variants.length === MAX_VARIANTS) continue;
+    const candidates = new Map<string, Array<[Lexicon, number]>>();
+    for (const lexicon of byLexicon.keys()) candidatesIn(lexicon, term, candidates);
+    for (const variant of [...candidates.keys()].sort()) {
+      if (variants.length === MAX_VARIANTS) break;
+      if (known.has(variant) || !saidAbout(byLexicon, candidates.get(variant)!)) continue;
       known.add(variant);
       variants.push({ term: variant, word, weight: weight * VARIANT_WEIGHT, about: true });
     }
