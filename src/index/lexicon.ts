@@ -95,8 +95,9 @@ export class Lexicon {
 
   /** One bit a term: set once the term stands in a name or description of some index interned here. */
   #about = new Uint8Array(1 << 9);
-  /** The about terms sorted by their bytes, made again at the next prefix search after one is added. */
-  #aboutSorted: Uint32Array | undefined;
+  /** The about terms sorted by their bytes, but for those marked since it was last settled (`#marked`). */
+  #aboutSorted = new Uint32Array(0);
+  #marked: number[] = [];
 
   /** Marks the term of id `id` as standing in some skill's name or description (of an index interned here). */
   markAbout(id: number): void {
@@ -108,8 +109,31 @@ export class Lexicon {
     const bit = 1 << (id & 7);
     if ((this.#about[id >>> 3]! & bit) === 0) {
       this.#about[id >>> 3]! |= bit;
-      this.#aboutSorted = undefined;
+      this.#marked.push(id);
     }
+  }
+
+  /**
+   * Puts the terms marked since the last time among the sorted ones: the marked sorted alone, then merged (an index
+   * loaded settles its own, so the first search after a start sorts nothing).
+   */
+  settle(): void {
+    if (this.#marked.length === 0) return;
+    const heads = new Map<number, number>();
+    const head = (id: number) => heads.get(id) ?? heads.set(id, this.#head(id)).get(id)!;
+    // Each term's first 6 bytes as a number, compared first: the bytes are compared only where those are equal.
+    const order = (x: number, y: number) => head(x) - head(y) || this.#compareIds(x, y);
+    const marked = this.#marked.sort(order);
+    const sorted = this.#aboutSorted;
+    const merged = new Uint32Array(sorted.length + marked.length);
+    let [at, from, next] = [0, 0, 0];
+    while (from < sorted.length || next < marked.length)
+      merged[at++] =
+        next === marked.length || (from < sorted.length && order(sorted[from]!, marked[next]!) < 0)
+          ? sorted[from++]!
+          : marked[next++]!;
+    this.#aboutSorted = merged;
+    this.#marked = [];
   }
 
   /** Whether the term of id `id` was marked as standing in a name or description. */
@@ -122,7 +146,8 @@ export class Lexicon {
    * order: where a query's variants are looked for (mcp/variants.ts), once for every index searched.
    */
   aboutWithPrefix(prefix: Uint8Array, maxLength: number): number[] {
-    const sorted = this.#sortedAbout();
+    this.settle();
+    const sorted = this.#aboutSorted;
     let low = 0;
     let high = sorted.length;
     while (low < high) {
@@ -134,18 +159,6 @@ export class Lexicon {
     for (let at = low; at < sorted.length && this.startsWith(sorted[at]!, prefix); at++)
       if (this.term(sorted[at]!).length <= maxLength) found.push(sorted[at]!);
     return found;
-  }
-
-  #sortedAbout(): Uint32Array {
-    if (this.#aboutSorted !== undefined) return this.#aboutSorted;
-    const ids: number[] = [];
-    for (let id = 0; id < this.#size; id++) if (this.isAbout(id)) ids.push(id);
-    // Each term's first 6 bytes as a number, compared first: the bytes are compared only where those are equal.
-    const heads = new Float64Array(this.#size);
-    for (const id of ids) heads[id] = this.#head(id);
-    ids.sort((x, y) => heads[x]! - heads[y]! || this.#compareIds(x, y));
-    this.#aboutSorted = Uint32Array.from(ids);
-    return this.#aboutSorted;
   }
 
   /** The first 6 bytes of the term of id `id` (0 past its end) as one number, in the order of the bytes. */
@@ -271,6 +284,7 @@ export class TermPool {
           if (about[at >>> 3]! & (1 << (at & 7))) to.markAbout(ids[id]!);
         table.moveTo(to, ids);
       }
+      to.settle();
       this.#lexicon = to;
       this.#limit = Math.max(this.minTerms, 2 * (to.size + terms));
       this.moves++;

@@ -347,6 +347,7 @@ function markAbout(terms: TermTable, starts: Uint32Array, places: Uint8Array): v
         terms.markAbout(id);
         break;
       }
+  terms.sealAbout();
 }
 
 /** Keys' ids in a lexicon (-1: not there), looked up once for every index interned in it. */

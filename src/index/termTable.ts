@@ -91,7 +91,14 @@ export class TermTable implements Interned {
   moveTo(to: Lexicon, ids: Uint32Array): void {
     this.#ids = this.#ids.map((id) => ids[id]!);
     this.#lexicon = to;
-    this.#aboutFilter = undefined;
+    this.#aboutFilter = this.#filter();
+  }
+
+  /** Done marking: its filter of names' and descriptions' terms made and the lexicon's sorted (so a first search
+   * does neither). */
+  sealAbout(): void {
+    this.#aboutFilter = this.#filter();
+    this.#lexicon.settle();
   }
 
   /** Marks term `id` as standing in some skill's name or description (here and in the lexicon). */
@@ -101,7 +108,8 @@ export class TermTable implements Interned {
     this.#aboutFilter = undefined;
   }
 
-  /** A Bloom filter of the lexicon ids of its terms of names and descriptions, made at its first use. */
+  /** A Bloom filter of the lexicon ids of its terms of names and descriptions (made when sealed, or at its first use
+   * after a term is marked). */
   #aboutFilter: Uint32Array | undefined;
 
   /**

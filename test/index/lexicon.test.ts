@@ -81,6 +81,23 @@ describe('terms of names and descriptions', () => {
   });
 });
 
+describe('terms of names and descriptions, marked in turns', () => {
+  it('are kept in the order of their bytes, each turn merged with those before', () => {
+    const lexicon = new Lexicon();
+    // Terms sharing their first 6 bytes or more, and not: 'prefix' + a number, and short words.
+    const words = Array.from({ length: 2000 }, (_, i) =>
+      i % 3 === 0 ? `prefix${(i * 7919) % 2000}` : `w${(i * 104729) % 5000}`,
+    );
+    const ids = words.map((word) => lexicon.intern(utf8(word)));
+    for (let turn = 0; turn < 10; turn++) {
+      for (let at = turn; at < ids.length; at += 10) lexicon.markAbout(ids[at]!);
+      lexicon.settle();
+    }
+    const all = lexicon.aboutWithPrefix(utf8(''), 99).map((id) => lexicon.term(id));
+    expect(all).toEqual([...new Set(words)].sort((a, b) => Buffer.compare(utf8(a), utf8(b))));
+  });
+});
+
 describe('term pool', () => {
   it('interns each term once across tables, and moves the live tables to a new lexicon past its limit', () => {
     const pool = new TermPool(8);
