@@ -13,6 +13,8 @@ export class Lexicon {
   #used = 0;
   /** Where each term ends in the arena (the next begins there). */
   #ends = new Uint32Array(1 << 12);
+  /** Each term's first 6 bytes as a number, in their order: terms are sorted by it first, then by their bytes. */
+  #heads = new Float64Array(1 << 12);
   #size = 0;
   /** Open addressing: id + 1 of the term in each slot, 0 for none; at most half full. */
   #slots = new Uint32Array(1 << 13);
@@ -69,8 +71,12 @@ export class Lexicon {
       const ends = new Uint32Array(this.#ends.length * 2);
       ends.set(this.#ends);
       this.#ends = ends;
+      const heads = new Float64Array(this.#ends.length);
+      heads.set(this.#heads);
+      this.#heads = heads;
     }
     this.#ends[this.#size] = this.#used;
+    this.#heads[this.#size] = this.#head(this.#size);
     return this.#size++;
   }
 
@@ -119,19 +125,28 @@ export class Lexicon {
    */
   settle(): void {
     if (this.#marked.length === 0) return;
-    const heads = new Map<number, number>();
-    const head = (id: number) => heads.get(id) ?? heads.set(id, this.#head(id)).get(id)!;
     // Each term's first 6 bytes as a number, compared first: the bytes are compared only where those are equal.
-    const order = (x: number, y: number) => head(x) - head(y) || this.#compareIds(x, y);
+    const heads = this.#heads;
+    const order = (x: number, y: number) => heads[x]! - heads[y]! || this.#compareIds(x, y);
     const marked = this.#marked.sort(order);
     const sorted = this.#aboutSorted;
     const merged = new Uint32Array(sorted.length + marked.length);
-    let [at, from, next] = [0, 0, 0];
-    while (from < sorted.length || next < marked.length)
-      merged[at++] =
-        next === marked.length || (from < sorted.length && order(sorted[from]!, marked[next]!) < 0)
-          ? sorted[from++]!
-          : marked[next++]!;
+    // Each marked term's place among the sorted found by bisection, the sorted between copied whole: a load adds a
+    // few terms to tens of thousands.
+    let [at, from] = [0, 0];
+    for (const id of marked) {
+      let [low, high] = [from, sorted.length];
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (order(sorted[middle]!, id) < 0) low = middle + 1;
+        else high = middle;
+      }
+      merged.set(sorted.subarray(from, low), at);
+      at += low - from;
+      from = low;
+      merged[at++] = id;
+    }
+    merged.set(sorted.subarray(from), at);
     this.#aboutSorted = merged;
     this.#marked = [];
   }
