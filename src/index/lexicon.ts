@@ -23,11 +23,6 @@ export class Lexicon {
     return this.#size;
   }
 
-  /** Bytes held: the terms, where each ends, the hash table. */
-  get byteLength(): number {
-    return this.#arena.length + this.#ends.byteLength + this.#slots.byteLength;
-  }
-
   #start(id: number): number {
     return id === 0 ? 0 : this.#ends[id - 1]!;
   }
@@ -125,9 +120,7 @@ export class Lexicon {
    */
   settle(): void {
     if (this.#marked.length === 0) return;
-    // Each term's first 6 bytes as a number, compared first: the bytes are compared only where those are equal.
-    const heads = this.#heads;
-    const order = (x: number, y: number) => heads[x]! - heads[y]! || this.#compareIds(x, y);
+    const order = (x: number, y: number) => this.compareIds(x, y);
     const marked = this.#marked.sort(order);
     const sorted = this.#aboutSorted;
     const merged = new Uint32Array(sorted.length + marked.length);
@@ -185,8 +178,13 @@ export class Lexicon {
     return head;
   }
 
-  /** The term of id `x` against the term of id `y`, as Buffer.compare orders them. */
-  #compareIds(x: number, y: number): number {
+  /** The term of id `x` against the term of id `y`, as Buffer.compare orders them: their first 6 bytes as numbers,
+   * then, where those are equal, their bytes. */
+  compareIds(x: number, y: number): number {
+    return this.#heads[x]! - this.#heads[y]! || this.#compareBytes(x, y);
+  }
+
+  #compareBytes(x: number, y: number): number {
     const arena = this.#arena;
     const [xStart, yStart] = [this.#start(x), this.#start(y)];
     const [xLength, yLength] = [this.#ends[x]! - xStart, this.#ends[y]! - yStart];

@@ -42,13 +42,10 @@ const bytesOf = (array: ArrayBufferView) => new Uint8Array(array.buffer, array.b
 export function encodeSearch(commit: string, builtFrom: string, data: SearchData): Buffer {
   if (!littleEndian) throw new Error('search files are written on little-endian machines only');
   const { postings } = data;
-  const terms = postings.terms.bytes;
   // In memory a term's place is its lexicon id's; in the file, its bytes'.
-  const {
-    starts,
-    ids: held,
-    places,
-  } = reordered(postings.starts, postings.ids, postings.places, postings.terms.byBytes());
+  const order = postings.terms.byBytes();
+  const terms = postings.terms.joined(order);
+  const { starts, ids: held, places } = reordered(postings.starts, postings.ids, postings.places, order);
   const header: SearchHeader = {
     format: SEARCH_FORMAT,
     commit,

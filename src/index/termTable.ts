@@ -159,15 +159,13 @@ export class TermTable implements Interned {
   byBytes(): Uint32Array {
     const lexicon = this.#lexicon;
     const ids = this.#ids;
-    return Uint32Array.from(ids.keys()).sort((x, y) =>
-      Buffer.compare(lexicon.bytesOf(ids[x]!), lexicon.bytesOf(ids[y]!)),
-    );
+    return Uint32Array.from(ids.keys()).sort((x, y) => lexicon.compareIds(ids[x]!, ids[y]!));
   }
 
-  /** The terms, ascending by their bytes, joined by `\n`: what a search file holds. */
-  get bytes(): Buffer {
+  /** The terms in the order `order` gives (byBytes()'s, unless given), joined by `\n`: what a search file holds. */
+  joined(order: Uint32Array = this.byBytes()): Buffer {
     const parts: Buffer[] = [];
-    for (const id of this.byBytes()) {
+    for (const id of order) {
       if (parts.length > 0) parts.push(NEWLINE);
       parts.push(this.#lexicon.bytesOf(this.#ids[id]!));
     }

@@ -127,7 +127,7 @@ describe('term pool', () => {
       undefined,
       undefined,
     ]);
-    expect(first.bytes.toString('utf8')).toBe('alpha\nbeta\ngamma');
+    expect(first.joined().toString('utf8')).toBe('alpha\nbeta\ngamma');
   });
 
   it('leaves a table no longer held behind when it moves the live ones', async () => {

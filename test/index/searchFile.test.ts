@@ -29,7 +29,7 @@ function catalogOf(count: number) {
 
 /** Everything a search index holds, as plain arrays: two equal indexes rank every query alike. */
 const contents = ({ postings, unread, cut }: SearchData) => ({
-  terms: digest(postings.terms.bytes),
+  terms: digest(postings.terms.joined()),
   arrays: [postings.starts, postings.ids, postings.places, postings.lengths].map(
     (array) => `${array.constructor.name} ${array.length} ${digest(array)}`,
   ),

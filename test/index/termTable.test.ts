@@ -36,7 +36,7 @@ describe('term table', () => {
       '中文',
       '😀',
     ]);
-    expect(table.bytes.toString('utf8')).toBe('a\nalpha\ncaf\ncafé\nzeta\n中文\n😀');
+    expect(table.joined().toString('utf8')).toBe('a\nalpha\ncaf\ncafé\nzeta\n中文\n😀');
     // Its own bytes: a lexicon id per term and a bit each (the terms' bytes are the lexicon's).
     expect(table.byteLength).toBe(7 * 4 + 1);
   });
@@ -44,14 +44,12 @@ describe('term table', () => {
   it('read back the bytes it writes, saying where each term was, and refuse terms out of order or twice', () => {
     const pool = new TermPool();
     const { table } = TermTable.of(terms, pool);
-    const again = TermTable.read(table.bytes, pool)!;
-    expect([again.table.size, again.table.bytes.equals(table.bytes), again.table.idOf('café')]).toEqual([
-      7,
-      true,
-      table.idOf('café'),
-    ]);
+    const again = TermTable.read(table.joined(), pool)!;
+    expect([again.table.size, again.table.joined().equals(table.joined()), again.table.idOf('café')]).toEqual(
+      [7, true, table.idOf('café')],
+    );
     // Term `id` of the table read was at `order[id]` among the bytes' terms ('a\nalpha\ncaf\ncafé\nzeta\n中文\n😀').
-    expect([...again.order].map((at) => table.bytes.toString('utf8').split('\n')[at])).toEqual(
+    expect([...again.order].map((at) => table.joined().toString('utf8').split('\n')[at])).toEqual(
       Array.from({ length: 7 }, (_, id) => again.table.term(id)),
     );
     expect(TermTable.read(Buffer.from(''), pool)?.table.size).toBe(0);
