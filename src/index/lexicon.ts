@@ -30,27 +30,29 @@ export class Lexicon {
   /** The id of the term `key`, or -1 when the lexicon does not hold it: a hash probe (a term no index holds, as most
    * of a query's variants' prefixes, is then looked up in none of them). */
   find(key: Uint8Array): number {
-    const mask = this.#slots.length - 1;
-    let slot = hash(key, 0, key.length) & mask;
-    for (let held = this.#slots[slot]!; held !== 0; held = this.#slots[slot]!) {
-      if (this.#equals(held - 1, key, 0, key.length)) return held - 1;
-      slot = (slot + 1) & mask;
-    }
-    return -1;
+    return this.#slots[this.#slotOf(key, 0, key.length)]! - 1;
   }
 
   /** The id of the term `bytes[start..end)`, added when it is new. */
   intern(bytes: Uint8Array, start = 0, end = bytes.length): number {
-    const mask = this.#slots.length - 1;
-    let slot = hash(bytes, start, end) & mask;
-    for (let held = this.#slots[slot]!; held !== 0; held = this.#slots[slot]!) {
-      if (this.#equals(held - 1, bytes, start, end)) return held - 1;
-      slot = (slot + 1) & mask;
-    }
+    const slot = this.#slotOf(bytes, start, end);
+    if (this.#slots[slot] !== 0) return this.#slots[slot]! - 1;
     const id = this.#add(bytes, start, end);
     this.#slots[slot] = id + 1;
     if (this.#size * 2 > this.#slots.length) this.#rehash();
     return id;
+  }
+
+  /** The slot holding the term `bytes[start..end)`, or the empty slot where it would go. */
+  #slotOf(bytes: Uint8Array, start: number, end: number): number {
+    const mask = this.#slots.length - 1;
+    let slot = hash(bytes, start, end) & mask;
+    for (let held = this.#slots[slot]!; held !== 0; held = this.#slots[slot]!) {
+      if (compareBytes(this.#arena, this.#start(held - 1), this.#ends[held - 1]!, bytes, start, end) === 0)
+        return slot;
+      slot = (slot + 1) & mask;
+    }
+    return slot;
   }
 
   #add(bytes: Uint8Array, start: number, end: number): number {
@@ -84,14 +86,6 @@ export class Lexicon {
       slots[slot] = id + 1;
     }
     this.#slots = slots;
-  }
-
-  #equals(id: number, bytes: Uint8Array, start: number, end: number): boolean {
-    const from = this.#start(id);
-    if (this.#ends[id]! - from !== end - start) return false;
-    const arena = this.#arena;
-    for (let at = 0; at < end - start; at++) if (arena[from + at] !== bytes[start + at]) return false;
-    return true;
   }
 
   /** One bit a term: set once the term stands in a name or description of some index interned here. */
@@ -181,18 +175,11 @@ export class Lexicon {
   /** The term of id `x` against the term of id `y`, as Buffer.compare orders them: their first 6 bytes as numbers,
    * then, where those are equal, their bytes. */
   compareIds(x: number, y: number): number {
-    return this.#heads[x]! - this.#heads[y]! || this.#compareBytes(x, y);
-  }
-
-  #compareBytes(x: number, y: number): number {
     const arena = this.#arena;
-    const [xStart, yStart] = [this.#start(x), this.#start(y)];
-    const [xLength, yLength] = [this.#ends[x]! - xStart, this.#ends[y]! - yStart];
-    for (let at = 0; at < Math.min(xLength, yLength); at++) {
-      const order = arena[xStart + at]! - arena[yStart + at]!;
-      if (order !== 0) return order;
-    }
-    return xLength - yLength;
+    return (
+      this.#heads[x]! - this.#heads[y]! ||
+      compareBytes(arena, this.#start(x), this.#ends[x]!, arena, this.#start(y), this.#ends[y]!)
+    );
   }
 
   /** The term of id `id`. */
@@ -205,19 +192,9 @@ export class Lexicon {
     return this.#arena.subarray(this.#start(id), this.#ends[id]);
   }
 
-  /**
-   * `key` against the term of id `id`, as Buffer.compare orders them: compared here, a term is a few bytes
-   * (Buffer.compare's call into C++ was 45% of a search over 1,000 namespaces).
-   */
+  /** `key` against the term of id `id`, as Buffer.compare orders them. */
   compare(key: Uint8Array, id: number): number {
-    const arena = this.#arena;
-    const start = this.#start(id);
-    const length = Math.min(key.length, this.#ends[id]! - start);
-    for (let at = 0; at < length; at++) {
-      const order = key[at]! - arena[start + at]!;
-      if (order !== 0) return order;
-    }
-    return key.length - (this.#ends[id]! - start);
+    return compareBytes(key, 0, key.length, this.#arena, this.#start(id), this.#ends[id]!);
   }
 
   /** Whether the term of id `id` begins with the bytes `key`. */
@@ -228,6 +205,24 @@ export class Lexicon {
     for (let at = 0; at < key.length; at++) if (arena[start + at] !== key[at]) return false;
     return true;
   }
+}
+
+/** `a[aStart..aEnd)` against `b[bStart..bEnd)`, as Buffer.compare orders them: compared here, a term is a few bytes
+ * (Buffer.compare's call into C++ was 45% of a search over 1,000 namespaces, and a third of loading a search file). */
+export function compareBytes(
+  a: Uint8Array,
+  aStart: number,
+  aEnd: number,
+  b: Uint8Array,
+  bStart: number,
+  bEnd: number,
+): number {
+  const length = Math.min(aEnd - aStart, bEnd - bStart);
+  for (let at = 0; at < length; at++) {
+    const order = a[aStart + at]! - b[bStart + at]!;
+    if (order !== 0) return order;
+  }
+  return aEnd - aStart - (bEnd - bStart);
 }
 
 /** FNV-1a over `bytes[start..end)`. */

@@ -1,4 +1,4 @@
-import { type Interned, type Lexicon, PROCESS_TERMS, type TermPool } from './lexicon.ts';
+import { compareBytes, type Interned, type Lexicon, PROCESS_TERMS, type TermPool } from './lexicon.ts';
 
 /**
  * An index's distinct terms, as ids of the process's lexicon (lexicon.ts), ascending: a term's id here is its place
@@ -47,12 +47,11 @@ export class TermTable implements Interned {
     const ends: number[] = [];
     for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) ends.push(at);
     if (bytes.length > 0) ends.push(bytes.length);
-    // No empty term, and each after the one before it (so a file's terms are distinct): compared here, a term is a
-    // few bytes (Buffer.compare's call into C++ was a third of loading a search file).
+    // No empty term, and each after the one before it (so a file's terms are distinct).
     for (let id = 0, start = 0; id < ends.length; start = ends[id++]! + 1)
       if (
         ends[id] === start ||
-        (id > 0 && ascending(bytes, (ends[id - 2] ?? -1) + 1, start - 1, start, ends[id]!) >= 0)
+        (id > 0 && compareBytes(bytes, (ends[id - 2] ?? -1) + 1, start - 1, bytes, start, ends[id]!) >= 0)
       )
         return undefined;
     const lexicon = pool.lexiconFor(ends.length);
@@ -205,15 +204,6 @@ const NEWLINE = Buffer.from('\n');
 function filterBits(id: number, mask: number): [number, number] {
   return [(Math.imul(id, 0x9e3779b1) >>> 7) & mask, (Math.imul(id ^ 0x5bd1e995, 0x85ebca6b) >>> 11) & mask];
 }
+
 /** Places of a table's terms, at most (MAX_INDEX_TERMS is below it). */
 const PLACES = 2 ** 21;
-
-/** `bytes[a..aEnd)` against `bytes[b..bEnd)`, as Buffer.compare orders them. */
-function ascending(bytes: Buffer, a: number, aEnd: number, b: number, bEnd: number): number {
-  const length = Math.min(aEnd - a, bEnd - b);
-  for (let at = 0; at < length; at++) {
-    const order = bytes[a + at]! - bytes[b + at]!;
-    if (order !== 0) return order;
-  }
-  return aEnd - a - (bEnd - b);
-}
