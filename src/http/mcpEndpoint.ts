@@ -201,11 +201,10 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         !isModernProtocol(request.headers.get('mcp-protocol-version')) &&
         (await isLegacyRequest(request, body.parsed));
       if (legacy) return serveLegacy(sessions, incoming);
-      // A lone skills/list or resources/read is answered without a server where it can be (mcp/handlers.ts).
-      const direct =
-        factory.answerListing?.(request, body.parsed, authInfo) ??
-        (await factory.answerRead?.(request, body.parsed, authInfo));
-      return direct ?? serveModern(modernFor(authInfo), incoming);
+      // A lone skills/list, resources/read or skill_search is answered without a server where it can be
+      // (mcp/handlers.ts).
+      const direct = await factory.answerDirect?.(request, body.parsed, authInfo);
+      return direct?.response ?? serveModern(modernFor(authInfo), incoming);
     },
     listingChanged(previous, next) {
       const changedFor = listingChangeOf(previous, next);

@@ -19,6 +19,7 @@ import { SERVER_NAME, SERVER_VERSION } from '../shared/version.ts';
 import { FIRST_MODERN_PROTOCOL, isModernProtocol } from './protocol.ts';
 import type { PageText, ServingState } from './serving.ts';
 import type { CatalogSkillSource } from './source.ts';
+import { type SearchArguments, SKILL_SEARCH, searchAnswer, searchArguments } from './tools/search.ts';
 
 const cursor = z.string().max(MAX_CURSOR_CHARS).optional();
 const listParams = z.object({ cursor });
@@ -151,6 +152,20 @@ function readRequest(request: Request, body: unknown): ReadRequest | undefined {
   return uri === undefined ? undefined : { id: lone!.id, uri };
 }
 
+/** The id and arguments of `request` when it is a lone tools/call (loneRequest) of skill_search, its Mcp-Name header
+ * the tool's name, with arguments the tool takes. */
+function searchRequest(
+  request: Request,
+  body: unknown,
+): { id: string | number; args: SearchArguments } | undefined {
+  const nameOf = (params: Record<string, unknown>) =>
+    params['name'] === SKILL_SEARCH ? SKILL_SEARCH : undefined;
+  const lone = loneRequest(request, body, 'tools/call', ['name', 'arguments'], nameOf);
+  if (lone === undefined || nameOf(lone.params) === undefined) return undefined;
+  const args = searchArguments(lone.params['arguments']);
+  return args === undefined ? undefined : { id: lone.id, args };
+}
+
 const SERVER_INFO = JSON.stringify({ name: SERVER_NAME, version: SERVER_VERSION });
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
 
@@ -223,17 +238,71 @@ export function answerRead(
   return source.read(uri).then(
     (file) => {
       const hint = cache.pinned(configuredSource(serving(), sourceIdOf(uri)));
-      const result = {
-        contents: [toContents(uri, file)],
-        resultType: 'complete',
-        ...hint,
-        _meta: { [SERVER_INFO_META_KEY]: { name: SERVER_NAME, version: SERVER_VERSION } },
-      };
-      return new Response(JSON.stringify({ result, jsonrpc: '2.0', id }), {
-        status: 200,
-        headers: JSON_HEADERS,
-      });
+      return resultAnswer({ contents: [toContents(uri, file)], resultType: 'complete', ...hint }, id);
     },
     () => undefined,
   );
+}
+
+/** A result as the SDK writes it: the handler's members, `_meta` with the server's info; then `jsonrpc` and `id`. */
+function resultAnswer(result: Record<string, unknown>, id: string | number): Response {
+  const meta = { _meta: { [SERVER_INFO_META_KEY]: { name: SERVER_NAME, version: SERVER_VERSION } } };
+  return new Response(JSON.stringify({ result: { ...result, ...meta }, jsonrpc: '2.0', id }), {
+    status: 200,
+    headers: JSON_HEADERS,
+  });
+}
+
+/**
+ * A lone 2026-07-28 tools/call of skill_search answered without a server: the search the tool runs, its result
+ * written as the SDK writes it. A server costs more than the search at 100,000 skills: the SDK registers every
+ * tool and converts their schemas for each request. `undefined` for any other request, arguments the tool does not
+ * take, and an answer that is an error: the SDK's server answers those. test/mcp/adapter.test.ts holds every
+ * answer to the server's own, byte for byte.
+ */
+export async function answerSearch(
+  serving: ServingState,
+  request: Request,
+  body: unknown,
+): Promise<Response | undefined> {
+  const asked = searchRequest(request, body);
+  if (asked === undefined) return undefined;
+  const result = await searchAnswer(serving, asked.args).catch(() => undefined);
+  return result === undefined || result.isError === true
+    ? undefined
+    : resultAnswer({ ...result, resultType: 'complete' }, asked.id);
+}
+
+/** A request answered without a server: its method (what metrics count it as) and the response. */
+export interface DirectAnswer {
+  method: string;
+  response: Response;
+}
+
+/** What a caller is served, for the answers without a server. */
+export interface DirectCaller {
+  current: () => ServingState;
+  source: CatalogSkillSource;
+  /** skill_search is served (tools are on). */
+  search: boolean;
+}
+
+/**
+ * A lone 2026-07-28 request answered without a server where one of the answers above takes it (the Mcp-Method
+ * header, checked against the body by each, says which); `undefined`: a server answers it.
+ */
+export async function answerDirect(
+  caller: DirectCaller,
+  cache: CachePolicy,
+  request: Request,
+  body: unknown,
+): Promise<DirectAnswer | undefined> {
+  const method = request.headers.get('mcp-method');
+  let response: Response | undefined;
+  if (method === SKILLS_LIST_METHOD) response = answerListing(caller.current(), cache, request, body);
+  else if (method === 'resources/read')
+    response = await answerRead(caller.current, caller.source, cache, request, body);
+  else if (method === 'tools/call' && caller.search)
+    response = await answerSearch(caller.current(), request, body);
+  return method === null || response === undefined ? undefined : { method, response };
 }

@@ -69,22 +69,13 @@ export function observeRequests(factory: ServerFactory, observe: RequestObserver
     server.connect = (transport) => connect(watched(transport, observe));
     return mcp;
   };
-  const { answerListing } = factory;
-  if (answerListing !== undefined)
-    observed.answerListing = (request, body, authInfo) => {
+  const { answerDirect } = factory;
+  if (answerDirect !== undefined)
+    observed.answerDirect = async (request, body, authInfo) => {
       const started = performance.now();
-      const answer = answerListing(request, body, authInfo);
-      if (answer !== undefined) observe('skills/list', 'ok', (performance.now() - started) / 1000);
+      const answer = await answerDirect(request, body, authInfo);
+      if (answer !== undefined) observe(answer.method, 'ok', (performance.now() - started) / 1000);
       return answer;
-    };
-  const { answerRead } = factory;
-  if (answerRead !== undefined)
-    observed.answerRead = (request, body, authInfo) => {
-      const started = performance.now();
-      return answerRead(request, body, authInfo)?.then((answer) => {
-        if (answer !== undefined) observe('resources/read', 'ok', (performance.now() - started) / 1000);
-        return answer;
-      });
     };
   return observed;
 }

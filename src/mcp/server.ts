@@ -13,7 +13,7 @@ import type { Logger } from '../shared/log.ts';
 import { SERVER_NAME, SERVER_VERSION } from '../shared/version.ts';
 import { principalOf, visibilityOf } from './caller.ts';
 import { cachePolicy, type CachePolicy } from './cache.ts';
-import { answerFromSnapshots, answerListing, answerRead } from './handlers.ts';
+import { answerDirect, answerFromSnapshots, type DirectAnswer } from './handlers.ts';
 import { registerPrompts } from './prompts.ts';
 import { verifiedReader } from './read.ts';
 import { createServingOwner, type ServingOwner, type ServingState } from './serving.ts';
@@ -55,19 +55,15 @@ const NOTHING_RUNS = (): RunnerOptions => ({
  */
 export type ServerFactory = ((context?: McpRequestContext) => McpServer) & {
   /**
-   * A lone 2026-07-28 skills/list request over HTTP answered without a server (mcp/handlers.ts `answerListing`),
-   * as its caller (`authInfo`) sees the listing; `undefined`: a server answers it.
+   * A lone 2026-07-28 request over HTTP answered without a server, as its caller (`authInfo`) sees the catalog
+   * (mcp/handlers.ts `answerDirect`: skills/list, resources/read of a file, tools/call of skill_search);
+   * `undefined`: a server answers it.
    */
-  answerListing?(request: Request, body: unknown, authInfo: AuthInfo | undefined): Response | undefined;
-  /**
-   * A lone 2026-07-28 resources/read request over HTTP of a file its caller may read, answered without a server
-   * (mcp/handlers.ts `answerRead`); `undefined`, or a promise of it: a server answers it.
-   */
-  answerRead?(
+  answerDirect?(
     request: Request,
     body: unknown,
     authInfo: AuthInfo | undefined,
-  ): Promise<Response | undefined> | undefined;
+  ): Promise<DirectAnswer | undefined>;
 };
 
 /** What one server registers: all of it, or for a 2026-07-28 request only what its method needs. */
@@ -195,11 +191,9 @@ export function createServerFactory(options: ServerOptions): ServerFactory {
     }
     return mcp;
   };
-  factory.answerListing = (request, body, authInfo) =>
-    answerListing(owner.at(visibilityOf({ authInfo })), cache, request, body);
-  factory.answerRead = (request, body, authInfo) => {
+  factory.answerDirect = (request, body, authInfo) => {
     const { current, source } = servingFor(visibilityOf({ authInfo }));
-    return answerRead(current, source, cache, request, body);
+    return answerDirect({ current, source, search: tools }, cache, request, body);
   };
   return factory;
 }

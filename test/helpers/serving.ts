@@ -108,14 +108,13 @@ export async function connectInProcess(
 export const handled = async (endpoint: McpEndpoint, request: Request, peer: string, authInfo?: AuthInfo) =>
   endpoint.handle(request, new Uint8Array(await request.arrayBuffer()), peer, authInfo);
 
-/** `factory` counting the servers it makes; what it answers without one (`answerListing`, `answerRead`) kept as it is. */
+/** `factory` counting the servers it makes; what it answers without one (`answerDirect`) kept as it is. */
 export function countingServers(factory: ServerFactory): { factory: ServerFactory; made(): number } {
   let made = 0;
   const counting: ServerFactory = (context) => {
     made++;
     return factory(context);
   };
-  counting.answerListing = factory.answerListing;
-  counting.answerRead = factory.answerRead;
+  counting.answerDirect = factory.answerDirect;
   return { factory: counting, made: () => made };
 }

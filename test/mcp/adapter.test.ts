@@ -99,8 +99,9 @@ function clientOf(endpoint: McpEndpoint, era: Era) {
     return id;
   };
   return async (method: string, params: Record<string, unknown>, overrides: Overrides = {}) => {
-    const named: Record<string, string> =
-      typeof params['uri'] === 'string' ? { 'mcp-name': params['uri'] } : {};
+    // The Mcp-Name header a client sends: the URI read, or the tool called.
+    const name = method === 'tools/call' ? params['name'] : params['uri'];
+    const named: Record<string, string> = typeof name === 'string' ? { 'mcp-name': name } : {};
     const body = { jsonrpc: '2.0', id: 'id' in overrides ? overrides.id : 1, method, params };
     if (era === 'modern') {
       const envelope = {
@@ -470,4 +471,92 @@ describe('handlers.ts answers as the SDK skills extension does over the same sou
       ]);
     },
   );
+});
+
+describe("handlers.ts answers a lone skill_search as skillpin's own server does", () => {
+  /** Ours with the tools, counting the servers made; and the same factory with every request answered by a server. */
+  let direct: Client;
+  let served: Client;
+  let made: () => number;
+  beforeAll(() => {
+    const catalog = createCatalog({
+      sources: [
+        { id: 'open', current: open, retained: [] },
+        { id: 'solo', current: solo, retained: [] },
+      ],
+      failures: [],
+    });
+    const factory = createServerFactory({
+      catalog,
+      serving: createServingOwner(catalog, { pageSize: 3 }),
+      logger: silentLogger(),
+      cache,
+      prompts: false,
+    });
+    const counting = countingServers(factory);
+    made = counting.made;
+    direct = clients(counting.factory).modern;
+    served = clients((context) => factory(context)).modern;
+  });
+
+  const search = (client: Client, args: unknown, overrides: Overrides = {}) =>
+    client('tools/call', { name: 'skill_search', arguments: args }, overrides);
+
+  it("modern: answered with no server made, byte for byte the server's answer, for every id", async () => {
+    const calls: Array<[Record<string, unknown>, string[], number]> = [
+      [{ query: 'pdf forms' }, [`${PDF}/SKILL.md`], 1],
+      [{ query: 'data', limit: 1 }, [`skill://open/${c2}/skills/data-pipeline/SKILL.md`], 3],
+      [{ query: 'pdf', source: 'solo' }, [], 0],
+      [{ query: 'pdf', source: `open@${c2}` }, [`${PDF}/SKILL.md`], 1],
+      // An argument the tool does not name is dropped by its schema, in both.
+      [{ query: 'pdf forms', extra: 1 }, [`${PDF}/SKILL.md`], 1],
+    ];
+    for (const [args, uris, total] of calls)
+      for (const id of IDS) {
+        const before = made();
+        const mine = await search(direct, args, { id });
+        expect(made()).toBe(before);
+        expect(mine).toEqual(await search(served, args, { id }));
+        const { result } = answerOf(mine.body);
+        expect(result.structuredContent.results.map((hit: { uri: string }) => hit.uri)).toEqual(uris);
+        expect([result.structuredContent.total, result.resultType, result.isError]).toEqual([
+          total,
+          'complete',
+          undefined,
+        ]);
+      }
+  });
+
+  it("modern: any other shape, arguments the tool refuses and an error answer are the server's", async () => {
+    const query = { query: 'pdf' };
+    const shapes: Array<[string, Record<string, unknown>, Overrides, number]> = [
+      [
+        'no Mcp-Name header',
+        { name: 'skill_search', arguments: query },
+        { headers: { 'mcp-name': undefined } },
+        0,
+      ],
+      [
+        'an Mcp-Name naming another tool',
+        { name: 'skill_search', arguments: query },
+        { headers: { 'mcp-name': 'skill_list' } },
+        0,
+      ],
+      ['another tool', { name: 'skill_list', arguments: {} }, {}, 1],
+      ['a param the call does not take', { name: 'skill_search', arguments: query, extra: 1 }, {}, 1],
+      ['no arguments', { name: 'skill_search' }, {}, 1],
+      ['an empty query', { name: 'skill_search', arguments: { query: '' } }, {}, 1],
+      ['a limit of 0', { name: 'skill_search', arguments: { query: 'pdf', limit: 0 } }, {}, 1],
+      ['a source not served', { name: 'skill_search', arguments: { query: 'pdf', source: 'nope' } }, {}, 1],
+      ['a notification', { name: 'skill_search', arguments: query }, { body: { id: undefined } }, 1],
+    ];
+    const servers: number[] = [];
+    for (const [, params, overrides] of shapes) {
+      const before = made();
+      const mine = await direct('tools/call', params, overrides);
+      servers.push(made() - before);
+      expect(mine).toEqual(await served('tools/call', params, overrides));
+    }
+    expect(servers).toEqual(shapes.map(([, , , servers]) => servers));
+  });
 });

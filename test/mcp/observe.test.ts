@@ -58,7 +58,7 @@ describe('observeRequests', () => {
     }
   });
 
-  it('reports a skills/list answered from its page text, with no server made, as it reports one a server answers', async () => {
+  it('reports a skills/list or skill_search answered with no server made as it reports one a server answers', async () => {
     const ns = await namespaceOf('cat', catalogRepo.gitdir, c2, ['skills']);
     const catalog = createCatalog({ sources: [{ id: 'cat', current: ns, retained: [] }], failures: [] });
     const seen: Array<[string, RequestOutcome]> = [];
@@ -71,7 +71,7 @@ describe('observeRequests', () => {
       'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1' },
       'io.modelcontextprotocol/clientCapabilities': {},
     };
-    const list = (params: Record<string, unknown>) =>
+    const post = (method: string, params: Record<string, unknown>, name?: string) =>
       handled(
         endpoint,
         new Request('http://127.0.0.1/mcp', {
@@ -79,18 +79,16 @@ describe('observeRequests', () => {
           headers: {
             'content-type': 'application/json',
             accept: 'application/json, text/event-stream',
-            'mcp-method': 'skills/list',
+            'mcp-method': method,
             'mcp-protocol-version': MODERN,
+            ...(name === undefined ? {} : { 'mcp-name': name }),
           },
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'skills/list',
-            params: { ...params, _meta: envelope },
-          }),
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: envelope } }),
         }),
         '127.0.0.1',
       );
+    const list = (params: Record<string, unknown>) => post('skills/list', params);
+    const search = (params: Record<string, unknown>) => post('tools/call', params, 'skill_search');
     try {
       const fromText = await list({});
       expect(((await fromText.json()) as { result: { skills: unknown[] } }).result.skills).toHaveLength(7);
@@ -103,6 +101,22 @@ describe('observeRequests', () => {
         [
           ['skills/list', 'ok'],
           ['skills/list', 'ok'],
+        ],
+      ]);
+      const total = async (response: Response) =>
+        ((await response.json()) as { result: { structuredContent: { total: number } } }).result
+          .structuredContent.total;
+      seen.length = 0;
+      expect(await total(await search({ name: 'skill_search', arguments: { query: 'pdf forms' } }))).toBe(1);
+      expect([counting.made(), seen]).toEqual([1, [['tools/call', 'ok']]]);
+      // A param the call does not take: a server answers, and reports it.
+      const served = await search({ name: 'skill_search', arguments: { query: 'pdf forms' }, extra: 1 });
+      expect(await total(served)).toBe(1);
+      expect([counting.made(), seen]).toEqual([
+        2,
+        [
+          ['tools/call', 'ok'],
+          ['tools/call', 'ok'],
         ],
       ]);
     } finally {

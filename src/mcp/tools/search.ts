@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/server';
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Namespace } from '../../catalog/index.ts';
 import type { ServingState } from '../serving.ts';
@@ -13,6 +13,9 @@ import type { SearchHit } from '../search.ts';
 import type { ServedSkill } from '../snapshot.ts';
 import { failure, READ_ONLY, type ToolDeps } from './common.ts';
 import { oneLine } from '../../shared/text.ts';
+
+/** The tool's name: the Mcp-Name of its calls. */
+export const SKILL_SEARCH = 'skill_search';
 
 const inputSchema = z.object({
   query: z
@@ -165,26 +168,39 @@ const refGroups = (serving: ServingState) =>
     ),
   );
 
-/** skill_search: the served skills (listed ones unless `source` names a commit) ranked against a query. */
+export type SearchArguments = z.infer<typeof inputSchema>;
+
+/** skill_search's arguments when `input` is what the tool takes (the SDK's own check of a call), else undefined. */
+export function searchArguments(input: unknown): SearchArguments | undefined {
+  const parsed = inputSchema.safeParse(input);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** skill_search's answer: the served skills (listed ones unless `source` names a commit) ranked against a query. */
+export async function searchAnswer(
+  state: ServingState,
+  { query, limit, source }: SearchArguments,
+): Promise<CallToolResult> {
+  const namespaces = namespacesOf(state, source);
+  if (namespaces === undefined)
+    return failure(`no source "${source}" is served; skill_list shows the sources and their commits`);
+  const most = limit ?? DEFAULT_SEARCH_LIMIT;
+  const { hits, total } = await state.searchTop(namespaces, query, most, refGroups(state));
+  const { results, lines } = bestOf(hits, most);
+  const text =
+    total === 0
+      ? 'No served skill matches; try other words, or skill_list to see every skill.'
+      : [
+          `${results.length} of ${total} matching skills, best first (load one with skill_load):`,
+          ...lines,
+        ].join('\n');
+  return {
+    content: [{ type: 'text', text }],
+    structuredContent: { results, total },
+  };
+}
+
+/** skill_search, answered from what its caller is served when it is called. */
 export function registerSkillSearch(mcp: McpServer, { serving }: ToolDeps): void {
-  mcp.registerTool('skill_search', config, async ({ query, limit, source }) => {
-    const state = serving();
-    const namespaces = namespacesOf(state, source);
-    if (namespaces === undefined)
-      return failure(`no source "${source}" is served; skill_list shows the sources and their commits`);
-    const most = limit ?? DEFAULT_SEARCH_LIMIT;
-    const { hits, total } = await state.searchTop(namespaces, query, most, refGroups(state));
-    const { results, lines } = bestOf(hits, most);
-    const text =
-      total === 0
-        ? 'No served skill matches; try other words, or skill_list to see every skill.'
-        : [
-            `${results.length} of ${total} matching skills, best first (load one with skill_load):`,
-            ...lines,
-          ].join('\n');
-    return {
-      content: [{ type: 'text', text }],
-      structuredContent: { results, total },
-    };
-  });
+  mcp.registerTool(SKILL_SEARCH, config, (input) => searchAnswer(serving(), input));
 }
