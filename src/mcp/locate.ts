@@ -7,6 +7,8 @@ import type { ServingState } from './serving.ts';
 export interface Located {
   snapshot: Snapshot;
   uri: string;
+  /** The served path it names, decoded ('' for the namespace root). */
+  path: string;
 }
 
 /** Resolves a request URI, current or retained commit, or throws -32602 naming the URI and why not. */
@@ -23,5 +25,5 @@ export function locate(serving: ServingState, uri: string): Located {
       uri,
     );
   }
-  return { snapshot, uri: parsed.uri };
+  return { snapshot, uri: parsed.uri, path: parsed.path };
 }

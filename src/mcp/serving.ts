@@ -53,7 +53,7 @@ export interface ServingState extends CatalogView {
   namespace(source: string, commit: string): Namespace | undefined;
   snapshot(ns: Namespace): Snapshot;
   snapshotAt(source: string, commit: string): Snapshot | undefined;
-  /** The listing page after `cursor`; pages from the start are cut once. */
+  /** The listing page after `cursor`, cut for each request. */
   listing(cursor: string | undefined): ListedPage;
   /** The same page as text: a page from the start is written once while its bytes are among PAGE_TEXT_BYTES kept. */
   listingText(cursor: string | undefined): PageText;
@@ -133,7 +133,7 @@ class NamespaceServing {
 }
 
 /**
- * What a visibility lists (its view, its page size, the pages cut from the start) over its listed namespaces: kept
+ * What a visibility lists (its view and its page size) over its listed namespaces: kept
  * across catalog swaps that list the same namespaces (a sync that found nothing new swaps a state all the same), so
  * no listing after one pays for the view again.
  */
@@ -142,7 +142,6 @@ interface Listing {
   readonly id: number;
   readonly namespaces: readonly Namespace[];
   built?: { view: CatalogView; size: number };
-  readonly pages: Map<number, ListedPage>;
 }
 
 /** Visibilities whose listing a swap carries over at most (each caller's own set of sources is one). */
@@ -182,7 +181,7 @@ function listingOf(owner: StateServing, key: string, namespaces: readonly Namesp
   let kept = owner.listings.get(key);
   owner.listings.delete(key);
   if (kept === undefined || !sameNamespaces(kept.namespaces, namespaces))
-    kept = { id: owner.texts.next++, namespaces, pages: new Map() };
+    kept = { id: owner.texts.next++, namespaces };
   owner.listings.set(key, kept);
   return kept;
 }
@@ -235,16 +234,12 @@ function servingState(owner: StateServing, visibility: Visibility, configuredPag
     }
     return kept.built;
   };
-  // Pages from the start, cut once; a cursor that lands elsewhere (one from before a swap, or forged) gets a page
-  // cut for it, so they are never more than the listing once over.
-  const { pages } = kept;
+  // A page is cut when asked for: its entries are made from the index then (snapshot.ts), and what is kept of
+  // pages is their text, within PAGE_TEXT_BYTES.
   const startAt = (cursor: string | undefined) => startOf(listing().view.listed, uriOf, cursor);
   const pageAt = (start: number): ListedPage => {
     const { view, size } = listing();
-    if (start % size !== 0) return listedPage(view.listed, start, size);
-    let page = pages.get(start);
-    if (page === undefined) pages.set(start, (page = listedPage(view.listed, start, size)));
-    return page;
+    return listedPage(view.listed, start, size);
   };
   const capped = new Map<number, ReadonlyMap<string, ServedSkill>>();
   return {

@@ -8,7 +8,7 @@ import {
   skillMdUri,
   type Namespace,
 } from '../catalog/index.ts';
-import { type IndexedSkill, signerMeta, skillDigest } from '../index/index.ts';
+import { type IndexedFile, type IndexedSkill, signerMeta, skillDigest } from '../index/index.ts';
 import { basename, dirname, join } from '../skills/index.ts';
 import { compareText } from '../shared/text.ts';
 import { mimeTypeFor } from './mime.ts';
@@ -34,6 +34,8 @@ export interface ServedSkill extends CatalogSkill {
   readonly description: string;
   /** Its namespace's record (one object, shared by every skill of the namespace). */
   readonly namespace: NamespaceRecord;
+  /** Its digest (index/digest.ts `skillDigest`), worked out once. */
+  readonly digest: string;
   /** Full provenance, under our own `_meta` prefix: the namespace's, its path in the repository, its digest. */
   readonly meta: Meta;
   /** The protocol entry as skills/get answers it: verbatim frontmatter, complete manifest sorted by URI, full
@@ -47,7 +49,12 @@ export interface ServedSkill extends CatalogSkill {
   readonly files: ReadonlyMap<string, ServedFile>;
 }
 
-/** Everything MCP answers about one namespace, built once: requests are map lookups. */
+/**
+ * Everything MCP answers about one namespace. What is held is what a request looks up (its skills by URI, in both
+ * orders); what a request answers with (an entry, a manifest, a file) is made from the index when asked for, so a
+ * served skill costs its URI, its digest and a few references, whatever its files (at 100,000 skills, the entries
+ * held made ready took 4 KB a skill).
+ */
 export interface Snapshot {
   readonly ns: Namespace;
   /** The namespace's own URI (no path). */
@@ -60,8 +67,8 @@ export interface Snapshot {
   readonly inIndexOrder: readonly ServedSkill[];
   /** SKILL.md URI → skill. */
   readonly skills: ReadonlyMap<string, ServedSkill>;
-  /** File URI → file. */
-  readonly files: ReadonlyMap<string, ServedFile>;
+  /** The file served at `path` (a decoded served path, as locate gives it), if any. */
+  fileAt(path: string): ServedFile | undefined;
   /** Folder URI (every folder of every skill, its root included) → its children, sorted by URI. */
   readonly dirs: ReadonlyMap<string, readonly Resource[]>;
 }
@@ -107,40 +114,119 @@ class Served implements ServedFile {
   }
 }
 
-function buildSkill(
-  ns: Namespace,
-  record: NamespaceRecord,
-  skill: IndexedSkill,
-  files: Map<string, ServedFile>,
-): ServedSkill {
-  const uri = skillMdUri(ns.source, ns.commit, skill.servedDir);
-  const description = String(skill.frontmatter['description']);
-  const digest = skillDigest(skill);
-  const meta = Object.freeze({ ...record.provenance, ...ownMeta(skill, digest, true) });
-  const own = new Map<string, ServedFile>();
-  for (const file of skill.files) {
-    const fileUri = skillFileUri(ns.source, ns.commit, skill.servedDir, file.relPath);
-    // A nested skill's file has one URI whichever skill lists it: keep one object for it.
-    let served = files.get(fileUri);
-    if (served === undefined) files.set(fileUri, (served = new Served(fileUri, file)));
-    own.set(file.relPath, served);
+const byPath = (a: IndexedFile, b: IndexedFile) => compareText(a.relPath, b.relPath);
+
+/** `files` sorted by path, as an index keeps them (build.ts); a copy sorted where they are not. */
+function sortedByPath(files: readonly IndexedFile[]): readonly IndexedFile[] {
+  for (let i = 1; i < files.length; i++)
+    if (byPath(files[i - 1]!, files[i]!) >= 0) return [...files].sort(byPath);
+  return files;
+}
+
+/** A skill's files by path relative to its folder, looked up by bisection of its index's sorted files. */
+class SkillFiles implements ReadonlyMap<string, ServedFile> {
+  constructor(
+    readonly served: ServedSkill,
+    readonly sorted: readonly IndexedFile[],
+  ) {}
+
+  get size(): number {
+    return this.sorted.length;
   }
-  const resources = [...own.values()]
-    .map(({ uri: fileUri, file }) => ({ uri: fileUri, digest: file.digest, size: file.size }))
-    .sort((a, b) => compareText(a.uri, b.uri));
-  const frontmatter = skill.frontmatter as Skill['frontmatter'];
-  return {
-    ns,
-    skill,
-    uri,
-    description,
-    namespace: record,
-    meta,
-    entry: deepFreeze({ uri, frontmatter, resources, _meta: meta }),
-    listEntry: deepFreeze({ uri, frontmatter, resources, _meta: ownMeta(skill, digest, false) }),
-    listed: deepFreeze({ uri, name: skill.name, description, mimeType: 'text/markdown', _meta: meta }),
-    files: own,
-  };
+
+  #at(relPath: string): number {
+    let [low, high] = [0, this.sorted.length];
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (compareText(this.sorted[middle]!.relPath, relPath) < 0) low = middle + 1;
+      else high = middle;
+    }
+    return low < this.sorted.length && this.sorted[low]!.relPath === relPath ? low : -1;
+  }
+
+  #served(file: IndexedFile): ServedFile {
+    const { ns, skill } = this.served;
+    return new Served(skillFileUri(ns.source, ns.commit, skill.servedDir, file.relPath), file);
+  }
+
+  get(relPath: string): ServedFile | undefined {
+    const at = this.#at(relPath);
+    return at === -1 ? undefined : this.#served(this.sorted[at]!);
+  }
+
+  has(relPath: string): boolean {
+    return this.#at(relPath) !== -1;
+  }
+
+  *entries(): MapIterator<[string, ServedFile]> {
+    for (const file of this.sorted) yield [file.relPath, this.#served(file)];
+  }
+
+  *keys(): MapIterator<string> {
+    for (const file of this.sorted) yield file.relPath;
+  }
+
+  *values(): MapIterator<ServedFile> {
+    for (const file of this.sorted) yield this.#served(file);
+  }
+
+  [Symbol.iterator](): MapIterator<[string, ServedFile]> {
+    return this.entries();
+  }
+
+  forEach(each: (value: ServedFile, key: string, map: ReadonlyMap<string, ServedFile>) => void): void {
+    for (const [key, value] of this.entries()) each(value, key, this);
+  }
+}
+
+/** A served skill: what it answers with is made from its indexed skill when asked for. */
+class Skilled implements ServedSkill {
+  readonly digest: string;
+  readonly #sorted: readonly IndexedFile[];
+  constructor(
+    readonly ns: Namespace,
+    readonly namespace: NamespaceRecord,
+    readonly skill: IndexedSkill,
+    readonly uri: string,
+  ) {
+    this.digest = skillDigest(skill);
+    this.#sorted = sortedByPath(skill.files);
+  }
+
+  get description(): string {
+    return String(this.skill.frontmatter['description']);
+  }
+
+  get meta(): Meta {
+    return Object.freeze({ ...this.namespace.provenance, ...ownMeta(this.skill, this.digest, true) });
+  }
+
+  get files(): ReadonlyMap<string, ServedFile> {
+    return new SkillFiles(this, this.#sorted);
+  }
+
+  /** Its manifest: every file's URI, digest and size, sorted by URI. */
+  #resources() {
+    return [...this.files.values()]
+      .map(({ uri, file }) => ({ uri, digest: file.digest, size: file.size }))
+      .sort((a, b) => compareText(a.uri, b.uri));
+  }
+
+  get entry(): Skill {
+    const frontmatter = this.skill.frontmatter as Skill['frontmatter'];
+    return deepFreeze({ uri: this.uri, frontmatter, resources: this.#resources(), _meta: this.meta });
+  }
+
+  get listEntry(): Skill {
+    const frontmatter = this.skill.frontmatter as Skill['frontmatter'];
+    const _meta = ownMeta(this.skill, this.digest, false);
+    return deepFreeze({ uri: this.uri, frontmatter, resources: this.#resources(), _meta });
+  }
+
+  get listed(): Resource {
+    const { uri, skill, description, meta } = this;
+    return deepFreeze({ uri, name: skill.name, description, mimeType: 'text/markdown', _meta: meta });
+  }
 }
 
 /** Every folder of every skill with its children, as directory reads answer them. */
@@ -178,19 +264,29 @@ function buildDirs(ns: Namespace, skills: readonly ServedSkill[]): Map<string, R
 
 /** Everything MCP answers about `ns` (serving.ts keeps it while a served catalog state holds `ns`). */
 export function buildSnapshot(ns: Namespace): Snapshot {
-  const files = new Map<string, ServedFile>();
   let dirs: Map<string, Resource[]> | undefined;
   const record = recordOf(ns);
-  const inIndexOrder = ns.skills.map((skill) => buildSkill(ns, record, skill, files));
+  const inIndexOrder = ns.skills.map(
+    (skill) => new Skilled(ns, record, skill, skillMdUri(ns.source, ns.commit, skill.servedDir)),
+  );
   const ordered = [...inIndexOrder].sort((a, b) => compareText(a.uri, b.uri));
+  const skills = new Map<string, ServedSkill>(ordered.map((served) => [served.uri, served]));
   return {
     ns,
     uri: record.uri,
     record,
     ordered,
     inIndexOrder,
-    skills: new Map(ordered.map((served) => [served.uri, served])),
-    files,
+    skills,
+    // A file's URI is its skill's folder and its path there: the skill is the nearest folder above it that is one
+    // (a nested skill's file is listed by the skill around it too, under the same URI and facts).
+    fileAt(path) {
+      for (let dir = dirname(path); ; dir = dirname(dir)) {
+        const served = skills.get(skillMdUri(ns.source, ns.commit, dir));
+        const file = served?.files.get(dir === '' ? path : path.slice(dir.length + 1));
+        if (file !== undefined || dir === '') return file;
+      }
+    },
     // Built at the first read that needs the folders: a listing does not.
     get dirs() {
       return (dirs ??= buildDirs(ns, ordered));

@@ -48,8 +48,8 @@ export function catalogSkillSource(
       return served.entry;
     },
     async read(uri: string): Promise<SkillReadResult> {
-      const { snapshot, uri: canonical } = locate(serving(), uri);
-      const file = snapshot.files.get(canonical);
+      const { snapshot, uri: canonical, path } = locate(serving(), uri);
+      const file = snapshot.fileAt(path);
       if (file === undefined)
         throw invalidParams(
           snapshot.dirs.has(canonical)
@@ -64,11 +64,11 @@ export function catalogSkillSource(
     },
     async readDirectory(uri: string, { cursor }: { cursor?: string }) {
       const state = serving();
-      const { snapshot, uri: canonical } = locate(state, uri);
+      const { snapshot, uri: canonical, path } = locate(state, uri);
       const children = snapshot.dirs.get(canonical);
       if (children === undefined)
         throw invalidParams(
-          snapshot.files.has(canonical)
+          snapshot.fileAt(path) !== undefined
             ? `${uri} is not a directory resource`
             : `${uri}: no such directory in ${snapshot.uri}`,
           uri,

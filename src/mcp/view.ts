@@ -15,20 +15,39 @@ export interface CatalogView {
   readonly prompts: ReadonlyMap<string, ServedSkill>;
 }
 
-/** The listing of `namespaces` (listed, in configuration order), from their snapshots. */
+/**
+ * The listing of `namespaces` (listed, in configuration order), from their snapshots. The skills sorted are made
+ * at once; the names and prompts at their first use, and the resources at each (a resources/list, rare, of
+ * objects a listing never needs).
+ */
 export function buildView(
   namespaces: readonly Namespace[],
   snapshotOf: (ns: Namespace) => Snapshot,
 ): CatalogView {
   const inConfigOrder = namespaces.flatMap((ns) => snapshotOf(ns).ordered);
-  const named = new Map<string, ServedSkill[]>();
-  for (const served of inConfigOrder) {
-    const same = named.get(served.skill.name);
-    if (same === undefined) named.set(served.skill.name, [served]);
-    else same.push(served);
-  }
   const listed = [...inConfigOrder].sort((a, b) => compareText(a.uri, b.uri));
-  return { listed, resources: listed.map((served) => served.listed), named, prompts: promptNames(listed) };
+  let named: Map<string, ServedSkill[]> | undefined;
+  let prompts: Map<string, ServedSkill> | undefined;
+  return {
+    listed,
+    get resources() {
+      return listed.map((served) => served.listed);
+    },
+    get named() {
+      if (named === undefined) {
+        named = new Map();
+        for (const served of inConfigOrder) {
+          const same = named.get(served.skill.name);
+          if (same === undefined) named.set(served.skill.name, [served]);
+          else same.push(served);
+        }
+      }
+      return named;
+    },
+    get prompts() {
+      return (prompts ??= promptNames(listed));
+    },
+  };
 }
 
 /**

@@ -218,7 +218,9 @@ function servedUris() {
   for (const ns of [open, solo]) {
     const snapshot = state.snapshot(ns);
     skills.push(...snapshot.skills.keys());
-    files.push(...snapshot.files.keys());
+    // A nested skill's file is listed by the skill around it too, under one URI.
+    const uris = snapshot.ordered.flatMap((served) => [...served.files.values()].map((file) => file.uri));
+    files.push(...new Set(uris));
     dirs.push(...snapshot.dirs.keys());
   }
   return { skills, files, dirs };

@@ -53,19 +53,19 @@ describe('the serving snapshot', () => {
     const second = owner.at(EVERY_SOURCE);
     expect(second).not.toBe(first);
     expect(second.snapshot(v1)).toBe(snapshot);
-    expect(second.listing(undefined)).not.toBe(page);
+    expect(second.listing(undefined)).not.toEqual(page);
     // A request that began before the swap finishes on the state it began with.
-    expect(first.listing(undefined)).toBe(page);
+    expect(first.listing(undefined)).toEqual(page);
     expect(second.listed.filter((served) => served.ns === v1)).toEqual([...snapshot.ordered]);
   });
 
-  it('keeps the listing (view and pages) across a swap that lists the same namespaces, and only then', async () => {
+  it('keeps the listing (view and page texts) across a swap that lists the same namespaces, and only then', async () => {
     const v1 = await namespaceOf('cat', catalogRepo.gitdir, c1, ['skills']);
     const v2 = await namespaceOf('other', catalogRepo.gitdir, c2, ['skills']);
     const catalog = createCatalog(stateOf(v1, v2));
     const owner = createServingOwner(catalog);
     const first = owner.at(EVERY_SOURCE);
-    const [listed, page] = [first.listed, first.listing(undefined)];
+    const [listed, page, text] = [first.listed, first.listing(undefined), first.listingText(undefined)];
     // A sync that found nothing new swaps a new state listing the same namespaces (a failure may come or go).
     catalog.swap({
       ...stateOf(v1, v2),
@@ -75,7 +75,9 @@ describe('the serving snapshot', () => {
     expect(second).not.toBe(first);
     expect([second.listed, second.listing(undefined)]).toEqual([listed, page]);
     expect(second.listed).toBe(listed);
-    expect(second.listing(undefined)).toBe(page);
+    // A page is cut again at each request; its text is written once.
+    expect(second.listing(undefined)).not.toBe(page);
+    expect(second.listingText(undefined)).toBe(text);
     expect(second.state.failures.map((f) => f.id)).toEqual(['gone']);
     // Another order is another listing.
     catalog.swap(stateOf(v2, v1));
@@ -90,9 +92,14 @@ describe('the serving snapshot', () => {
     const snapshot = buildSnapshot(ns);
     const base = `skill://cat/${c2}/skills/release-notes`;
     expect(snapshot.skills.get(`${base}/SKILL.md`)?.skill.dir).toBe('skills/release-notes');
-    expect(snapshot.files.get(`${base}/templates/Q&A%20notes.md`)?.file.path).toBe(
+    const notes = snapshot.fileAt('skills/release-notes/templates/Q&A notes.md');
+    expect([notes?.uri, notes?.file.path]).toEqual([
+      `${base}/templates/Q&A%20notes.md`,
       'skills/release-notes/templates/Q&A notes.md',
-    );
+    ]);
+    // A path that is a folder, a file of no skill, the namespace's root: no file.
+    for (const path of ['skills/release-notes/templates', 'skills/README.md', ''])
+      expect(snapshot.fileAt(path)).toBeUndefined();
     expect(snapshot.dirs.get(`${base}/templates`)?.map((child) => child.uri)).toEqual([
       `${base}/templates/Q&A%20notes.md`,
       `${base}/templates/r%C3%A9sum%C3%A9%20%231.md`,
