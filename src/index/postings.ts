@@ -1,4 +1,5 @@
 import { type Lexicon, PROCESS_TERMS, type TermPool } from './lexicon.ts';
+import { Ascending } from './ascending.ts';
 import { TermTable } from './termTable.ts';
 
 /**
@@ -156,6 +157,12 @@ export class PostingsBuilder {
   }
 }
 
+/**
+ * Terms of a block of an index's starts (ascending.ts): a block's terms hold fewer than 65,536 pairs in an index of
+ * at most 256 skills, so 1,000 indexes of 100 skills hold 36 MiB of starts instead of 72.
+ */
+const STARTS_BLOCK_SHIFT = 8;
+
 /** Skill ids as an index of `skills` skills holds them: 1, 2 or 4 bytes each. */
 export type SkillIds = Uint8Array | Uint16Array | Uint32Array;
 
@@ -197,7 +204,7 @@ export class Postings {
     /** Each term's skills, ascending. */
     readonly ids: SkillIds,
     /** The places of each (term, skill) pair, as PLACE bits. */
-    readonly places: Uint8Array,
+    places: Uint8Array,
     /** Each skill's count of distinct terms. */
     readonly lengths: Uint32Array,
   ) {
@@ -207,24 +214,39 @@ export class Postings {
     // Worked out here, as the index is built or loaded, not at a first search: over 1,000 indexes that search took
     // 444 ms against 35 for the next ones.
     markAbout(terms, starts, places);
-    this.#starts = TermStarts.of(starts);
+    this.#starts = Ascending.of(starts, STARTS_BLOCK_SHIFT);
+    this.#pairs = places.length;
+    this.#places = new Uint8Array((places.length + 1) >>> 1);
+    for (let pair = 0; pair < places.length; pair++)
+      this.#places[pair >>> 1]! |= places[pair]! << ((pair & 1) << 2);
   }
 
-  /** Where each term's postings start (Uint16 where they fit, a block's base aside: TermStarts). */
-  readonly #starts: TermStarts | Uint32Array;
+  /** The places of each pair, 4 bits each (PLACE's), two pairs a byte: 1,000 indexes of 100 skills hold 60 million
+   * pairs. */
+  readonly #places: Uint8Array;
+  readonly #pairs: number;
+
+  /** The places of pair `pair` (PLACE bits). */
+  #placesAt(pair: number): number {
+    return (this.#places[pair >>> 1]! >>> ((pair & 1) << 2)) & 15;
+  }
+
+  /** The places of each (term, skill) pair, as PLACE bits, a byte each (a copy). */
+  get places(): Uint8Array {
+    return Uint8Array.from({ length: this.#pairs }, (_, pair) => this.#placesAt(pair));
+  }
+
+  /** Where each term's postings start (2 bytes a term where they fit: ascending.ts). */
+  readonly #starts: Ascending;
 
   /** Where each term's postings start in `ids` and `places`, the last entry where the last term's end (a copy). */
   get starts(): Uint32Array {
-    const starts = this.#starts;
-    return starts instanceof Uint32Array
-      ? starts
-      : Uint32Array.from({ length: starts.size }, (_, term) => starts.at(term));
+    return this.#starts.toArray();
   }
 
   /** Where the postings of `term` start (`term` up to the count of terms: where the last one's end). */
   #start(term: number): number {
-    const starts = this.#starts;
-    return starts instanceof Uint32Array ? starts[term]! : starts.at(term);
+    return this.#starts.at(term);
   }
 
   get termCount(): number {
@@ -271,13 +293,13 @@ export class Postings {
       if (this.ids[middle]! < id) low = middle + 1;
       else high = middle;
     }
-    return low < this.#start(termId + 1) && this.ids[low] === id ? this.places[low]! : 0;
+    return low < this.#start(termId + 1) && this.ids[low] === id ? this.#placesAt(low) : 0;
   }
 
   /** Bytes of the typed arrays (postings, lengths, the ranking's scratch); the term table aside. */
   get bytes(): number {
     const starts = this.#starts;
-    const arrays = [this.ids, this.places, this.lengths, this.#scores, this.#matched];
+    const arrays = [this.ids, this.#places, this.lengths, this.#scores, this.#matched];
     return arrays.reduce((sum, array) => sum + array.byteLength, starts.byteLength);
   }
 
@@ -322,7 +344,7 @@ export class Postings {
       if (termId < 0) continue;
       const to = this.#start(termId + 1);
       for (let pair = this.#start(termId); pair < to; pair++) {
-        const places = this.places[pair]!;
+        const places = this.#placesAt(pair);
         if (about === true && (places & ABOUT) === 0) continue;
         const skill = this.ids[pair]!;
         const tf = frequency(places, this.lengths[skill]!, averageLength);
@@ -383,45 +405,4 @@ export function reordered(starts: Uint32Array, ids: SkillIds, places: Uint8Array
     to.starts[term + 1] = at;
   }
   return to;
-}
-
-/** Terms of a block of TermStarts: a start is its block's base plus 16 bits. */
-const BLOCK_TERMS = 256;
-
-/**
- * Where each term's postings start, 2 bytes a term and 4 a block of 256 terms (not 4 a term): a start is its block's
- * base plus 16 bits, which hold it when a block's terms hold fewer than 65,536 pairs (always, in an index of at most
- * 256 skills): 1,000 indexes of 100 skills hold 36 MiB of starts instead of 72.
- */
-class TermStarts {
-  private constructor(
-    readonly base: Uint32Array,
-    readonly low: Uint16Array,
-  ) {}
-
-  /** `starts` held so, or as they are when a block's do not fit. */
-  static of(starts: Uint32Array): TermStarts | Uint32Array {
-    const base = new Uint32Array(Math.ceil(starts.length / BLOCK_TERMS));
-    const low = new Uint16Array(starts.length);
-    for (let term = 0; term < starts.length; term++) {
-      const block = term >>> 8;
-      if (term % BLOCK_TERMS === 0) base[block] = starts[term]!;
-      const offset = starts[term]! - base[block]!;
-      if (offset > 0xffff) return starts;
-      low[term] = offset;
-    }
-    return new TermStarts(base, low);
-  }
-
-  get size(): number {
-    return this.low.length;
-  }
-
-  get byteLength(): number {
-    return this.base.byteLength + this.low.byteLength;
-  }
-
-  at(term: number): number {
-    return this.base[term >>> 8]! + this.low[term]!;
-  }
 }

@@ -1,4 +1,4 @@
-import { Postings, reordered, type SkillIds } from './postings.ts';
+import { PLACE, Postings, reordered, type SkillIds } from './postings.ts';
 import { TermTable } from './termTable.ts';
 import type { SearchData } from './searchBuild.ts';
 
@@ -102,9 +102,22 @@ function headerOf(bytes: Buffer): { header: SearchHeader; at: number } | undefin
   }
 }
 
-/** Each term's skills ascending and below `skills`, the last term ending at the last pair, lengths summing to it. */
-function consistent(header: SearchHeader, starts: Uint32Array, ids: SkillIds, lengths: Uint32Array) {
+/** Every PLACE bit. */
+const ALL_PLACES = PLACE.name | PLACE.description | PLACE.heading | PLACE.text;
+
+/**
+ * Each term's skills ascending and below `skills`, the last term ending at the last pair, lengths summing to it, each
+ * pair's places PLACE bits only (an index holds them in 4 bits).
+ */
+function consistent(
+  header: SearchHeader,
+  starts: Uint32Array,
+  ids: SkillIds,
+  places: Uint8Array,
+  lengths: Uint32Array,
+) {
   if (starts[0] !== 0 || starts[header.terms] !== header.pairs) return false;
+  if (places.some((bits) => bits > ALL_PLACES)) return false;
   for (let term = 0; term < header.terms; term++) {
     const [from, to] = [starts[term]!, starts[term + 1]!];
     if (to < from || to > header.pairs) return false;
@@ -129,7 +142,7 @@ export function decodeSearch(bytes: Buffer): { header: SearchHeader; data: Searc
     ? take(bytes, lengths.end, header.pairs, Uint32Array)
     : take(bytes, lengths.end, header.pairs, Uint16Array);
   const places = take(bytes, ids.end, header.pairs, Uint8Array);
-  if (!consistent(header, starts.array, ids.array, lengths.array)) return undefined;
+  if (!consistent(header, starts.array, ids.array, places.array, lengths.array)) return undefined;
   const terms = TermTable.read(bytes.subarray(places.end));
   if (terms?.table.size !== header.terms) return undefined;
   // Held in the fewest bytes that hold them (1 for at most 256 skills): the file's are 2 or 4.

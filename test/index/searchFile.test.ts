@@ -96,6 +96,27 @@ describe('search file', () => {
     expect(contents(decodeSearch(bytes)!.data)).toEqual(contents(data));
   });
 
+  it('refuses a pair whose places are more than the PLACE bits, which an index holds in 4 bits', async () => {
+    const { index, read } = catalogOf(50);
+    const data = await buildSearchData(searchInputs(index), { read });
+    const bytes = encodeSearch(index.commit, 'from', data);
+    const { postings } = data;
+    const placesAt =
+      8 +
+      bytes.readUInt32LE(4) +
+      (postings.termCount + 1 + postings.skillCount) * 4 +
+      postings.ids.length * 2;
+    const pairs = postings.ids.length;
+    expect([...bytes.subarray(placesAt, placesAt + pairs)].every((bits) => bits >= 1 && bits <= 15)).toBe(
+      true,
+    );
+    const bits = bytes[placesAt + 1]!;
+    bytes[placesAt + 1] = 16 | bits;
+    expect(decodeSearch(bytes)).toBeUndefined();
+    bytes[placesAt + 1] = bits;
+    expect(contents(decodeSearch(bytes)!.data)).toEqual(contents(data));
+  });
+
   it('is saved beside the index file, read only for the same index and options, removed with it', async () => {
     const dir = tempDir();
     const store = indexStore(dir);

@@ -37,8 +37,26 @@ describe('term table', () => {
       '😀',
     ]);
     expect(table.joined().toString('utf8')).toBe('a\nalpha\ncaf\ncafé\nzeta\n中文\n😀');
-    // Its own bytes: a lexicon id per term and a bit each (the terms' bytes are the lexicon's).
-    expect(table.byteLength).toBe(7 * 4 + 1);
+    // Its own bytes: a lexicon id per term, 2 bytes each and 4 for their block's base, and a bit each (the terms'
+    // bytes are the lexicon's).
+    expect(table.byteLength).toBe(7 * 2 + 4 + 1);
+  });
+
+  it('ends a block of lexicon ids where they spread past 16 bits, and finds them alike', () => {
+    const pool = new TermPool();
+    const many = Array.from({ length: 70_000 }, (_, k) => `t${k}`);
+    TermTable.of(many, pool);
+    const { table } = TermTable.of(['t0', 't69999', 't3'], pool);
+    expect([...table.lexiconIds]).toEqual([0, 3, 69_999]);
+    expect(['t0', 't3', 't69999', 't4', 'nope'].map((term) => table.idOf(term))).toEqual([
+      0,
+      1,
+      2,
+      undefined,
+      undefined,
+    ]);
+    // 0 and 3 in a block, 69,999 in another: 2 bytes an id, 8 a block (its base and where it starts), a bit an id.
+    expect(table.byteLength).toBe(3 * 2 + 2 * 8 + 1);
   });
 
   it('read back the bytes it writes, saying where each term was, and refuse terms out of order or twice', () => {
