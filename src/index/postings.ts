@@ -269,7 +269,10 @@ export class Postings {
   termIds(keys: readonly Buffer[], known?: KeyIds): Int32Array {
     const lexicon = this.terms.lexicon;
     const lexiconIds = known?.lexicon === lexicon ? known.ids : keyIds(lexicon, keys).ids;
-    return lexiconIds.map((id) => this.terms.idOfLexicon(id));
+    const ids = new Int32Array(lexiconIds.length);
+    // A loop, not map with a function: every query term in every index searched (a third of a search at 1,000).
+    for (let at = 0; at < ids.length; at++) ids[at] = this.terms.idOfLexicon(lexiconIds[at]!);
+    return ids;
   }
 
   /** How many skills hold the term of id `termId` (-1: none). */
@@ -338,6 +341,7 @@ export class Postings {
     const k = BM25F.k;
     const scores = this.#scores;
     const matched = this.#matched;
+    const { ids, lengths } = this;
     const found: number[] = [];
     for (const [at, { term, key, idf, about }] of terms.entries()) {
       const termId = termIds === undefined ? (this.terms.idOf(key ?? term) ?? -1) : termIds[at]!;
@@ -346,8 +350,8 @@ export class Postings {
       for (let pair = this.#start(termId); pair < to; pair++) {
         const places = this.#placesAt(pair);
         if (about === true && (places & ABOUT) === 0) continue;
-        const skill = this.ids[pair]!;
-        const tf = frequency(places, this.lengths[skill]!, averageLength);
+        const skill = ids[pair]!;
+        const tf = frequency(places, lengths[skill]!, averageLength);
         const score = idf * ((tf * (k + 1)) / (tf + k) + bonus(places));
         if (matched[skill] === 0) {
           found.push(skill);
