@@ -207,8 +207,13 @@ class Skilled implements ServedSkill {
 
   /** Its manifest: every file's URI, digest and size, sorted by URI. */
   #resources() {
-    return [...this.files.values()]
-      .map(({ uri, file }) => ({ uri, digest: file.digest, size: file.size }))
+    const { ns, skill } = this;
+    return this.#sorted
+      .map(({ relPath, digest, size }) => ({
+        uri: skillFileUri(ns.source, ns.commit, skill.servedDir, relPath),
+        digest,
+        size,
+      }))
       .sort((a, b) => compareText(a.uri, b.uri));
   }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  encodePath,
   encodeSegment,
   namespaceUri,
   parseSkillUri,
@@ -29,6 +30,28 @@ describe('skill URIs', () => {
       const uri = namespaceUri('src', C, `d/${name}`);
       expect(parseSkillUri(uri)).toEqual({ ok: true, source: 'src', commit: C, path: `d/${name}`, uri });
     }
+  });
+
+  it('encodes a path segment by segment, a path of kept characters without dot segments as it is', () => {
+    const paths = [
+      'skills/pdf-forms/SKILL.md',
+      "a/b_c/(x)!$&'*+,;=@[]|~:d.e",
+      'a/./b',
+      'a/../b',
+      '../x',
+      'a/..',
+      '.',
+      '..',
+      '.hidden/..dots../x.',
+      'a//b',
+      'Q&A notes.md',
+      'résumé/%41',
+      '',
+    ];
+    expect(paths.map(encodePath)).toEqual(paths.map((path) => path.split('/').map(encodeSegment).join('/')));
+    expect(paths.slice(0, 2).map(encodePath)).toEqual(paths.slice(0, 2));
+    expect(encodePath('.hidden/..dots../x.')).toBe('.hidden/..dots../x.');
+    expect(encodePath('a/../b')).toBe('a/%2E%2E/b');
   });
 
   it('reads the source id of an accepted URI as parsing it would', () => {
