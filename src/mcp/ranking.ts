@@ -175,15 +175,16 @@ export function rankTop(
     if (top.length > limit) top.pop();
   };
   for (const [at, index] of indexes.entries()) {
-    const exact = new Set(index.named(query.name));
-    const found = new Set<number>();
+    // The skills named as the query (most indexes have none: no set made for them, at every search).
+    const exact = index.named(query.name) ?? [];
+    const found: number[] = [];
     const termIds = ranked.termIds[at];
     index.postings.eachScored(
       ranked.terms,
       ranked.averageLength,
       (id, score) => {
-        const exactName = exact.has(id);
-        if (exactName) found.add(id);
+        const exactName = exact.length > 0 && exact.includes(id);
+        if (exactName) found.push(id);
         // Most skills rank below the last kept: no object for them.
         const last = top[limit - 1];
         if (
@@ -198,7 +199,7 @@ export function rankTop(
       termIds,
     );
     // A name of function words alone matches no term, and is still the skill's name.
-    for (const id of exact) if (!found.has(id)) offer({ index, id, score: 0, exactName: true });
+    for (const id of exact) if (!found.includes(id)) offer({ index, id, score: 0, exactName: true });
   }
   const hits = top.map(
     ({ index, id, score, exactName }): SearchHit => ({
