@@ -46,16 +46,7 @@ export class Ascending {
 
   /** The block holding place `at`. */
   #blockOf(at: number): number {
-    const first = this.first;
-    if (first === undefined) return at >>> this.shift;
-    let low = 0;
-    let high = first.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (first[middle]! <= at) low = middle + 1;
-      else high = middle;
-    }
-    return low - 1;
+    return this.first === undefined ? at >>> this.shift : after(this.first, at, 0, this.first.length) - 1;
   }
 
   /** Where block `block` starts. */
@@ -70,26 +61,13 @@ export class Ascending {
   /** Where `value` is (-1: not held), by bisection of the blocks' bases and then of the block's offsets. */
   indexOf(value: number): number {
     const { base, low } = this;
-    let lowBlock = 0;
-    let highBlock = base.length;
-    while (lowBlock < highBlock) {
-      const middle = (lowBlock + highBlock) >>> 1;
-      if (base[middle]! <= value) lowBlock = middle + 1;
-      else highBlock = middle;
-    }
-    if (lowBlock === 0) return -1;
-    const block = lowBlock - 1;
+    const block = after(base, value, 0, base.length) - 1;
+    if (block < 0 || value - base[block]! > 0xffff) return -1;
     const offset = value - base[block]!;
-    if (offset > 0xffff) return -1;
-    let from = this.#start(block);
-    let to = block + 1 < base.length ? this.#start(block + 1) : low.length;
-    const end = to;
-    while (from < to) {
-      const middle = (from + to) >>> 1;
-      if (low[middle]! < offset) from = middle + 1;
-      else to = middle;
-    }
-    return from < end && low[from] === offset ? from : -1;
+    const end = block + 1 < base.length ? this.#start(block + 1) : low.length;
+    // The first offset of the block not below `offset`.
+    const at = after(low, offset - 1, this.#start(block), end);
+    return at < end && low[at] === offset ? at : -1;
   }
 
   toArray(): Uint32Array {
@@ -100,4 +78,16 @@ export class Ascending {
     }
     return values;
   }
+}
+
+/** The first place in `values[from, to)` (ascending) whose value is past `value`: `to` when none is. */
+function after(values: Uint32Array | Uint16Array, value: number, from: number, to: number): number {
+  let low = from;
+  let high = to;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (values[middle]! <= value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
