@@ -32,6 +32,8 @@ export interface ListedPage {
 export interface PageText {
   readonly entries: Buffer;
   readonly meta: Buffer;
+  /** The next page's cursor (none on the last page). */
+  readonly nextCursor?: string;
 }
 
 /** Bytes of listing pages kept as text by one owner, all visibilities and catalog states together. */
@@ -207,7 +209,9 @@ const utf8 = (text: string) => Buffer.from(text, 'utf8');
 
 /** A page's text: its JSON members, each set without the braces around it. */
 function pageText({ _meta, ...page }: ListedPage): PageText {
-  return { entries: utf8(JSON.stringify(page).slice(1, -1)), meta: utf8(JSON.stringify(_meta).slice(1, -1)) };
+  const entries = utf8(JSON.stringify(page).slice(1, -1));
+  const meta = utf8(JSON.stringify(_meta).slice(1, -1));
+  return page.nextCursor === undefined ? { entries, meta } : { entries, meta, nextCursor: page.nextCursor };
 }
 
 /** The listing page of `listed` starting at `start`: its entries, its cursor, its namespaces' records. Frozen. */

@@ -13,19 +13,19 @@ export interface Warming {
 }
 
 /**
- * Every page of `serving`'s listing, cut (each is kept: serving.ts), and written as text from the first while the
- * texts fit in half of what the owner keeps (PAGE_TEXT_BYTES): a first listing answers as fast as a later one.
+ * The pages of `serving`'s listing written as text from the first while the texts fit in half of what the owner keeps
+ * (PAGE_TEXT_BYTES): a first listing answers as fast as a later one. Texts written already are taken as they are, so
+ * a listing made ready again (a swap that lists the same namespaces) costs nothing; nothing is kept of a page past
+ * them (each request cuts its own: serving.ts).
  */
-function cutPages(serving: ServingState): void {
+function writePages(serving: ServingState): void {
   let written = 0;
   let cursor: string | undefined;
   do {
-    if (written < PAGE_TEXT_BYTES / 2) {
-      const { entries, meta } = serving.listingText(cursor);
-      written += entries.byteLength + meta.byteLength;
-    }
-    cursor = serving.listing(cursor).nextCursor;
-  } while (cursor !== undefined);
+    const text = serving.listingText(cursor);
+    written += text.entries.byteLength + text.meta.byteLength;
+    cursor = text.nextCursor;
+  } while (cursor !== undefined && written < PAGE_TEXT_BYTES / 2);
 }
 
 /**
@@ -49,8 +49,8 @@ export function warmCatalog(
   let listedAt: CatalogState | undefined;
   const listing = () => {
     if (waiting.size > 0 || !settled() || listedAt === catalog.state) return;
-    // The listing every caller who sees all sources answers from (URI order, prompt names), its pages cut.
-    cutPages(serving.at(EVERY_SOURCE));
+    // The listing every caller who sees all sources answers from (URI order), its first pages written.
+    writePages(serving.at(EVERY_SOURCE));
     listedAt = catalog.state;
   };
   const warm = async (ns: Namespace) => {

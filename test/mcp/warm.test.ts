@@ -55,12 +55,12 @@ describe('warming the catalog', () => {
     }
   });
 
-  it('cuts every page of the listing once the last namespace is ready and no more are coming, before any caller asks', async () => {
+  it("writes the listing's pages as text once the last namespace is ready and no more are coming, before any caller asks", async () => {
     const one = namespaceWaiting('one');
     const two = namespaceWaiting('two');
     const catalog = createCatalog(served(one.ns, two.ns));
     const owner = createServingOwner(catalog, { pageSize: 1 });
-    // What warming asks of the listing, recorded: the pages cut, and the pages written as text.
+    // What warming asks of the listing, recorded: pages cut (none: each request cuts its own), pages written as text.
     const asked: Array<string | undefined> = [];
     const written: Array<string | undefined> = [];
     const recording: ServingOwner = {
@@ -90,12 +90,20 @@ describe('warming the catalog', () => {
       settled = true;
       expect(warming.pending()).toEqual([]);
       const first = owner.at(EVERY_SOURCE).listing(undefined);
-      expect(asked).toEqual([undefined, first.nextCursor]);
-      // Every page is written as text too: a first listing answers from bytes, as a later one does.
-      expect(written).toEqual([undefined, first.nextCursor]);
-      // Asked again with nothing swapped in: nothing is cut or written again.
+      // Every page is written as text (the texts fit): a first listing answers from bytes, as a later one does.
+      expect([asked, written]).toEqual([[], [undefined, first.nextCursor]]);
+      const text = owner.at(EVERY_SOURCE).listingText(undefined);
+      // Asked again with nothing swapped in: nothing is written again.
       expect(warming.pending()).toEqual([]);
-      expect([asked.length, written.length]).toEqual([2, 2]);
+      expect(written.length).toBe(2);
+      // A swap that lists the same namespaces: the listing is made ready again from the texts kept.
+      catalog.swap({
+        ...served(one.ns, two.ns),
+        failures: [{ id: 'gone', reason: 'source-fetch-failed', detail: 'x' }],
+      });
+      expect(warming.pending()).toEqual([]);
+      expect(written.length).toBe(4);
+      expect(owner.at(EVERY_SOURCE).listingText(undefined)).toBe(text);
       expect(first.skills.map((skill) => skill.uri.split('/')[2])).toEqual(['one']);
     } finally {
       warming.stop();
