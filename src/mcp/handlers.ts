@@ -255,8 +255,8 @@ function resultAnswer(result: Record<string, unknown>, id: string | number): Res
 
 /**
  * A lone 2026-07-28 tools/call of skill_search answered without a server: the search the tool runs, its result
- * written as the SDK writes it. A server costs more than the search at 100,000 skills: the SDK registers every
- * tool and converts their schemas for each request. `undefined` for any other request, arguments the tool does not
+ * written as the SDK writes it. A server per request registers every tool, and the SDK converts their schemas at
+ * each call: work a search does not need. `undefined` for any other request, arguments the tool does not
  * take, and an answer that is an error: the SDK's server answers those. test/mcp/adapter.test.ts holds every
  * answer to the server's own, byte for byte.
  */

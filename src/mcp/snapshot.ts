@@ -139,7 +139,8 @@ class SkillFiles implements ReadonlyMap<string, ServedFile> {
   }
 
   #at(relPath: string): number {
-    let [low, high] = [0, this.sorted.length];
+    let low = 0;
+    let high = this.sorted.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
       if (compareText(this.sorted[middle]!.relPath, relPath) < 0) low = middle + 1;

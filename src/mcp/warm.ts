@@ -31,8 +31,8 @@ function writePages(serving: ServingState): void {
 /**
  * Makes every listed namespace ready as soon as it is published: its snapshot (what listings answer from) and its
  * search index (read from dataDir, or built yielding the thread); then, once every namespace is and `settled` says
- * no more are coming (the sources' first syncs are done), the full listing: its view and its pages. Until then it is
- * pending, so readiness means listings and searches answer at full speed. The listing is not made for each source
+ * no more are coming (the sources' first syncs are done), the full listing: its view and its first pages' texts.
+ * Until then it is pending, so readiness means listings and searches answer at full speed. The listing is not made for each source
  * that lands at a start: a thousand sources would build it a thousand times, growing. Nothing is made before
  * `after` resolves (a stdio host's first answer: a listing asked before then makes its own pages).
  */
