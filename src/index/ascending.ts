@@ -1,6 +1,7 @@
 /**
- * An ascending array of unsigned 32-bit integers held in 2 bytes a value and 8 a block: a block is its first value
- * (its base), where it starts, and each of its values' 16-bit offset from the base. A block holds `2^shift` values
+ * An ascending array of unsigned 32-bit integers held in 2 bytes a value and 4 or 8 a block: a block is its first
+ * value (its base), where it starts (kept only where some block ends early), and each of its values' 16-bit offset
+ * from the base. A block holds `2^shift` values
  * at most, fewer where the next value is 65,536 or more past its base (a new block starts there). A search index holds
  * two such arrays: where each term's postings start (blocks of 256 terms, which hold fewer than 65,536 pairs in an
  * index of 256 skills or fewer), and its terms' lexicon ids (blocks of 64, ended early at a gap: a table's terms
