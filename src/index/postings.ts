@@ -221,7 +221,7 @@ export class Postings {
       this.#places[pair >>> 1]! |= places[pair]! << ((pair & 1) << 2);
   }
 
-  /** The places of each pair, 4 bits each (PLACE's), two pairs a byte: 1,000 indexes of 100 skills hold 60 million
+  /** The places of each pair, 4 bits each (PLACE's), two pairs a byte: 1,000 indexes of 100 skills hold 54.5 million
    * pairs. */
   readonly #places: Uint8Array;
   readonly #pairs: number;
