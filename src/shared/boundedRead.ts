@@ -26,13 +26,19 @@ const FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 /** What is read at a time once a file passes the size fstat gave (it grew, or says 0 like /proc). */
 const CHUNK_BYTES = 64 * 1024;
 
-/** Reads `read` to its end in chunks, never more than `max + 1` bytes in all: the first chunk is `size + 1`. */
+/**
+ * Reads `read` to its end in chunks, never more than `max + 1` bytes in all: the first chunk is `size + 1`. A read
+ * that returns less than it asked for, once `size` bytes (more than none) are in, is the end: no further read (and
+ * no buffer for it) is needed to find it. A file whose size says 0 is read until a read returns nothing.
+ */
 function* chunks(size: number, max: number): Generator<number, void, number> {
   let total = 0;
   for (let want = Math.min(size, max) + 1; total <= max; want = CHUNK_BYTES) {
-    const n = yield Math.min(want, max + 1 - total);
+    const asked = Math.min(want, max + 1 - total);
+    const n = yield asked;
     if (n === 0) return;
     total += n;
+    if (n < asked && size > 0 && total >= size) return;
   }
 }
 
@@ -44,7 +50,8 @@ function check(file: string, max: number, stat: { isFile(): boolean; size: numbe
 
 /** The bytes read; refused when they pass `max` (then `max + 1` were read, no more). */
 function bytesOf(file: string, max: number, parts: Buffer[]): Buffer {
-  const bytes = Buffer.concat(parts);
+  // One read is the common case: its buffer as it is, not a copy.
+  const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
   if (bytes.length > max) throw new FileRefusedError(file, max, bytes.length);
   return bytes;
 }
