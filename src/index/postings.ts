@@ -1,5 +1,6 @@
 import { type Lexicon, PROCESS_TERMS, type TermPool } from './lexicon.ts';
 import { Ascending } from './ascending.ts';
+import { FRESH, type Scratch } from './scratch.ts';
 import { TermTable } from './termTable.ts';
 
 /**
@@ -392,11 +393,18 @@ export const keyIds = (lexicon: Lexicon, keys: readonly Buffer[]): KeyIds => ({
  * `starts`, `ids` and `places` with their terms in another order: term `k` of the result is term `order[k]` of
  * these (a search file holds terms in their bytes' order, an index in memory in its lexicon's: searchFile.ts).
  */
-export function reordered(starts: Uint32Array, ids: SkillIds, places: Uint8Array, order: Uint32Array) {
+export function reordered(
+  starts: Uint32Array,
+  ids: SkillIds,
+  places: Uint8Array,
+  order: Uint32Array,
+  /** Where the starts and places are made (Postings keeps them in other forms); the ids are made on their own. */
+  scratch: Scratch = FRESH,
+) {
   const to = {
-    starts: new Uint32Array(starts.length),
+    starts: scratch.take(Uint32Array, starts.length),
     ids: new (ids.constructor as new (length: number) => SkillIds)(ids.length),
-    places: new Uint8Array(places.length),
+    places: scratch.take(Uint8Array, places.length),
   };
   // Element by element: a term holds a few pairs (3 on average at 100 skills), too few for a subarray each.
   let at = 0;

@@ -1,4 +1,5 @@
 import { PLACE, Postings, reordered, type SkillIds } from './postings.ts';
+import { FRESH, Scratch, type TypedArrayKind } from './scratch.ts';
 import { TermTable } from './termTable.ts';
 import type { SearchData } from './searchBuild.ts';
 
@@ -73,14 +74,24 @@ export function encodeSearch(commit: string, builtFrom: string, data: SearchData
   ]);
 }
 
-/** Reads a typed array of `count` items at `at` (a copy: the file's buffer need not be aligned). */
-function take<T>(
+/**
+ * What a load works in: at 1,000 indexes of 100 skills the largest takes about 1 MiB. One whose arrays pass 16 MiB
+ * makes them on its own.
+ */
+const LOAD_SCRATCH = new Scratch(16 * 1024 * 1024);
+
+/**
+ * Reads a typed array of `count` items at `at` (a copy: the file's buffer need not be aligned), into `scratch`
+ * unless the array is kept.
+ */
+function take<T extends ArrayBufferView & { fill(value: number): T }>(
   bytes: Buffer,
   at: number,
   count: number,
-  Kind: { BYTES_PER_ELEMENT: number; new (n: number): T & ArrayBufferView },
+  Kind: TypedArrayKind<T>,
+  scratch: Scratch = FRESH,
 ) {
-  const array = new Kind(count);
+  const array = scratch.take(Kind, count);
   bytesOf(array).set(bytes.subarray(at, at + count * Kind.BYTES_PER_ELEMENT));
   return { array, end: at + count * Kind.BYTES_PER_ELEMENT };
 }
@@ -136,19 +147,23 @@ export function decodeSearch(bytes: Buffer): { header: SearchHeader; data: Searc
   const size =
     read.at + (header.terms + 1 + header.skills) * 4 + header.pairs * (idBytes + 1) + header.termBytes;
   if (size !== bytes.length) return undefined;
-  const starts = take(bytes, read.at, header.terms + 1, Uint32Array);
+  // Only the lengths and the ids put in order are kept: the rest is worked in the scratch (a decode runs to its end
+  // at once, so one serves every load).
+  const scratch = LOAD_SCRATCH;
+  scratch.reset();
+  const starts = take(bytes, read.at, header.terms + 1, Uint32Array, scratch);
   const lengths = take(bytes, starts.end, header.skills, Uint32Array);
   const ids = header.wide
-    ? take(bytes, lengths.end, header.pairs, Uint32Array)
-    : take(bytes, lengths.end, header.pairs, Uint16Array);
-  const places = take(bytes, ids.end, header.pairs, Uint8Array);
+    ? take(bytes, lengths.end, header.pairs, Uint32Array, scratch)
+    : take(bytes, lengths.end, header.pairs, Uint16Array, scratch);
+  const places = take(bytes, ids.end, header.pairs, Uint8Array, scratch);
   if (!consistent(header, starts.array, ids.array, places.array, lengths.array)) return undefined;
-  const terms = TermTable.read(bytes.subarray(places.end));
+  const terms = TermTable.read(bytes.subarray(places.end), undefined, scratch);
   if (terms?.table.size !== header.terms) return undefined;
   // Held in the fewest bytes that hold them (1 for at most 256 skills): the file's are 2 or 4.
   let skillIds: SkillIds = ids.array;
-  if (header.skills <= 0x100) (skillIds = new Uint8Array(header.pairs)).set(ids.array);
-  const inMemory = reordered(starts.array, skillIds, places.array, terms.order);
+  if (header.skills <= 0x100) (skillIds = scratch.take(Uint8Array, header.pairs)).set(ids.array);
+  const inMemory = reordered(starts.array, skillIds, places.array, terms.order, scratch);
   const postings = new Postings(terms.table, inMemory.starts, inMemory.ids, inMemory.places, lengths.array);
   return { header, data: { postings, unread: header.unread, cut: header.cut } };
 }

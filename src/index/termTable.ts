@@ -1,5 +1,6 @@
 import { Ascending } from './ascending.ts';
 import { compareBytes, type Interned, type Lexicon, PROCESS_TERMS, type TermPool } from './lexicon.ts';
+import { FRESH, type Scratch } from './scratch.ts';
 
 /**
  * An index's distinct terms, as ids of the process's lexicon (lexicon.ts), ascending: a term's id here is its place
@@ -40,15 +41,18 @@ export class TermTable implements Interned {
   /**
    * The table of the terms `bytes` hold (joined by `\n`, ascending by their bytes, as a search file holds them;
    * interned in `pool`) and `order[id]`, the place in `bytes` of its term `id`; or undefined unless they are distinct
-   * non-empty terms, ascending.
+   * non-empty terms, ascending. What it works in, `order` too, is taken from `scratch` (valid until its next reset).
    */
   static read(
     bytes: Buffer,
     pool: TermPool = PROCESS_TERMS,
+    scratch: Scratch = FRESH,
   ): { table: TermTable; order: Uint32Array } | undefined {
-    const ends: number[] = [];
-    for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) ends.push(at);
-    if (bytes.length > 0) ends.push(bytes.length);
+    let count = bytes.length > 0 ? 1 : 0;
+    for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) count++;
+    const ends = scratch.take(Uint32Array, count);
+    for (let id = 0, at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) ends[id++] = at;
+    if (count > 0) ends[count - 1] = bytes.length;
     // No empty term, and each after the one before it (so a file's terms are distinct).
     for (let id = 0, start = 0; id < ends.length; start = ends[id++]! + 1)
       if (
@@ -57,21 +61,22 @@ export class TermTable implements Interned {
       )
         return undefined;
     const lexicon = pool.lexiconFor(ends.length);
-    const interned = new Uint32Array(ends.length);
+    const interned = scratch.take(Uint32Array, ends.length);
     for (let id = 0, start = 0; id < ends.length; start = ends[id++]! + 1)
       interned[id] = lexicon.intern(bytes, start, ends[id]);
-    return TermTable.#held(pool, lexicon, interned);
+    return TermTable.#held(pool, lexicon, interned, scratch);
   }
 
   /** The table of the lexicon ids `interned` (distinct), and where each of its terms was in `interned`. */
-  static #held(pool: TermPool, lexicon: Lexicon, interned: Uint32Array) {
+  static #held(pool: TermPool, lexicon: Lexicon, interned: Uint32Array, scratch: Scratch = FRESH) {
     // Sorted as numbers (no comparator called): a term's lexicon id, then its place (below 2^21: MAX_INDEX_TERMS).
     // Loops, not TypedArray.from with a function (which iterates generically: most of a load's time).
-    const keyed = new Float64Array(interned.length);
+    const keyed = scratch.take(Float64Array, interned.length);
     for (let at = 0; at < interned.length; at++) keyed[at] = interned[at]! * PLACES + at;
     keyed.sort();
-    const order = new Uint32Array(interned.length);
-    const ids = new Uint32Array(interned.length);
+    const order = scratch.take(Uint32Array, interned.length);
+    // The table holds them in blocks (Ascending.of copies them).
+    const ids = scratch.take(Uint32Array, interned.length);
     for (let at = 0; at < keyed.length; at++) {
       order[at] = keyed[at]! % PLACES;
       ids[at] = interned[order[at]!]!;
