@@ -3,3 +3,4 @@ export * from './store.ts';
 export * from './types.ts';
 export * from './diff.ts';
 export * from './digest.ts';
+export * from './packed.ts';

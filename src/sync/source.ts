@@ -36,6 +36,7 @@ import {
   indexStore,
   keepServed,
   newIndexCache,
+  packFiles,
   skillMdBodies,
   type CommitIndex,
   type IndexOptions,
@@ -380,7 +381,8 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: Repos
     const { commit } = target;
     const opts = await options();
     const stored = await indexes.load(commit, opts);
-    if (stored !== undefined) return stored;
+    // Held as the process holds an index (packed.ts): what serving keeps of its files is most of what it keeps.
+    if (stored !== undefined) return packFiles(stored);
     const repo = await opened();
     const keys = await keyring();
     const signer = keys === undefined ? undefined : await verifyTarget(repo, target, keys);
@@ -397,7 +399,7 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: Repos
     keepServed(cache, built);
     const index = signer === undefined ? built : { ...built, signer };
     await indexes.save(index, opts);
-    return index;
+    return packFiles(index);
   };
   return indexer;
 }

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { openLocalRepository, readBlob, walkCommit } from '../../src/git/index.ts';
+import { type CommitIndex, type IndexedFile, indexCommit, packFiles } from '../../src/index/index.ts';
+import { fixture } from '../helpers/fixtures.ts';
+
+const catalog = fixture('catalog');
+
+async function built(): Promise<CommitIndex> {
+  const repo = await openLocalRepository(catalog.gitdir);
+  const tree = await walkCommit(repo, catalog.commits['c2']!);
+  return indexCommit({ ...tree, paths: ['skills'], readBlob: (id) => readBlob(repo, id) });
+}
+
+/** Every file's facts as plain objects, skill by skill. */
+const facts = (index: CommitIndex) =>
+  index.skills.map((skill) =>
+    skill.files.map(({ path, relPath, blob, size, digest }: IndexedFile) => ({
+      path,
+      relPath,
+      blob,
+      size,
+      digest,
+    })),
+  );
+
+const copy = (index: CommitIndex) => JSON.parse(JSON.stringify(index)) as CommitIndex;
+
+describe('packFiles', () => {
+  it('holds every file packed, reads each fact as before, and writes the same JSON', async () => {
+    const plain = await built();
+    const files = plain.skills.reduce((sum, skill) => sum + skill.files.length, 0);
+    expect(files).toBeGreaterThan(5);
+    const index = packFiles(copy(plain));
+    expect(facts(index)).toEqual(facts(plain));
+    // Packed: a file holds its path in its skill and its size of its own, the rest as bytes of the commit.
+    for (const skill of index.skills)
+      for (const file of skill.files) expect(Object.keys(file)).toEqual(['relPath', 'size']);
+    expect(JSON.stringify(index)).toBe(JSON.stringify(plain));
+    // A second call leaves what is packed as it is.
+    const before = index.skills.map((skill) => skill.files);
+    packFiles(index);
+    expect(index.skills.map((skill) => skill.files)).toEqual(before);
+    index.skills.forEach((skill, i) => expect(skill.files).toBe(before[i]));
+  });
+
+  it('keeps a skill with a file that is not as an index builds it as it is; the others are packed', async () => {
+    const plain = await built();
+    const [odd, bad, sha256] = [0, 1, 2].map(() => copy(plain));
+    // A path that is not its folder's and its path there, a digest in capitals, a blob id of another length.
+    odd!.skills[0]!.files[0]!.path = `elsewhere/${odd!.skills[0]!.files[0]!.relPath}`;
+    bad!.skills[0]!.files[0]!.digest = bad!.skills[0]!.files[0]!.digest.toUpperCase();
+    for (const index of [odd!, bad!]) {
+      const kept = index.skills[0]!.files;
+      packFiles(index);
+      expect(index.skills[0]!.files).toBe(kept);
+      expect(Object.keys(index.skills[1]!.files[0]!)).toEqual(['relPath', 'size']);
+    }
+    expect(odd!.skills[0]!.files[0]!.path).toBe(`elsewhere/${plain.skills[0]!.files[0]!.relPath}`);
+    // SHA-256 object names (64 hex digits) pack as well.
+    for (const skill of sha256!.skills)
+      for (const file of skill.files) file.blob = `${file.blob}${'0f'.repeat(12)}`;
+    const wide = facts(sha256!);
+    packFiles(sha256!);
+    expect(facts(sha256!)).toEqual(wide);
+    expect(sha256!.skills[0]!.files[0]!.blob).toHaveLength(64);
+  });
+});
