@@ -7,9 +7,10 @@ export interface TypedArrayKind<T> {
 
 /**
  * Typed arrays a synchronous decode works in and drops, cut from one buffer it keeps between decodes (reset at the
- * start of each): a search file's load made and dropped about ten arrays the size of its postings, and the process's
- * allocator kept what they had held (a warm restart of 1,000 indexes of 100 skills: 100 MiB more RSS than with every
- * such buffer mapped and unmapped on its own). An array past `keep` bytes is made on its own, not kept.
+ * start of each): a search file's load made and dropped about ten arrays the size of its postings, each a malloc of
+ * its own between the ones kept. (A warm restart of 1,000 indexes of 100 skills, glibc told to map every buffer of
+ * 32 KiB or more on its own, had 50 to 100 MiB less RSS at ready: what such short-lived buffers left behind. This
+ * scratch alone moved RSS within the runs' spread, 605 to 614 MiB.) An array past `keep` bytes is made on its own.
  */
 export class Scratch {
   #buffer = new ArrayBuffer(0);
