@@ -1,4 +1,5 @@
 import { join } from '../skills/index.ts';
+import type { Frontmatter, Declaration } from '../skills/index.ts';
 import type { CommitIndex, IndexedFile, IndexedSkill } from './types.ts';
 
 /** A file's digest: `sha256:` and 64 lowercase hex digits. */
@@ -7,24 +8,44 @@ const DIGEST_PREFIX = 'sha256:';
 /** A blob id: a SHA-1 or a SHA-256 object name. */
 const BLOB = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
-/** The blob ids and digests of one commit's files as bytes: each file's blob id, then its digest's 32 bytes. */
+/** The facts of one commit's packed files: each file's blob id then its digest's 32 bytes, and its size. */
 class FileFacts {
+  readonly bytes: Buffer;
+  readonly sizes: Uint32Array;
+  /** Bytes of one file's blob id and digest. */
+  readonly stride: number;
+
   constructor(
-    readonly bytes: Buffer,
+    count: number,
     /** Bytes of a blob id: 20 (SHA-1) or 32 (SHA-256), the same for every file of a commit. */
     readonly blobBytes: number,
-  ) {}
+  ) {
+    this.stride = blobBytes + 32;
+    this.bytes = Buffer.alloc(count * this.stride);
+    this.sizes = new Uint32Array(count);
+  }
 
-  /** Bytes of one file's facts. */
-  get stride(): number {
-    return this.blobBytes + 32;
+  set(at: number, file: IndexedFile): void {
+    const start = at * this.stride;
+    this.bytes.write(file.blob, start, 'hex');
+    this.bytes.write(file.digest.slice(DIGEST_PREFIX.length), start + this.blobBytes, 'hex');
+    this.sizes[at] = file.size;
+  }
+
+  blob(at: number): string {
+    const start = at * this.stride;
+    return this.bytes.toString('hex', start, start + this.blobBytes);
+  }
+
+  digest(at: number): string {
+    const start = at * this.stride + this.blobBytes;
+    return DIGEST_PREFIX + this.bytes.toString('hex', start, start + 32);
   }
 }
 
 /**
- * One served file of an index as the process holds it: its path in its skill and its size as they are, its blob id
- * and digest as bytes of its commit's table (hex when asked for), its path in the repository made from its skill's
- * folder. Its JSON is the plain object's, key for key, so an index file written from it reads back the same.
+ * One file of a packed skill, as its `files` makes it when asked for: its facts read from its commit's table (hex
+ * when asked for), its path in the repository made from its skill's folder. Its JSON is the plain object's.
  */
 class PackedFile implements IndexedFile {
   readonly #facts: FileFacts;
@@ -33,7 +54,6 @@ class PackedFile implements IndexedFile {
 
   constructor(
     readonly relPath: string,
-    readonly size: number,
     facts: FileFacts,
     at: number,
     dir: string,
@@ -48,13 +68,15 @@ class PackedFile implements IndexedFile {
   }
 
   get blob(): string {
-    const start = this.#at * this.#facts.stride;
-    return this.#facts.bytes.toString('hex', start, start + this.#facts.blobBytes);
+    return this.#facts.blob(this.#at);
+  }
+
+  get size(): number {
+    return this.#facts.sizes[this.#at]!;
   }
 
   get digest(): string {
-    const start = this.#at * this.#facts.stride + this.#facts.blobBytes;
-    return DIGEST_PREFIX + this.#facts.bytes.toString('hex', start, start + 32);
+    return this.#facts.digest(this.#at);
   }
 
   toJSON(): IndexedFile {
@@ -64,52 +86,91 @@ class PackedFile implements IndexedFile {
 }
 
 /**
- * Whether the files of `skill` are to be packed: not yet, and every one can be (its path its folder's and its own,
- * its facts hex).
+ * A skill of an index as the process holds it: its files' paths in the skill, and where their facts start in its
+ * commit's table; `files` makes them when asked for (each call anew: sorted by path, as an index holds them). Its
+ * JSON is the plain object's, key for key, so an index file written from it reads back the same.
  */
+class PackedSkill implements IndexedSkill {
+  readonly name: string;
+  readonly dir: string;
+  readonly servedDir: string;
+  readonly frontmatter: Frontmatter;
+  readonly bytes: number;
+  declare readonly declaration?: Declaration;
+  readonly #relPaths: readonly string[];
+  readonly #facts: FileFacts;
+  readonly #first: number;
+
+  constructor(skill: IndexedSkill, relPaths: readonly string[], facts: FileFacts, first: number) {
+    // Its name is its frontmatter's string, its served folder its folder's, where they are equal.
+    this.name = skill.frontmatter['name'] === skill.name ? (skill.frontmatter['name'] as string) : skill.name;
+    this.dir = skill.dir;
+    this.servedDir = skill.servedDir === skill.dir ? skill.dir : skill.servedDir;
+    this.frontmatter = skill.frontmatter;
+    this.bytes = skill.bytes;
+    if (skill.declaration !== undefined) this.declaration = skill.declaration;
+    this.#relPaths = relPaths;
+    this.#facts = facts;
+    this.#first = first;
+  }
+
+  get files(): IndexedFile[] {
+    return this.#relPaths.map(
+      (relPath, i) => new PackedFile(relPath, this.#facts, this.#first + i, this.dir),
+    );
+  }
+
+  toJSON(): IndexedSkill {
+    const { name, dir, servedDir, frontmatter, files, bytes, declaration } = this;
+    return { name, dir, servedDir, frontmatter, files, bytes, declaration };
+  }
+}
+
+/** Whether `skill` is to be packed: not yet, and every file can be (its path its folder's and its own, facts hex). */
 function packable(skill: IndexedSkill, blobHex: number): boolean {
   return (
-    !(skill.files[0] instanceof PackedFile) &&
+    !(skill instanceof PackedSkill) &&
     skill.files.every(
       (file) =>
         file.path === join(skill.dir, file.relPath) &&
         file.blob.length === blobHex &&
         BLOB.test(file.blob) &&
-        DIGEST.test(file.digest),
+        DIGEST.test(file.digest) &&
+        Number.isInteger(file.size) &&
+        file.size >= 0 &&
+        file.size <= 0xffff_ffff,
     )
   );
 }
 
 /**
- * Makes `index` hold its files in fewer bytes, in place (a skill packed already is left as it is): each file's blob id and
- * digest as bytes in one buffer for the commit, its path in the repository made from its skill's folder when asked
- * for, paths in skills that repeat held once; a skill's served folder is its folder's string where they are equal, its
- * name its frontmatter's. Every file reads as before (`IndexedFile`). A file as the plain object held its path, path
- * in its skill, blob id and digest as strings of their own: about 300 bytes, 84 MiB of a warm restart's heap at
- * 1,000 indexes of 100 real-shaped skills (293,477 files); packed about 130. A skill with any file that is not as an
- * index builds it (a path elsewhere, facts that are not hex) keeps its files as they are.
+ * Makes `index` hold its skills' files in fewer bytes, in place (a skill packed already is left as it is): each
+ * file's blob id, digest and size in one table for the commit, its path in its skill held once for the commit
+ * (repeated paths are one string), its path in the repository made from its skill's folder when asked for; a skill's
+ * served folder is its folder's string where they are equal, its name its frontmatter's. Every skill and file reads
+ * as before (`IndexedSkill`, `IndexedFile`). A file held as the plain object (its path, path in its skill, blob id and
+ * digest as strings of their own) took about 300 bytes: 84 MiB of a warm restart's heap at 1,000 indexes of 100
+ * real-shaped skills (293,477 files). A skill with any file that is not as an index builds it (a path elsewhere,
+ * facts that are not hex) is left as it is.
  */
 export function packFiles(index: CommitIndex): CommitIndex {
   const first = index.skills.find((skill) => skill.files.length > 0)?.files[0];
   const blobHex = first?.blob.length === 64 ? 64 : 40;
-  const skills = index.skills.filter((skill) => packable(skill, blobHex));
-  const count = skills.reduce((sum, skill) => sum + skill.files.length, 0);
-  const facts = new FileFacts(Buffer.alloc(count * (blobHex / 2 + 32)), blobHex / 2);
+  const packing = index.skills.map((skill) => packable(skill, blobHex));
+  const count = index.skills.reduce((sum, skill, i) => sum + (packing[i] ? skill.files.length : 0), 0);
+  const facts = new FileFacts(count, blobHex / 2);
   const paths = new Map<string, string>();
   let at = 0;
-  for (const skill of skills) {
-    skill.files = skill.files.map((file) => {
-      const start = at * facts.stride;
-      facts.bytes.write(file.blob, start, 'hex');
-      facts.bytes.write(file.digest.slice(DIGEST_PREFIX.length), start + facts.blobBytes, 'hex');
+  index.skills.forEach((skill, i) => {
+    if (!packing[i]) return;
+    const start = at;
+    const relPaths = skill.files.map((file) => {
+      facts.set(at++, file);
       let relPath = paths.get(file.relPath);
       if (relPath === undefined) paths.set(file.relPath, (relPath = file.relPath));
-      return new PackedFile(relPath, file.size, facts, at++, skill.dir);
+      return relPath;
     });
-  }
-  for (const skill of index.skills) {
-    if (skill.servedDir === skill.dir) skill.servedDir = skill.dir;
-    if (skill.frontmatter['name'] === skill.name) skill.name = skill.frontmatter['name'] as string;
-  }
+    index.skills[i] = new PackedSkill(skill, relPaths, facts, start);
+  });
   return index;
 }

@@ -187,7 +187,6 @@ class SkillFiles implements ReadonlyMap<string, ServedFile> {
 /** A served skill: what it answers with is made from its indexed skill when asked for. */
 class Skilled implements ServedSkill {
   readonly digest: string;
-  readonly #sorted: readonly IndexedFile[];
   constructor(
     readonly ns: Namespace,
     readonly namespace: NamespaceRecord,
@@ -195,7 +194,6 @@ class Skilled implements ServedSkill {
     readonly uri: string,
   ) {
     this.digest = skillDigest(skill);
-    this.#sorted = sortedByPath(skill.files);
     // Every entry hands it out as it is: frozen once, here.
     deepFreeze(skill.frontmatter);
   }
@@ -206,6 +204,11 @@ class Skilled implements ServedSkill {
 
   get meta(): Meta {
     return Object.freeze({ ...this.namespace.provenance, ...ownMeta(this.skill, this.digest, true) });
+  }
+
+  /** Its files sorted by path: an index's skill makes them when asked for (index/packed.ts), so none is kept here. */
+  get #sorted(): readonly IndexedFile[] {
+    return sortedByPath(this.skill.files);
   }
 
   get files(): ReadonlyMap<string, ServedFile> {

@@ -32,15 +32,19 @@ describe('packFiles', () => {
     expect(files).toBeGreaterThan(5);
     const index = packFiles(copy(plain));
     expect(facts(index)).toEqual(facts(plain));
-    // Packed: a file holds its path in its skill and its size of its own, the rest as bytes of the commit.
-    for (const skill of index.skills)
-      for (const file of skill.files) expect(Object.keys(file)).toEqual(['relPath', 'size']);
+    // Packed: a skill holds no file; each is made when asked for, holding its path in the skill, the rest read
+    // from the commit's table.
+    for (const [i, skill] of index.skills.entries()) {
+      const declared = plain.skills[i]!.declaration === undefined ? [] : ['declaration'];
+      expect(Object.keys(skill)).toEqual(['name', 'dir', 'servedDir', 'frontmatter', 'bytes', ...declared]);
+      for (const file of skill.files) expect(Object.keys(file)).toEqual(['relPath']);
+    }
     expect(JSON.stringify(index)).toBe(JSON.stringify(plain));
     // A second call leaves what is packed as it is.
-    const before = index.skills.map((skill) => skill.files);
+    const before = [...index.skills];
     packFiles(index);
-    expect(index.skills.map((skill) => skill.files)).toEqual(before);
-    index.skills.forEach((skill, i) => expect(skill.files).toBe(before[i]));
+    expect(index.skills).toHaveLength(before.length);
+    for (const [i, skill] of index.skills.entries()) expect(skill).toBe(before[i]);
   });
 
   it('keeps a skill with a file that is not as an index builds it as it is; the others are packed', async () => {
@@ -50,10 +54,11 @@ describe('packFiles', () => {
     odd!.skills[0]!.files[0]!.path = `elsewhere/${odd!.skills[0]!.files[0]!.relPath}`;
     bad!.skills[0]!.files[0]!.digest = bad!.skills[0]!.files[0]!.digest.toUpperCase();
     for (const index of [odd!, bad!]) {
-      const kept = index.skills[0]!.files;
+      const kept = index.skills[0]!;
       packFiles(index);
-      expect(index.skills[0]!.files).toBe(kept);
-      expect(Object.keys(index.skills[1]!.files[0]!)).toEqual(['relPath', 'size']);
+      expect(index.skills[0]!).toBe(kept);
+      expect(Object.keys(index.skills[0]!.files[0]!)).toEqual(['path', 'relPath', 'blob', 'size', 'digest']);
+      expect(Object.keys(index.skills[1]!.files[0]!)).toEqual(['relPath']);
     }
     expect(odd!.skills[0]!.files[0]!.path).toBe(`elsewhere/${plain.skills[0]!.files[0]!.relPath}`);
     // SHA-256 object names (64 hex digits) pack as well.
