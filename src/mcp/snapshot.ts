@@ -10,7 +10,7 @@ import {
   type Namespace,
 } from '../catalog/index.ts';
 import { type IndexedFile, type IndexedSkill, signerMeta, skillDigest } from '../index/index.ts';
-import { basename, dirname, join } from '../skills/index.ts';
+import { basename, dirname, join, SKILL_MD } from '../skills/index.ts';
 import { compareText } from '../shared/text.ts';
 import { mimeTypeFor } from './mime.ts';
 
@@ -184,18 +184,22 @@ class SkillFiles implements ReadonlyMap<string, ServedFile> {
   }
 }
 
-/** A served skill: what it answers with is made from its indexed skill when asked for. */
+/** A served skill: what it answers with is made from its indexed skill when asked for, its URI too. */
 class Skilled implements ServedSkill {
   readonly digest: string;
   constructor(
     readonly ns: Namespace,
     readonly namespace: NamespaceRecord,
     readonly skill: IndexedSkill,
-    readonly uri: string,
   ) {
     this.digest = skillDigest(skill);
     // Every entry hands it out as it is: frozen once, here.
     deepFreeze(skill.frontmatter);
+  }
+
+  /** Its SKILL.md's URI, made when asked for (held, 100,000 took 15 MiB with the strings they were joined from). */
+  get uri(): string {
+    return skillMdUri(this.ns.source, this.ns.commit, this.skill.servedDir);
   }
 
   get description(): string {
@@ -277,15 +281,81 @@ function buildDirs(ns: Namespace, skills: readonly ServedSkill[]): Map<string, R
   return dirs;
 }
 
+/** `skills` sorted by URI (each URI made once, not at each comparison). */
+export function byUri<T extends { readonly uri: string }>(skills: readonly T[]): T[] {
+  const keyed = skills.map((served) => ({ uri: served.uri, served }));
+  keyed.sort((a, b) => compareText(a.uri, b.uri));
+  return keyed.map(({ served }) => served);
+}
+
+const SKILL_MD_TAIL = `/${SKILL_MD}`;
+
+/**
+ * A namespace's skills by the URI of their SKILL.md, held by their served folder as the URI encodes it (the folder's
+ * own string where nothing in it is encoded): the URIs are made when asked for.
+ */
+class SkillsByUri implements ReadonlyMap<string, ServedSkill> {
+  readonly #prefix: string;
+  readonly #byFolder = new Map<string, ServedSkill>();
+
+  constructor(
+    record: NamespaceRecord,
+    readonly ordered: readonly ServedSkill[],
+  ) {
+    this.#prefix = `${record.uri}/`;
+    for (const served of ordered) this.#byFolder.set(encodePath(served.skill.servedDir), served);
+  }
+
+  /** The skill served at `folder` (a decoded served path). */
+  at(folder: string): ServedSkill | undefined {
+    return this.#byFolder.get(encodePath(folder));
+  }
+
+  get(uri: string): ServedSkill | undefined {
+    if (!uri.startsWith(this.#prefix)) return undefined;
+    const path = uri.slice(this.#prefix.length);
+    if (path === SKILL_MD) return this.#byFolder.get('');
+    return path.endsWith(SKILL_MD_TAIL)
+      ? this.#byFolder.get(path.slice(0, -SKILL_MD_TAIL.length))
+      : undefined;
+  }
+
+  has(uri: string): boolean {
+    return this.get(uri) !== undefined;
+  }
+
+  get size(): number {
+    return this.ordered.length;
+  }
+
+  *entries(): MapIterator<[string, ServedSkill]> {
+    for (const served of this.ordered) yield [served.uri, served];
+  }
+
+  *keys(): MapIterator<string> {
+    for (const served of this.ordered) yield served.uri;
+  }
+
+  *values(): MapIterator<ServedSkill> {
+    yield* this.ordered;
+  }
+
+  [Symbol.iterator](): MapIterator<[string, ServedSkill]> {
+    return this.entries();
+  }
+
+  forEach(each: (value: ServedSkill, key: string, map: ReadonlyMap<string, ServedSkill>) => void): void {
+    for (const [key, value] of this.entries()) each(value, key, this);
+  }
+}
+
 /** Everything MCP answers about `ns` (serving.ts keeps it while a served catalog state holds `ns`). */
 export function buildSnapshot(ns: Namespace): Snapshot {
   let dirs: Map<string, Resource[]> | undefined;
   const record = recordOf(ns);
-  const inIndexOrder = ns.skills.map(
-    (skill) => new Skilled(ns, record, skill, skillMdUri(ns.source, ns.commit, skill.servedDir)),
-  );
-  const ordered = [...inIndexOrder].sort((a, b) => compareText(a.uri, b.uri));
-  const skills = new Map<string, ServedSkill>(ordered.map((served) => [served.uri, served]));
+  const inIndexOrder = ns.skills.map((skill) => new Skilled(ns, record, skill));
+  const ordered = byUri(inIndexOrder);
+  const skills = new SkillsByUri(record, ordered);
   return {
     ns,
     uri: record.uri,
@@ -297,7 +367,7 @@ export function buildSnapshot(ns: Namespace): Snapshot {
     // (a nested skill's file is listed by the skill around it too, under the same URI and facts).
     fileAt(path) {
       for (let dir = dirname(path); ; dir = dirname(dir)) {
-        const served = skills.get(skillMdUri(ns.source, ns.commit, dir));
+        const served = skills.at(dir);
         const file = served?.files.get(dir === '' ? path : path.slice(dir.length + 1));
         if (file !== undefined || dir === '') return file;
       }

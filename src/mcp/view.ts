@@ -1,7 +1,6 @@
 import type { Resource } from '@modelcontextprotocol/server';
 import type { Namespace } from '../catalog/index.ts';
-import { compareText } from '../shared/text.ts';
-import type { ServedSkill, Snapshot } from './snapshot.ts';
+import { byUri, type ServedSkill, type Snapshot } from './snapshot.ts';
 
 /** The listing one caller is served at one catalog state (serving.ts keeps it). */
 export interface CatalogView {
@@ -25,7 +24,7 @@ export function buildView(
   snapshotOf: (ns: Namespace) => Snapshot,
 ): CatalogView {
   const inConfigOrder = namespaces.flatMap((ns) => snapshotOf(ns).ordered);
-  const listed = [...inConfigOrder].sort((a, b) => compareText(a.uri, b.uri));
+  const listed = byUri(inConfigOrder);
   let named: Map<string, ServedSkill[]> | undefined;
   let prompts: Map<string, ServedSkill> | undefined;
   return {
