@@ -1,5 +1,6 @@
 import { type Lexicon, PROCESS_TERMS, type TermPool } from './lexicon.ts';
 import { Ascending } from './ascending.ts';
+import { Counts } from './counts.ts';
 import { FRESH, type Scratch } from './scratch.ts';
 import { TermTable } from './termTable.ts';
 
@@ -163,6 +164,11 @@ export class PostingsBuilder {
  * at most 256 skills, so 1,000 indexes of 100 skills hold 36 MiB of starts instead of 72.
  */
 const STARTS_BLOCK_SHIFT = 8;
+/**
+ * Terms of a block of an index's counts (counts.ts): a term's start adds up to 63 counts (a query looks up one a term
+ * an index), for 1 byte and 1/16 a term.
+ */
+const COUNTS_BLOCK_SHIFT = 6;
 
 /** Skill ids as an index of `skills` skills holds them: 1, 2 or 4 bytes each. */
 export type SkillIds = Uint8Array | Uint16Array | Uint32Array;
@@ -215,7 +221,7 @@ export class Postings {
     // Worked out here, as the index is built or loaded, not at a first search: over 1,000 indexes that search took
     // 444 ms against 35 for the next ones.
     markAbout(terms, starts, places);
-    this.#starts = Ascending.of(starts, STARTS_BLOCK_SHIFT);
+    this.#starts = Counts.of(starts, COUNTS_BLOCK_SHIFT) ?? Ascending.of(starts, STARTS_BLOCK_SHIFT);
     this.#pairs = places.length;
     this.#places = new Uint8Array((places.length + 1) >>> 1);
     for (let pair = 0; pair < places.length; pair++)
@@ -237,8 +243,9 @@ export class Postings {
     return Uint8Array.from({ length: this.#pairs }, (_, pair) => this.#placesAt(pair));
   }
 
-  /** Where each term's postings start (2 bytes a term where they fit: ascending.ts). */
-  readonly #starts: Ascending;
+  /** Where each term's postings start: a byte a term where no term's count passes 255 (counts.ts), else 2 bytes a
+   * term where they fit (ascending.ts). */
+  readonly #starts: Counts | Ascending;
 
   /** Where each term's postings start in `ids` and `places`, the last entry where the last term's end (a copy). */
   get starts(): Uint32Array {
@@ -278,7 +285,9 @@ export class Postings {
 
   /** How many skills hold the term of id `termId` (-1: none). */
   heldAt(termId: number): number {
-    return termId < 0 ? 0 : this.#start(termId + 1) - this.#start(termId);
+    if (termId < 0) return 0;
+    const starts = this.#starts;
+    return starts instanceof Counts ? starts.count(termId) : starts.at(termId + 1) - starts.at(termId);
   }
 
   /** Whether `term` (or its UTF-8 bytes) stands in some skill's name or description. */
@@ -347,8 +356,9 @@ export class Postings {
     for (const [at, { term, key, idf, about }] of terms.entries()) {
       const termId = termIds === undefined ? (this.terms.idOf(key ?? term) ?? -1) : termIds[at]!;
       if (termId < 0) continue;
-      const to = this.#start(termId + 1);
-      for (let pair = this.#start(termId); pair < to; pair++) {
+      const from = this.#start(termId);
+      const to = from + this.heldAt(termId);
+      for (let pair = from; pair < to; pair++) {
         const places = this.#placesAt(pair);
         if (about === true && (places & ABOUT) === 0) continue;
         const skill = ids[pair]!;

@@ -180,17 +180,18 @@ describe('postings', () => {
   });
 
   it('say how many bytes they take: postings, starts, lengths and the scratch of a ranking', () => {
-    // 2 terms, 3 postings, 2 skills: ids 3 x 1 byte, places 3 x 4 bits (2 bytes), starts 3 x 2 and a block's base
-    // 4, lengths 2 x 4, scores 2 x 8, matched 2 x 1.
+    // 2 terms, 3 postings, 2 skills: ids 3 x 1 byte, places 3 x 4 bits (2 bytes), starts as 2 counts of 1 byte and a
+    // block's start 4, lengths 2 x 4, scores 2 x 8, matched 2 x 1.
     // A pool of their own: 'a' and 'b' have lexicon ids 0 and 1, so they are terms 0 and 1.
     const postings = postingsOf([text('a', 'b'), text('b')], new TermPool());
-    expect([postings.termCount, postings.bytes]).toEqual([2, 3 + 2 + 6 + 4 + 8 + 16 + 2]);
+    expect([postings.termCount, postings.bytes]).toEqual([2, 3 + 2 + 2 + 4 + 8 + 16 + 2]);
     expect([...postings.places]).toEqual([8, 8, 8]);
     expect([...postings.starts]).toEqual([0, 1, 3]);
   });
 
-  it('find the postings of each term across blocks of 256 term starts, and end a block where starts spread past 65,535 pairs', () => {
-    // 600 terms, term k in skills k % 3 and (k + 1) % 3: two pairs each, starts 0, 2, 4, ... over three blocks.
+  it('find the postings of each term across blocks of 64 counts; past a count of 255, across blocks of 256 starts ended where they spread past 65,535 pairs', () => {
+    // 600 terms, term k in skills k % 3 and (k + 1) % 3: two pairs each, starts 0, 2, 4, ... held as counts of 2 in
+    // ten blocks.
     const terms = Array.from({ length: 600 }, (_, k) => `t${String(k).padStart(3, '0')}`);
     const skills = [0, 1, 2].map((skill) =>
       text(...terms.filter((_, k) => k % 3 === skill || (k + 1) % 3 === skill)),
@@ -204,9 +205,9 @@ describe('postings', () => {
       return postings.held(term) !== 2 || found.join() !== [k % 3, (k + 1) % 3].sort().join();
     });
     expect(wrong).toEqual([]);
-    expect(postings.bytes).toBe(1200 + 600 + 601 * 2 + 3 * 4 + 3 * 4 + 3 * 8 + 3);
-    // 70,000 skills of one term: it ends at 70,000, past 16 bits, so that start is a block of its own (2 bytes a
-    // start, 8 a block).
+    expect(postings.bytes).toBe(1200 + 600 + (600 + 10 * 4) + 3 * 4 + 3 * 8 + 3);
+    // 70,000 skills of one term: its count passes 255, so starts are held in blocks; it ends at 70,000, past 16 bits,
+    // so that start is a block of its own (2 bytes a start, 8 a block).
     const wide = postingsOf(Array.from({ length: 70_000 }, () => text('only')));
     expect([[...wide.starts], wide.held('only')]).toEqual([[0, 70_000], 70_000]);
     expect(wide.bytes).toBe(70_000 * 4 + 35_000 + (2 * 2 + 2 * 8) + 70_000 * 4 + 70_000 * 8 + 70_000);
