@@ -82,7 +82,7 @@ export class Ascending {
 }
 
 /** The first place in `values[from, to)` (ascending) whose value is past `value`: `to` when none is. */
-function after(values: Uint32Array | Uint16Array, value: number, from: number, to: number): number {
+export function after(values: Uint32Array | Uint16Array, value: number, from: number, to: number): number {
   let low = from;
   let high = to;
   while (low < high) {

@@ -1,24 +1,24 @@
-import { Ascending } from './ascending.ts';
+import { Gaps } from './gaps.ts';
 import { compareBytes, type Interned, type Lexicon, PROCESS_TERMS, type TermPool } from './lexicon.ts';
 import { FRESH, type Scratch } from './scratch.ts';
 
 /**
  * An index's distinct terms, as ids of the process's lexicon (lexicon.ts), ascending: a term's id here is its place
  * among them, found by bisecting integers once the lexicon gave its id (a hash probe). The bytes are the lexicon's,
- * each term held once however many indexes hold it: about 2 bytes a term here (ascending.ts). (Before: the terms' own
+ * each term held once however many indexes hold it: about half a byte a term here (gaps.ts). (Before: the terms' own
  * bytes sorted, `\n` between them, and where each ended, about 12 bytes a term, each lookup a bisection comparing
  * bytes; a Map of the same terms held 78 in all: 66 MiB at 50 sources of 100 real skills, so 1.3 GiB at 1,000.)
  */
 export class TermTable implements Interned {
   #lexicon: Lexicon;
-  /** The terms' lexicon ids, ascending: 2 bytes a term where a block's fit (ascending.ts). */
-  #ids: Ascending;
+  /** The terms' lexicon ids, ascending: 4 bits a term where the gap from the one before fits (gaps.ts). */
+  #ids: Gaps;
   /** One bit a term, in its order: set where it stands in some skill's name or description (Postings sets them). */
   #about: Uint8Array;
 
   private constructor(lexicon: Lexicon, ids: Uint32Array) {
     this.#lexicon = lexicon;
-    this.#ids = Ascending.of(ids, IDS_BLOCK_SHIFT);
+    this.#ids = Gaps.of(ids, IDS_BLOCK_SHIFT);
     this.#about = new Uint8Array((ids.length + 7) >>> 3);
   }
 
@@ -75,7 +75,7 @@ export class TermTable implements Interned {
     for (let at = 0; at < interned.length; at++) keyed[at] = interned[at]! * PLACES + at;
     keyed.sort();
     const order = scratch.take(Uint32Array, interned.length);
-    // The table holds them in blocks (Ascending.of copies them).
+    // The table holds them in blocks (Gaps.of copies them).
     const ids = scratch.take(Uint32Array, interned.length);
     for (let at = 0; at < keyed.length; at++) {
       order[at] = keyed[at]! % PLACES;
@@ -96,7 +96,7 @@ export class TermTable implements Interned {
   }
 
   moveTo(to: Lexicon, ids: Uint32Array): void {
-    this.#ids = Ascending.of(
+    this.#ids = Gaps.of(
       this.lexiconIds.map((id) => ids[id]!),
       IDS_BLOCK_SHIFT,
     );
@@ -201,10 +201,10 @@ export class TermTable implements Interned {
 }
 
 /**
- * Terms of a block of a table's lexicon ids (ascending.ts). At 1,000 indexes of 100 skills a table holds about 18,000
- * of the lexicon's 309,492 terms, so 64 of them spread over about 1,100 ids, well inside 16 bits; a block ends early at
- * the gap between the terms an index shares with the others and its own, interned together later (756 of 1,000 tables
- * have such a gap: held whole in 4 bytes a term, they took 73.9 MiB, in blocks 41.4).
+ * Terms of a block of a table's lexicon ids (gaps.ts): a lookup adds up to 63 gaps. At 1,000 indexes of 100 skills a
+ * table holds about 18,000 of the lexicon's 309,492 terms, 99.86% of them within 15 ids of the one before; a block
+ * ends early at a larger gap (25,583 of them in all). In blocks of 16-bit offsets (ascending.ts) the tables took
+ * 41.4 MiB, held whole in 4 bytes a term 73.9.
  */
 const IDS_BLOCK_SHIFT = 6;
 

@@ -37,12 +37,12 @@ describe('term table', () => {
       '😀',
     ]);
     expect(table.joined().toString('utf8')).toBe('a\nalpha\ncaf\ncafé\nzeta\n中文\n😀');
-    // Its own bytes: a lexicon id per term, 2 bytes each and 4 for their block's base, and a bit each (the terms'
-    // bytes are the lexicon's).
-    expect(table.byteLength).toBe(7 * 2 + 4 + 1);
+    // Its own bytes: a lexicon id per term, each a 4-bit gap from the one before (4 bytes), their block's base and
+    // start (8), and a bit each (the terms' bytes are the lexicon's).
+    expect(table.byteLength).toBe(4 + 8 + 1);
   });
 
-  it('ends a block of lexicon ids where they spread past 16 bits, and finds them alike', () => {
+  it('ends a block of lexicon ids where one is 16 or more past the one before, and finds them alike', () => {
     const pool = new TermPool();
     const many = Array.from({ length: 70_000 }, (_, k) => `t${k}`);
     TermTable.of(many, pool);
@@ -55,8 +55,9 @@ describe('term table', () => {
       undefined,
       undefined,
     ]);
-    // 0 and 3 in a block, 69,999 in another: 2 bytes an id, 8 a block (its base and where it starts), a bit an id.
-    expect(table.byteLength).toBe(3 * 2 + 2 * 8 + 1);
+    // 0 and 3 in a block, 69,999 in another: 4 bits an id (2 bytes), 8 a block (its base and where it starts), a
+    // bit an id.
+    expect(table.byteLength).toBe(2 + 2 * 8 + 1);
   });
 
   it('read back the bytes it writes, saying where each term was, and refuse terms out of order or twice', () => {
