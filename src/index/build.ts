@@ -72,6 +72,23 @@ export function keepServed(cache: IndexCache, index: CommitIndex): void {
   for (const id of cache.bodies.keys()) if (!served.has(id)) cache.bodies.delete(id);
 }
 
+/**
+ * Lets go of the blob facts `cache` holds for a commit's index that is now held (packed.ts: it holds every served
+ * blob's size and digest in fewer bytes): seedFacts puts them back from it when the next commit is indexed. A Git
+ * LFS pointer's stay (an index does not say which blobs are pointers). At 1,000 sources of 100 skills, facts held
+ * for every source took about 50 MiB after an empty start, which a warm restart never held.
+ */
+export function releaseFacts(cache: IndexCache): void {
+  for (const [id, facts] of cache.blobs) if (facts.lfs !== true) cache.blobs.delete(id);
+}
+
+/** The facts of every blob `index` serves, into `cache` where it holds none for that blob (blob ids name bytes). */
+export function seedFacts(cache: IndexCache, index: { skills: readonly IndexedSkill[] } | undefined): void {
+  for (const skill of index?.skills ?? [])
+    for (const { blob, size, digest } of skill.files)
+      if (!cache.blobs.has(blob)) cache.blobs.set(blob, { size, digest });
+}
+
 export type ReadBlobs = (
   ids: readonly string[],
   each: (id: string, bytes: Uint8Array) => void,

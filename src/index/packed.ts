@@ -8,6 +8,9 @@ const DIGEST_PREFIX = 'sha256:';
 /** A blob id: a SHA-1 or a SHA-256 object name. */
 const BLOB = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
+/** A copy of `text` that is a string of its own, not a slice keeping the string it was cut from. */
+const own = (text: string): string => structuredClone(text);
+
 /** The facts of one commit's packed files: each file's blob id then its digest's 32 bytes, and its size. */
 class FileFacts {
   readonly bytes: Buffer;
@@ -102,10 +105,12 @@ class PackedSkill implements IndexedSkill {
   readonly #first: number;
 
   constructor(skill: IndexedSkill, relPaths: readonly string[], facts: FileFacts, first: number) {
-    // Its name is its frontmatter's string, its served folder its folder's, where they are equal.
-    this.name = skill.frontmatter['name'] === skill.name ? (skill.frontmatter['name'] as string) : skill.name;
-    this.dir = skill.dir;
-    this.servedDir = skill.servedDir === skill.dir ? skill.dir : skill.servedDir;
+    // Its name is its frontmatter's string, its served folder its folder's, where they are equal; strings of their
+    // own (a path read from a tree listing can be a slice of a longer string, which it would keep alive).
+    this.name =
+      skill.frontmatter['name'] === skill.name ? (skill.frontmatter['name'] as string) : own(skill.name);
+    this.dir = own(skill.dir);
+    this.servedDir = skill.servedDir === skill.dir ? this.dir : own(skill.servedDir);
     this.frontmatter = skill.frontmatter;
     this.bytes = skill.bytes;
     if (skill.declaration !== undefined) this.declaration = skill.declaration;
@@ -167,7 +172,7 @@ export function packFiles(index: CommitIndex): CommitIndex {
     const relPaths = skill.files.map((file) => {
       facts.set(at++, file);
       let relPath = paths.get(file.relPath);
-      if (relPath === undefined) paths.set(file.relPath, (relPath = file.relPath));
+      if (relPath === undefined) paths.set(file.relPath, (relPath = own(file.relPath)));
       return relPath;
     });
     index.skills[i] = new PackedSkill(skill, relPaths, facts, start);

@@ -37,6 +37,8 @@ import {
   keepServed,
   newIndexCache,
   packFiles,
+  releaseFacts,
+  seedFacts,
   skillMdBodies,
   type CommitIndex,
   type IndexOptions,
@@ -322,6 +324,11 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: Repos
     verify: config.verify === undefined ? undefined : (await keyring()!).fingerprint,
   });
   const cache = newIndexCache();
+  /**
+   * The index this source built last, from the bytes it read: its blobs' facts seed the cache for the next commit's
+   * (never an index read from dataDir, which may be damaged: its facts are not taken on trust).
+   */
+  let lastIndexed: CommitIndex | undefined;
   // What the indexer read of the served SKILL.md files (the cache keeps the latest indexed commit's): the search
   // index of a namespace published from it reads none of them again.
   const skillMdBody = skillMdBodies(cache);
@@ -388,6 +395,8 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: Repos
     const signer = keys === undefined ? undefined : await verifyTarget(repo, target, keys);
     deps.onProgress?.({ phase: 'indexing' });
     const tree = await walkCommit(repo, commit, repository.trees);
+    // What the last index built says of its blobs, so the ones this commit shares are not read again.
+    seedFacts(cache, lastIndexed);
     repository.trees = tree.trees;
     const built = await indexCommit({
       ...tree,
@@ -397,9 +406,10 @@ function sourceIndexer(config: SourceConfig, deps: SourceDeps, repository: Repos
       cache,
     });
     keepServed(cache, built);
+    releaseFacts(cache);
     const index = signer === undefined ? built : { ...built, signer };
     await indexes.save(index, opts);
-    return packFiles(index);
+    return (lastIndexed = packFiles(index));
   };
   return indexer;
 }

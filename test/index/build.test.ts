@@ -17,6 +17,10 @@ import {
   indexStore,
   keepServed,
   newIndexCache,
+  packFiles,
+  releaseFacts,
+  seedFacts,
+  type CommitIndex,
   type IndexCache,
 } from '../../src/index/index.ts';
 import { MAX_LISTED_BYTES, MAX_SKILL_BYTES } from '../../src/skills/index.ts';
@@ -103,6 +107,39 @@ describe('indexCommit', () => {
     expect([...cache.skillMd.keys()].every((id) => servedBy(first).has(id))).toBe(true);
     expect(cache.skillMd.size).toBe(first.skills.length);
     expect(await index(catalog.commits['c2']!, cache)).toEqual(await index(catalog.commits['c2']!));
+  });
+
+  it('lets go of the facts of an index it holds packed, and reads again only the blobs the next commit adds', async () => {
+    const cache: IndexCache & { trees?: TreeCache } = newIndexCache();
+    const first = await index(catalog.commits['c1']!, cache);
+    keepServed(cache, first);
+    const held = packFiles(JSON.parse(JSON.stringify(first)) as CommitIndex);
+    releaseFacts(cache);
+    // No LFS pointer in c1: no fact is left.
+    expect(cache.blobs.size).toBe(0);
+    seedFacts(cache, held);
+    // Every blob the index serves, once (a nested skill's files are listed by the skill around it too).
+    const facts = new Map(
+      first.skills.flatMap((skill) =>
+        skill.files.map((f) => [f.blob, { size: f.size, digest: f.digest }] as const),
+      ),
+    );
+    expect(facts.size).toBe(12);
+    expect([...cache.blobs.entries()].sort()).toEqual([...facts.entries()].sort());
+    const reads: string[] = [];
+    const second = await index(catalog.commits['c2']!, cache, reads);
+    // It reads what a cache that kept the facts of what c1 serves reads: the 3 blobs c2 changes or adds, and the 3 of
+    // what c1 did not serve.
+    const kept: IndexCache & { trees?: TreeCache } = newIndexCache();
+    keepServed(kept, await index(catalog.commits['c1']!, kept));
+    const keptReads: string[] = [];
+    await index(catalog.commits['c2']!, kept, keptReads);
+    expect([reads.length, reads.sort()]).toEqual([6, keptReads.sort()]);
+    expect(second).toEqual(await index(catalog.commits['c2']!));
+    // An LFS pointer's facts stay: an index does not say which blobs are pointers.
+    cache.blobs.set('f'.repeat(40), { size: 130, digest: `sha256:${'0'.repeat(64)}`, lfs: true });
+    releaseFacts(cache);
+    expect([...cache.blobs.keys()]).toEqual(['f'.repeat(40)]);
   });
 
   it('gives the same index with and without the caches', async () => {
