@@ -4,7 +4,7 @@ import { Counts } from '../../src/index/counts.ts';
 /** Starts of `counts.length` terms from 0, each term holding its count of pairs. */
 const startsOf = (counts: number[]) => {
   const starts = new Uint32Array(counts.length + 1);
-  counts.forEach((count, term) => (starts[term + 1] = starts[term]! + count));
+  for (const [term, count] of counts.entries()) starts[term + 1] = starts[term]! + count;
   return starts;
 };
 
