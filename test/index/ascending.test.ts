@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Ascending } from '../../src/index/ascending.ts';
-
-/** Every place's value by at(), where indexOf finds each, and what it finds of values it does not hold. */
-function readBack(held: Ascending, values: Uint32Array, absent: number[]) {
-  expect([...held.toArray()]).toEqual([...values]);
-  expect(Array.from(values.keys(), (at) => held.at(at))).toEqual([...values]);
-  expect([...values].map((value) => held.indexOf(value))).toEqual([...values.keys()]);
-  expect(absent.map((value) => held.indexOf(value))).toEqual(absent.map(() => -1));
-}
+import { readBack } from '../helpers/ascending.ts';
 
 describe('Ascending', () => {
   it('holds each value in 2 bytes and each block of 2^shift in 4, at and indexOf as the array would answer', () => {

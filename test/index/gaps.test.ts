@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Gaps } from '../../src/index/gaps.ts';
-
-/** Every place's value by at(), where indexOf finds each, and what it finds of values it does not hold. */
-function readBack(held: Gaps, values: Uint32Array, absent: number[]) {
-  expect([...held.toArray()]).toEqual([...values]);
-  expect(Array.from(values.keys(), (at) => held.at(at))).toEqual([...values]);
-  expect([...values].map((value) => held.indexOf(value))).toEqual([...values.keys()]);
-  expect(absent.map((value) => held.indexOf(value))).toEqual(absent.map(() => -1));
-}
+import { readBack } from '../helpers/ascending.ts';
 
 describe('Gaps', () => {
   it('holds each value as a 4-bit gap from the one before, in blocks of 2^shift, at and indexOf as the array would answer', () => {
