@@ -1,3 +1,4 @@
+import { compareText } from '../shared/text.ts';
 import { join } from '../skills/index.ts';
 import type { Frontmatter, Declaration } from '../skills/index.ts';
 import type { CommitIndex, IndexedFile, IndexedSkill } from './types.ts';
@@ -125,18 +126,50 @@ class PackedSkill implements IndexedSkill {
     );
   }
 
+  /** Its file at `relPath`, found by bisection of its paths (sorted), the only file made. */
+  fileAt(relPath: string): IndexedFile | undefined {
+    const at = sortedIndexOf(this.#relPaths, relPath);
+    return at === -1 ? undefined : new PackedFile(relPath, this.#facts, this.#first + at, this.dir);
+  }
+
   toJSON(): IndexedSkill {
     const { name, dir, servedDir, frontmatter, files, bytes, declaration } = this;
     return { name, dir, servedDir, frontmatter, files, bytes, declaration };
   }
 }
 
-/** Whether `skill` is to be packed: not yet, and every file can be (its path its folder's and its own, facts hex). */
+/** Where `relPath` is in `sorted` (by compareText), or -1. */
+function sortedIndexOf(sorted: readonly string[], relPath: string): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (compareText(sorted[middle]!, relPath) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return low < sorted.length && sorted[low] === relPath ? low : -1;
+}
+
+/**
+ * The file of `skill` at `relPath` (relative to its folder): a packed skill's by bisection, making that file only;
+ * another's found among its files.
+ */
+export function fileAt(skill: IndexedSkill, relPath: string): IndexedFile | undefined {
+  return skill instanceof PackedSkill
+    ? skill.fileAt(relPath)
+    : skill.files.find((file) => file.relPath === relPath);
+}
+
+/**
+ * Whether `skill` is to be packed: not yet, and every file can be (sorted by path as an index sorts them, its path
+ * its folder's and its own, facts hex).
+ */
 function packable(skill: IndexedSkill, blobHex: number): boolean {
   return (
     !(skill instanceof PackedSkill) &&
     skill.files.every(
-      (file) =>
+      (file, i) =>
+        (i === 0 || compareText(skill.files[i - 1]!.relPath, file.relPath) < 0) &&
         file.path === join(skill.dir, file.relPath) &&
         file.blob.length === blobHex &&
         BLOB.test(file.blob) &&

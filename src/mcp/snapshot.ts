@@ -9,7 +9,7 @@ import {
   skillMdUri,
   type Namespace,
 } from '../catalog/index.ts';
-import { type IndexedFile, type IndexedSkill, signerMeta, skillDigest } from '../index/index.ts';
+import { fileAt, type IndexedFile, type IndexedSkill, signerMeta, skillDigest } from '../index/index.ts';
 import { basename, dirname, join, SKILL_MD } from '../skills/index.ts';
 import { compareText } from '../shared/text.ts';
 import { mimeTypeFor } from './mime.ts';
@@ -127,26 +127,20 @@ function sortedByPath(files: readonly IndexedFile[]): readonly IndexedFile[] {
   return files;
 }
 
-/** A skill's files by path relative to its folder, looked up by bisection of its index's sorted files. */
+/**
+ * A skill's files by path relative to its folder: one is looked up in its indexed skill (index/packed.ts `fileAt`,
+ * which makes no other); all of them, sorted, are made only to go through them.
+ */
 class SkillFiles implements ReadonlyMap<string, ServedFile> {
-  constructor(
-    readonly served: ServedSkill,
-    readonly sorted: readonly IndexedFile[],
-  ) {}
+  #sorted: readonly IndexedFile[] | undefined;
+  constructor(readonly served: ServedSkill) {}
+
+  get sorted(): readonly IndexedFile[] {
+    return (this.#sorted ??= sortedByPath(this.served.skill.files));
+  }
 
   get size(): number {
     return this.sorted.length;
-  }
-
-  #at(relPath: string): number {
-    let low = 0;
-    let high = this.sorted.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (compareText(this.sorted[middle]!.relPath, relPath) < 0) low = middle + 1;
-      else high = middle;
-    }
-    return low < this.sorted.length && this.sorted[low]!.relPath === relPath ? low : -1;
   }
 
   #served(file: IndexedFile): ServedFile {
@@ -155,12 +149,12 @@ class SkillFiles implements ReadonlyMap<string, ServedFile> {
   }
 
   get(relPath: string): ServedFile | undefined {
-    const at = this.#at(relPath);
-    return at === -1 ? undefined : this.#served(this.sorted[at]!);
+    const file = fileAt(this.served.skill, relPath);
+    return file === undefined ? undefined : this.#served(file);
   }
 
   has(relPath: string): boolean {
-    return this.#at(relPath) !== -1;
+    return fileAt(this.served.skill, relPath) !== undefined;
   }
 
   *entries(): MapIterator<[string, ServedFile]> {
@@ -216,7 +210,7 @@ class Skilled implements ServedSkill {
   }
 
   get files(): ReadonlyMap<string, ServedFile> {
-    return new SkillFiles(this, this.#sorted);
+    return new SkillFiles(this);
   }
 
   /** Its manifest: every file's URI, digest and size, sorted by URI. Frozen (each made here: frozen as made, not

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openLocalRepository, readBlob, walkCommit } from '../../src/git/index.ts';
-import { type CommitIndex, type IndexedFile, indexCommit, packFiles } from '../../src/index/index.ts';
+import { type CommitIndex, fileAt, type IndexedFile, indexCommit, packFiles } from '../../src/index/index.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 const catalog = fixture('catalog');
@@ -40,6 +40,19 @@ describe('packFiles', () => {
       for (const file of skill.files) expect(Object.keys(file)).toEqual(['relPath']);
     }
     expect(JSON.stringify(index)).toBe(JSON.stringify(plain));
+    // One file looked up by its path in the skill: the same facts, and nothing for a path it does not hold.
+    for (const [i, skill] of index.skills.entries()) {
+      for (const file of plain.skills[i]!.files) {
+        const { path, relPath, blob, size, digest } = fileAt(skill, file.relPath)!;
+        expect({ path, relPath, blob, size, digest }).toEqual(file);
+      }
+      expect(['', 'SKILL', 'zzz', `${skill.files[0]!.relPath}x`].map((path) => fileAt(skill, path))).toEqual([
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      ]);
+    }
     // A second call leaves what is packed as it is.
     const before = [...index.skills];
     packFiles(index);
@@ -53,6 +66,14 @@ describe('packFiles', () => {
     // A path that is not its folder's and its path there, a digest in capitals, a blob id of another length.
     odd!.skills[0]!.files[0]!.path = `elsewhere/${odd!.skills[0]!.files[0]!.relPath}`;
     bad!.skills[0]!.files[0]!.digest = bad!.skills[0]!.files[0]!.digest.toUpperCase();
+    // Files out of their path order (an index sorts them): left as they are, and still found.
+    const unsorted = copy(plain);
+    const twoFiles = unsorted.skills.findIndex((skill) => skill.files.length > 1);
+    unsorted.skills[twoFiles]!.files.reverse();
+    const reversed = unsorted.skills[twoFiles]!;
+    packFiles(unsorted);
+    expect(unsorted.skills[twoFiles]).toBe(reversed);
+    expect(fileAt(reversed, reversed.files[0]!.relPath)).toBe(reversed.files[0]);
     for (const index of [odd!, bad!]) {
       const kept = index.skills[0]!;
       packFiles(index);
