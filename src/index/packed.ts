@@ -1,4 +1,4 @@
-import { compareText } from '../shared/text.ts';
+import { compareText, firstNotBefore, ownCopy } from '../shared/text.ts';
 import { join } from '../skills/index.ts';
 import type { Frontmatter, Declaration } from '../skills/index.ts';
 import type { CommitIndex, IndexedFile, IndexedSkill } from './types.ts';
@@ -8,9 +8,6 @@ const DIGEST = /^sha256:[0-9a-f]{64}$/;
 const DIGEST_PREFIX = 'sha256:';
 /** A blob id: a SHA-1 or a SHA-256 object name. */
 const BLOB = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
-
-/** A copy of `text` that is a string of its own, not a slice keeping the string it was cut from. */
-const own = (text: string): string => structuredClone(text);
 
 /** The facts of one commit's packed files: each file's blob id then its digest's 32 bytes, and its size. */
 class FileFacts {
@@ -109,9 +106,9 @@ class PackedSkill implements IndexedSkill {
     // Its name is its frontmatter's string, its served folder its folder's, where they are equal; strings of their
     // own (a path read from a tree listing can be a slice of a longer string, which it would keep alive).
     this.name =
-      skill.frontmatter['name'] === skill.name ? (skill.frontmatter['name'] as string) : own(skill.name);
-    this.dir = own(skill.dir);
-    this.servedDir = skill.servedDir === skill.dir ? this.dir : own(skill.servedDir);
+      skill.frontmatter['name'] === skill.name ? (skill.frontmatter['name'] as string) : ownCopy(skill.name);
+    this.dir = ownCopy(skill.dir);
+    this.servedDir = skill.servedDir === skill.dir ? this.dir : ownCopy(skill.servedDir);
     this.frontmatter = skill.frontmatter;
     this.bytes = skill.bytes;
     if (skill.declaration !== undefined) this.declaration = skill.declaration;
@@ -140,14 +137,8 @@ class PackedSkill implements IndexedSkill {
 
 /** Where `relPath` is in `sorted` (by compareText), or -1. */
 function sortedIndexOf(sorted: readonly string[], relPath: string): number {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (compareText(sorted[middle]!, relPath) < 0) low = middle + 1;
-    else high = middle;
-  }
-  return low < sorted.length && sorted[low] === relPath ? low : -1;
+  const at = firstNotBefore(sorted.length, (place) => compareText(sorted[place]!, relPath) < 0);
+  return sorted[at] === relPath ? at : -1;
 }
 
 /**
@@ -206,7 +197,7 @@ export function packFiles(index: CommitIndex): CommitIndex {
     const relPaths = skill.files.map((file) => {
       facts.set(at++, file);
       let relPath = paths.get(file.relPath);
-      if (relPath === undefined) paths.set(file.relPath, (relPath = own(file.relPath)));
+      if (relPath === undefined) paths.set(file.relPath, (relPath = ownCopy(file.relPath)));
       return relPath;
     });
     index.skills[i] = new PackedSkill(skill, relPaths, facts, start);

@@ -1,4 +1,5 @@
 import { stemmer } from 'stemmer';
+import { ownCopy } from '../shared/text.ts';
 import { decodeUtf8 } from '../skills/index.ts';
 import { PLACE } from './postings.ts';
 
@@ -43,12 +44,12 @@ function termsOfOwn(own: string): readonly string[] {
   return parts.map(termOf).filter((term) => term !== null);
 }
 
-// A copy: a word split out of a text can be a slice of it, and would keep the whole text (a 64 KiB body) alive in
-// a memo and in the index (62 MiB for a thousand such bodies, each with a long word of its own).
-const copied = (word: string): string => structuredClone(word);
-
-/** The terms of one word: its own, and where it is camelCase its parts' too (PowerPoint: powerpoint, power, point). */
-export const termsOfWord = (word: string): readonly string[] => termsOfOwn(copied(word));
+/**
+ * The terms of one word: its own, and where it is camelCase its parts' too (PowerPoint: powerpoint, power, point).
+ * Of a copy of it: a word split out of a text can be a slice of it, and would keep the whole text (a 64 KiB body)
+ * alive in a memo and in the index (62 MiB for a thousand such bodies, each with a long word of its own).
+ */
+export const termsOfWord = (word: string): readonly string[] => termsOfOwn(ownCopy(word));
 
 /** termsOfWord remembered while one build tokenises a catalog (which repeats its words; the stemmer is the costly
  * part), and dropped with it. */
@@ -58,7 +59,7 @@ export class WordTerms {
   of(word: string): readonly string[] {
     let terms = this.#terms.get(word);
     if (terms === undefined) {
-      const own = copied(word);
+      const own = ownCopy(word);
       terms = termsOfOwn(own);
       if (this.#terms.size >= MAX_KEPT_WORDS) this.#terms.clear();
       this.#terms.set(own, terms);

@@ -1,6 +1,6 @@
 import { SCHEME } from '../catalog/index.ts';
 import { MAX_URI_BYTES } from '../skills/index.ts';
-import { compareText, quoteInput } from '../shared/text.ts';
+import { compareText, firstNotBefore, quoteInput } from '../shared/text.ts';
 import { invalidParams } from './errors.ts';
 
 /**
@@ -32,14 +32,7 @@ function decodeCursor(cursor: string): string {
 
 /** The index of the first item whose key sorts after `after` (items sorted by key). */
 function firstAfter<T>(items: readonly T[], keyOf: (item: T) => string, after: string): number {
-  let low = 0;
-  let high = items.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (compareText(keyOf(items[middle]!), after) <= 0) low = middle + 1;
-    else high = middle;
-  }
-  return low;
+  return firstNotBefore(items.length, (at) => compareText(keyOf(items[at]!), after) <= 0);
 }
 
 /** Where the page after the cursor starts in `items` sorted by the URI `keyOf` gives (0 without one). */

@@ -128,12 +128,44 @@ function sortedByPath(files: readonly IndexedFile[]): readonly IndexedFile[] {
 }
 
 /**
+ * A read-only map whose entries are made as they are gone through (`entries`): keys, values, iteration and forEach
+ * from them. A view of what is held otherwise, without a Map of its own.
+ */
+abstract class MapView<V> implements ReadonlyMap<string, V> {
+  abstract get(key: string): V | undefined;
+  abstract readonly size: number;
+  abstract entries(): MapIterator<[string, V]>;
+
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  *keys(): MapIterator<string> {
+    for (const [key] of this.entries()) yield key;
+  }
+
+  *values(): MapIterator<V> {
+    for (const [, value] of this.entries()) yield value;
+  }
+
+  [Symbol.iterator](): MapIterator<[string, V]> {
+    return this.entries();
+  }
+
+  forEach(each: (value: V, key: string, map: ReadonlyMap<string, V>) => void): void {
+    for (const [key, value] of this.entries()) each(value, key, this);
+  }
+}
+
+/**
  * A skill's files by path relative to its folder: one is looked up in its indexed skill (index/packed.ts `fileAt`,
  * which makes no other); all of them, sorted, are made only to go through them.
  */
-class SkillFiles implements ReadonlyMap<string, ServedFile> {
+class SkillFiles extends MapView<ServedFile> {
   #sorted: readonly IndexedFile[] | undefined;
-  constructor(readonly served: ServedSkill) {}
+  constructor(readonly served: ServedSkill) {
+    super();
+  }
 
   get sorted(): readonly IndexedFile[] {
     return (this.#sorted ??= sortedByPath(this.served.skill.files));
@@ -153,28 +185,12 @@ class SkillFiles implements ReadonlyMap<string, ServedFile> {
     return file === undefined ? undefined : this.#served(file);
   }
 
-  has(relPath: string): boolean {
-    return fileAt(this.served.skill, relPath) !== undefined;
-  }
-
   *entries(): MapIterator<[string, ServedFile]> {
     for (const file of this.sorted) yield [file.relPath, this.#served(file)];
   }
 
-  *keys(): MapIterator<string> {
+  override *keys(): MapIterator<string> {
     for (const file of this.sorted) yield file.relPath;
-  }
-
-  *values(): MapIterator<ServedFile> {
-    for (const file of this.sorted) yield this.#served(file);
-  }
-
-  [Symbol.iterator](): MapIterator<[string, ServedFile]> {
-    return this.entries();
-  }
-
-  forEach(each: (value: ServedFile, key: string, map: ReadonlyMap<string, ServedFile>) => void): void {
-    for (const [key, value] of this.entries()) each(value, key, this);
   }
 }
 
@@ -288,7 +304,7 @@ const SKILL_MD_TAIL = `/${SKILL_MD}`;
  * A namespace's skills by the URI of their SKILL.md, held by their served folder as the URI encodes it (the folder's
  * own string where nothing in it is encoded): the URIs are made when asked for.
  */
-class SkillsByUri implements ReadonlyMap<string, ServedSkill> {
+class SkillsByUri extends MapView<ServedSkill> {
   readonly #prefix: string;
   readonly #byFolder = new Map<string, ServedSkill>();
 
@@ -296,6 +312,7 @@ class SkillsByUri implements ReadonlyMap<string, ServedSkill> {
     record: NamespaceRecord,
     readonly ordered: readonly ServedSkill[],
   ) {
+    super();
     this.#prefix = `${record.uri}/`;
     for (const served of ordered) this.#byFolder.set(encodePath(served.skill.servedDir), served);
   }
@@ -314,10 +331,6 @@ class SkillsByUri implements ReadonlyMap<string, ServedSkill> {
       : undefined;
   }
 
-  has(uri: string): boolean {
-    return this.get(uri) !== undefined;
-  }
-
   get size(): number {
     return this.ordered.length;
   }
@@ -326,20 +339,8 @@ class SkillsByUri implements ReadonlyMap<string, ServedSkill> {
     for (const served of this.ordered) yield [served.uri, served];
   }
 
-  *keys(): MapIterator<string> {
-    for (const served of this.ordered) yield served.uri;
-  }
-
-  *values(): MapIterator<ServedSkill> {
+  override *values(): MapIterator<ServedSkill> {
     yield* this.ordered;
-  }
-
-  [Symbol.iterator](): MapIterator<[string, ServedSkill]> {
-    return this.entries();
-  }
-
-  forEach(each: (value: ServedSkill, key: string, map: ReadonlyMap<string, ServedSkill>) => void): void {
-    for (const [key, value] of this.entries()) each(value, key, this);
   }
 }
 

@@ -10,6 +10,27 @@ export function compareText(a: string, b: string): number {
 }
 
 /**
+ * The first of `count` places (0 to `count`) not before what is looked for, given `before(i)`, true for every place
+ * before it and false from it on (items sorted): a bisection.
+ */
+export function firstNotBefore(count: number, before: (at: number) => boolean): number {
+  let low = 0;
+  let high = count;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (before(middle)) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/**
+ * A copy of `text` that is a string of its own: a string cut out of a longer one can be a slice of it, and would keep
+ * the whole (a SKILL.md text, a tree listing's line) alive for as long as it is held.
+ */
+export const ownCopy = (text: string): string => structuredClone(text);
+
+/**
  * Items for a sentence, at most `shown` of them: `a, b, c` or `a, b, c and 7 more`. A message naming others
  * stays short however many there are (a repository can make thousands clash).
  */

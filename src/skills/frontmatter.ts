@@ -1,6 +1,7 @@
 import { isMap, isScalar, LineCounter, parseDocument, Parser } from 'yaml';
 import { MAX_FRONTMATTER_BYTES } from './limits.ts';
 import type { ProblemReason } from '../shared/reasons.ts';
+import { ownCopy } from '../shared/text.ts';
 import { quotingAdvice } from './yamlQuote.ts';
 
 export type Frontmatter = Record<string, unknown>;
@@ -23,7 +24,7 @@ export type FrontmatterOnly =
 
 /** A copy of `value` whose strings are strings of their own: none keeps the SKILL.md text it was cut from alive. */
 function detached(value: unknown): unknown {
-  if (typeof value === 'string') return JSON.parse(JSON.stringify(value)) as string;
+  if (typeof value === 'string') return ownCopy(value);
   if (Array.isArray(value)) return value.map(detached);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, detached(inner)]));
