@@ -1,6 +1,7 @@
 import type { Resource } from '@modelcontextprotocol/server';
 import type { Namespace } from '../catalog/index.ts';
-import { byUri, type ServedSkill, type Snapshot } from './snapshot.ts';
+import { compareText } from '../shared/text.ts';
+import type { ServedSkill, Snapshot } from './snapshot.ts';
 
 /** The listing one caller is served at one catalog state (serving.ts keeps it). */
 export interface CatalogView {
@@ -23,8 +24,9 @@ export function buildView(
   namespaces: readonly Namespace[],
   snapshotOf: (ns: Namespace) => Snapshot,
 ): CatalogView {
-  const inConfigOrder = namespaces.flatMap((ns) => snapshotOf(ns).ordered);
-  const listed = byUri(inConfigOrder);
+  const snapshots = namespaces.map(snapshotOf);
+  const inConfigOrder = snapshots.flatMap((snapshot) => snapshot.ordered);
+  const listed = joinedByUri(snapshots);
   let named: Map<string, ServedSkill[]> | undefined;
   let prompts: Map<string, ServedSkill> | undefined;
   return {
@@ -47,6 +49,19 @@ export function buildView(
       return (prompts ??= promptNames(listed));
     },
   };
+}
+
+/**
+ * The skills of `snapshots` sorted by URI, as `byUri` sorts them, without making a URI: each snapshot's are sorted
+ * already, and every URI of a namespace starts with the namespace's URI and a slash (`skill://<source>/<commit>/`),
+ * which is never the start of another namespace's (a source id holds no slash, a commit is a fixed length of hex). So
+ * the namespaces' skills do not interleave: they are joined in the order of their namespaces' URIs. At 100,000
+ * skills, sorting them made 100,000 URIs and 30 MiB that a start left for the collector as it said ready.
+ */
+function joinedByUri(snapshots: readonly Snapshot[]): ServedSkill[] {
+  const runs = snapshots.map((snapshot) => ({ prefix: `${snapshot.uri}/`, skills: snapshot.ordered }));
+  runs.sort((a, b) => compareText(a.prefix, b.prefix));
+  return runs.flatMap((run) => run.skills);
 }
 
 /**
