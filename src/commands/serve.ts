@@ -16,7 +16,7 @@ import { joinDataDir, type Membership } from '../sync/dataDir/membership.ts';
 import { DataDirConflictError } from '../sync/dataDir/processes.ts';
 import { DataDirUnusableError } from '../sync/dataDir/unusable.ts';
 import type { SyncOutcome } from '../shared/status.ts';
-import { createSyncWorker, type Reconfigured, type SyncWorker } from '../sync/worker.ts';
+import { createSyncWorker, type Reconfigured, START_SYNC, type SyncWorker } from '../sync/worker.ts';
 import { type FirstAnswer, firstAnswer } from './firstAnswer.ts';
 
 export { startFailureReport } from './startFailures.ts';
@@ -403,7 +403,7 @@ export async function startServing(config: Config, options: ServeOptions): Promi
       answer === undefined
         ? await serveHttp(core, config, options.http!, options)
         : await core.worker
-            .syncAll('start', moved)
+            .syncAll(START_SYNC, moved)
             .then((outcomes) => early.push(...outcomes))
             .then(() => serveTransport(core!, options, stdio!, answer));
     endpoint = opened;
@@ -413,7 +413,9 @@ export async function startServing(config: Config, options: ServeOptions): Promi
     const local = (async () => {
       await answer?.answered;
       if (closing.now) return;
-      early.push(...(await started.worker.syncAll('start', (source) => isLocal(source) && !moved(source))));
+      early.push(
+        ...(await started.worker.syncAll(START_SYNC, (source) => isLocal(source) && !moved(source))),
+      );
       const git = await (probed ?? describeGitBackend(config.git));
       if (closing.now) return;
       options.logger.info(
@@ -423,7 +425,7 @@ export async function startServing(config: Config, options: ServeOptions): Promi
     })();
     // Over HTTP every local source has synced when this resolves.
     if (answer === undefined) await local;
-    const remote = local.then(() => started.worker.syncAll('start', (source) => !isLocal(source)));
+    const remote = local.then(() => started.worker.syncAll(START_SYNC, (source) => !isLocal(source)));
     const firstSyncs = remote.then((outcomes) => [...early, ...outcomes]);
     return handleOf(core, opened, options.logger, firstSyncs, () => {
       closing.now = true;

@@ -113,8 +113,14 @@ async function restart(w: Worker, next: Config, changes: Reconfigured): Promise<
   return starting;
 }
 
-/** Syncs the sources `which` selects (default all) now; the refs of a `refs:` source are synced by its sync. */
-export function syncAll(
+/** Why a server's first sync of each source runs (serve.ts). */
+export const START_SYNC = 'start';
+
+/**
+ * Syncs the sources `which` selects (default all) now; the refs of a `refs:` source are synced by its sync. The
+ * syncs of a start that found what dataDir served are written to state.json at once when the last of them ends.
+ */
+export async function syncAll(
   w: Worker,
   why: string,
   which: (source: SourceConfig) => boolean = () => true,
@@ -126,5 +132,13 @@ export function syncAll(
   );
   // `skillpin sync` asks for a sync of every source; a server's start serves what the holders publish.
   if (w.membership.role.command === 'sync') for (const source of chosen) w.asked.add(source.id);
-  return Promise.all(chosen.flatMap((source) => followed.get(source.id)!.follower.trigger(why) ?? []));
+  const outcomes = await Promise.all(
+    chosen.flatMap((source) => followed.get(source.id)!.follower.trigger(why) ?? []),
+  );
+  if (w.unwritten.size > 0 && !w.stopped) {
+    const touched = [...w.unwritten];
+    w.unwritten.clear();
+    await persist(w, touched);
+  }
+  return outcomes;
 }

@@ -53,6 +53,11 @@ export interface Worker {
    * written to state.json once, by the listing, not once per ref.
    */
   readonly rounds: Set<string>;
+  /**
+   * Sources whose sync at a start found what dataDir served: their state.json entries (new sync times only) are
+   * written once, when the start's syncs end (`syncAll`), not once per source.
+   */
+  readonly unwritten: Set<Followed>;
   /** Opens a source and the follower that syncs it through this worker. */
   readonly follow: (source: SourceConfig, config: Config) => Followed;
   readonly records: ReadonlyMap<string, SourceRecord>;
@@ -160,6 +165,13 @@ export function publish(w: Worker): void {
   }
   w.owner.report(Object.fromEntries([...records].map(([id, r]) => [id, r.served?.current.commit])));
 }
+
+/**
+ * Whether `after` serves what `before` did and fails as it did: publishing it would swap in the catalog served
+ * already, write the same process file and report the same commits.
+ */
+export const servesAsBefore = (before: SourceRecord, after: SourceRecord): boolean =>
+  after.served === before.served && isDeepStrictEqual(after.failure, before.failure);
 
 /** What state.json remembers of a record: the commits it serves and when it synced. */
 function savedState(r: SourceRecord): SourceState {

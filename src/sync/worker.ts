@@ -23,6 +23,7 @@ import {
   type Reconfigured,
   reconfigure,
   restoreListings,
+  START_SYNC,
   syncAll,
 } from './reconfigure.ts';
 import { EMPTY_LISTING, isRefsSource } from './refGroup.ts';
@@ -38,6 +39,7 @@ import {
   record,
   restarted,
   runs,
+  servesAsBefore,
   siblingsServe,
   stops,
   type Worker,
@@ -49,6 +51,7 @@ import { syncSource } from './step.ts';
 import { syncByRole } from './target.ts';
 
 export type { Reconfigured } from './reconfigure.ts';
+export { START_SYNC } from './reconfigure.ts';
 
 export interface SyncWorkerOptions extends FollowHooks {
   config: Config;
@@ -178,6 +181,7 @@ function workerOf(options: SyncWorkerOptions): Worker {
     onSynced: options.onSynced,
     asked: new Set(),
     rounds: new Set(),
+    unwritten: new Set(),
     follow: (source, running) =>
       followSource(source, running, {
         dataDir: membership.dataDir,
@@ -276,11 +280,18 @@ async function synced(
     group?.id,
   );
   if (w.stopped) return step.outcome;
+  const was = before();
   record(w, id, step.record, step.dropped);
   w.damage.repaired(id, step.repaired);
   // A ref synced by its source's listing is served and written by the listing (`listed`).
   if (group !== undefined && w.rounds.has(group.id)) return step.outcome;
-  publish(w);
+  if (!servesAsBefore(was, step.record)) publish(w);
+  // A sync that found what was served swaps in nothing (most polls, and a restart's first sync of each source); at
+  // a start, its new sync times go to state.json with the others', once the start's syncs end.
+  else if (why === START_SYNC) {
+    w.unwritten.add(followed);
+    return step.outcome;
+  }
   await persist(w, [followed]);
   return step.outcome;
 }

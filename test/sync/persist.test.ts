@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config/index.ts';
 import type { WriteFs } from '../../src/shared/fs.ts';
 import { silentLogger } from '../../src/shared/logger.ts';
 import { openStateFile } from '../../src/sync/dataDir/state.ts';
-import { createSyncWorker } from '../../src/sync/worker.ts';
+import { createSyncWorker, START_SYNC } from '../../src/sync/worker.ts';
 import { fixture } from '../helpers/fixtures.ts';
 import { writeConfig } from '../helpers/server.ts';
 
@@ -44,12 +44,52 @@ describe('state.json at a start of many sources', () => {
     });
     const worker = createSyncWorker({ config, catalog: served, logger: silentLogger(), fs });
     await worker.restore();
-    const outcomes = await worker.syncAll('start');
+    const outcomes = await worker.syncAll(START_SYNC);
     expect(outcomes.map((o) => [o.id, o.ok, o.ok && o.commit])).toEqual(ids.map((id) => [id, true, c2]));
     expect(written.length).toBe(2);
     const saved = await openStateFile(config.dataDir).read();
     expect(Object.keys(saved.state.sources).sort()).toEqual([...ids].sort());
     expect(Object.values(saved.state.sources).map((s) => s.current)).toEqual(ids.map(() => c2));
+    await worker.stop();
+  });
+
+  it('at a restart that finds what dataDir served, swaps the catalog once (the restore) and writes state.json once, with every sync time', async () => {
+    const ids = Array.from({ length: SOURCES }, (_, i) => `s${i}`);
+    const config = loadConfig(
+      writeConfig({
+        sources: ids.map((id) => ({ id, path: catalog.gitdir, commit: c2, paths: ['skills'] })),
+      }),
+    );
+    const first = createSyncWorker({ config, catalog: createCatalog(), logger: silentLogger() });
+    await first.restore();
+    await first.syncAll(START_SYNC);
+    await first.stop();
+    const before = (await openStateFile(config.dataDir).read()).state.sources;
+
+    const written: string[] = [];
+    const fs: WriteFs = {
+      ...fsp,
+      rename: (async (from: string, to: string) => {
+        if (path.basename(to) === 'state.json') written.push(to);
+        return fsp.rename(from, to);
+      }) as WriteFs['rename'],
+    };
+    const served = createCatalog();
+    let swaps = 0;
+    served.onChange(() => swaps++);
+    const later = { now: () => Date.parse(before['s0']!.lastSync!) + 60_000, after: () => () => undefined };
+    const worker = createSyncWorker({ config, catalog: served, logger: silentLogger(), fs, clock: later });
+    await worker.restore();
+    expect(swaps).toBe(1);
+    const outcomes = await worker.syncAll(START_SYNC);
+    expect(outcomes.map((o) => [o.id, o.ok, o.ok && o.changed])).toEqual(ids.map((id) => [id, true, false]));
+    expect(swaps).toBe(1);
+    expect(written.length).toBe(1);
+    const after = (await openStateFile(config.dataDir).read()).state.sources;
+    const at = new Date(later.now()).toISOString();
+    expect(ids.map((id) => [after[id]!.current, after[id]!.lastSync, after[id]!.lastSuccess])).toEqual(
+      ids.map(() => [c2, at, at]),
+    );
     await worker.stop();
   });
 });
