@@ -24,3 +24,30 @@ export function boundHeapGrowth(): void {
   const flag = heapGrowthFlag(process.execArgv);
   if (flag !== undefined) setFlagsFromString(flag);
 }
+
+/**
+ * One full collection that gives memory back to the system, as V8's memory reducer runs once a process has been
+ * idle for about ten seconds: serving asks for it once its start is done (mcp/warm.ts), so a large start is at its
+ * serving size when it says ready, not ten seconds later. It goes through an in-process inspector session
+ * (`HeapProfiler.collectGarbage`): Node 20 has no other way without `--expose-gc`, and a session in the process
+ * opens no port and is closed at once. Resolves when done; at once, having done nothing, where node was built
+ * without the inspector or the session is refused.
+ */
+export async function giveBackMemory(): Promise<void> {
+  let session: import('node:inspector').Session;
+  try {
+    session = new (await import('node:inspector')).Session();
+    session.connect();
+  } catch {
+    return;
+  }
+  await new Promise<void>((resolve) => {
+    try {
+      session.post('HeapProfiler.collectGarbage', () => resolve());
+    } catch {
+      resolve();
+    }
+  });
+  // Not inside the inspector's callback, which is still answering the session.
+  setImmediate(() => session.disconnect());
+}

@@ -4,6 +4,7 @@ import { PostingsBuilder } from '../../src/index/postings.ts';
 import type { SearchData } from '../../src/index/searchBuild.ts';
 import { createServingOwner, type ServingOwner, type ServingState } from '../../src/mcp/serving.ts';
 import { warmCatalog } from '../../src/mcp/warm.ts';
+import { giveBackMemory } from '../../src/shared/heapGrowth.ts';
 import { commitIndexOf, oneFileSkill } from '../helpers/catalog.ts';
 
 /** A namespace of one skill whose search index is ready when the test says so. */
@@ -108,5 +109,75 @@ describe('warming the catalog', () => {
     } finally {
       warming.stop();
     }
+  });
+
+  it("gives back the start's memory once, after its full listing, and is ready only when that is done", async () => {
+    const one = namespaceWaiting('one');
+    const two = namespaceWaiting('two');
+    const catalog = createCatalog(served(one.ns, two.ns));
+    const owner = createServingOwner(catalog);
+    const collections: Array<() => void> = [];
+    const collect = () => new Promise<void>((resolve) => collections.push(resolve));
+    let settled = false;
+    const warming = warmCatalog(catalog, owner, () => settled, undefined, { atSkills: 2, collect });
+    try {
+      one.ready();
+      two.ready();
+      await expect.poll(() => warming.pending()).toEqual([]);
+      // Not before the start's syncs are done: more namespaces may come.
+      expect(collections).toHaveLength(0);
+      settled = true;
+      // Every listed source waits for it.
+      expect(warming.pending()).toEqual(['one', 'two']);
+      expect(collections).toHaveLength(1);
+      expect(warming.pending()).toEqual(['one', 'two']);
+      collections[0]!();
+      await expect.poll(() => warming.pending()).toEqual([]);
+      // Once a start: a listing made again (another catalog state) collects nothing.
+      catalog.swap({
+        ...served(one.ns, two.ns),
+        failures: [{ id: 'gone', reason: 'source-fetch-failed', detail: 'x' }],
+      });
+      expect(warming.pending()).toEqual([]);
+      expect(collections).toHaveLength(1);
+    } finally {
+      warming.stop();
+    }
+  });
+
+  it('gives back nothing after a start of fewer skills than it is asked for at', async () => {
+    const one = namespaceWaiting('one');
+    const catalog = createCatalog(served(one.ns));
+    let collected = 0;
+    const warming = warmCatalog(catalog, createServingOwner(catalog), undefined, undefined, {
+      atSkills: 2,
+      collect: async () => void collected++,
+    });
+    try {
+      one.ready();
+      await expect.poll(() => warming.pending()).toEqual([]);
+      expect(collected).toBe(0);
+    } finally {
+      warming.stop();
+    }
+  });
+});
+
+describe('giving memory back', () => {
+  it('collects what is no longer held, and gives the heap back to the system', async () => {
+    // About 100 MiB of objects, let go.
+    let held: Array<{ at: number; text: string }> | undefined = Array.from(
+      { length: 1_000_000 },
+      (_, at) => ({
+        at,
+        text: `item ${at}`,
+      }),
+    );
+    expect(held).toHaveLength(1_000_000);
+    held = undefined;
+    const before = process.memoryUsage().heapTotal;
+    await giveBackMemory();
+    const after = process.memoryUsage().heapTotal;
+    expect(before - after).toBeGreaterThan(32 * 2 ** 20);
   });
 });
