@@ -9,6 +9,24 @@ const DIGEST_PREFIX = 'sha256:';
 /** A blob id: a SHA-1 or a SHA-256 object name. */
 const BLOB = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
+/**
+ * Paths in skills as packed indexes hold them, one string each across the process's commits (`SKILL.md`,
+ * `references/…` repeat from repository to repository: at 1,000 × 100, 153,000 strings for a few thousand paths).
+ * Let go whole past PATHS_KEPT paths, so that what commits no longer served held is not kept for ever: a path then
+ * packed is a string of its own again.
+ */
+const PATHS_KEPT = 65_536;
+let knownPaths = new Map<string, string>();
+
+function heldPath(relPath: string): string {
+  let held = knownPaths.get(relPath);
+  if (held === undefined) {
+    if (knownPaths.size === PATHS_KEPT) knownPaths = new Map();
+    knownPaths.set(relPath, (held = ownCopy(relPath)));
+  }
+  return held;
+}
+
 /** The facts of one commit's packed files: each file's blob id then its digest's 32 bytes, and its size. */
 class FileFacts {
   readonly bytes: Buffer;
@@ -174,14 +192,14 @@ function packable(skill: IndexedSkill, blobHex: number): boolean {
 
 /**
  * Makes `index` hold its skills' files in fewer bytes, in place (a skill packed already is left as it is): each
- * file's blob id, digest and size in one table for the commit, its path in its skill held once for the commit
- * (repeated paths are one string), its path in the repository made from its skill's folder when asked for; a skill's
- * served folder is its folder's string where they are equal, its name its frontmatter's. Every skill and file reads
- * as before (`IndexedSkill`, `IndexedFile`). A file held as the plain object (its path, path in its skill, blob id and
+ * file's blob id, digest and size in one table for the commit, its path in its skill one string however often
+ * repeated (`heldPath`), its path in the repository made from its skill's folder when asked for; a skill's served
+ * folder is its folder's string where they are equal, its name its frontmatter's. Every skill and file reads as
+ * before (`IndexedSkill`, `IndexedFile`). A file held as the plain object (its path, path in its skill, blob id and
  * digest as strings of their own) took about 300 bytes: 84 MiB of a warm restart's heap at 1,000 indexes of 100
- * real-shaped skills (293,477 files). Packed, it is 56 bytes of the table and its path in its skill (one string for
- * the paths a commit repeats), made an object only when asked for. A skill with any file that is not as an index
- * builds it (a path elsewhere, facts that are not hex) is left as it is.
+ * real-shaped skills (293,477 files). Packed, it is 56 bytes of the table and its path in its skill (one list for a
+ * commit's skills of the same paths), made an object only when asked for. A skill with any file that is not as an
+ * index builds it (a path elsewhere, facts that are not hex) is left as it is.
  */
 export function packFiles(index: CommitIndex): CommitIndex {
   const first = index.skills.find((skill) => skill.files.length > 0)?.files[0];
@@ -189,17 +207,20 @@ export function packFiles(index: CommitIndex): CommitIndex {
   const packing = index.skills.map((skill) => packable(skill, blobHex));
   const count = index.skills.reduce((sum, skill, i) => sum + (packing[i] ? skill.files.length : 0), 0);
   const facts = new FileFacts(count, blobHex / 2);
-  const paths = new Map<string, string>();
+  // Skills of the same paths share one list of them (at 1,000 × 100, 32,712 lists for 99,925 skills).
+  const lists = new Map<string, readonly string[]>();
   let at = 0;
   index.skills.forEach((skill, i) => {
     if (!packing[i]) return;
     const start = at;
-    const relPaths = skill.files.map((file) => {
-      facts.set(at++, file);
-      let relPath = paths.get(file.relPath);
-      if (relPath === undefined) paths.set(file.relPath, (relPath = ownCopy(file.relPath)));
-      return relPath;
-    });
+    for (const file of skill.files) facts.set(at++, file);
+    // A path holds no NUL (git's tree entries cannot).
+    const key = skill.files.map((file) => file.relPath).join('\0');
+    let relPaths = lists.get(key);
+    if (relPaths === undefined) {
+      relPaths = Object.freeze(skill.files.map((file) => heldPath(file.relPath)));
+      lists.set(key, relPaths);
+    }
     index.skills[i] = new PackedSkill(skill, relPaths, facts, start);
   });
   return index;
