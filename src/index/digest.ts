@@ -8,12 +8,17 @@ import type { IndexedSkill } from './types.ts';
  * decimal, its path below the skill folder), sorted by the paths' UTF-8 bytes. Equal digests: equal files.
  */
 export function skillDigest(skill: IndexedSkill): string {
+  return `sha256:${skillDigestBytes(skill).toString('hex')}`;
+}
+
+/** The 32 bytes of `skillDigest`'s SHA-256. */
+export function skillDigestBytes(skill: IndexedSkill): Buffer {
   const files = skill.files
     .map((file) => ({ file, key: Buffer.from(file.relPath) }))
     .sort((a, b) => Buffer.compare(a.key, b.key));
   const hash = createHash('sha256');
   for (const { file } of files) hash.update(`${file.digest} ${file.size} ${file.relPath}\n`);
-  return `sha256:${hash.digest('hex')}`;
+  return hash.digest();
 }
 
 /** The provenance keys of a verified signer: who (principal or key fingerprint) and how (`ssh`, `openpgp`). */
