@@ -207,11 +207,37 @@ const uriOf = (served: ServedSkill) => served.uri;
 
 const utf8 = (text: string) => Buffer.from(text, 'utf8');
 
-/** A page's text: its JSON members, each set without the braces around it. */
-function pageText({ _meta, ...page }: ListedPage): PageText {
-  const entries = utf8(JSON.stringify(page).slice(1, -1));
-  const meta = utf8(JSON.stringify(_meta).slice(1, -1));
-  return page.nextCursor === undefined ? { entries, meta } : { entries, meta, nextCursor: page.nextCursor };
+/** Where a page's text is written, entry by entry: kept between pages (each is written to its end at once). */
+let pageBytes = Buffer.allocUnsafeSlow(1 << 16);
+
+/**
+ * The text of the page of `listed` starting at `start`: its JSON members, each set without the braces around it, as
+ * `JSON.stringify` of the page (`listedPage`) writes them. Each entry is made, written and let go in turn: made all
+ * at once, a page's entries and its JSON string outlived the young generation's collections, which grew it to its
+ * largest (32 MiB) as warming wrote a listing of 100,000 skills just before ready.
+ */
+function pageText(listed: readonly ServedSkill[], start: number, size: number): PageText {
+  const { items, nextCursor } = cutPage(listed, { start, size, keyOf: uriOf });
+  let used = 0;
+  const write = (text: string) => {
+    const length = Buffer.byteLength(text);
+    if (used + length > pageBytes.length) {
+      const larger = Buffer.allocUnsafeSlow(Math.max(pageBytes.length * 2, used + length));
+      pageBytes.copy(larger, 0, 0, used);
+      pageBytes = larger;
+    }
+    used += pageBytes.write(text, used);
+  };
+  write('"skills":[');
+  for (const [i, served] of items.entries()) {
+    if (i > 0) write(',');
+    write(JSON.stringify(served.listEntry));
+  }
+  write(']');
+  if (nextCursor !== undefined) write(`,"nextCursor":${JSON.stringify(nextCursor)}`);
+  const entries = Buffer.from(pageBytes.subarray(0, used));
+  const meta = utf8(JSON.stringify(pageMeta(items)).slice(1, -1));
+  return nextCursor === undefined ? { entries, meta } : { entries, meta, nextCursor };
 }
 
 /** The listing page of `listed` starting at `start`: its entries, its cursor, its namespaces' records. Frozen. */
@@ -271,10 +297,11 @@ function servingState(owner: StateServing, visibility: Visibility, configuredPag
     listing: (cursor) => pageAt(startAt(cursor)),
     listingText(cursor) {
       const start = startAt(cursor);
-      if (start % listing().size !== 0) return pageText(pageAt(start));
+      const { view, size } = listing();
+      if (start % size !== 0) return pageText(view.listed, start, size);
       const key = `${kept.id}:${start}`;
       let text = owner.texts.pages.get(key);
-      if (text === undefined) owner.texts.pages.set(key, (text = pageText(pageAt(start))));
+      if (text === undefined) owner.texts.pages.set(key, (text = pageText(view.listed, start, size)));
       return text;
     },
     servedPrompts(max) {

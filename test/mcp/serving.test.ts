@@ -87,6 +87,26 @@ describe('the serving snapshot', () => {
     );
   });
 
+  it("writes each page's text as the JSON of the page, byte for byte, every page of the listing", async () => {
+    const v1 = await namespaceOf('cat', catalogRepo.gitdir, c1, ['skills']);
+    const v2 = await namespaceOf('other', catalogRepo.gitdir, c2, ['skills']);
+    const owner = createServingOwner(createCatalog(stateOf(v1, v2)), { pageSize: 2 });
+    const state = owner.at(EVERY_SOURCE);
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const { _meta, ...page } = state.listing(cursor);
+      const text = state.listingText(cursor);
+      expect(text.entries.toString()).toBe(JSON.stringify(page).slice(1, -1));
+      expect(text.meta.toString()).toBe(JSON.stringify(_meta).slice(1, -1));
+      expect(text.nextCursor).toBe(page.nextCursor);
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== undefined);
+    expect(pages).toBe(Math.ceil(state.listed.length / 2));
+    expect(pages).toBeGreaterThan(2);
+  });
+
   it('keys entries, files and folders by canonical URI, folders listing their children in URI order', async () => {
     const ns = await namespaceOf('cat', catalogRepo.gitdir, c2, ['skills']);
     const snapshot = buildSnapshot(ns);
