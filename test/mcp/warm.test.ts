@@ -111,15 +111,29 @@ describe('warming the catalog', () => {
     }
   });
 
-  it("gives back the start's memory once, after its full listing, and is ready only when that is done", async () => {
+  it("gives back the start's memory once, before its full listing, and is ready only when both are done", async () => {
     const one = namespaceWaiting('one');
     const two = namespaceWaiting('two');
     const catalog = createCatalog(served(one.ns, two.ns));
     const owner = createServingOwner(catalog);
+    // The pages warming writes as text, recorded.
+    const written: Array<string | undefined> = [];
+    const recording: ServingOwner = {
+      ...owner,
+      at(visibility) {
+        const state = owner.at(visibility);
+        return Object.assign(Object.create(state) as ServingState, {
+          listingText(cursor: string | undefined) {
+            written.push(cursor);
+            return state.listingText(cursor);
+          },
+        });
+      },
+    };
     const collections: Array<() => void> = [];
     const collect = () => new Promise<void>((resolve) => collections.push(resolve));
     let settled = false;
-    const warming = warmCatalog(catalog, owner, () => settled, undefined, { atSkills: 2, collect });
+    const warming = warmCatalog(catalog, recording, () => settled, undefined, { atSkills: 2, collect });
     try {
       one.ready();
       two.ready();
@@ -127,12 +141,14 @@ describe('warming the catalog', () => {
       // Not before the start's syncs are done: more namespaces may come.
       expect(collections).toHaveLength(0);
       settled = true;
-      // Every listed source waits for it.
+      // Every listed source waits for it, and the listing is not written yet (its texts are not what is let go).
       expect(warming.pending()).toEqual(['one', 'two']);
       expect(collections).toHaveLength(1);
       expect(warming.pending()).toEqual(['one', 'two']);
+      expect(written).toEqual([]);
       collections[0]!();
       await expect.poll(() => warming.pending()).toEqual([]);
+      expect(written).toEqual([undefined]);
       // Once a start: a listing made again (another catalog state) collects nothing.
       catalog.swap({
         ...served(one.ns, two.ns),
@@ -140,6 +156,7 @@ describe('warming the catalog', () => {
       });
       expect(warming.pending()).toEqual([]);
       expect(collections).toHaveLength(1);
+      expect(written).toEqual([undefined, undefined]);
     } finally {
       warming.stop();
     }
