@@ -9,24 +9,6 @@ const DIGEST_PREFIX = 'sha256:';
 /** A blob id: a SHA-1 or a SHA-256 object name. */
 const BLOB = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
-/**
- * Paths in skills as packed indexes hold them, one string each across the process's commits (`SKILL.md`,
- * `references/…` repeat from repository to repository: at 1,000 × 100, 153,000 strings for a few thousand paths).
- * Let go whole past PATHS_KEPT paths, so that what commits no longer served held is not kept for ever: a path then
- * packed is a string of its own again.
- */
-const PATHS_KEPT = 65_536;
-let knownPaths = new Map<string, string>();
-
-function heldPath(relPath: string): string {
-  let held = knownPaths.get(relPath);
-  if (held === undefined) {
-    if (knownPaths.size === PATHS_KEPT) knownPaths = new Map();
-    knownPaths.set(relPath, (held = ownCopy(relPath)));
-  }
-  return held;
-}
-
 /** The facts of one commit's packed files: each file's blob id then its digest's 32 bytes, and its size. */
 class FileFacts {
   readonly bytes: Buffer;
@@ -192,8 +174,8 @@ function packable(skill: IndexedSkill, blobHex: number): boolean {
 
 /**
  * Makes `index` hold its skills' files in fewer bytes, in place (a skill packed already is left as it is): each
- * file's blob id, digest and size in one table for the commit, its path in its skill one string however often
- * repeated (`heldPath`), its path in the repository made from its skill's folder when asked for; a skill's served
+ * file's blob id, digest and size in one table for the commit, its path in its skill one string however often the
+ * commit repeats it, its path in the repository made from its skill's folder when asked for; a skill's served
  * folder is its folder's string where they are equal, its name its frontmatter's. Every skill and file reads as
  * before (`IndexedSkill`, `IndexedFile`). A file held as the plain object (its path, path in its skill, blob id and
  * digest as strings of their own) took about 300 bytes: 84 MiB of a warm restart's heap at 1,000 indexes of 100
@@ -207,6 +189,12 @@ export function packFiles(index: CommitIndex): CommitIndex {
   const packing = index.skills.map((skill) => packable(skill, blobHex));
   const count = index.skills.reduce((sum, skill, i) => sum + (packing[i] ? skill.files.length : 0), 0);
   const facts = new FileFacts(count, blobHex / 2);
+  const paths = new Map<string, string>();
+  const heldPath = (relPath: string) => {
+    let held = paths.get(relPath);
+    if (held === undefined) paths.set(relPath, (held = ownCopy(relPath)));
+    return held;
+  };
   // Skills of the same paths share one list of them (at 1,000 × 100, 32,712 lists for 99,925 skills).
   const lists = new Map<string, readonly string[]>();
   let at = 0;
