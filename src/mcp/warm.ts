@@ -7,8 +7,8 @@ import { PAGE_TEXT_BYTES, type ServingOwner, type ServingState } from './serving
 export interface Warming {
   /**
    * Source ids of listed namespaces whose snapshot or search index is not ready yet; with none, and `settled`, the
-   * full listing is made ready first (once per listing). Before a start's first full listing, every listed source's
-   * while the memory the start let go is given back (once, and only where `giveBack` says).
+   * full listing is made ready first (once per listing). Before a start's first full listing, while the memory the
+   * start let go is given back (once, and only where `giveBack` says), every listed source's.
    */
   pending(): string[];
   stop(): void;

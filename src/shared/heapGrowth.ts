@@ -25,13 +25,16 @@ export function boundHeapGrowth(): void {
   if (flag !== undefined) setFlagsFromString(flag);
 }
 
+/** Longest wait for the collection `giveBackMemory` asks for (at 100,000 skills it took 0.2 s). */
+export const GIVE_BACK_WAIT_MS = 10_000;
+
 /**
  * One full collection that gives memory back to the system, as V8's memory reducer runs once a process has been
  * idle for about ten seconds: serving asks for it once its start is done (mcp/warm.ts), so a large start is at its
  * serving size when it says ready, not ten seconds later. It goes through an in-process inspector session
  * (`HeapProfiler.collectGarbage`): Node 20 has no other way without `--expose-gc`, and a session in the process
- * opens no port and is closed at once. Resolves when done; at once, having done nothing, where node was built
- * without the inspector or the session is refused.
+ * opens no port and is closed at once. Resolves when done (or after GIVE_BACK_WAIT_MS); at once, having done
+ * nothing, where node was built without the inspector or the session is refused.
  */
 export async function giveBackMemory(): Promise<void> {
   let session: import('node:inspector').Session;
@@ -42,6 +45,8 @@ export async function giveBackMemory(): Promise<void> {
     return;
   }
   await new Promise<void>((resolve) => {
+    // Readiness waits for it: never longer than GIVE_BACK_WAIT_MS.
+    setTimeout(resolve, GIVE_BACK_WAIT_MS).unref();
     try {
       session.post('HeapProfiler.collectGarbage', () => resolve());
     } catch {

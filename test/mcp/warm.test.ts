@@ -29,6 +29,29 @@ const served = (...namespaces: Namespace[]) => ({
   failures: [],
 });
 
+/** `owner`, recording the cursors of the pages warming cuts (`asked`) and writes as text (`written`). */
+function recorded(owner: ServingOwner) {
+  const asked: Array<string | undefined> = [];
+  const written: Array<string | undefined> = [];
+  const recording: ServingOwner = {
+    ...owner,
+    at(visibility) {
+      const state = owner.at(visibility);
+      return Object.assign(Object.create(state) as ServingState, {
+        listing(cursor: string | undefined) {
+          asked.push(cursor);
+          return state.listing(cursor);
+        },
+        listingText(cursor: string | undefined) {
+          written.push(cursor);
+          return state.listingText(cursor);
+        },
+      });
+    },
+  };
+  return { recording, asked, written };
+}
+
 describe('warming the catalog', () => {
   it('holds each listed namespace pending until its search index is ready, one published later too', async () => {
     const one = namespaceWaiting('one');
@@ -62,24 +85,7 @@ describe('warming the catalog', () => {
     const catalog = createCatalog(served(one.ns, two.ns));
     const owner = createServingOwner(catalog, { pageSize: 1 });
     // What warming asks of the listing, recorded: pages cut (none: each request cuts its own), pages written as text.
-    const asked: Array<string | undefined> = [];
-    const written: Array<string | undefined> = [];
-    const recording: ServingOwner = {
-      ...owner,
-      at(visibility) {
-        const state = owner.at(visibility);
-        return Object.assign(Object.create(state) as ServingState, {
-          listing(cursor: string | undefined) {
-            asked.push(cursor);
-            return state.listing(cursor);
-          },
-          listingText(cursor: string | undefined) {
-            written.push(cursor);
-            return state.listingText(cursor);
-          },
-        });
-      },
-    };
+    const { recording, asked, written } = recorded(owner);
     // The sources' first syncs are running: more namespaces may come.
     let settled = false;
     const warming = warmCatalog(catalog, recording, () => settled);
@@ -116,20 +122,7 @@ describe('warming the catalog', () => {
     const two = namespaceWaiting('two');
     const catalog = createCatalog(served(one.ns, two.ns));
     const owner = createServingOwner(catalog);
-    // The pages warming writes as text, recorded.
-    const written: Array<string | undefined> = [];
-    const recording: ServingOwner = {
-      ...owner,
-      at(visibility) {
-        const state = owner.at(visibility);
-        return Object.assign(Object.create(state) as ServingState, {
-          listingText(cursor: string | undefined) {
-            written.push(cursor);
-            return state.listingText(cursor);
-          },
-        });
-      },
-    };
+    const { recording, written } = recorded(owner);
     const collections: Array<() => void> = [];
     const collect = () => new Promise<void>((resolve) => collections.push(resolve));
     let settled = false;
