@@ -220,9 +220,10 @@ function pageText(listed: readonly ServedSkill[], start: number, size: number): 
   const { items, nextCursor } = cutPage(listed, { start, size, keyOf: uriOf });
   let used = 0;
   const write = (text: string) => {
-    const length = Buffer.byteLength(text);
-    if (used + length > pageBytes.length) {
-      const larger = Buffer.allocUnsafeSlow(Math.max(pageBytes.length * 2, used + length));
+    // At most 3 bytes a UTF-16 unit: room is made without measuring the text first (a second pass over it).
+    const most = text.length * 3;
+    if (used + most > pageBytes.length) {
+      const larger = Buffer.allocUnsafeSlow(Math.max(pageBytes.length * 2, used + most));
       pageBytes.copy(larger, 0, 0, used);
       pageBytes = larger;
     }
